@@ -1,0 +1,7 @@
+export * from './config/parse-env';
+export * from './crypto/keyring';
+export * from './errors';
+export * from './ids';
+export * from './logger';
+export * from './result';
+export * from './source-change';

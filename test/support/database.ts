@@ -1,0 +1,48 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { dbUrl, TEMPLATE_DB, TEST_DB_PREFIX } from './env';
+
+export interface TestDatabase {
+  name: string;
+  url: string;
+  drop(): Promise<void>;
+}
+
+/** A private, migrated database for one test file, cloned from the run's template. */
+export async function createTestDatabase(label: string): Promise<TestDatabase> {
+  const name = `${TEST_DB_PREFIX}${label.replace(/[^a-z0-9]/gi, '_').toLowerCase()}_${randomBytes(4).toString('hex')}`;
+  await adminQuery(`CREATE DATABASE "${name}" TEMPLATE "${TEMPLATE_DB}"`);
+  return {
+    name,
+    url: dbUrl(name),
+    drop: () => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
+  };
+}
+
+/** An empty database (not migrated), for tests of the migrator itself. */
+export async function createEmptyDatabase(label: string): Promise<TestDatabase> {
+  const name = `${TEST_DB_PREFIX}${label}_${randomBytes(4).toString('hex')}`;
+  await adminQuery(`CREATE DATABASE "${name}"`);
+  return { name, url: dbUrl(name), drop: () => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+}
+
+async function adminQuery(sql: string): Promise<void> {
+  // CREATE DATABASE … TEMPLATE fails while another session is connected to the template,
+  // which happens when two files clone at once; retry briefly.
+  for (let attempt = 0; ; attempt++) {
+    const admin = new Client({ connectionString: dbUrl('postgres') });
+    await admin.connect();
+    try {
+      await admin.query(sql);
+      return;
+    } catch (error) {
+      if (attempt < 20 && /being accessed by other users/.test((error as Error).message)) {
+        await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
+        continue;
+      }
+      throw error;
+    } finally {
+      await admin.end();
+    }
+  }
+}

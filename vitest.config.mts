@@ -1,0 +1,49 @@
+import swc from 'unplugin-swc';
+import { defineConfig } from 'vitest/config';
+
+// One runner, three tiers chosen by file name. Integration and e2e files share the
+// machine's PostgreSQL and Redis, each in a database and key prefix of its own.
+const swcPlugin = () =>
+  swc.vite({
+    swcrc: false,
+    module: { type: 'es6' },
+    jsc: {
+      parser: { syntax: 'typescript', decorators: true },
+      transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false },
+      target: 'es2023',
+      keepClassNames: true,
+    },
+  });
+
+export default defineConfig({
+  plugins: [swcPlugin()],
+  test: {
+    projects: [
+      {
+        test: { name: 'unit', include: ['{apps,libs,prisma,bench}/**/*.spec.ts'], environment: 'node' },
+      },
+      {
+        test: {
+          name: 'int',
+          include: ['{apps,libs,prisma,bench}/**/*.int-spec.ts'],
+          globalSetup: ['test/global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          pool: 'forks',
+          maxWorkers: 2,
+        },
+      },
+      {
+        test: {
+          name: 'e2e',
+          include: ['e2e/**/*.e2e-spec.ts'],
+          globalSetup: ['test/global-setup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          pool: 'forks',
+          maxWorkers: 1,
+        },
+      },
+    ],
+  },
+});
