@@ -144,12 +144,6 @@ CREATE UNIQUE INDEX "connection_workspace_id_provider_external_account_id_key" O
 CREATE UNIQUE INDEX "connection_workspace_id_id_key" ON "connection"("workspace_id", "id");
 
 -- CreateIndex
-CREATE INDEX "change_event_partition_event_time_idx" ON "change_event"("partition", "event_time");
-
--- CreateIndex
-CREATE INDEX "change_event_ingested_at_idx" ON "change_event"("ingested_at");
-
--- CreateIndex
 CREATE UNIQUE INDEX "change_event_connection_id_event_key_key" ON "change_event"("connection_id", "event_key");
 
 -- CreateIndex

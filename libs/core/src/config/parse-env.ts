@@ -22,7 +22,10 @@ export const baseEnvSchema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgresql:// URL')
     .default('postgresql://postgres@127.0.0.1:5432/syncline'),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').default('redis://127.0.0.1:6379'),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// URL')
+    .default('redis://127.0.0.1:6379'),
   REDIS_PREFIX: z.string().min(1).default('syncline'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_PARTITIONS: z.coerce.number().int().min(1).max(1024).default(16),

@@ -30,14 +30,18 @@ export class Keyring {
     for (const [id, key] of this.keys) {
       if (key.length !== 32) throw new KeyringError(`key ${id} must be 32 bytes, got ${key.length}`);
     }
-    if (!this.keys.has(activeKeyId)) throw new KeyringError(`active key ${activeKeyId} is not in the keyring`);
+    if (!this.keys.has(activeKeyId))
+      throw new KeyringError(`active key ${activeKeyId} is not in the keyring`);
   }
 
   /** Parses `kid1:base64key,kid2:base64key` (the SYNCLINE_ENCRYPTION_KEYS setting). */
   static parse(spec: string, activeKeyId?: string): Keyring {
     const keys: Record<string, Buffer> = {};
     let first: string | undefined;
-    for (const part of spec.split(',').map((p) => p.trim()).filter(Boolean)) {
+    for (const part of spec
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean)) {
       const at = part.indexOf(':');
       if (at <= 0) throw new KeyringError('each key must be written as <id>:<base64 of 32 bytes>');
       const id = part.slice(0, at);

@@ -1,0 +1,310 @@
+import { err, ok, type Result } from '@syncline/core';
+import type { Pool } from 'pg';
+import { partitionFor } from './partitioner';
+import { type AppendValidationError, type PreparedChange, validateChanges } from './validate-changes';
+
+export const LOG_NOTIFY_CHANNEL = 'syncline_log';
+
+export interface ChangeLogOptions {
+  partitions: number;
+  /** Longest a change waits for company before its batch is flushed. */
+  flushMs?: number;
+  /** Most rows in one INSERT. */
+  maxBatchRows?: number;
+  /** Flushes in flight at once, each over its own share of the partitions and its own connection. */
+  lanes?: number;
+}
+
+export interface AppendedChange {
+  eventKey: string;
+  connectionId: string;
+  /** false when the same (connection, event key) was already on the log. */
+  isNew: boolean;
+  partition: number;
+  /** The offset given to a new change; null for a duplicate. */
+  offset: number | null;
+}
+
+export type AppendError = AppendValidationError | { code: 'Closed'; message: string };
+
+interface Pending {
+  rows: PreparedRow[];
+  results: (AppendedChange | undefined)[];
+  remaining: number;
+  resolve: (value: AppendedChange[]) => void;
+  reject: (error: unknown) => void;
+}
+
+interface Lane {
+  queue: PreparedRow[];
+  busy: boolean;
+}
+
+interface PreparedRow extends PreparedChange {
+  partition: number;
+  owner: Pending;
+  slot: number;
+}
+
+/**
+ * One statement appends a batch: it locks the partition heads it touches (in partition
+ * order, so concurrent appenders cannot deadlock), skips keys already on the log, numbers
+ * the new rows per partition, inserts them and advances the heads. Because a head stays
+ * locked until commit, offsets within a partition become visible in the order they were
+ * given, so a consumer reading "offset > committed" can never skip a row.
+ */
+const APPEND_SQL = `
+WITH input AS (
+  SELECT * FROM json_to_recordset($1::json)
+    AS t(ord int, partition int, workspace_id uuid, connection_id uuid, event_key text, entity_type text, external_id text,
+         op text, fields jsonb, field_times jsonb, event_time timestamptz, provider_version text, origin jsonb)
+),
+heads AS (
+  SELECT partition, next_offset FROM log_partition
+   WHERE partition IN (SELECT DISTINCT partition FROM input)
+   ORDER BY partition
+   FOR UPDATE
+),
+fresh AS (
+  SELECT DISTINCT ON (i.connection_id, i.event_key) i.*
+    FROM input i
+   WHERE NOT EXISTS (SELECT 1 FROM change_event e
+                      WHERE e.connection_id = i.connection_id AND e.event_key = i.event_key)
+   ORDER BY i.connection_id, i.event_key, i.ord
+),
+numbered AS (
+  SELECT f.*, h.next_offset + row_number() OVER (PARTITION BY f.partition ORDER BY f.ord) - 1 AS "offset"
+    FROM fresh f JOIN heads h USING (partition)
+),
+inserted AS (
+  INSERT INTO change_event (partition, "offset", workspace_id, connection_id, event_key, entity_type,
+                            external_id, op, fields, field_times, event_time, provider_version, origin)
+  SELECT partition, "offset", workspace_id, connection_id, event_key, entity_type, external_id, op,
+         fields, field_times, event_time, provider_version, origin
+    FROM numbered
+  ON CONFLICT (connection_id, event_key) DO NOTHING
+  RETURNING connection_id, event_key, "offset"
+),
+advanced AS (
+  UPDATE log_partition p SET next_offset = p.next_offset + c.n
+    FROM (SELECT partition, count(*) AS n FROM numbered GROUP BY partition) c
+   WHERE p.partition = c.partition
+)
+SELECT i.connection_id, i.event_key, i."offset"::float8 AS "offset"
+  FROM inserted i
+  CROSS JOIN (SELECT pg_notify('${LOG_NOTIFY_CHANNEL}', '')) AS wake`;
+
+/**
+ * The durable, ordered, replayable change log. `append` is idempotent on
+ * (connection, event key) and goes through a micro-batcher: callers that arrive within
+ * `flushMs` of each other share one INSERT and one commit.
+ */
+export class ChangeLog {
+  readonly partitions: number;
+  private readonly flushMs: number;
+  private readonly maxBatchRows: number;
+  private readonly lanes: Lane[];
+  private timer: NodeJS.Timeout | undefined;
+  /** The oldest queued change has waited flushMs: flush even a partial batch. */
+  private due = false;
+  private closed = false;
+  private readonly idle = new Set<() => void>();
+
+  constructor(
+    private readonly pool: Pool,
+    options: ChangeLogOptions,
+  ) {
+    this.partitions = options.partitions;
+    this.flushMs = options.flushMs ?? 5;
+    this.maxBatchRows = options.maxBatchRows ?? 500;
+    this.lanes = Array.from({ length: Math.min(options.lanes ?? 2, this.partitions) }, () => ({
+      queue: [],
+      busy: false,
+    }));
+  }
+
+  /**
+   * Creates the partition heads on first use, and refuses to run with a partition count
+   * other than the one the log was created with (that would reorder records).
+   */
+  async init(): Promise<void> {
+    const { rows } = await this.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM log_partition');
+    const existing = rows[0]?.n ?? 0;
+    if (existing === 0) {
+      await this.pool.query(
+        'INSERT INTO log_partition (partition) SELECT generate_series(0, $1::int - 1) ON CONFLICT DO NOTHING',
+        [this.partitions],
+      );
+      return;
+    }
+    if (existing !== this.partitions) {
+      throw new Error(
+        `LOG_PARTITIONS is ${this.partitions} but the log was created with ${existing} partitions; changing it would reorder records`,
+      );
+    }
+  }
+
+  partitionOf(change: { connectionId: string; entityType: string; externalId: string }): number {
+    return partitionFor(change.connectionId, change.entityType, change.externalId, this.partitions);
+  }
+
+  /** Appends changes; reports for each whether it was new. A bad batch writes nothing. */
+  async append(changes: readonly unknown[]): Promise<Result<AppendedChange[], AppendError>> {
+    if (this.closed) return err({ code: 'Closed', message: 'the change log is closed' });
+    const validated = validateChanges(changes);
+    if (!validated.ok) return validated;
+    if (validated.value.length === 0) return ok([]);
+    const pending = new Promise<AppendedChange[]>((resolve, reject) => {
+      const owner: Pending = {
+        rows: [],
+        results: new Array(validated.value.length),
+        remaining: validated.value.length,
+        resolve,
+        reject,
+      };
+      validated.value.forEach((prepared, slot) => {
+        const { connectionId, entityType, externalId } = prepared.change;
+        owner.rows.push({
+          ...prepared,
+          partition: partitionFor(connectionId, entityType, externalId, this.partitions),
+          owner,
+          slot,
+        });
+      });
+      this.enqueue(owner.rows);
+    });
+    try {
+      return ok(await pending);
+    } catch (error) {
+      if ((error as { code?: string }).code === FOREIGN_KEY_VIOLATION) {
+        return err({
+          code: 'Validation',
+          index: -1,
+          message: 'a change names a connection that does not exist in its workspace',
+        });
+      }
+      throw error;
+    }
+  }
+
+  /** Flushes what is queued now and waits for every flush in flight. */
+  async drain(): Promise<void> {
+    while (this.lanes.some((l) => l.queue.length > 0 || l.busy)) {
+      this.due = true;
+      this.schedule();
+      await new Promise<void>((resolve) => this.idle.add(resolve));
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.drain();
+  }
+
+  private enqueue(rows: PreparedRow[]): void {
+    for (const row of rows) this.lanes[row.partition % this.lanes.length]!.queue.push(row);
+    this.schedule();
+  }
+
+  /**
+   * Each lane owns the partitions p with p % lanes = lane, so flushes of different lanes
+   * never wait on each other's partition locks and can use every core. A full batch goes
+   * at once; a partial one when the oldest queued change has waited flushMs.
+   */
+  private schedule(): void {
+    let waiting = false;
+    for (const lane of this.lanes) {
+      if (!lane.busy && (lane.queue.length >= this.maxBatchRows || (this.due && lane.queue.length > 0))) {
+        this.startFlush(lane);
+      }
+      if (lane.queue.length > 0) waiting = true;
+    }
+    if (!waiting) {
+      this.due = false;
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = undefined;
+    } else if (!this.due) {
+      this.timer ??= setTimeout(() => {
+        this.timer = undefined;
+        this.due = true;
+        this.schedule();
+      }, this.flushMs);
+    }
+  }
+
+  private startFlush(lane: Lane): void {
+    const batch = lane.queue.splice(0, this.maxBatchRows);
+    lane.busy = true;
+    void this.flush(batch).finally(() => {
+      lane.busy = false;
+      this.schedule();
+      if (this.lanes.every((l) => !l.busy && l.queue.length === 0)) {
+        for (const wake of this.idle) wake();
+        this.idle.clear();
+      }
+    });
+  }
+
+  private async flush(batch: PreparedRow[]): Promise<void> {
+    try {
+      const inserted = await this.insert(batch);
+      const seen = new Set<string>();
+      for (const row of batch) {
+        const key = `${row.change.connectionId}\u0000${row.change.eventKey}`;
+        const offset = seen.has(key) ? undefined : inserted.get(key);
+        seen.add(key);
+        settle(row, {
+          eventKey: row.change.eventKey,
+          connectionId: row.change.connectionId,
+          isNew: offset !== undefined,
+          partition: row.partition,
+          offset: offset ?? null,
+        });
+      }
+    } catch (error) {
+      // A row the database refuses (say, a connection of another workspace) must not sink
+      // the other callers sharing its INSERT: halve the batch until the bad row is alone.
+      if (isRowError(error) && batch.length > 1) {
+        const half = Math.ceil(batch.length / 2);
+        await this.flush(batch.slice(0, half));
+        await this.flush(batch.slice(half));
+        return;
+      }
+      for (const row of batch) row.owner.reject(error);
+    }
+  }
+
+  private async insert(batch: PreparedRow[]): Promise<Map<string, number>> {
+    // One JSON document carries the batch: a native stringify here and a native parse in
+    // PostgreSQL, instead of twelve array literals escaped value by value.
+    const parts = batch.map((row, ord) => {
+      const c = row.change;
+      return `{"ord":${ord},"partition":${row.partition},"workspace_id":${JSON.stringify(c.workspaceId)},"connection_id":${JSON.stringify(
+        c.connectionId,
+      )},"event_key":${JSON.stringify(c.eventKey)},"entity_type":"${c.entityType}","external_id":${JSON.stringify(
+        c.externalId,
+      )},"op":"${c.op}","fields":${row.fieldsJson},"field_times":${row.fieldTimesJson},"event_time":"${c.eventTime.toISOString()}","provider_version":${JSON.stringify(
+        c.providerVersion ?? null,
+      )},"origin":${row.originJson ?? 'null'}}`;
+    });
+    const { rows } = await this.pool.query<{ connection_id: string; event_key: string; offset: number }>(
+      APPEND_SQL,
+      [`[${parts.join(',')}]`],
+    );
+    return new Map(rows.map((r) => [`${r.connection_id}\u0000${r.event_key}`, r.offset]));
+  }
+}
+
+const FOREIGN_KEY_VIOLATION = '23503';
+
+/** Data exceptions (22xxx) and integrity violations (23xxx) belong to a row, not to the database. */
+function isRowError(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
+}
+
+function settle(row: PreparedRow, result: AppendedChange): void {
+  const owner = row.owner;
+  owner.results[row.slot] = result;
+  if (--owner.remaining === 0) owner.resolve(owner.results as AppendedChange[]);
+}

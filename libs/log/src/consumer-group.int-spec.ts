@@ -1,0 +1,277 @@
+import { Pool } from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
+import { change, type SeededConnection, seedConnection } from '../../../test/support/fixtures';
+import {
+  createDerivedTables,
+  derivedSnapshot,
+  derivedStateHandler,
+  duplicateApplications,
+} from '../test/derived-state';
+import { ChangeLog } from './change-log';
+import { LogConsumer } from './consumer-group';
+import { enforceRetention, GroupBusyError, groupLag, resetGroup } from './group-admin';
+
+const PARTITIONS = 8;
+let db: TestDatabase;
+let pool: Pool;
+let log: ChangeLog;
+let conn: SeededConnection;
+const consumers: LogConsumer[] = [];
+
+beforeAll(async () => {
+  db = await createTestDatabase('consumer');
+  pool = new Pool({ connectionString: db.url, max: 6 });
+  log = new ChangeLog(pool, { partitions: PARTITIONS });
+  await log.init();
+  await createDerivedTables(pool);
+  conn = await seedConnection(pool);
+});
+
+afterEach(async () => {
+  await Promise.all(consumers.splice(0).map((c) => c.stop()));
+});
+
+afterAll(async () => {
+  await log.close();
+  await pool.end();
+  await db.drop();
+});
+
+function consumer(
+  group: string,
+  overrides: Partial<ConstructorParameters<typeof LogConsumer>[0]> = {},
+): LogConsumer {
+  const c = new LogConsumer({
+    connection: db.url,
+    group,
+    partitions: PARTITIONS,
+    handler: derivedStateHandler,
+    pollMs: 20,
+    rebalanceMs: 50,
+    ...overrides,
+  });
+  consumers.push(c);
+  return c;
+}
+
+async function appendMany(prefix: string, n: number, records = 25): Promise<void> {
+  const changes = Array.from({ length: n }, (_, i) =>
+    change(conn, { externalId: `${prefix}-${i % records}`, eventKey: `${prefix}:${i}`, fields: { v: i } }),
+  );
+  const res = await log.append(changes);
+  if (!res.ok) throw new Error(res.error.message);
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const caughtUp = (group: string) => async () => (await groupLag(pool, group)).every((p) => p.lag === 0);
+
+describe('LogConsumer', () => {
+  it('applies every event once, in order, committing offsets with the derived state', async () => {
+    await appendMany('a', 400);
+    const c = consumer('g-basic', { batchSize: 37 });
+    await c.start();
+    await until(caughtUp('g-basic'));
+    expect(await duplicateApplications(pool, 'g-basic')).toBe(0);
+    const { rows } = await pool.query<{ n: number }>(
+      `SELECT sum(events)::int AS n FROM derived_state WHERE group_name = 'g-basic'`,
+    );
+    expect(rows[0]!.n).toBe(400);
+    // A second member of another group derives exactly the same state.
+    const ref = consumer('g-basic-ref', { batchSize: 500 });
+    await ref.start();
+    await until(caughtUp('g-basic-ref'));
+    expect(await derivedSnapshot(pool, 'g-basic')).toBe(await derivedSnapshot(pool, 'g-basic-ref'));
+  });
+
+  it('wakes on append without waiting for the poll interval', async () => {
+    const c = consumer('g-wake', { pollMs: 60_000, rebalanceMs: 60_000 });
+    await c.start();
+    await until(caughtUp('g-wake'));
+    const before = Date.now();
+    await appendMany('wake', 3);
+    await until(caughtUp('g-wake'), 5_000);
+    expect(Date.now() - before).toBeLessThan(5_000);
+  });
+
+  it('dead-letters a poison event after its attempts and keeps the partition moving', async () => {
+    const poisonKey = 'poison:1';
+    let poisonTries = 0;
+    const c = consumer('g-poison', {
+      maxAttempts: 3,
+      handler: async (tx, events, ctx) => {
+        if (events.some((e) => e.eventKey === poisonKey)) {
+          if (events.length === 1) poisonTries++;
+          throw new Error('cannot map field "v"');
+        }
+        await derivedStateHandler(tx, events, ctx);
+      },
+    });
+    await log.append([
+      change(conn, { externalId: 'p-1', eventKey: 'before:1' }),
+      change(conn, { externalId: 'p-1', eventKey: poisonKey }),
+      change(conn, { externalId: 'p-1', eventKey: 'after:1' }),
+    ]);
+    await c.start();
+    await until(caughtUp('g-poison'));
+    expect(poisonTries).toBe(3);
+    const dl = await pool.query(
+      `SELECT event_key, error_code, error_message, attempts, status, workspace_id FROM dead_letter WHERE group_name = 'g-poison'`,
+    );
+    expect(dl.rows).toEqual([
+      {
+        event_key: poisonKey,
+        error_code: 'HandlerFailed',
+        error_message: 'cannot map field "v"',
+        attempts: 3,
+        status: 'open',
+        workspace_id: conn.workspaceId,
+      },
+    ]);
+    const st = await pool.query(
+      `SELECT events FROM derived_state WHERE group_name = 'g-poison' AND external_id = 'p-1'`,
+    );
+    expect(st.rows[0].events).toBe(2);
+  });
+
+  it('shares partitions between members without overlap, and the survivor takes over', async () => {
+    await appendMany('share', 600, 60);
+    const a = consumer('g-share', { batchSize: 10 });
+    const b = consumer('g-share', { batchSize: 10 });
+    await a.start();
+    await b.start();
+    const overlaps: number[] = [];
+    let bothHeld = false;
+    const deadline = Date.now() + 3_000;
+    while (Date.now() < deadline) {
+      const mine = new Set(a.ownedPartitions());
+      const theirs = b.ownedPartitions();
+      overlaps.push(...theirs.filter((p) => mine.has(p)));
+      if (mine.size === PARTITIONS / 2 && theirs.length === PARTITIONS / 2) bothHeld = true;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(overlaps).toEqual([]);
+    expect(bothHeld).toBe(true);
+    await a.stop();
+    await until(async () => b.ownedPartitions().length === PARTITIONS);
+    await appendMany('share-after', 100, 30);
+    await until(caughtUp('g-share'));
+    expect(await duplicateApplications(pool, 'g-share')).toBe(0);
+    const { rows } = await pool.query<{ applied: number; events: number }>(
+      `SELECT (SELECT count(*)::int FROM derived_applied WHERE group_name = 'g-share') AS applied,
+              (SELECT count(*)::int FROM change_event) AS events`,
+    );
+    expect(rows[0]!.applied).toBe(rows[0]!.events);
+  });
+
+  it('replays from offset 0 into a fresh group with byte-identical derived state', async () => {
+    await appendMany('replay', 300, 17);
+    const first = consumer('g-live', { batchSize: 25 });
+    await first.start();
+    await until(caughtUp('g-live'));
+    await first.stop();
+    const rebuilt = consumer('g-rebuilt', { batchSize: 500 });
+    await rebuilt.start();
+    await until(caughtUp('g-rebuilt'));
+    const live = await derivedSnapshot(pool, 'g-live');
+    expect(live.length).toBeGreaterThan(0);
+    expect(await derivedSnapshot(pool, 'g-rebuilt')).toBe(live);
+  });
+
+  it('resets a stopped group to the beginning, to an offset or to an event time, and refuses while it runs', async () => {
+    await appendMany('reset', 50, 5);
+    const c = consumer('g-reset');
+    await c.start();
+    await until(caughtUp('g-reset'));
+    await expect(resetGroup(pool, 'g-reset', PARTITIONS, 'beginning')).rejects.toBeInstanceOf(GroupBusyError);
+    await c.stop();
+
+    const zero = await resetGroup(pool, 'g-reset', PARTITIONS, 'beginning');
+    expect(zero.every((p) => p.committedOffset === 0)).toBe(true);
+
+    // Events with an event time at or after T are replayed, earlier ones are not.
+    const t = new Date('2030-01-01T00:00:00Z');
+    await log.append([
+      change(conn, {
+        externalId: 'late-1',
+        eventKey: 'time:old',
+        eventTime: new Date('2029-12-31T00:00:00Z'),
+      }),
+      change(conn, { externalId: 'late-1', eventKey: 'time:new', eventTime: t }),
+    ]);
+    const byTime = await resetGroup(pool, 'g-reset', PARTITIONS, { eventTime: t });
+    const p = log.partitionOf({
+      connectionId: conn.connectionId,
+      entityType: 'person',
+      externalId: 'late-1',
+    });
+    const { rows } = await pool.query<{ offset: string }>(
+      `SELECT "offset" FROM change_event WHERE event_key = 'time:new'`,
+    );
+    expect(byTime.find((x) => x.partition === p)!.committedOffset).toBe(Number(rows[0]!.offset) - 1);
+    const lag = await groupLag(pool, 'g-reset');
+    expect(lag.find((x) => x.partition === p)!.lag).toBe(1);
+    const other = lag.filter((x) => x.partition !== p);
+    expect(other.every((x) => x.lag === 0)).toBe(true);
+
+    const toOffset = await resetGroup(pool, 'g-reset', PARTITIONS, { offset: 3 });
+    expect(toOffset.every((x) => x.committedOffset === 3)).toBe(true);
+  });
+
+  it('retention deletes old events only once every group has consumed them', async () => {
+    const r = await createTestDatabase('retention');
+    const rpool = new Pool({ connectionString: r.url, max: 3 });
+    try {
+      const rlog = new ChangeLog(rpool, { partitions: 2 });
+      await rlog.init();
+      await createDerivedTables(rpool);
+      const rconn = await seedConnection(rpool);
+      const res = await rlog.append(
+        Array.from({ length: 40 }, (_, i) => change(rconn, { externalId: `r-${i % 4}`, eventKey: `r:${i}` })),
+      );
+      if (!res.ok) throw new Error(res.error.message);
+      await rlog.close();
+      await rpool.query(`UPDATE change_event SET ingested_at = now() - interval '10 days'`);
+      const fast = new LogConsumer({
+        connection: r.url,
+        group: 'fast',
+        partitions: 2,
+        handler: derivedStateHandler,
+      });
+      await fast.start();
+      await fast.processAvailable();
+      await fast.stop();
+      // "slow" has joined but read nothing yet: it holds everything back.
+      await resetGroup(rpool, 'slow', 2, 'beginning');
+      const week = 7 * 24 * 3600_000;
+      const held = await enforceRetention(rpool, { retentionMs: week });
+      expect(held).toEqual({ deleted: 0, heldBackByGroups: 40 });
+      const slow = new LogConsumer({
+        connection: r.url,
+        group: 'slow',
+        partitions: 2,
+        handler: derivedStateHandler,
+      });
+      await slow.start();
+      await slow.processAvailable();
+      await slow.stop();
+      const done = await enforceRetention(rpool, { retentionMs: week, chunk: 7 });
+      expect(done).toEqual({ deleted: 40, heldBackByGroups: 0 });
+      // Young events stay whatever the groups did.
+      expect(await enforceRetention(rpool, { retentionMs: 30 * 24 * 3600_000 })).toEqual({
+        deleted: 0,
+        heldBackByGroups: 0,
+      });
+    } finally {
+      await rpool.end();
+      await r.drop();
+    }
+  });
+});

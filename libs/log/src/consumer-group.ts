@@ -1,0 +1,327 @@
+import { Client, type ClientConfig } from 'pg';
+import { asOid, groupLockKey, MEMBERSHIP } from './advisory-keys';
+import { LOG_NOTIFY_CHANNEL } from './change-log';
+import { LOG_EVENT_COLUMNS, type LogEvent, type LogEventRow, toLogEvent } from './log-event';
+
+/** The transaction a handler runs in; it commits together with the new offset. */
+export interface LogTransaction {
+  query<R extends object = Record<string, unknown>>(
+    sql: string,
+    params?: unknown[],
+  ): Promise<{ rows: R[]; rowCount: number | null }>;
+}
+
+export type LogHandler = (
+  tx: LogTransaction,
+  events: LogEvent[],
+  context: { group: string; partition: number },
+) => Promise<void>;
+
+export interface ConsumerOptions {
+  group: string;
+  partitions: number;
+  handler: LogHandler;
+  connection: string | ClientConfig;
+  /** Most events handed to the handler in one transaction. */
+  batchSize?: number;
+  /** Longest idle wait between polls; appends wake consumers sooner through NOTIFY. */
+  pollMs?: number;
+  /** How often membership is counted and partitions are taken or given back. */
+  rebalanceMs?: number;
+  /** Tries of one event before it goes to the dead-letter table. */
+  maxAttempts?: number;
+  onError?: (error: unknown) => void;
+}
+
+export interface PartitionProgress {
+  partition: number;
+  committedOffset: number;
+}
+
+/**
+ * One member of a consumer group. It leases partitions with session advisory locks on its
+ * own connection, so a member that dies (even by SIGKILL) loses its leases with its
+ * connection and the others take them over. For each leased partition it reads from the
+ * committed offset and runs the handler in the transaction that commits the new offset.
+ * The offset row is locked FOR UPDATE as well, so even two members that somehow both
+ * believed they held a partition would apply each event once.
+ */
+export class LogConsumer {
+  readonly group: string;
+  private readonly groupKey: number;
+  private readonly partitions: number;
+  private readonly batchSize: number;
+  private readonly pollMs: number;
+  private readonly rebalanceMs: number;
+  private readonly maxAttempts: number;
+  private readonly handler: LogHandler;
+  private client: Client;
+  private broken = false;
+  private readonly owned = new Set<number>();
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+  private lastRebalance = 0;
+  /** An append was announced since the current pass began: do not go idle after it. */
+  private notified = false;
+  /** One connection carries leases and transactions, so its uses must not interleave. */
+  private turn: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly options: ConsumerOptions) {
+    this.group = options.group;
+    this.groupKey = groupLockKey(options.group);
+    this.partitions = options.partitions;
+    this.batchSize = options.batchSize ?? 500;
+    this.pollMs = options.pollMs ?? 1000;
+    this.rebalanceMs = options.rebalanceMs ?? 1000;
+    this.maxAttempts = options.maxAttempts ?? 3;
+    this.handler = options.handler;
+    this.client = this.newClient();
+  }
+
+  private newClient(): Client {
+    const { connection } = this.options;
+    const client = new Client(typeof connection === 'string' ? { connectionString: connection } : connection);
+    // A lost connection also loses the leases; the loop reconnects and leases again.
+    client.on('error', () => {
+      this.broken = true;
+    });
+    return client;
+  }
+
+  /** Partitions this member holds right now. */
+  ownedPartitions(): number[] {
+    return [...this.owned].sort((a, b) => a - b);
+  }
+
+  async start(): Promise<void> {
+    await this.connect();
+    this.running = true;
+    await this.rebalance();
+    this.loop = this.run();
+  }
+
+  private async connect(): Promise<void> {
+    await this.client.connect();
+    this.client.on('notification', () => {
+      this.notified = true;
+      this.wake?.();
+    });
+    await this.client.query(`LISTEN ${LOG_NOTIFY_CHANNEL}`);
+    await this.client.query(
+      `INSERT INTO consumer_offset (group_name, partition)
+       SELECT $1, p FROM generate_series(0, $2::int - 1) AS p ON CONFLICT DO NOTHING`,
+      [this.group, this.partitions],
+    );
+    await this.client.query('SELECT pg_advisory_lock_shared($1, $2)', [this.groupKey, MEMBERSHIP]);
+  }
+
+  private async reconnect(): Promise<void> {
+    this.owned.clear();
+    await this.client.end().catch(() => undefined);
+    this.client = this.newClient();
+    this.broken = false;
+    await this.connect();
+    await this.rebalanceNow();
+  }
+
+  /** Stops after the current batch and gives the leases back. */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+    await this.client.end().catch(() => undefined);
+    this.owned.clear();
+  }
+
+  /** Runs until every leased partition is caught up to its head (for tests and replay). */
+  async processAvailable(): Promise<number> {
+    let total = 0;
+    for (const partition of this.ownedPartitions()) {
+      for (;;) {
+        const n = await this.processBatch(partition);
+        total += n;
+        if (n === 0) break;
+      }
+    }
+    return total;
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      try {
+        if (Date.now() - this.lastRebalance >= this.rebalanceMs) await this.rebalance();
+        this.notified = false;
+        let handled = 0;
+        for (const partition of this.ownedPartitions()) {
+          if (!this.running) break;
+          handled += await this.processBatch(partition);
+        }
+        if (handled === 0 && !this.notified && this.running) await this.idleWait();
+      } catch (error) {
+        this.options.onError?.(error);
+        if (!this.running) break;
+        await sleep(Math.min(this.pollMs, 1000));
+        if (this.broken) await this.reconnect().catch((e: unknown) => this.options.onError?.(e));
+      }
+    }
+  }
+
+  private idleWait(): Promise<void> {
+    const wait = Math.min(this.pollMs, Math.max(10, this.rebalanceMs - (Date.now() - this.lastRebalance)));
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, wait);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = () => {
+        this.wake = undefined;
+        done();
+      };
+    });
+  }
+
+  /**
+   * Counts live members and moves toward an even share: gives back partitions above the
+   * share, takes free ones below it. A dead member's partitions are free the moment its
+   * connection closes.
+   */
+  rebalance(): Promise<void> {
+    return this.exclusive(() => this.rebalanceNow());
+  }
+
+  private exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.turn.then(work, work);
+    this.turn = run.catch(() => undefined);
+    return run;
+  }
+
+  private async rebalanceNow(): Promise<void> {
+    this.lastRebalance = Date.now();
+    const { rows } = await this.client.query<{ members: number }>(
+      `SELECT count(DISTINCT pid)::int AS members FROM pg_locks
+        WHERE locktype = 'advisory' AND granted AND classid = $1 AND objid = $2 AND objsubid = 2`,
+      [asOid(this.groupKey), asOid(MEMBERSHIP)],
+    );
+    const members = Math.max(1, rows[0]?.members ?? 1);
+    const share = Math.ceil(this.partitions / members);
+    const mine = this.ownedPartitions();
+    while (mine.length > share) {
+      const partition = mine.pop()!;
+      // Forget it before unlocking, so what this member believes it owns is always held.
+      this.owned.delete(partition);
+      await this.client.query('SELECT pg_advisory_unlock($1, $2)', [this.groupKey, partition]);
+    }
+    if (this.owned.size >= share) return;
+    // Start the search at a different place per member so they do not all race for partition 0.
+    const start = Math.floor(Math.random() * this.partitions);
+    for (let i = 0; i < this.partitions && this.owned.size < share; i++) {
+      const partition = (start + i) % this.partitions;
+      if (this.owned.has(partition)) continue;
+      const got = await this.client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS ok', [
+        this.groupKey,
+        partition,
+      ]);
+      if (got.rows[0]?.ok) this.owned.add(partition);
+    }
+  }
+
+  /** Handles one batch of one partition in one transaction; returns the events consumed. */
+  private processBatch(partition: number): Promise<number> {
+    return this.exclusive(() => this.processBatchNow(partition));
+  }
+
+  private async processBatchNow(partition: number): Promise<number> {
+    if (!this.owned.has(partition)) return 0;
+    const tx = this.client;
+    await tx.query('BEGIN');
+    try {
+      const head = await tx.query<{ committed_offset: string }>(
+        'SELECT committed_offset FROM consumer_offset WHERE group_name = $1 AND partition = $2 FOR UPDATE',
+        [this.group, partition],
+      );
+      const committed = head.rows[0]?.committed_offset ?? '0';
+      const { rows } = await tx.query<LogEventRow>(
+        `SELECT ${LOG_EVENT_COLUMNS} FROM change_event
+          WHERE partition = $1 AND "offset" > $2 ORDER BY "offset" LIMIT $3`,
+        [partition, committed, this.batchSize],
+      );
+      if (rows.length === 0) {
+        await tx.query('COMMIT');
+        return 0;
+      }
+      const events = rows.map(toLogEvent);
+      await this.handleBatch(events, partition);
+      await tx.query(
+        'UPDATE consumer_offset SET committed_offset = $3, updated_at = now() WHERE group_name = $1 AND partition = $2',
+        [this.group, partition, events[events.length - 1]!.offset],
+      );
+      await tx.query('COMMIT');
+      return events.length;
+    } catch (error) {
+      await tx.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /**
+   * The whole batch first; if the handler fails, event by event, each behind a savepoint,
+   * so one poison event is tried `maxAttempts` times and then dead-lettered while the
+   * events around it still apply and the partition moves on.
+   */
+  private async handleBatch(events: LogEvent[], partition: number): Promise<void> {
+    const tx = this.client;
+    const context = { group: this.group, partition };
+    await tx.query('SAVEPOINT batch');
+    try {
+      await this.handler(tx, events, context);
+      await tx.query('RELEASE SAVEPOINT batch');
+      return;
+    } catch {
+      await tx.query('ROLLBACK TO SAVEPOINT batch');
+    }
+    for (const event of events) {
+      let lastError: unknown;
+      for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
+        await tx.query('SAVEPOINT one');
+        try {
+          await this.handler(tx, [event], context);
+          await tx.query('RELEASE SAVEPOINT one');
+          lastError = undefined;
+          break;
+        } catch (error) {
+          lastError = error;
+          await tx.query('ROLLBACK TO SAVEPOINT one');
+        }
+      }
+      if (lastError !== undefined) await this.deadLetter(event, lastError);
+    }
+  }
+
+  private async deadLetter(event: LogEvent, error: unknown): Promise<void> {
+    const code = (error as { code?: unknown })?.code;
+    await this.client.query(
+      `INSERT INTO dead_letter (id, workspace_id, source, group_name, partition, "offset", connection_id,
+                                event_key, payload, error_code, error_message, attempts)
+       VALUES (gen_random_uuid(), $1, 'log', $2, $3, $4, $5, $6, $7, $8, $9, $10)
+       ON CONFLICT (source, group_name, partition, "offset")
+       DO UPDATE SET attempts = dead_letter.attempts + EXCLUDED.attempts, error_message = EXCLUDED.error_message,
+                     status = 'open', resolved_at = NULL`,
+      [
+        event.workspaceId,
+        this.group,
+        event.partition,
+        event.offset,
+        event.connectionId,
+        event.eventKey,
+        JSON.stringify(event),
+        typeof code === 'string' ? code : 'HandlerFailed',
+        error instanceof Error ? error.message : String(error),
+        this.maxAttempts,
+      ],
+    );
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

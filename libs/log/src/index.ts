@@ -1,0 +1,6 @@
+export * from './change-log';
+export * from './consumer-group';
+export * from './group-admin';
+export * from './log-event';
+export * from './partitioner';
+export type { AppendValidationError } from './validate-changes';

@@ -1,0 +1,72 @@
+import {
+  err,
+  MAX_CHANGE_BYTES,
+  ok,
+  type Result,
+  type SourceChange,
+  sourceChangeSchema,
+} from '@syncline/core';
+
+export interface AppendValidationError {
+  code: 'Validation';
+  /** Index of the first refused change in the batch. */
+  index: number;
+  message: string;
+}
+
+/** A validated change, serialised once for the INSERT. */
+export interface PreparedChange {
+  change: SourceChange;
+  fieldsJson: string;
+  fieldTimesJson: string;
+  originJson: string | null;
+}
+
+/**
+ * Validates a whole batch before anything is written: one bad change refuses the batch,
+ * with the index and the path of the problem.
+ */
+export function validateChanges(input: readonly unknown[]): Result<PreparedChange[], AppendValidationError> {
+  if (!Array.isArray(input))
+    return err({ code: 'Validation', index: -1, message: 'changes must be an array' });
+  const prepared: PreparedChange[] = [];
+  for (let index = 0; index < input.length; index++) {
+    const parsed = sourceChangeSchema.safeParse(input[index]);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      const path = issue.path.length ? issue.path.join('.') : '(change)';
+      return err({ code: 'Validation', index, message: `change ${index}: ${path}: ${issue.message}` });
+    }
+    const change = parsed.data;
+    if (Number.isNaN(change.eventTime.getTime())) {
+      return err({ code: 'Validation', index, message: `change ${index}: eventTime: invalid date` });
+    }
+    const fieldsJson = JSON.stringify(change.fields);
+    const fieldTimesJson = JSON.stringify(change.fieldTimes);
+    const originJson = change.origin === undefined ? null : JSON.stringify(change.origin);
+    const bytes =
+      Buffer.byteLength(fieldsJson) +
+      Buffer.byteLength(fieldTimesJson) +
+      (originJson ? Buffer.byteLength(originJson) : 0) +
+      Buffer.byteLength(change.eventKey) +
+      Buffer.byteLength(change.externalId);
+    // PostgreSQL text and jsonb cannot hold NUL; refusing here keeps one bad change from
+    // failing the shared INSERT of everyone else's changes.
+    if (
+      [fieldsJson, fieldTimesJson, originJson ?? ''].some((j) => j.includes('\\u0000')) ||
+      change.eventKey.includes('\0') ||
+      change.externalId.includes('\0')
+    ) {
+      return err({ code: 'Validation', index, message: `change ${index}: contains a NUL character` });
+    }
+    if (bytes > MAX_CHANGE_BYTES) {
+      return err({
+        code: 'Validation',
+        index,
+        message: `change ${index}: payload is ${bytes} bytes, over the ${MAX_CHANGE_BYTES}-byte limit`,
+      });
+    }
+    prepared.push({ change, fieldsJson, fieldTimesJson, originJson });
+  }
+  return ok(prepared);
+}
