@@ -1,14 +1,26 @@
+import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
+import type { TestProject } from 'vitest/node';
 import { ensureDatabase, migrate } from '../prisma/migrator';
-import { dbUrl, TEMPLATE_DB, TEST_DB_PREFIX } from './support/env';
+import { dbUrl, TEST_DB_PREFIX } from './support/env';
 
-async function dropTestDatabases(): Promise<void> {
+declare module 'vitest' {
+  export interface ProvidedContext {
+    testRunId: string;
+  }
+}
+
+// Every run names its databases syncline_test_<run>_…, so two runs on one machine (two
+// terminals, or CI beside a developer) never drop each other's databases.
+let runId = '';
+
+async function dropRunDatabases(): Promise<void> {
   const admin = new Client({ connectionString: dbUrl('postgres') });
   await admin.connect();
   try {
     const { rows } = await admin.query<{ datname: string }>(
-      `SELECT datname FROM pg_database WHERE datname LIKE $1 AND datname <> $2`,
-      [`${TEST_DB_PREFIX}%`, TEMPLATE_DB],
+      `SELECT datname FROM pg_database WHERE datname LIKE $1`,
+      [`${TEST_DB_PREFIX}${runId}_%`],
     );
     for (const { datname } of rows) await admin.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
   } finally {
@@ -17,19 +29,14 @@ async function dropTestDatabases(): Promise<void> {
 }
 
 /** Builds a freshly migrated template database once per run; test files clone it. */
-export async function setup(): Promise<void> {
-  await dropTestDatabases();
-  const admin = new Client({ connectionString: dbUrl('postgres') });
-  await admin.connect();
-  try {
-    await admin.query(`DROP DATABASE IF EXISTS "${TEMPLATE_DB}" WITH (FORCE)`);
-  } finally {
-    await admin.end();
-  }
-  await ensureDatabase(dbUrl(TEMPLATE_DB));
-  await migrate(dbUrl(TEMPLATE_DB));
+export async function setup(project: TestProject): Promise<void> {
+  runId = randomBytes(4).toString('hex');
+  project.provide('testRunId', runId);
+  const template = dbUrl(`${TEST_DB_PREFIX}${runId}_template`);
+  await ensureDatabase(template);
+  await migrate(template);
 }
 
 export async function teardown(): Promise<void> {
-  await dropTestDatabases();
+  await dropRunDatabases();
 }

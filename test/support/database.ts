@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { dbUrl, TEMPLATE_DB, TEST_DB_PREFIX } from './env';
+import { inject } from 'vitest';
+import { dbUrl, TEST_DB_PREFIX } from './env';
 
 export interface TestDatabase {
   name: string;
@@ -8,20 +9,19 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
+const runPrefix = () => `${TEST_DB_PREFIX}${inject('testRunId')}_`;
+const slug = (label: string) => label.replace(/[^a-z0-9]/gi, '_').toLowerCase();
+
 /** A private, migrated database for one test file, cloned from the run's template. */
 export async function createTestDatabase(label: string): Promise<TestDatabase> {
-  const name = `${TEST_DB_PREFIX}${label.replace(/[^a-z0-9]/gi, '_').toLowerCase()}_${randomBytes(4).toString('hex')}`;
-  await adminQuery(`CREATE DATABASE "${name}" TEMPLATE "${TEMPLATE_DB}"`);
-  return {
-    name,
-    url: dbUrl(name),
-    drop: () => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
-  };
+  const name = `${runPrefix()}${slug(label)}_${randomBytes(4).toString('hex')}`;
+  await adminQuery(`CREATE DATABASE "${name}" TEMPLATE "${runPrefix()}template"`);
+  return { name, url: dbUrl(name), drop: () => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
 }
 
 /** An empty database (not migrated), for tests of the migrator itself. */
 export async function createEmptyDatabase(label: string): Promise<TestDatabase> {
-  const name = `${TEST_DB_PREFIX}${label}_${randomBytes(4).toString('hex')}`;
+  const name = `${runPrefix()}${slug(label)}_${randomBytes(4).toString('hex')}`;
   await adminQuery(`CREATE DATABASE "${name}"`);
   return { name, url: dbUrl(name), drop: () => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
 }
@@ -36,7 +36,7 @@ async function adminQuery(sql: string): Promise<void> {
       await admin.query(sql);
       return;
     } catch (error) {
-      if (attempt < 20 && /being accessed by other users/.test((error as Error).message)) {
+      if (attempt < 30 && /being accessed by other users/.test((error as Error).message)) {
         await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
         continue;
       }

@@ -48,10 +48,12 @@ interface PreparedRow extends PreparedChange {
 
 /**
  * One statement appends a batch: it locks the partition heads it touches (in partition
- * order, so concurrent appenders cannot deadlock), skips keys already on the log, numbers
- * the new rows per partition, inserts them and advances the heads. Because a head stays
- * locked until commit, offsets within a partition become visible in the order they were
- * given, so a consumer reading "offset > committed" can never skip a row.
+ * order, so concurrent appenders cannot deadlock), numbers the rows per partition, inserts
+ * them, letting the unique (connection, event key) drop redeliveries, and advances the
+ * heads. Because a head stays locked until commit, offsets within a partition become
+ * visible in the order they were given, so a consumer reading "offset > committed" can
+ * never skip a row. A dropped redelivery leaves its number unused: offsets increase but
+ * are not dense.
  */
 const APPEND_SQL = `
 WITH input AS (
@@ -68,8 +70,6 @@ heads AS (
 fresh AS (
   SELECT DISTINCT ON (i.connection_id, i.event_key) i.*
     FROM input i
-   WHERE NOT EXISTS (SELECT 1 FROM change_event e
-                      WHERE e.connection_id = i.connection_id AND e.event_key = i.event_key)
    ORDER BY i.connection_id, i.event_key, i.ord
 ),
 numbered AS (
@@ -104,6 +104,7 @@ export class ChangeLog {
   private readonly flushMs: number;
   private readonly maxBatchRows: number;
   private readonly lanes: Lane[];
+  private readonly connectionWorkspace = new Map<string, string>();
   private timer: NodeJS.Timeout | undefined;
   /** The oldest queued change has waited flushMs: flush even a partial batch. */
   private due = false;
@@ -154,6 +155,8 @@ export class ChangeLog {
     const validated = validateChanges(changes);
     if (!validated.ok) return validated;
     if (validated.value.length === 0) return ok([]);
+    const tenancy = await this.checkConnections(validated.value);
+    if (!tenancy.ok) return tenancy;
     const pending = new Promise<AppendedChange[]>((resolve, reject) => {
       const owner: Pending = {
         rows: [],
@@ -173,18 +176,36 @@ export class ChangeLog {
       });
       this.enqueue(owner.rows);
     });
-    try {
-      return ok(await pending);
-    } catch (error) {
-      if ((error as { code?: string }).code === FOREIGN_KEY_VIOLATION) {
+    return ok(await pending);
+  }
+
+  /**
+   * Every change must name a connection of its own workspace (tenant isolation). A
+   * connection never changes workspace, so the answer is cached for the process's life;
+   * this replaces a foreign key that cost every appended row a lookup.
+   */
+  private async checkConnections(changes: PreparedChange[]): Promise<Result<true, AppendValidationError>> {
+    const unknown = [...new Set(changes.map((c) => c.change.connectionId))].filter(
+      (id) => !this.connectionWorkspace.has(id),
+    );
+    if (unknown.length > 0) {
+      const { rows } = await this.pool.query<{ id: string; workspace_id: string }>(
+        'SELECT id, workspace_id FROM connection WHERE id = ANY($1::uuid[])',
+        [unknown],
+      );
+      for (const r of rows) this.connectionWorkspace.set(r.id, r.workspace_id);
+    }
+    for (let index = 0; index < changes.length; index++) {
+      const { connectionId, workspaceId } = changes[index]!.change;
+      if (this.connectionWorkspace.get(connectionId) !== workspaceId) {
         return err({
           code: 'Validation',
-          index: -1,
-          message: 'a change names a connection that does not exist in its workspace',
+          index,
+          message: `change ${index}: connectionId: no connection ${connectionId} in workspace ${workspaceId}`,
         });
       }
-      throw error;
     }
+    return ok(true);
   }
 
   /** Flushes what is queued now and waits for every flush in flight. */
@@ -262,8 +283,8 @@ export class ChangeLog {
         });
       }
     } catch (error) {
-      // A row the database refuses (say, a connection of another workspace) must not sink
-      // the other callers sharing its INSERT: halve the batch until the bad row is alone.
+      // A row the database refuses must not sink the other callers sharing its INSERT:
+      // halve the batch until the bad row is alone.
       if (isRowError(error) && batch.length > 1) {
         const half = Math.ceil(batch.length / 2);
         await this.flush(batch.slice(0, half));
@@ -294,8 +315,6 @@ export class ChangeLog {
     return new Map(rows.map((r) => [`${r.connection_id}\u0000${r.event_key}`, r.offset]));
   }
 }
-
-const FOREIGN_KEY_VIOLATION = '23503';
 
 /** Data exceptions (22xxx) and integrity violations (23xxx) belong to a row, not to the database. */
 function isRowError(error: unknown): boolean {

@@ -141,9 +141,6 @@ CREATE INDEX "connection_workspace_id_status_idx" ON "connection"("workspace_id"
 CREATE UNIQUE INDEX "connection_workspace_id_provider_external_account_id_key" ON "connection"("workspace_id", "provider", "external_account_id");
 
 -- CreateIndex
-CREATE UNIQUE INDEX "connection_workspace_id_id_key" ON "connection"("workspace_id", "id");
-
--- CreateIndex
 CREATE UNIQUE INDEX "change_event_connection_id_event_key_key" ON "change_event"("connection_id", "event_key");
 
 -- CreateIndex
@@ -163,9 +160,6 @@ ALTER TABLE "api_key" ADD CONSTRAINT "api_key_user_id_fkey" FOREIGN KEY ("user_i
 
 -- AddForeignKey
 ALTER TABLE "connection" ADD CONSTRAINT "connection_workspace_id_fkey" FOREIGN KEY ("workspace_id") REFERENCES "workspace"("id") ON DELETE CASCADE ON UPDATE CASCADE;
-
--- AddForeignKey
-ALTER TABLE "change_event" ADD CONSTRAINT "change_event_workspace_id_connection_id_fkey" FOREIGN KEY ("workspace_id", "connection_id") REFERENCES "connection"("workspace_id", "id") ON DELETE CASCADE ON UPDATE CASCADE;
 
 -- AddForeignKey
 ALTER TABLE "dead_letter" ADD CONSTRAINT "dead_letter_workspace_id_fkey" FOREIGN KEY ("workspace_id") REFERENCES "workspace"("id") ON DELETE CASCADE ON UPDATE CASCADE;

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The whole test run: install if needed, type check, lint, then the unit, integration and
+# e2e tiers against the real PostgreSQL and Redis (each test file gets its own database).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+scripts/setup.sh
+echo "== typecheck" >&2
+npx --no-install tsc -p tsconfig.json
+echo "== lint" >&2
+npx --no-install biome ci .
+echo "== tests" >&2
+export VITE_CONFIG_NATIVE_IGNORE_WARNING=true
+npx --no-install vitest run "$@"
