@@ -90,23 +90,29 @@ export async function migrate(databaseUrl: string, dir = MIGRATIONS_DIR): Promis
       }
     }
 
+    // Check everything before applying anything: a refusal must leave the database as it was.
     const report: MigrateReport = { applied: [], alreadyApplied: [] };
-    let seenPending = false;
+    const pending: MigrationFile[] = [];
     for (const m of migrations) {
       const done = applied.get(m.name);
-      if (done) {
-        if (done.checksum !== m.checksum) {
-          throw new MigrationError(
-            `migration ${m.name} was modified after it was applied (checksum ${done.checksum} in the database, ${m.checksum} on disk)`,
-          );
-        }
-        if (seenPending) {
-          throw new MigrationError(`migration ${m.name} is applied but an earlier one is not: order broken`);
-        }
-        report.alreadyApplied.push(m.name);
+      if (!done) {
+        pending.push(m);
         continue;
       }
-      seenPending = true;
+      if (done.checksum !== m.checksum) {
+        throw new MigrationError(
+          `migration ${m.name} was modified after it was applied (checksum ${done.checksum} in the database, ${m.checksum} on disk)`,
+        );
+      }
+      const [firstPending] = pending;
+      if (firstPending) {
+        throw new MigrationError(
+          `migration ${m.name} is applied but the earlier ${firstPending.name} is not: order broken`,
+        );
+      }
+      report.alreadyApplied.push(m.name);
+    }
+    for (const m of pending) {
       await applyOne(client, m);
       report.applied.push(m.name);
     }

@@ -1,0 +1,70 @@
+import { z } from 'zod';
+
+/**
+ * The one map of queues and jobs (STYLE habit 5). A queue is a unit of scaling and retry
+ * policy; a job name is unique across all queues, so a handler is found by name alone.
+ * Payloads carry ids, never tokens or record bodies.
+ *
+ * To add a job: add its queue to QUEUES if new (`pull`, `push`, `renew` come later), add an
+ * entry to JOBS, and mark one provider method `@JobHandler('<name>')`. The app refuses to
+ * start until exactly one handler exists for every job.
+ */
+
+export interface QueueDefinition {
+  /** Parallel jobs per process; omitted means WORKER_CONCURRENCY. */
+  readonly concurrency?: number;
+  /** Attempts before a job is dead-lettered, counting the first. */
+  readonly attempts: number;
+  /** Delay before the first retry; it doubles on every further retry. */
+  readonly backoffMs: number;
+}
+
+export interface JobDefinition<Q extends string = string, S extends z.ZodType = z.ZodType> {
+  readonly queue: Q;
+  readonly schema: S;
+  /**
+   * A deterministic id for one unit of work, so enqueueing it twice while it is pending is
+   * a no-op. BullMQ forbids ':' in custom ids; use '.' or '-'. Omitted: BullMQ assigns one.
+   * (Method syntax on purpose: a map entry's typed payload must still fit `JobMap`.)
+   */
+  jobId?(payload: z.output<S>): string;
+  /** Overrides the queue's attempts for this job. */
+  readonly attempts?: number;
+}
+
+export interface JobMap {
+  readonly queues: Readonly<Record<string, QueueDefinition>>;
+  readonly jobs: Readonly<Record<string, JobDefinition>>;
+}
+
+/** Keeps the literal queue name and schema type of one entry. */
+const job = <Q extends QueueName, S extends z.ZodType>(definition: JobDefinition<Q, S>) => definition;
+
+export const QUEUES = {
+  // Housekeeping: rare, cheap jobs whose retry can wait.
+  maintenance: { attempts: 3, backoffMs: 30_000 },
+} as const satisfies Record<string, QueueDefinition>;
+
+export const JOBS = {
+  /** Deletes change events older than LOG_RETENTION_HOURS that every consumer group is past. */
+  'log.retention': job({
+    queue: 'maintenance',
+    schema: z.strictObject({}),
+    // One retention run waiting is enough; a second enqueue joins it.
+    jobId: () => 'log.retention',
+  }),
+};
+
+/** The production map; tests may boot with an extended one. */
+export const JOB_MAP: JobMap = { queues: QUEUES, jobs: JOBS };
+
+/** Injection token for the JobMap the process runs with. */
+export const JOB_MAP_TOKEN = Symbol('JOB_MAP');
+
+export type QueueName = keyof typeof QUEUES;
+export type JobName = keyof typeof JOBS;
+/** What a producer passes to enqueue a job. */
+export type JobPayload<N extends JobName> = z.input<(typeof JOBS)[N]['schema']>;
+/** What the handler receives after parsing. */
+export type JobData<N extends JobName> = z.output<(typeof JOBS)[N]['schema']>;
+export type QueueOf<N extends JobName> = (typeof JOBS)[N]['queue'];

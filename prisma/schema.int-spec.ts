@@ -1,0 +1,343 @@
+import { createPrismaClient, type Prisma, type PrismaClient } from '@syncline/core/db';
+import { Client } from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../test/support/database';
+import {
+  columnOf,
+  columnsOf,
+  type DbForeignKey,
+  type DbIndex,
+  enumTypeOf,
+  expectedColumnDefault,
+  expectedColumnType,
+  prismaDefaultName,
+  readDatabase,
+  readDatamodel,
+  scalarFields,
+  tableOf,
+} from './test-support/schema-introspection';
+
+// schema.prisma is the source of the generated client; the hand-written migrations are what
+// databases get. This proves the two describe the same database, so neither drifts.
+
+const datamodel = readDatamodel();
+const modelByName = new Map(datamodel.models.map((m) => [m.name, m]));
+
+type Actual = Awaited<ReturnType<typeof readDatabase>>;
+
+describe('schema.prisma and prisma/migrations agree', () => {
+  let db: TestDatabase;
+  let client: Client;
+  let actual: Actual;
+
+  beforeAll(async () => {
+    db = await createTestDatabase('schema');
+    client = new Client({ connectionString: db.url });
+    await client.connect();
+    actual = await readDatabase(client);
+  });
+
+  afterAll(async () => {
+    await client?.end();
+    await db?.drop();
+  });
+
+  it('has a table for every model, and no other tables but _prisma_migrations', () => {
+    const expected = [...datamodel.models.map(tableOf), '_prisma_migrations'].sort();
+    expect(actual.tables).toEqual(expected);
+  });
+
+  it('has every enum with the same values in the same order, and no other enum types', () => {
+    const expected = new Map(
+      datamodel.enums.map((e) => [enumTypeOf(e), e.values.map((v) => v.dbName ?? v.name)]),
+    );
+    expect(actual.enums).toEqual(expected);
+  });
+
+  it.each(datamodel.models.map((m) => [m.name, m] as const))(
+    '%s: a column per scalar field with its type, nullability and default',
+    (_name, model) => {
+      const table = tableOf(model);
+      const expected = Object.fromEntries(
+        scalarFields(model).map((field) => {
+          const { type, precision } = expectedColumnType(field, datamodel.enums);
+          const columnDefault = expectedColumnDefault(field, datamodel.enums);
+          return [
+            columnOf(field),
+            {
+              type,
+              precision: precision ?? null,
+              nullable: !field.isRequired,
+              ...(columnDefault === undefined ? {} : { default: columnDefault }),
+            },
+          ];
+        }),
+      );
+      const found = Object.fromEntries(
+        actual.columns
+          .filter((c) => c.table === table)
+          .map((c) => {
+            const wanted = expected[c.column];
+            const shape = { type: c.type, precision: c.precision, nullable: c.nullable };
+            // Only compare the default where the schema side could predict it.
+            return [c.column, wanted && 'default' in wanted ? { ...shape, default: c.default } : shape];
+          }),
+      );
+      expect(found).toEqual(expected);
+    },
+  );
+
+  it('has every @id, @unique, @@unique and @@index with the same columns in order, under Prisma’s names', () => {
+    const expected = datamodel.indexes.map((index) => {
+      const model = modelByName.get(index.model)!;
+      const table = tableOf(model);
+      const columns = columnsOf(
+        model,
+        index.fields.map((f) => f.name),
+      );
+      return {
+        table,
+        name: index.dbName ?? prismaDefaultName(table, columns, index.type),
+        columns,
+        unique: index.type !== 'normal' && index.type !== 'fulltext',
+        primary: index.type === 'id',
+      } satisfies DbIndex;
+    });
+    const found = actual.indexes.filter((i) => i.table !== '_prisma_migrations');
+
+    // By columns first, so a wrong name and a missing index read differently.
+    const byColumns = (i: DbIndex) =>
+      `${i.table}(${i.columns.join(',')}) unique=${i.unique} primary=${i.primary}`;
+    expect(found.map(byColumns).sort()).toEqual(expected.map(byColumns).sort());
+    const sortKey = (i: DbIndex) => `${i.table}:${i.name}`;
+    expect([...found].sort((a, b) => sortKey(a).localeCompare(sortKey(b)))).toEqual(
+      [...expected].sort((a, b) => sortKey(a).localeCompare(sortKey(b))),
+    );
+  });
+
+  it('has a foreign key for every relation, with its actions, and no others', () => {
+    const expected: DbForeignKey[] = [];
+    for (const model of datamodel.models) {
+      for (const field of model.fields) {
+        if (field.kind !== 'object' || !field.relationFromFields?.length) continue;
+        const target = modelByName.get(field.type)!;
+        const table = tableOf(model);
+        const columns = columnsOf(model, field.relationFromFields);
+        const required = field.relationFromFields.every(
+          (f) => model.fields.find((x) => x.name === f)?.isRequired,
+        );
+        expected.push({
+          table,
+          name: prismaDefaultName(table, columns, 'fk'),
+          columns,
+          refTable: tableOf(target),
+          refColumns: columnsOf(target, field.relationToFields ?? []),
+          // Prisma's defaults when the schema names no action.
+          onDelete: field.relationOnDelete ?? (required ? 'Restrict' : 'SetNull'),
+          onUpdate: field.relationOnUpdate ?? 'Cascade',
+        });
+      }
+    }
+    const sortKey = (fk: DbForeignKey) => `${fk.table}:${fk.name}`;
+    expect([...actual.foreignKeys].sort((a, b) => sortKey(a).localeCompare(sortKey(b)))).toEqual(
+      expected.sort((a, b) => sortKey(a).localeCompare(sortKey(b))),
+    );
+  });
+});
+
+// One create-then-read per model through the generated client on the migrated database:
+// the client's idea of every column (names, types, enum values, defaults) meets the real one.
+type RoundTrip = (prisma: PrismaClient) => Promise<void>;
+
+const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+// Past 2^53, so a lossy number conversion anywhere would show.
+const BIG = 9_007_199_254_740_993n;
+const AT = new Date('2026-11-29T10:11:12.345Z');
+
+let seq = 0;
+const unique = (label: string) => `${label}-${++seq}`;
+
+async function seedWorkspace(prisma: PrismaClient) {
+  return prisma.workspace.create({ data: { name: unique('ws') } });
+}
+
+async function seedConnection(prisma: PrismaClient) {
+  const workspace = await seedWorkspace(prisma);
+  const connection = await prisma.connection.create({
+    data: { workspaceId: workspace.id, provider: 'hubspot', externalAccountId: unique('portal') },
+  });
+  return { workspace, connection };
+}
+
+const ROUND_TRIPS = {
+  Workspace: async (prisma) => {
+    const created = await prisma.workspace.create({ data: { name: 'Acme' } });
+    expect(created.id).toMatch(UUID_V7);
+    expect(created.createdAt).toBeInstanceOf(Date);
+    expect(await prisma.workspace.findUniqueOrThrow({ where: { id: created.id } })).toEqual(created);
+  },
+
+  User: async (prisma) => {
+    const workspace = await seedWorkspace(prisma);
+    const created = await prisma.user.create({
+      data: { workspaceId: workspace.id, email: 'ana@example.com', name: 'Ana', role: 'sales' },
+    });
+    const read = await prisma.user.findUniqueOrThrow({
+      where: { workspaceId_email: { workspaceId: workspace.id, email: 'ana@example.com' } },
+    });
+    expect(read).toEqual(created);
+    expect(read).toMatchObject({ name: 'Ana', role: 'sales' });
+  },
+
+  ApiKey: async (prisma) => {
+    const workspace = await seedWorkspace(prisma);
+    const user = await prisma.user.create({
+      data: { workspaceId: workspace.id, email: 'k@example.com', role: 'admin' },
+    });
+    const created = await prisma.apiKey.create({
+      data: {
+        workspaceId: workspace.id,
+        userId: user.id,
+        name: 'ci',
+        prefix: unique('sk_live'),
+        secretHash: new Uint8Array([0, 1, 2, 253, 254, 255]),
+        role: 'admin',
+        lastUsedAt: AT,
+        revokedAt: AT,
+      },
+    });
+    const read = await prisma.apiKey.findUniqueOrThrow({ where: { prefix: created.prefix } });
+    expect(read).toEqual(created);
+    expect([...read.secretHash]).toEqual([0, 1, 2, 253, 254, 255]);
+    expect(read.lastUsedAt?.toISOString()).toBe(AT.toISOString());
+  },
+
+  Connection: async (prisma) => {
+    const workspace = await seedWorkspace(prisma);
+    const created = await prisma.connection.create({
+      data: {
+        workspaceId: workspace.id,
+        provider: 'google_calendar',
+        externalAccountId: 'ana@example.com',
+        displayName: 'Ana’s calendar',
+        status: 'needs_reauth',
+        statusReason: 'token revoked',
+        credentialsCiphertext: new Uint8Array([9, 8, 7]),
+        credentialsKeyId: 'k1',
+        cursors: { calendar: { syncToken: 'abc', nested: [1, 'two', null] } },
+        watermark: AT,
+      },
+    });
+    const read = await prisma.connection.findUniqueOrThrow({ where: { id: created.id } });
+    expect(read).toEqual(created);
+    expect(read.cursors).toEqual({ calendar: { syncToken: 'abc', nested: [1, 'two', null] } });
+    // The enum's mapped value is what the database stores (and what the webhook route uses).
+    const raw = await prisma.$queryRaw<{ provider: string }[]>`
+      SELECT provider::text AS provider FROM connection WHERE id = ${created.id}::uuid`;
+    expect(raw).toEqual([{ provider: 'google-calendar' }]);
+  },
+
+  LogPartition: async (prisma) => {
+    const created = await prisma.logPartition.create({ data: { partition: 7 } });
+    expect(created.nextOffset).toBe(1n);
+    await prisma.logPartition.update({ where: { partition: 7 }, data: { nextOffset: BIG } });
+    expect(await prisma.logPartition.findUniqueOrThrow({ where: { partition: 7 } })).toEqual({
+      partition: 7,
+      nextOffset: BIG,
+    });
+  },
+
+  ChangeEvent: async (prisma) => {
+    const { workspace, connection } = await seedConnection(prisma);
+    const created = await prisma.changeEvent.create({
+      data: {
+        partition: 3,
+        offset: BIG,
+        workspaceId: workspace.id,
+        connectionId: connection.id,
+        eventKey: 'contact-1:42',
+        entityType: 'person',
+        externalId: 'contact-1',
+        op: 'upsert',
+        fields: { email: 'ana@example.com', phones: ['+4930123'] },
+        fieldTimes: { email: AT.toISOString() },
+        eventTime: AT,
+        providerVersion: '42',
+        origin: { changeSource: 'CRM_UI' },
+      },
+    });
+    const read = await prisma.changeEvent.findUniqueOrThrow({
+      where: { partition_offset: { partition: 3, offset: BIG } },
+    });
+    expect(read).toEqual(created);
+    expect(read.offset).toBe(BIG);
+    expect(read.eventTime.toISOString()).toBe(AT.toISOString());
+  },
+
+  ConsumerOffset: async (prisma) => {
+    const created = await prisma.consumerOffset.create({ data: { groupName: 'merge', partition: 3 } });
+    expect(created.committedOffset).toBe(0n);
+    await prisma.consumerOffset.update({
+      where: { groupName_partition: { groupName: 'merge', partition: 3 } },
+      data: { committedOffset: BIG },
+    });
+    const read = await prisma.consumerOffset.findUniqueOrThrow({
+      where: { groupName_partition: { groupName: 'merge', partition: 3 } },
+    });
+    expect(read).toMatchObject({ groupName: 'merge', partition: 3, committedOffset: BIG });
+  },
+
+  DeadLetter: async (prisma) => {
+    const { workspace, connection } = await seedConnection(prisma);
+    const created = await prisma.deadLetter.create({
+      data: {
+        workspaceId: workspace.id,
+        source: 'log',
+        groupName: 'merge',
+        partition: 3,
+        offset: BIG,
+        connectionId: connection.id,
+        eventKey: 'contact-1:42',
+        payload: { fields: { email: 'x' } },
+        errorCode: 'Validation',
+        errorMessage: 'email is not an email',
+        attempts: 5,
+        status: 'retried',
+        resolvedAt: AT,
+      },
+    });
+    expect(created.id).toMatch(UUID_V7);
+    const read = await prisma.deadLetter.findUniqueOrThrow({
+      where: {
+        source_groupName_partition_offset: { source: 'log', groupName: 'merge', partition: 3, offset: BIG },
+      },
+    });
+    expect(read).toEqual(created);
+  },
+} satisfies Record<Prisma.ModelName, RoundTrip>;
+
+describe('generated client round trip', () => {
+  let db: TestDatabase;
+  let prisma: PrismaClient;
+
+  beforeAll(async () => {
+    db = await createTestDatabase('schema_client');
+    prisma = createPrismaClient(db.url, { max: 2 });
+  });
+
+  afterAll(async () => {
+    await prisma?.$disconnect();
+    await db?.drop();
+  });
+
+  it('covers every model of schema.prisma (add a round trip with each new model)', () => {
+    expect(Object.keys(ROUND_TRIPS).sort()).toEqual(datamodel.models.map((m) => m.name).sort());
+  });
+
+  it.each(Object.entries(ROUND_TRIPS))(
+    '%s: create, then read back the same row',
+    async (_model, roundTrip) => {
+      await roundTrip(prisma);
+    },
+  );
+});
