@@ -1,0 +1,106 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { ApiKeyId, WorkspaceId } from '@syncline/core';
+import { err, ok, type Result } from '@syncline/core';
+import { PrismaClient } from '@syncline/core/db';
+import type { Role } from '../auth/principal';
+
+export interface ApiKeyRecord {
+  id: ApiKeyId;
+  workspaceId: WorkspaceId;
+  name: string;
+  role: Role;
+  prefix: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+/** What authentication needs: the record plus the stored hash. */
+export interface ApiKeyCredential extends ApiKeyRecord {
+  secretHash: Uint8Array;
+}
+
+export interface NewApiKeyRow {
+  workspaceId: WorkspaceId;
+  name: string;
+  role: Role;
+  prefix: string;
+  secretHash: Uint8Array;
+}
+
+const RECORD = {
+  id: true,
+  workspaceId: true,
+  name: true,
+  role: true,
+  prefix: true,
+  createdAt: true,
+  lastUsedAt: true,
+  revokedAt: true,
+} as const;
+
+@Injectable()
+export class ApiKeysRepository {
+  constructor(@Inject(PrismaClient) private readonly prisma: PrismaClient) {}
+
+  /** Unscoped on purpose: the key itself says which workspace it belongs to. */
+  async findCredentialByPrefix(prefix: string): Promise<ApiKeyCredential | null> {
+    const row = await this.prisma.apiKey.findUnique({
+      where: { prefix },
+      select: { ...RECORD, secretHash: true },
+    });
+    return row && { ...toRecord(row), secretHash: row.secretHash };
+  }
+
+  /** Records use unless another request already did within the window. */
+  async touchLastUsed(id: ApiKeyId, at: Date, staleBefore: Date): Promise<void> {
+    await this.prisma.apiKey.updateMany({
+      where: { id, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: staleBefore } }] },
+      data: { lastUsedAt: at },
+    });
+  }
+
+  async create(row: NewApiKeyRow): Promise<ApiKeyRecord> {
+    const created = await this.prisma.apiKey.create({
+      data: { ...row, secretHash: Uint8Array.from(row.secretHash) },
+      select: RECORD,
+    });
+    return toRecord(created);
+  }
+
+  async list(workspaceId: WorkspaceId): Promise<ApiKeyRecord[]> {
+    const rows = await this.prisma.apiKey.findMany({
+      where: { workspaceId },
+      select: RECORD,
+      orderBy: { createdAt: 'asc' },
+    });
+    return rows.map(toRecord);
+  }
+
+  /** Revoking twice is fine; a key of another workspace is `not_found`, exactly like a missing one. */
+  async revoke(workspaceId: WorkspaceId, id: ApiKeyId, at: Date): Promise<Result<void, 'not_found'>> {
+    const { count } = await this.prisma.apiKey.updateMany({
+      where: { id, workspaceId, revokedAt: null },
+      data: { revokedAt: at },
+    });
+    if (count > 0) return ok(undefined);
+    const exists = await this.prisma.apiKey.count({ where: { id, workspaceId } });
+    return exists > 0 ? ok(undefined) : err('not_found');
+  }
+}
+
+type RecordRow = Omit<ApiKeyRecord, 'id' | 'workspaceId'> & { id: string; workspaceId: string };
+
+// Field by field, so a column added to the select later never rides along unnoticed.
+function toRecord(row: RecordRow): ApiKeyRecord {
+  return {
+    id: row.id as ApiKeyId,
+    workspaceId: row.workspaceId as WorkspaceId,
+    name: row.name,
+    role: row.role,
+    prefix: row.prefix,
+    createdAt: row.createdAt,
+    lastUsedAt: row.lastUsedAt,
+    revokedAt: row.revokedAt,
+  };
+}

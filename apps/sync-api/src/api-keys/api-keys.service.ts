@@ -1,0 +1,71 @@
+import { Injectable, NotFoundException } from '@nestjs/common';
+import type { ApiKeyId } from '@syncline/core';
+import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
+import { generateApiKey, parseBearerApiKey, verifyApiKeySecret } from '../auth/api-key-format';
+import type { Principal } from '../auth/principal';
+import { type ApiKeyRecord, ApiKeysRepository } from './api-keys.repository';
+import type { ApiKeyView, CreateApiKeyBody, CreatedApiKeyView } from './api-keys.schemas';
+
+// lastUsedAt is for humans deciding which keys to revoke; minute precision is plenty and
+// spares a write on every request.
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+@Injectable()
+export class ApiKeysService {
+  constructor(
+    private readonly apiKeys: ApiKeysRepository,
+    @InjectPinoLogger(ApiKeysService.name) private readonly logger: PinoLogger,
+  ) {}
+
+  /** The principal for an `Authorization` header, or null for a missing, unknown or revoked key. */
+  async authenticate(authorization: string | undefined): Promise<Principal | null> {
+    const presented = parseBearerApiKey(authorization);
+    if (!presented) return null;
+    const credential = await this.apiKeys.findCredentialByPrefix(presented.prefix);
+    if (!credential || !verifyApiKeySecret(presented.secret, credential.secretHash)) return null;
+    if (credential.revokedAt) return null;
+
+    const now = new Date();
+    const staleBefore = new Date(now.getTime() - LAST_USED_RESOLUTION_MS);
+    if (!credential.lastUsedAt || credential.lastUsedAt < staleBefore) {
+      await this.apiKeys.touchLastUsed(credential.id, now, staleBefore);
+    }
+    return { workspaceId: credential.workspaceId, apiKeyId: credential.id, role: credential.role };
+  }
+
+  async create(principal: Principal, body: CreateApiKeyBody): Promise<CreatedApiKeyView> {
+    const generated = generateApiKey();
+    const record = await this.apiKeys.create({
+      workspaceId: principal.workspaceId,
+      name: body.name,
+      role: body.role,
+      prefix: generated.prefix,
+      secretHash: generated.secretHash,
+    });
+    this.logger.info({ createdApiKeyId: record.id, role: record.role }, 'api key created');
+    return { ...toView(record), key: generated.key };
+  }
+
+  async list(principal: Principal): Promise<{ data: ApiKeyView[] }> {
+    const records = await this.apiKeys.list(principal.workspaceId);
+    return { data: records.map(toView) };
+  }
+
+  async revoke(principal: Principal, id: string): Promise<void> {
+    const revoked = await this.apiKeys.revoke(principal.workspaceId, id as ApiKeyId, new Date());
+    if (!revoked.ok) throw new NotFoundException(`no API key ${id}`);
+    this.logger.info({ revokedApiKeyId: id }, 'api key revoked');
+  }
+}
+
+function toView(record: ApiKeyRecord): ApiKeyView {
+  return {
+    id: record.id,
+    name: record.name,
+    role: record.role,
+    prefix: record.prefix,
+    createdAt: record.createdAt.toISOString(),
+    lastUsedAt: record.lastUsedAt?.toISOString() ?? null,
+    revokedAt: record.revokedAt?.toISOString() ?? null,
+  };
+}

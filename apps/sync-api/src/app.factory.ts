@@ -1,0 +1,28 @@
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Logger } from 'nestjs-pino';
+import { AppModule, type AppOptions } from './app.module';
+import type { AppConfig } from './config/app-config';
+import { echoRequestId, requestId } from './infra/request-id';
+import { setupOpenApi } from './openapi/openapi';
+
+/**
+ * Builds and initialises the API without listening, so that main.ts can listen on
+ * HOST:PORT and tests can use `app.inject()` or listen on port 0.
+ */
+export async function createApp(
+  config: AppConfig,
+  options: AppOptions = {},
+): Promise<NestFastifyApplication> {
+  const adapter = new FastifyAdapter({ genReqId: requestId, requestIdHeader: false });
+  echoRequestId(adapter.getInstance());
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, options), adapter, {
+    bufferLogs: true,
+    // Throw instead of exiting the process, so the caller decides.
+    abortOnError: false,
+  });
+  app.useLogger(app.get(Logger));
+  setupOpenApi(app);
+  await app.init();
+  return app;
+}

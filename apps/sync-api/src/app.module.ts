@@ -1,0 +1,46 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { LoggerModule } from 'nestjs-pino';
+import type { DestinationStream } from 'pino';
+import { ApiKeysModule } from './api-keys/api-keys.module';
+import { AuthModule } from './auth/auth.module';
+import { ApiExceptionFilter } from './common/api-exception.filter';
+import { ZodValidationPipe } from './common/zod-validation.pipe';
+import type { AppConfig } from './config/app-config';
+import { ConfigModule } from './config/config.module';
+import { ConnectionsModule } from './connections/connections.module';
+import { HealthModule } from './health/health.module';
+import { DatabaseModule } from './infra/database.module';
+import { loggerParams } from './infra/logger-params';
+import { RedisModule } from './infra/redis.module';
+import { MetricsModule } from './metrics/metrics.module';
+
+export interface AppOptions {
+  /** Where log lines go; stdout when absent. Tests pass a stream to read them. */
+  logDestination?: DestinationStream;
+}
+
+@Module({})
+// biome-ignore lint/complexity/noStaticOnlyClass: a Nest dynamic module is a class with a static forRoot
+export class AppModule {
+  static forRoot(config: AppConfig, options: AppOptions = {}): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggerModule.forRoot(loggerParams(config, options.logDestination)),
+        DatabaseModule,
+        RedisModule,
+        HealthModule,
+        MetricsModule,
+        AuthModule,
+        ApiKeysModule,
+        ConnectionsModule,
+      ],
+      providers: [
+        { provide: APP_FILTER, useClass: ApiExceptionFilter },
+        { provide: APP_PIPE, useClass: ZodValidationPipe },
+      ],
+    };
+  }
+}

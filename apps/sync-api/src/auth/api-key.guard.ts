@@ -1,0 +1,45 @@
+import {
+  type CanActivate,
+  type ExecutionContext,
+  ForbiddenException,
+  Injectable,
+  UnauthorizedException,
+} from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { FastifyRequest } from 'fastify';
+import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
+import { ApiKeysService } from '../api-keys/api-keys.service';
+import { IS_PUBLIC, REQUIRED_ROLES } from './auth.decorators';
+import type { Role } from './principal';
+
+/**
+ * Global guard: every route needs `Authorization: Bearer sk_…` unless marked @Public().
+ * A missing, malformed, unknown or revoked key is a 401; a key without the route's role a 403.
+ */
+@Injectable()
+export class ApiKeyGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly apiKeys: ApiKeysService,
+    @InjectPinoLogger(ApiKeyGuard.name) private readonly logger: PinoLogger,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, targets)) return true;
+
+    const request = context.switchToHttp().getRequest<FastifyRequest>();
+    const principal = await this.apiKeys.authenticate(request.headers.authorization);
+    if (!principal)
+      throw new UnauthorizedException('a valid API key is required: Authorization: Bearer sk_…');
+    request.principal = principal;
+    // Every later log line of this request carries the tenant and the key.
+    this.logger.assign({ workspaceId: principal.workspaceId, apiKeyId: principal.apiKeyId });
+
+    const roles = this.reflector.getAllAndOverride<Role[] | undefined>(REQUIRED_ROLES, targets);
+    if (roles && !roles.includes(principal.role)) {
+      throw new ForbiddenException(`this action needs the ${roles.join(' or ')} role`);
+    }
+    return true;
+  }
+}

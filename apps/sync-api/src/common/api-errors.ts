@@ -1,0 +1,47 @@
+import { BadRequestException } from '@nestjs/common';
+import { z } from 'zod';
+
+/** The error codes the API answers with, in `{ "error": { "code", "message" } }`. */
+export const API_ERROR_CODES = [
+  'bad_request',
+  'validation_failed',
+  'unauthorized',
+  'forbidden',
+  'not_found',
+  'method_not_allowed',
+  'conflict',
+  'payload_too_large',
+  'unsupported_media_type',
+  'rate_limited',
+  'unavailable',
+  'internal',
+] as const;
+export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
+
+export const apiErrorBody = z.object({
+  error: z.object({ code: z.enum(API_ERROR_CODES), message: z.string() }),
+});
+export type ApiErrorBody = z.output<typeof apiErrorBody>;
+
+/** Where a rejected value came from: the request part, and the parameter name if one was asked for. */
+export interface ValueLocation {
+  part: string;
+  name?: string | undefined;
+}
+
+/** A request part (body, query, a route param) that did not match its schema. */
+export class ValidationFailedException extends BadRequestException {
+  constructor(
+    readonly issues: readonly z.core.$ZodIssue[],
+    location: ValueLocation,
+  ) {
+    super(`invalid request: ${issues.map((issue) => describeIssue(issue, location)).join('; ')}`);
+  }
+}
+
+// Zod's messages state what was expected, never the rejected value, so a secret sent in
+// the wrong field is not echoed back.
+function describeIssue(issue: z.core.$ZodIssue, { part, name }: ValueLocation): string {
+  const path = [name, ...issue.path.map(String)].filter((segment) => segment !== undefined);
+  return `${path.length > 0 ? path.join('.') : part}: ${issue.message}`;
+}

@@ -1,0 +1,27 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
+
+describe('errors nobody planned for', () => {
+  let t: TestApp;
+  let adminKey: string;
+  beforeAll(async () => {
+    t = await startTestApp('internal_error');
+    ({ adminKey } = await seedWorkspace(t.prisma, 'Acme'));
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('answer 500 internal without driver detail, and log the detail instead', async () => {
+    // The database vanishing mid-flight: every query now fails inside Prisma.
+    await t.db.drop();
+    const res = await t.app.inject({ method: 'GET', url: '/api/v1/me', headers: bearer(adminKey) });
+    expect(res.statusCode).toBe(500);
+    expect(res.json()).toEqual({ error: { code: 'internal', message: 'internal error' } });
+    expect(res.body).not.toMatch(/prisma|syncline_test|\bat\b|stack/i);
+
+    const logged = t.logs.map((line) => JSON.parse(line) as { msg?: string; err?: { message?: string } });
+    const unhandled = logged.find((line) => line.msg === 'unhandled error');
+    expect(unhandled?.err?.message).toContain(t.db.name);
+  });
+});

@@ -1,0 +1,73 @@
+import type { ArgumentMetadata } from '@nestjs/common';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { ValidationFailedException } from './api-errors';
+import { ZodValidationPipe } from './zod-validation.pipe';
+
+const body = z.object({
+  name: z.string().min(1),
+  role: z.enum(['admin', 'sales']),
+  limits: z.object({ perMinute: z.coerce.number().int().positive() }).optional(),
+});
+
+const pipe = new ZodValidationPipe();
+
+function rejection(run: () => unknown): ValidationFailedException {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ValidationFailedException);
+    return error as ValidationFailedException;
+  }
+  throw new Error('expected the pipe to reject the value');
+}
+
+describe('ZodValidationPipe', () => {
+  it('returns the parsed value, unknown keys dropped and coercions applied', () => {
+    const value = { name: 'ci', role: 'sales', limits: { perMinute: '10' }, extra: true };
+    expect(pipe.transform(value, { type: 'body', schema: body })).toEqual({
+      name: 'ci',
+      role: 'sales',
+      limits: { perMinute: 10 },
+    });
+  });
+
+  it('passes through parameters that declare no schema', () => {
+    const value = { anything: 1 };
+    expect(pipe.transform(value, { type: 'body' })).toBe(value);
+    expect(pipe.transform('raw', { type: 'custom' })).toBe('raw');
+  });
+
+  it('names every failing field in the message', () => {
+    const error = rejection(() =>
+      pipe.transform({ role: 'owner', limits: { perMinute: -1 } }, { type: 'body', schema: body }),
+    );
+    expect(error.getStatus()).toBe(400);
+    expect(error.message).toMatch(/^invalid request: /);
+    expect(error.message).toContain('name: ');
+    expect(error.message).toContain('role: ');
+    expect(error.message).toContain('limits.perMinute: ');
+    expect(error.issues.map((issue) => issue.path.join('.'))).toEqual(['name', 'role', 'limits.perMinute']);
+  });
+
+  it('names a route parameter by its name and a missing body by its part', () => {
+    const param: ArgumentMetadata = { type: 'param', data: 'id', schema: z.uuid() };
+    expect(rejection(() => pipe.transform('nope', param)).message).toMatch(/^invalid request: id: /);
+    expect(rejection(() => pipe.transform(undefined, { type: 'body', schema: body })).message).toMatch(
+      /^invalid request: body: /,
+    );
+  });
+
+  it('does not echo the rejected value', () => {
+    const secret = 'pat-na1-very-secret-token';
+    const error = rejection(() => pipe.transform({ name: 1, role: secret }, { type: 'body', schema: body }));
+    expect(error.message).not.toContain(secret);
+  });
+
+  it('refuses a schema it cannot run rather than skipping validation', () => {
+    const foreign: NonNullable<ArgumentMetadata['schema']> = {
+      '~standard': { version: 1, vendor: 'other', validate: () => ({ value: 'x' }) },
+    };
+    expect(() => pipe.transform('x', { type: 'body', schema: foreign })).toThrow(TypeError);
+  });
+});

@@ -1,0 +1,12 @@
+import { Module } from '@nestjs/common';
+import { KeyringModule } from '../infra/keyring.module';
+import { ConnectionsController } from './connections.controller';
+import { ConnectionsRepository } from './connections.repository';
+import { ConnectionsService } from './connections.service';
+
+@Module({
+  imports: [KeyringModule],
+  controllers: [ConnectionsController],
+  providers: [ConnectionsService, ConnectionsRepository],
+})
+export class ConnectionsModule {}
