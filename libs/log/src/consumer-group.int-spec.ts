@@ -91,6 +91,25 @@ describe('LogConsumer', () => {
     expect(await derivedSnapshot(pool, 'g-basic')).toBe(await derivedSnapshot(pool, 'g-basic-ref'));
   });
 
+  it('reports a lag of 0 once caught up, even when redeliveries at the tail used up offsets', async () => {
+    const last = change(conn, { externalId: 'tail', eventKey: 'tail:1' });
+    await log.append([last]);
+    const again = await log.append([last, last]);
+    expect(again.ok && again.value.every((r) => !r.isNew)).toBe(true);
+    const c = consumer('g-tail');
+    await c.start();
+    await until(caughtUp('g-tail'));
+    const lag = await groupLag(pool, 'g-tail');
+    const p = log.partitionOf({ connectionId: conn.connectionId, entityType: 'person', externalId: 'tail' });
+    const head = await pool.query<{ next: string }>(
+      'SELECT next_offset AS next FROM log_partition WHERE partition = $1',
+      [p],
+    );
+    // The redelivery burned a number past the last event; lag is still measured to the last event.
+    expect(Number(head.rows[0]!.next) - 1).toBeGreaterThan(lag.find((x) => x.partition === p)!.headOffset);
+    expect(lag.every((x) => x.lag === 0)).toBe(true);
+  });
+
   it('wakes on append without waiting for the poll interval', async () => {
     const c = consumer('g-wake', { pollMs: 60_000, rebalanceMs: 60_000 });
     await c.start();

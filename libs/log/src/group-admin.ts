@@ -75,14 +75,20 @@ export async function resetGroup(
 export interface PartitionLag {
   partition: number;
   committedOffset: number;
+  /** The last offset present in the partition (0 when empty). */
   headOffset: number;
+  /** Offsets between the committed one and the head; redeliveries can leave gaps, so an upper bound of unread events, and 0 exactly when the group is caught up. */
   lag: number;
 }
 
-/** Offset lag of a group per partition (head = last offset given in the partition). */
+/**
+ * Offset lag of a group per partition. The head is the last offset present, not the next
+ * one to be given: a dropped redelivery uses up a number that never appears.
+ */
 export async function groupLag(pool: Pool, group: string): Promise<PartitionLag[]> {
   const { rows } = await pool.query<{ partition: number; committed: string; head: string }>(
-    `SELECT h.partition, COALESCE(o.committed_offset, 0) AS committed, h.next_offset - 1 AS head
+    `SELECT h.partition, COALESCE(o.committed_offset, 0) AS committed,
+            COALESCE((SELECT max(e."offset") FROM change_event e WHERE e.partition = h.partition), 0) AS head
        FROM log_partition h
        LEFT JOIN consumer_offset o ON o.partition = h.partition AND o.group_name = $1
       ORDER BY h.partition`,

@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# `npm run demo`: installs what it needs, then runs scripts/demo.ts.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+scripts/setup.sh
+exec node -r @swc-node/register scripts/demo.ts "$@"
