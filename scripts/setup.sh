@@ -5,8 +5,11 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  echo "setup: installing dependencies (npm ci)" >&2
-  npm ci --no-audit --no-fund --loglevel=error
+  echo "setup: installing dependencies" >&2
+  # Not `npm ci`: vite lists a Windows-only optional package that is not on the registry,
+  # so it never enters the lock file and `npm ci` refuses the lock as out of sync.
+  # `npm install` keeps the locked versions and skips the unavailable optional package.
+  npm install --no-audit --no-fund --loglevel=error
 fi
 
 client=libs/core/src/generated/prisma/client.ts
