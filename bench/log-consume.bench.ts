@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ChangeLog, groupLag, type LogHandler, LogConsumer } from '@syncline/log';
+import { ChangeLog, groupLag, LogConsumer, type LogHandler } from '@syncline/log';
 import { Pool } from 'pg';
 import { seedConnection } from '../test/support/fixtures';
 import { emit, freshBenchDatabase, log } from './support';
@@ -55,7 +55,16 @@ export async function run(args: { total?: number; consumers?: number; batch?: nu
   const started = process.hrtime.bigint();
   const group = Array.from(
     { length: members },
-    () => new LogConsumer({ connection: url, group: 'bench', partitions: 16, handler, batchSize, rebalanceMs: 200, pollMs: 50 }),
+    () =>
+      new LogConsumer({
+        connection: url,
+        group: 'bench',
+        partitions: 16,
+        handler,
+        batchSize,
+        rebalanceMs: 200,
+        pollMs: 50,
+      }),
   );
   await Promise.all(group.map((c) => c.start()));
   for (;;) {
@@ -68,5 +77,10 @@ export async function run(args: { total?: number; consumers?: number; batch?: nu
   const { rows } = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM derived');
   if (rows[0]!.n !== total) throw new Error(`expected ${total} derived rows, found ${rows[0]!.n}`);
   await pool.end();
-  emit({ bench: 'log-consume', events: total, consumers: members, events_per_s: Math.round(total / seconds) });
+  emit({
+    bench: 'log-consume',
+    events: total,
+    consumers: members,
+    events_per_s: Math.round(total / seconds),
+  });
 }

@@ -7,7 +7,9 @@ async function main(): Promise<void> {
   if (await ensureDatabase(url)) console.log(`created database ${new URL(url).pathname.slice(1)}`);
   const report = await migrate(url);
   for (const name of report.applied) console.log(`applied ${name}`);
-  console.log(`migrations: ${report.applied.length} applied, ${report.alreadyApplied.length} already applied`);
+  console.log(
+    `migrations: ${report.applied.length} applied, ${report.alreadyApplied.length} already applied`,
+  );
 }
 
 main().catch((error: unknown) => {
