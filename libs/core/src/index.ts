@@ -3,5 +3,6 @@ export * from './crypto/keyring';
 export * from './errors';
 export * from './ids';
 export * from './logger';
+export * from './providers';
 export * from './result';
 export * from './source-change';

@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { ProviderKey } from '@syncline/core';
 import { type ConnectionId, err, ok, type Result, type WorkspaceId } from '@syncline/core';
 import { Prisma, PrismaClient } from '@syncline/core/db';
-import type { ConnectionStatus, ProviderKey } from './connections.schemas';
+import type { ConnectionStatus } from './connections.schemas';
 
 /** A connection without its secrets: repository reads never select the ciphertext. */
 export interface ConnectionRecord {

@@ -1,8 +1,5 @@
+import { PROVIDER_KEYS } from '@syncline/core';
 import { z } from 'zod';
-
-/** Provider keys as the API (and the rest of Syncline) spells them. */
-export const PROVIDER_KEYS = ['hubspot', 'google-calendar', 'gmail', 'google-tasks'] as const;
-export type ProviderKey = (typeof PROVIDER_KEYS)[number];
 
 export const CONNECTION_STATUSES = [
   'pending',

@@ -1,0 +1,7 @@
+/**
+ * Provider keys, spelled the same everywhere: connector folder, enum value on the wire,
+ * webhook route. (The database enum stores them with hyphens too; Prisma's identifiers
+ * spell them with underscores.)
+ */
+export const PROVIDER_KEYS = ['hubspot', 'google-calendar', 'gmail', 'google-tasks'] as const;
+export type ProviderKey = (typeof PROVIDER_KEYS)[number];
