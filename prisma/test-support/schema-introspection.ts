@@ -163,7 +163,9 @@ export function expectedColumnDefault(
   const numeric = ['Int', 'BigInt', 'Float', 'Decimal'].includes(field.type);
   if (numeric && (typeof value === 'number' || typeof value === 'string')) return String(value);
   if (typeof value === 'boolean') return String(value);
-  if (typeof value === 'string' && field.type === 'Json') return `'${value}'::jsonb`;
+  if (typeof value === 'string' && field.type === 'Json') {
+    return `'${value}'::${field.nativeType?.[0] === 'Json' ? 'json' : 'jsonb'}`;
+  }
   if (typeof value === 'string' && field.type === 'String') return `'${value}'::text`;
   return undefined;
 }

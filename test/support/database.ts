@@ -16,17 +16,34 @@ const slug = (label: string) => label.replace(/[^a-z0-9]/gi, '_').toLowerCase();
 export async function createTestDatabase(label: string): Promise<TestDatabase> {
   const name = `${runPrefix()}${slug(label)}_${randomBytes(4).toString('hex')}`;
   await adminQuery(`CREATE DATABASE "${name}" TEMPLATE "${runPrefix()}template"`);
-  return { name, url: dbUrl(name), drop: () => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+  return { name, url: dbUrl(name), drop: () => dropDatabase(name) };
+}
+
+/**
+ * Drops politely first: a pool that has just ended may still be closing its connections,
+ * and FORCE would kill them mid-goodbye (an error event nobody listens to any more).
+ */
+async function dropDatabase(name: string): Promise<void> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    try {
+      await adminQuery(`DROP DATABASE IF EXISTS "${name}"`, 0);
+      return;
+    } catch (error) {
+      if (!/being accessed by other users/.test((error as Error).message)) throw error;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  await adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
 }
 
 /** An empty database (not migrated), for tests of the migrator itself. */
 export async function createEmptyDatabase(label: string): Promise<TestDatabase> {
   const name = `${runPrefix()}${slug(label)}_${randomBytes(4).toString('hex')}`;
   await adminQuery(`CREATE DATABASE "${name}"`);
-  return { name, url: dbUrl(name), drop: () => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+  return { name, url: dbUrl(name), drop: () => dropDatabase(name) };
 }
 
-async function adminQuery(sql: string): Promise<void> {
+async function adminQuery(sql: string, retries = 30): Promise<void> {
   // CREATE DATABASE … TEMPLATE fails while another session is connected to the template,
   // which happens when two files clone at once; retry briefly.
   for (let attempt = 0; ; attempt++) {
@@ -36,7 +53,7 @@ async function adminQuery(sql: string): Promise<void> {
       await admin.query(sql);
       return;
     } catch (error) {
-      if (attempt < 30 && /being accessed by other users/.test((error as Error).message)) {
+      if (attempt < retries && /being accessed by other users/.test((error as Error).message)) {
         await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
         continue;
       }

@@ -59,7 +59,7 @@ const APPEND_SQL = `
 WITH input AS (
   SELECT * FROM json_to_recordset($1::json)
     AS t(ord int, partition int, workspace_id uuid, connection_id uuid, event_key text, entity_type text, external_id text,
-         op text, fields jsonb, field_times jsonb, event_time timestamptz, provider_version text, origin jsonb)
+         op text, fields json, field_times json, event_time timestamptz, provider_version text, origin json)
 ),
 heads AS (
   SELECT partition, next_offset FROM log_partition

@@ -84,12 +84,12 @@ CREATE TABLE "change_event" (
     "entity_type" TEXT NOT NULL,
     "external_id" TEXT NOT NULL,
     "op" TEXT NOT NULL,
-    "fields" JSONB NOT NULL DEFAULT '{}',
-    "field_times" JSONB NOT NULL DEFAULT '{}',
+    "fields" JSON NOT NULL DEFAULT '{}',
+    "field_times" JSON NOT NULL DEFAULT '{}',
     "event_time" TIMESTAMPTZ(3) NOT NULL,
     "ingested_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "provider_version" TEXT,
-    "origin" JSONB,
+    "origin" JSON,
 
     CONSTRAINT "change_event_pkey" PRIMARY KEY ("partition","offset")
 );
