@@ -1,0 +1,69 @@
+import { z } from 'zod';
+
+export const FAULT_KINDS = [
+  'rate-limit',
+  'server-error',
+  'latency',
+  'drop-webhooks',
+  'duplicate-webhooks',
+  'revoke-token',
+  'invalidate-cursors',
+] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+export type EmulatedService = 'hubspot' | 'google';
+
+export const faultSchema = z.strictObject({
+  service: z.enum(['hubspot', 'google']),
+  kind: z.enum(FAULT_KINDS),
+  /** How many matching calls the fault applies to; absent = until cleared. */
+  count: z.number().int().positive().optional(),
+  /** For latency: how long to stall. */
+  ms: z.number().int().nonnegative().optional(),
+  /** A HubSpot portal id or a Google user's email; absent = every account. */
+  account: z.union([z.string(), z.number()]).optional(),
+});
+export type FaultSpec = z.output<typeof faultSchema>;
+
+interface ArmedFault extends FaultSpec {
+  remaining: number;
+}
+
+/**
+ * Faults injected through the control API. A data-plane handler asks `take` whether a
+ * fault of a kind applies to this call; each match uses up one of its count.
+ */
+export class FaultRegistry {
+  private faults: ArmedFault[] = [];
+
+  add(spec: FaultSpec): void {
+    this.faults.push({ ...spec, remaining: spec.count ?? Number.POSITIVE_INFINITY });
+  }
+
+  take(service: EmulatedService, kind: FaultKind, account?: string | number): FaultSpec | undefined {
+    const fault = this.faults.find(
+      (f) =>
+        f.service === service &&
+        f.kind === kind &&
+        f.remaining > 0 &&
+        (f.account === undefined || account === undefined || String(f.account) === String(account)),
+    );
+    if (!fault) return undefined;
+    fault.remaining--;
+    if (fault.remaining <= 0) this.faults = this.faults.filter((f) => f !== fault);
+    return fault;
+  }
+
+  /** Whether a fault is armed, without using it up (for one-off state changes). */
+  peek(service: EmulatedService, kind: FaultKind, account?: string | number): boolean {
+    return this.faults.some(
+      (f) =>
+        f.service === service &&
+        f.kind === kind &&
+        (f.account === undefined || account === undefined || String(f.account) === String(account)),
+    );
+  }
+
+  clear(): void {
+    this.faults = [];
+  }
+}

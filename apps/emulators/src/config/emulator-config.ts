@@ -1,0 +1,13 @@
+import { parseEnv } from '@syncline/core';
+import { z } from 'zod';
+
+const emulatorEnvSchema = z.object({
+  EMULATOR_HOST: z.string().default('127.0.0.1'),
+  EMULATOR_HUBSPOT_PORT: z.coerce.number().int().min(0).max(65535).default(4010),
+  EMULATOR_GOOGLE_PORT: z.coerce.number().int().min(0).max(65535).default(4020),
+  EMULATOR_SEED: z.coerce.number().int().default(1),
+});
+export type EmulatorConfig = z.output<typeof emulatorEnvSchema>;
+
+export const loadEmulatorConfig = (env: NodeJS.ProcessEnv = process.env): EmulatorConfig =>
+  parseEnv(emulatorEnvSchema, env);

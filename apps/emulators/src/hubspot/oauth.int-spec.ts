@@ -1,0 +1,169 @@
+import { Client } from '@hubspot/api-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HubspotHarness } from './testing/hubspot-harness';
+import { HubspotSchemas } from './testing/hubspot-schemas';
+
+type Failure = { code: number; body: Record<string, unknown> };
+
+async function failure(call: Promise<unknown>): Promise<Failure> {
+  try {
+    await call;
+  } catch (e) {
+    return e as Failure;
+  }
+  throw new Error('expected the call to fail');
+}
+
+describe('HubSpot emulator: OAuth through @hubspot/api-client', () => {
+  let harness: HubspotHarness;
+  let oauth: Client;
+  const redirectUri = 'http://127.0.0.1:9/oauth/callback';
+
+  beforeAll(async () => {
+    harness = await HubspotHarness.start();
+    oauth = new Client({ basePath: harness.url });
+  });
+  afterAll(async () => {
+    await harness.close();
+  });
+
+  it('connects: authorize redirects with a code, which the token endpoint exchanges', async () => {
+    const portal = await harness.createPortal({ appId: 7001 });
+    const authorize = new URL(`${harness.url}/oauth/authorize`);
+    authorize.search = new URLSearchParams({
+      client_id: portal.clientId,
+      redirect_uri: redirectUri,
+      scope: 'crm.objects.contacts.read crm.objects.contacts.write',
+      state: 'xyz',
+      portalId: String(portal.portalId),
+    }).toString();
+    const redirect = await fetch(authorize, { redirect: 'manual' });
+    expect(redirect.status).toBe(302);
+    const location = new URL(redirect.headers.get('location') ?? '');
+    expect(`${location.origin}${location.pathname}`).toBe(redirectUri);
+    expect(location.searchParams.get('state')).toBe('xyz');
+    const code = location.searchParams.get('code') ?? '';
+
+    const tokens = await oauth.oauth.tokensApi.create(
+      'authorization_code',
+      code,
+      redirectUri,
+      portal.clientId,
+      portal.clientSecret,
+    );
+    expect(tokens).toMatchObject({ tokenType: 'bearer', expiresIn: 1800 });
+    const connected = harness.client(tokens.accessToken);
+    await expect(connected.crm.contacts.basicApi.getPage()).resolves.toBeDefined();
+    const info = await oauth.oauth.accessTokensApi.get(tokens.accessToken);
+    expect(info).toMatchObject({ hubId: portal.portalId, appId: 7001 });
+
+    // A code is good once.
+    const again = await failure(
+      oauth.oauth.tokensApi.create(
+        'authorization_code',
+        code,
+        redirectUri,
+        portal.clientId,
+        portal.clientSecret,
+      ),
+    );
+    expect(again.code).toBe(400);
+    expect(again.body.status).toBe('BAD_AUTH_CODE');
+  });
+
+  it('refreshes: a new 30-minute access token, the same refresh token', async () => {
+    const portal = await harness.createPortal();
+    const refreshed = await oauth.oauth.tokensApi.create(
+      'refresh_token',
+      undefined,
+      undefined,
+      portal.clientId,
+      portal.clientSecret,
+      portal.refreshToken,
+    );
+    expect(refreshed.refreshToken).toBe(portal.refreshToken);
+    expect(refreshed.accessToken).not.toBe(portal.accessToken);
+    expect(refreshed.expiresIn).toBe(1800);
+    const wrongSecret = await failure(
+      oauth.oauth.tokensApi.create(
+        'refresh_token',
+        undefined,
+        undefined,
+        portal.clientId,
+        'nope',
+        portal.refreshToken,
+      ),
+    );
+    expect(wrongSecret.code).toBe(400);
+  });
+
+  it('expires access tokens after 30 minutes with EXPIRED_AUTHENTICATION', async () => {
+    const portal = await harness.createPortal();
+    await portal.client.crm.contacts.basicApi.getPage();
+    harness.advanceClock(31 * 60_000);
+    const expired = await failure(portal.client.crm.contacts.basicApi.getPage());
+    expect(expired.code).toBe(401);
+    expect(expired.body).toMatchObject({ status: 'error', category: 'EXPIRED_AUTHENTICATION' });
+    // The log still knows whose token it was.
+    expect(harness.ctx.requests.list({ account: String(portal.portalId) }).at(-1)?.status).toBe(401);
+    const refreshed = await oauth.oauth.tokensApi.create(
+      'refresh_token',
+      undefined,
+      undefined,
+      portal.clientId,
+      portal.clientSecret,
+      portal.refreshToken,
+    );
+    await expect(
+      harness.client(refreshed.accessToken).crm.contacts.basicApi.getPage(),
+    ).resolves.toBeDefined();
+  });
+
+  it('answers BAD_REFRESH_TOKEN after a revoke-token fault, and 401 to the old access token', async () => {
+    const portal = await harness.createPortal();
+    await harness.addFault({ service: 'hubspot', kind: 'revoke-token', account: portal.portalId, count: 1 });
+    const revoked = await failure(
+      oauth.oauth.tokensApi.create(
+        'refresh_token',
+        undefined,
+        undefined,
+        portal.clientId,
+        portal.clientSecret,
+        portal.refreshToken,
+      ),
+    );
+    expect(revoked.code).toBe(400);
+    expect(revoked.body).toMatchObject({
+      status: 'BAD_REFRESH_TOKEN',
+      message: 'missing or invalid refresh token',
+    });
+    const denied = await failure(portal.client.crm.contacts.basicApi.getPage());
+    expect(denied.code).toBe(401);
+    expect(denied.body.category).toBe('INVALID_AUTHENTICATION');
+  });
+
+  it('revokes on the next data-plane call too', async () => {
+    const portal = await harness.createPortal();
+    await harness.addFault({ service: 'hubspot', kind: 'revoke-token', account: portal.portalId, count: 1 });
+    expect((await failure(portal.client.crm.contacts.basicApi.getPage())).code).toBe(401);
+    const refresh = await failure(
+      oauth.oauth.tokensApi.create(
+        'refresh_token',
+        undefined,
+        undefined,
+        portal.clientId,
+        portal.clientSecret,
+        portal.refreshToken,
+      ),
+    );
+    expect(refresh.body.status).toBe('BAD_REFRESH_TOKEN');
+  });
+
+  it('answers every request above with bodies that match the published schemas', () => {
+    const { checked, failures } = new HubspotSchemas().checkAll(harness.responses);
+    expect(
+      failures.map((f) => `${f.response.method} ${f.response.path} ${f.response.status}: ${f.errors}`),
+    ).toEqual([]);
+    expect(checked.length).toBeGreaterThan(10);
+  });
+});

@@ -1,0 +1,23 @@
+import { ConfigError } from '@syncline/core';
+import { loadEmulatorConfig } from './config/emulator-config';
+import { startEmulators } from './emulators';
+
+// `npm run emulators`: local HubSpot and Google for the demo, the tests and development.
+async function main(): Promise<void> {
+  const config = loadEmulatorConfig();
+  const running = await startEmulators({
+    host: config.EMULATOR_HOST,
+    hubspotPort: config.EMULATOR_HUBSPOT_PORT,
+    googlePort: config.EMULATOR_GOOGLE_PORT,
+    seed: config.EMULATOR_SEED,
+  });
+  console.log(JSON.stringify({ hubspot: running.hubspotUrl, google: running.googleUrl }));
+  const stop = () => void running.close().then(() => process.exit(0));
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof ConfigError ? error.message : error);
+  process.exit(1);
+});
