@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { EmulatorContext, EmulatedProvider } from './common/context';
+import type { EmulatedProvider, EmulatorContext } from './common/context';
 import { registerControlRoutes } from './common/control.routes';
 import { FaultRegistry } from './common/faults';
 import { RequestLog } from './common/request-log';

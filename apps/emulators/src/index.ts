@@ -1,3 +1,3 @@
-export type { EmulatorContext, EmulatedProvider } from './common/context';
+export type { EmulatedProvider, EmulatorContext } from './common/context';
 export type { FaultSpec } from './common/faults';
 export { type EmulatorOptions, type RunningEmulators, startEmulators } from './emulators';

@@ -6,7 +6,11 @@ import { faultSchema } from './faults';
  * The control routes every port serves: reset, faults, and the request log. `resetAll`
  * forgets the state of both providers, whichever port was asked.
  */
-export function registerControlRoutes(app: FastifyInstance, ctx: EmulatorContext, resetAll: () => void): void {
+export function registerControlRoutes(
+  app: FastifyInstance,
+  ctx: EmulatorContext,
+  resetAll: () => void,
+): void {
   app.post('/_emulator/reset', async (_req, reply) => {
     resetAll();
     return reply.code(204).send();
