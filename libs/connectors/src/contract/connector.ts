@@ -1,0 +1,174 @@
+import type { EntityType, ErrorCode, ProviderKey, Result, SourceChangeInput } from '@syncline/core';
+
+/**
+ * The connector contract. Every provider implements `Connector` in a folder of its own
+ * (libs/connectors/src/<provider>/), exports one connector object, and keeps its raw
+ * provider types, SDK clients and mappers inside that folder. Nothing outside a connector's
+ * folder imports from its inner files; the shared contract suite (contract-suite.ts) runs
+ * against every connector with the emulators and the official SDKs.
+ *
+ * Expected failures are values: every call returns a Result whose error carries a code of
+ * the closed set, and workers decide from the code alone.
+ */
+
+export interface ConnectorError {
+  code: ErrorCode;
+  message: string;
+  /** For RateLimited: how long the provider asked us to wait. */
+  retryAfterMs?: number;
+  /** The provider's HTTP status, for logs and metrics. */
+  status?: number;
+}
+
+export type ConnectorResult<T> = Result<T, ConnectorError>;
+
+/**
+ * A connector's durable position, per stream (e.g. `contacts` → an updatedAt, `events` →
+ * a sync token, `history` → a Gmail history id). JSON-serialisable; stored on the
+ * connection row and committed only after the page's changes are on the log.
+ */
+export type Cursor = Readonly<Record<string, string | number | null>>;
+
+export interface PullProgress {
+  seen: number;
+  /** Best estimate of the total records, when the provider says. */
+  estimatedTotal?: number;
+}
+
+export interface PullPage {
+  /** Changes in unified field names with an event key identical on every redelivery. */
+  changes: SourceChangeInput[];
+  /** The cursor to resume from after these changes are durably on the log. */
+  cursor: Cursor;
+  /** No further page right now: a backfill finished, or an incremental pull caught up. */
+  done: boolean;
+  progress?: PullProgress;
+  /** Event time up to which the cursor guarantees completeness, when known. */
+  watermark?: Date;
+}
+
+/** An incoming webhook or push notification, as the HTTP layer received it. */
+export interface WebhookRequest {
+  method: string;
+  /** The full public URL the provider called, scheme included (HubSpot v3 signs it). */
+  url: string;
+  headers: Readonly<Record<string, string | undefined>>;
+  /** The raw body, byte for byte (signatures are over the raw body). */
+  rawBody: string;
+  receivedAt: Date;
+}
+
+/** What the connection's stored secrets say a webhook must prove. */
+export interface WebhookSecrets {
+  /** HubSpot: the app's client secret. */
+  clientSecret?: string;
+  /** Google Calendar: the channel ids and tokens we registered. */
+  channels?: readonly { id: string; token: string; resourceId?: string }[];
+  /** Gmail: the bearer token (or audience) our push subscription uses. */
+  pushBearerToken?: string;
+}
+
+export type WebhookOutcome =
+  /** The notification carried the changes (HubSpot property changes). */
+  | { kind: 'changes'; changes: SourceChangeInput[] }
+  /** The notification only says that something changed (Google): run a pull. */
+  | { kind: 'pull'; reason: string };
+
+/** One write Syncline wants made in the provider. */
+export interface PushWrite {
+  op: 'create' | 'update' | 'delete';
+  entityType: EntityType;
+  /** The provider's id; absent for a create. */
+  externalId?: string;
+  /** Unified field names → values to write. */
+  fields: Record<string, unknown>;
+  /**
+   * Derived from (entity, target, resulting heads): a retry with the same key never makes a
+   * second record (Calendar client-chosen ids, HubSpot upsert on a unique property of ours).
+   */
+  idempotencyKey: string;
+  /** Our canonical entity id, stored in the provider where possible (origin tag). */
+  entityId: string;
+}
+
+/** What a write left in the provider: how its echo will be recognised. */
+export interface WriteReceipt {
+  idempotencyKey: string;
+  externalId: string;
+  providerVersion?: string;
+  /** Hash of the unified fields as written (see contentHash), compared with later reports. */
+  contentHash: string;
+}
+
+export interface Subscription {
+  id: string;
+  resourceId?: string;
+  expiresAt: Date;
+}
+
+/** What a connector is handed for one call: who it acts for and the shared plumbing. */
+export interface ConnectionContext {
+  connectionId: string;
+  workspaceId: string;
+  /** The provider account (HubSpot portal id, Google email). */
+  externalAccountId: string;
+  tokens: TokenSource;
+  budget: RateBudget;
+  /** Provider base URLs (emulators in tests and the demo, the real providers by default). */
+  endpoints: ProviderEndpoints;
+  /** Per-connection field-mapping overrides (unified field → provider property). */
+  fieldMappings?: Readonly<Record<string, string>>;
+  /** HubSpot: our app id, to tell our own writes' echoes apart. */
+  appId?: string;
+}
+
+export interface ProviderEndpoints {
+  hubspotBaseUrl: string;
+  googleRootUrl: string;
+  googleTokenUrl: string;
+}
+
+/** Access tokens for one connection: refreshed before expiry and on 401, refreshes collapsed. */
+export interface TokenSource {
+  accessToken(): Promise<ConnectorResult<string>>;
+  /** Called after a 401: drop the cached token and refresh once (shared by concurrent callers). */
+  invalidate(rejected: string): Promise<ConnectorResult<string>>;
+}
+
+/** A per-connection request budget shared by every pull and push, across processes. */
+export interface RateBudget {
+  /** Waits until a request of this kind fits the budget; never fails for lack of budget. */
+  acquire(kind?: 'default' | 'search', cost?: number): Promise<void>;
+}
+
+export interface Connector {
+  readonly provider: ProviderKey;
+  /** The entity types this connector reads. */
+  readonly entities: readonly EntityType[];
+  /** The entity types it can write back. */
+  readonly writable: readonly EntityType[];
+
+  /** One page of the full scan; start with an empty cursor, resume from the returned one. */
+  backfill(ctx: ConnectionContext, cursor: Cursor): Promise<ConnectorResult<PullPage>>;
+  /** One page of changes since the cursor. `CursorInvalid` means: wipe and backfill. */
+  pull(ctx: ConnectionContext, cursor: Cursor): Promise<ConnectorResult<PullPage>>;
+
+  /** Checks signature / channel token / bearer; `Validation` when it fails. Constant time. */
+  verifyWebhook(request: WebhookRequest, secrets: WebhookSecrets): ConnectorResult<void>;
+  /** Turns a verified webhook into changes or a pull request. */
+  parseWebhook(
+    request: WebhookRequest,
+    ctx: { connectionId: string; workspaceId: string; appId?: string },
+  ): ConnectorResult<WebhookOutcome>;
+
+  /** Creates, updates and deletes, batched where the provider can; idempotent per key. */
+  push(ctx: ConnectionContext, writes: readonly PushWrite[]): Promise<ConnectorResult<WriteReceipt[]>>;
+
+  /** Registers (or renews) push notifications, where the provider needs it. */
+  subscribe?(
+    ctx: ConnectionContext,
+    callbackUrl: string,
+    token: string,
+  ): Promise<ConnectorResult<Subscription>>;
+  unsubscribe?(ctx: ConnectionContext, subscription: Subscription): Promise<ConnectorResult<void>>;
+}

@@ -1,0 +1,2 @@
+export * from './contract/connector';
+export * from './contract/content-hash';
