@@ -16,8 +16,9 @@ const isoOrDate = z.union([z.date(), z.iso.datetime({ offset: true })]).transfor
  * produces it. The event key is identical on every redelivery of the same change.
  */
 export const sourceChangeSchema = z.strictObject({
-  workspaceId: z.uuid(),
-  connectionId: z.uuid(),
+  // Lower-cased so that ids compare equal to what PostgreSQL returns.
+  workspaceId: z.uuid().transform((id) => id.toLowerCase()),
+  connectionId: z.uuid().transform((id) => id.toLowerCase()),
   entityType: z.enum(ENTITY_TYPES),
   externalId: z.string().min(1).max(512),
   op: z.enum(CHANGE_OPS),

@@ -37,6 +37,16 @@ describe('ChangeLog.append', () => {
     expect(rows).toEqual([{ fields: { email: 'dup-1@example.com' } }]);
   });
 
+  it('reports a new change as new whatever the case of its ids', async () => {
+    const res = await log.append([
+      change(
+        { workspaceId: conn.workspaceId.toUpperCase(), connectionId: conn.connectionId.toUpperCase() },
+        { externalId: 'upper' },
+      ),
+    ]);
+    expect(res.ok && res.value[0]!.isNew).toBe(true);
+  });
+
   it('stores a key once when it arrives twice in one batch', async () => {
     const c = change(conn, { externalId: 'dup-2', eventKey: 'dup-2:v1' });
     const res = await log.append([c, c]);

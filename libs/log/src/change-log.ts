@@ -47,10 +47,11 @@ interface PreparedRow extends PreparedChange {
 }
 
 /**
- * One statement appends a batch: it locks the partition heads it touches (in partition
- * order, so concurrent appenders cannot deadlock), numbers the rows per partition, inserts
- * them, letting the unique (connection, event key) drop redeliveries, and advances the
- * heads. Because a head stays locked until commit, offsets within a partition become
+ * One statement appends a batch: it locks the heads of the partitions the batch touches
+ * (in partition order, so concurrent appenders cannot deadlock), gives each row the offset
+ * head + its rank in its partition (ranked and de-duplicated in the batch by the caller),
+ * inserts them, letting the unique (connection, event key) drop redeliveries, and advances
+ * the heads. Because a head stays locked until commit, offsets within a partition become
  * visible in the order they were given, so a consumer reading "offset > committed" can
  * never skip a row. A dropped redelivery leaves its number unused: offsets increase but
  * are not dense.
@@ -58,36 +59,25 @@ interface PreparedRow extends PreparedChange {
 const APPEND_SQL = `
 WITH input AS (
   SELECT * FROM json_to_recordset($1::json)
-    AS t(ord int, partition int, workspace_id uuid, connection_id uuid, event_key text, entity_type text, external_id text,
-         op text, fields json, field_times json, event_time timestamptz, provider_version text, origin json)
+    AS t(rank int, partition int, workspace_id uuid, connection_id uuid, event_key text, entity_type text,
+         external_id text, op text, fields json, field_times json, event_time timestamptz, provider_version text,
+         origin json)
 ),
 heads AS (
-  SELECT partition, next_offset FROM log_partition
-   WHERE partition IN (SELECT DISTINCT partition FROM input)
-   ORDER BY partition
-   FOR UPDATE
-),
-fresh AS (
-  SELECT DISTINCT ON (i.connection_id, i.event_key) i.*
-    FROM input i
-   ORDER BY i.connection_id, i.event_key, i.ord
-),
-numbered AS (
-  SELECT f.*, h.next_offset + row_number() OVER (PARTITION BY f.partition ORDER BY f.ord) - 1 AS "offset"
-    FROM fresh f JOIN heads h USING (partition)
+  SELECT partition, next_offset FROM log_partition WHERE partition = ANY($2::int[]) ORDER BY partition FOR UPDATE
 ),
 inserted AS (
   INSERT INTO change_event (partition, "offset", workspace_id, connection_id, event_key, entity_type,
                             external_id, op, fields, field_times, event_time, provider_version, origin)
-  SELECT partition, "offset", workspace_id, connection_id, event_key, entity_type, external_id, op,
-         fields, field_times, event_time, provider_version, origin
-    FROM numbered
+  SELECT i.partition, h.next_offset + i.rank - 1, i.workspace_id, i.connection_id, i.event_key, i.entity_type,
+         i.external_id, i.op, i.fields, i.field_times, i.event_time, i.provider_version, i.origin
+    FROM input i JOIN heads h USING (partition)
   ON CONFLICT (connection_id, event_key) DO NOTHING
   RETURNING connection_id, event_key, "offset"
 ),
 advanced AS (
   UPDATE log_partition p SET next_offset = p.next_offset + c.n
-    FROM (SELECT partition, count(*) AS n FROM numbered GROUP BY partition) c
+    FROM unnest($2::int[], $3::int[]) AS c(partition, n)
    WHERE p.partition = c.partition
 )
 SELECT i.connection_id, i.event_key, i."offset"::float8 AS "offset"
@@ -297,26 +287,37 @@ export class ChangeLog {
 
   private async insert(batch: PreparedRow[]): Promise<Map<string, number>> {
     // One JSON document carries the batch: a native stringify here and a native parse in
-    // PostgreSQL, instead of twelve array literals escaped value by value.
-    const parts = batch.map((row, ord) => {
+    // PostgreSQL, instead of a dozen array literals escaped value by value. Redeliveries
+    // within the batch are dropped here and each row is ranked in its partition, so the
+    // statement needs no sort.
+    const keys = new Set<string>();
+    const ranks = new Map<number, number>();
+    const parts: string[] = [];
+    for (const row of batch) {
       const c = row.change;
-      return `{"ord":${ord},"partition":${row.partition},"workspace_id":${JSON.stringify(c.workspaceId)},"connection_id":${JSON.stringify(
-        c.connectionId,
-      )},"event_key":${JSON.stringify(c.eventKey)},"entity_type":"${c.entityType}","external_id":${JSON.stringify(
-        c.externalId,
-      )},"op":"${c.op}","fields":${row.fieldsJson},"field_times":${row.fieldTimesJson},"event_time":"${c.eventTime.toISOString()}","provider_version":${JSON.stringify(
-        c.providerVersion ?? null,
-      )},"origin":${row.originJson ?? 'null'}}`;
-    });
+      const key = `${c.connectionId}\u0000${c.eventKey}`;
+      if (keys.has(key)) continue;
+      keys.add(key);
+      const rank = (ranks.get(row.partition) ?? 0) + 1;
+      ranks.set(row.partition, rank);
+      parts.push(
+        `{"rank":${rank},"partition":${row.partition},"workspace_id":${JSON.stringify(c.workspaceId)},"connection_id":${JSON.stringify(
+          c.connectionId,
+        )},"event_key":${JSON.stringify(c.eventKey)},"entity_type":"${c.entityType}","external_id":${JSON.stringify(
+          c.externalId,
+        )},"op":"${c.op}","fields":${row.fieldsJson},"field_times":${row.fieldTimesJson},"event_time":"${c.eventTime.toISOString()}","provider_version":${JSON.stringify(
+          c.providerVersion ?? null,
+        )},"origin":${row.originJson ?? 'null'}}`,
+      );
+    }
     const { rows } = await this.pool.query<{ connection_id: string; event_key: string; offset: number }>(
       APPEND_SQL,
-      [`[${parts.join(',')}]`],
+      [`[${parts.join(',')}]`, [...ranks.keys()], [...ranks.values()]],
     );
     return new Map(rows.map((r) => [`${r.connection_id}\u0000${r.event_key}`, r.offset]));
   }
 }
 
-/** Data exceptions (22xxx) and integrity violations (23xxx) belong to a row, not to the database. */
 function isRowError(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
   return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
