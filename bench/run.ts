@@ -4,6 +4,9 @@ import { log, machine } from './support';
 const BENCHES: Record<string, () => Promise<{ run(args: Record<string, number>): Promise<void> }>> = {
   'log-append': () => import('./log-append.bench'),
   'log-consume': () => import('./log-consume.bench'),
+  'identity-batch': () => import('./identity-batch.bench'),
+  'identity-incremental': () => import('./identity-incremental.bench'),
+  merge: () => import('./merge.bench'),
 };
 
 async function main(): Promise<void> {

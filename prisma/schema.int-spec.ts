@@ -314,6 +314,196 @@ const ROUND_TRIPS = {
     });
     expect(read).toEqual(created);
   },
+  // ── identity round trips ──
+  Entity: async (prisma) => {
+    const workspace = await seedWorkspace(prisma);
+    const survivor = await prisma.entity.create({
+      data: { workspaceId: workspace.id, entityType: 'person' },
+    });
+    expect(survivor.id).toMatch(UUID_V7);
+    expect(survivor.matchKeys).toEqual({});
+    const created = await prisma.entity.create({
+      data: {
+        workspaceId: workspace.id,
+        entityType: 'person',
+        displayName: 'Ana Lima',
+        matchKeys: { names: ['ana lima'], blocks: ['name:ana|li'] },
+        mergedIntoId: survivor.id,
+      },
+    });
+    const read = await prisma.entity.findUniqueOrThrow({ where: { id: created.id } });
+    expect(read).toEqual(created);
+    expect(read.matchKeys).toEqual({ names: ['ana lima'], blocks: ['name:ana|li'] });
+  },
+
+  SourceLink: async (prisma) => {
+    const { workspace, connection } = await seedConnection(prisma);
+    const entity = await prisma.entity.create({ data: { workspaceId: workspace.id, entityType: 'person' } });
+    const created = await prisma.sourceLink.create({
+      data: {
+        workspaceId: workspace.id,
+        connectionId: connection.id,
+        entityType: 'person',
+        externalId: 'contact-1',
+        entityId: entity.id,
+      },
+    });
+    const read = await prisma.sourceLink.findUniqueOrThrow({
+      where: {
+        connectionId_entityType_externalId: {
+          connectionId: connection.id,
+          entityType: 'person',
+          externalId: 'contact-1',
+        },
+      },
+    });
+    expect(read).toEqual(created);
+  },
+
+  MatchKey: async (prisma) => {
+    const workspace = await seedWorkspace(prisma);
+    const entity = await prisma.entity.create({ data: { workspaceId: workspace.id, entityType: 'person' } });
+    const key = {
+      workspaceId: workspace.id,
+      entityType: 'person',
+      kind: 'email',
+      value: 'ana@example.com',
+      entityId: entity.id,
+    };
+    const created = await prisma.matchKey.create({ data: key });
+    const read = await prisma.matchKey.findUniqueOrThrow({
+      where: { workspaceId_entityType_kind_value_entityId: key },
+    });
+    expect(read).toEqual(created);
+  },
+
+  PossibleDuplicate: async (prisma) => {
+    const workspace = await seedWorkspace(prisma);
+    const a = await prisma.entity.create({ data: { workspaceId: workspace.id, entityType: 'person' } });
+    const b = await prisma.entity.create({ data: { workspaceId: workspace.id, entityType: 'person' } });
+    const created = await prisma.possibleDuplicate.create({
+      data: {
+        workspaceId: workspace.id,
+        entityType: 'person',
+        entityAId: a.id,
+        entityBId: b.id,
+        score: 0.8125,
+        evidence: ['name-similarity:0.963'],
+        status: 'dismissed',
+      },
+    });
+    expect(created.id).toMatch(UUID_V7);
+    const read = await prisma.possibleDuplicate.findUniqueOrThrow({ where: { id: created.id } });
+    expect(read).toEqual(created);
+    expect(read.score).toBe(0.8125);
+  },
+
+  IdentityOperation: async (prisma) => {
+    const workspace = await seedWorkspace(prisma);
+    const created = await prisma.identityOperation.create({
+      data: {
+        workspaceId: workspace.id,
+        kind: 'unmerge',
+        payload: { undoes: 'op-1', links: [{ connectionId: 'c', externalId: 'x' }] },
+        undoneAt: AT,
+      },
+    });
+    const read = await prisma.identityOperation.findUniqueOrThrow({ where: { id: created.id } });
+    expect(read).toEqual(created);
+    expect(read.undoneAt?.toISOString()).toBe(AT.toISOString());
+  },
+  // ── end identity round trips ──
+
+  // ── conflicts round trips ──
+  EntityDoc: async (prisma) => {
+    const workspace = await seedWorkspace(prisma);
+    const created = await prisma.entityDoc.create({
+      data: {
+        entityId: '0190a000-0000-7000-8000-0000000000d1',
+        workspaceId: workspace.id,
+        doc: new Uint8Array([0x85, 0x6f, 0x4a, 0x83, 0, 255]),
+        docBytes: 6,
+        compactedSeq: BIG,
+      },
+    });
+    const read = await prisma.entityDoc.findUniqueOrThrow({ where: { entityId: created.entityId } });
+    expect(read).toEqual(created);
+    expect([...read.doc]).toEqual([0x85, 0x6f, 0x4a, 0x83, 0, 255]);
+    expect(read.compactedSeq).toBe(BIG);
+  },
+
+  EntityDocChange: async (prisma) => {
+    const entityId = '0190a000-0000-7000-8000-0000000000d2';
+    const created = await prisma.entityDocChange.create({
+      data: { entityId, seq: BIG, chunk: new Uint8Array([1, 2, 3]) },
+    });
+    const read = await prisma.entityDocChange.findUniqueOrThrow({
+      where: { entityId_seq: { entityId, seq: BIG } },
+    });
+    expect(read).toEqual(created);
+  },
+
+  EntitySyncedHeads: async (prisma) => {
+    const { connection } = await seedConnection(prisma);
+    const entityId = '0190a000-0000-7000-8000-0000000000d3';
+    const created = await prisma.entitySyncedHeads.create({
+      data: {
+        entityId,
+        connectionId: connection.id,
+        heads: ['ab'.repeat(32), 'cd'.repeat(32)],
+        stale: { stage: '"Lost"' },
+      },
+    });
+    const read = await prisma.entitySyncedHeads.findUniqueOrThrow({
+      where: { entityId_connectionId: { entityId, connectionId: connection.id } },
+    });
+    expect(read).toEqual(created);
+    expect(read.heads).toEqual(['ab'.repeat(32), 'cd'.repeat(32)]);
+  },
+
+  MergeConflict: async (prisma) => {
+    const workspace = await seedWorkspace(prisma);
+    const created = await prisma.mergeConflict.create({
+      data: {
+        workspaceId: workspace.id,
+        entityId: '0190a000-0000-7000-8000-0000000000d4',
+        field: 'stage',
+        kind: 'concurrent',
+        policy: 'manual',
+        candidates: [{ value: 'Won', source: { kind: 'connection', id: 'c1' }, eventTime: AT.toISOString() }],
+        status: 'resolved',
+        resolution: { value: 'Won', userId: 'u1' },
+        resolvedBy: 'u1',
+        resolvedAt: AT,
+      },
+    });
+    expect(created.id).toMatch(UUID_V7);
+    const read = await prisma.mergeConflict.findUniqueOrThrow({ where: { id: created.id } });
+    expect(read).toEqual(created);
+    expect(read.status).toBe('resolved');
+  },
+
+  FieldPolicy: async (prisma) => {
+    const workspace = await seedWorkspace(prisma);
+    const created = await prisma.fieldPolicy.create({
+      data: {
+        workspaceId: workspace.id,
+        entityType: 'deal',
+        field: 'stage',
+        policy: 'priority',
+        priority: ['c1', 'user'],
+      },
+    });
+    expect(created.version).toBe(1);
+    const read = await prisma.fieldPolicy.findUniqueOrThrow({
+      where: {
+        workspaceId_entityType_field: { workspaceId: workspace.id, entityType: 'deal', field: 'stage' },
+      },
+    });
+    expect(read).toEqual(created);
+    expect(read.priority).toEqual(['c1', 'user']);
+  },
+  // ── end conflicts round trips ──
 } satisfies Record<Prisma.ModelName, RoundTrip>;
 
 describe('generated client round trip', () => {

@@ -1,0 +1,223 @@
+import { describe, expect, it } from 'vitest';
+import { CRM_A, CRM_B, change, conn, T0, USER } from '../test/fixtures';
+import { EntityDocument } from './entity-document';
+import type { PolicyMap } from './types';
+
+const owedOf = (doc: EntityDocument, policies: PolicyMap = {}) =>
+  Object.fromEntries(doc.outcome(policies).owed);
+
+describe('EntityDocument', () => {
+  it('merges the seeds’ example: concurrent edits of different fields, each CRM owed what it lacks', () => {
+    const doc = EntityDocument.create('e');
+    doc.applyInbound(change(CRM_A, 1, { stage: 'Proposal' }), {});
+    const { outcome } = doc.applyInbound(change(CRM_B, 2, { owner: 'Dana' }), {});
+    expect(outcome.values).toEqual({ stage: 'Proposal', owner: 'Dana' });
+    expect(outcome.conflicts).toEqual([]);
+    expect(Object.fromEntries(outcome.owed)).toEqual({ [CRM_A]: ['owner'], [CRM_B]: ['stage'] });
+    expect(outcome.provenance.stage).toEqual({
+      source: conn(CRM_A),
+      eventTime: new Date(T0 + 1000),
+      conflicted: false,
+    });
+    expect(outcome.provenance.owner?.source).toEqual(conn(CRM_B));
+  });
+
+  describe('the same field edited concurrently', () => {
+    const concurrently = (policies: PolicyMap, a: unknown = 'Won', b: unknown = 'Lost') => {
+      const doc = EntityDocument.create('e');
+      doc.applyInbound(change(CRM_A, 10, { stage: a }), policies);
+      const { outcome } = doc.applyInbound(change(CRM_B, 5, { stage: b }), policies);
+      return { doc, outcome };
+    };
+
+    it('lww: the later event time wins, the conflict is recorded, the loser is owed the winner', () => {
+      const { outcome } = concurrently({});
+      expect(outcome.values.stage).toBe('Won');
+      expect(outcome.conflicts).toHaveLength(1);
+      expect(outcome.conflicts[0]).toMatchObject({
+        field: 'stage',
+        kind: 'concurrent',
+        policy: 'lww',
+        status: 'resolved',
+        winner: { value: 'Won', source: conn(CRM_A), eventTime: new Date(T0 + 10_000) },
+      });
+      expect(outcome.conflicts[0]?.candidates.map((c) => c.value).sort()).toEqual(['Lost', 'Won']);
+      expect(Object.fromEntries(outcome.owed)).toEqual({ [CRM_A]: [], [CRM_B]: ['stage'] });
+    });
+
+    it('lww: equal event times are broken by connection id', () => {
+      const doc = EntityDocument.create('e');
+      doc.applyInbound(change(CRM_B, 7, { stage: 'B' }), {});
+      const { outcome } = doc.applyInbound(change(CRM_A, 7, { stage: 'A' }), {});
+      expect(outcome.values.stage).toBe(CRM_B > CRM_A ? 'B' : 'A');
+    });
+
+    it('priority: the higher-ranked source wins even with the older edit', () => {
+      const { outcome } = concurrently({ stage: { kind: 'priority', order: [CRM_B, CRM_A] } });
+      expect(outcome.values.stage).toBe('Lost');
+      expect(outcome.conflicts[0]).toMatchObject({
+        policy: 'priority',
+        status: 'resolved',
+        winner: { value: 'Lost' },
+      });
+      expect(Object.fromEntries(outcome.owed)).toEqual({ [CRM_A]: ['stage'], [CRM_B]: [] });
+    });
+
+    it('manual: both values kept, the field conflicted and owed to nobody until a person decides', () => {
+      const policies: PolicyMap = { stage: { kind: 'manual' } };
+      const { doc, outcome } = concurrently(policies);
+      const conflict = outcome.conflicts[0];
+      expect(conflict).toMatchObject({ policy: 'manual', status: 'open' });
+      expect(conflict?.winner).toBeUndefined();
+      expect(outcome.provenance.stage?.conflicted).toBe(true);
+      expect(Object.fromEntries(outcome.owed)).toEqual({ [CRM_A]: [], [CRM_B]: [] });
+
+      const resolved = doc.applyInbound(
+        {
+          ...change(CRM_A, 20, { stage: 'Lost' }),
+          source: { kind: 'user', id: USER },
+          eventKey: 'resolve-1',
+        },
+        policies,
+      ).outcome;
+      expect(resolved.values.stage).toBe('Lost');
+      expect(resolved.provenance.stage).toMatchObject({
+        source: { kind: 'user', id: USER },
+        conflicted: false,
+      });
+      expect(resolved.conflicts).toEqual([]);
+      expect(Object.fromEntries(resolved.owed)).toEqual({ [CRM_A]: ['stage'], [CRM_B]: [] });
+      // The resolution is a change in the history, by the user.
+      expect(doc.history().at(-1)).toMatchObject({
+        source: { kind: 'user', id: USER },
+        eventKey: 'resolve-1',
+      });
+    });
+
+    it('union: sets merge, and both sides are owed the union', () => {
+      const { outcome } = concurrently({ emails: { kind: 'union' } }, undefined, undefined);
+      expect(outcome.values.stage).toBe('Won'); // stage stays lww
+      const doc = EntityDocument.create('e');
+      const policies: PolicyMap = { emails: { kind: 'union' } };
+      doc.applyInbound(change(CRM_A, 1, { emails: ['ana@a.com', 'ana@b.com'] }), policies);
+      const merged = doc.applyInbound(
+        change(CRM_B, 2, { emails: ['ana@a.com', 'ana@c.com'] }),
+        policies,
+      ).outcome;
+      expect(merged.values.emails).toEqual(['ana@a.com', 'ana@b.com', 'ana@c.com']);
+      expect(merged.conflicts[0]).toMatchObject({ policy: 'union', status: 'resolved' });
+      expect(Object.fromEntries(merged.owed)).toEqual({ [CRM_A]: ['emails'], [CRM_B]: ['emails'] });
+    });
+
+    it.each([
+      ['lww', {}],
+      ['priority', { stage: { kind: 'priority', order: [CRM_A, CRM_B] } }],
+      ['manual', { stage: { kind: 'manual' } }],
+      ['union', { stage: { kind: 'union' } }],
+    ] as const)(
+      '%s: an edit made after seeing the other is a plain overwrite, no conflict',
+      (_name, policies) => {
+        const doc = EntityDocument.create('e');
+        doc.applyInbound(change(CRM_A, 10, { stage: 'Won' }), policies);
+        doc.markSeen(CRM_B);
+        const { outcome } = doc.applyInbound(change(CRM_B, 11, { stage: 'Lost' }), policies);
+        expect(outcome.conflicts).toEqual([]);
+        expect(outcome.values.stage).toBe('Lost');
+        expect(Object.fromEntries(outcome.owed)).toEqual({ [CRM_A]: ['stage'], [CRM_B]: [] });
+      },
+    );
+  });
+
+  it('lww: a late event does not overwrite a newer value it had seen, and is recorded', () => {
+    const doc = EntityDocument.create('e');
+    doc.applyInbound(change(CRM_A, 100, { stage: 'Won' }), {});
+    doc.markSeen(CRM_B);
+    const { outcome } = doc.applyInbound(change(CRM_B, 50, { stage: 'Lost', amount: 5 }), {});
+    expect(outcome.values).toEqual({ stage: 'Won', amount: 5 });
+    expect(outcome.conflicts).toHaveLength(1);
+    expect(outcome.conflicts[0]).toMatchObject({
+      kind: 'late',
+      policy: 'lww',
+      winner: { value: 'Won', source: conn(CRM_A) },
+      candidates: [
+        { value: 'Lost', source: conn(CRM_B), eventTime: new Date(T0 + 50_000) },
+        { value: 'Won' },
+      ],
+    });
+    // CRM B still holds its late value, so writeback owes it the winner.
+    expect(Object.fromEntries(outcome.owed)).toEqual({ [CRM_A]: ['amount'], [CRM_B]: ['stage'] });
+    doc.markSeen(CRM_B);
+    expect(owedOf(doc)[CRM_B]).toEqual([]);
+  });
+
+  it('skips Automerge when the values equal what the source had seen (content compare)', () => {
+    const doc = EntityDocument.create('e');
+    doc.applyInbound(change(CRM_A, 1, { stage: 'Won', amount: { value: 5, currency: 'EUR' } }), {});
+    const heads = doc.getHeads();
+    const again = doc.applyInbound(
+      change(CRM_A, 2, { amount: { currency: 'EUR', value: 5 }, stage: 'Won' }),
+      {},
+    );
+    expect(again.outcome.status).toBe('unchanged');
+    expect(again.chunk).toBeNull();
+    expect(doc.getHeads()).toEqual(heads);
+    expect(doc.stats).toEqual({ merged: 1, unchanged: 1, duplicates: 0 });
+    // An echo after a writeback is recognised the same way.
+    doc.applyInbound(change(CRM_B, 3, { owner: 'Dana' }), {});
+    doc.markSeen(CRM_A);
+    expect(doc.applyInbound(change(CRM_A, 4, { owner: 'Dana', stage: 'Won' }), {}).outcome.status).toBe(
+      'unchanged',
+    );
+    expect(doc.stats.unchanged).toBe(2);
+    // Only the changed field of a full-record report is written.
+    const partial = doc.applyInbound(change(CRM_A, 5, { owner: 'Dana', stage: 'Lost' }), {});
+    expect(doc.history().at(-1)?.fields).toEqual({
+      stage: { value: 'Lost', eventTime: new Date(T0 + 5000) },
+    });
+    expect(partial.outcome.status).toBe('applied');
+  });
+
+  it('applies the same event key once', () => {
+    const doc = EntityDocument.create('e');
+    const first = change(CRM_A, 1, { stage: 'Won' });
+    doc.applyInbound(first, {});
+    doc.applyInbound(change(CRM_A, 2, { stage: 'Lost' }), {});
+    expect(doc.applyInbound(first, {}).outcome.status).toBe('duplicate');
+    expect(doc.state({}).values.stage).toBe('Lost');
+    // Also after a reload from bytes: the keys live in the history.
+    const reloaded = EntityDocument.load('e', doc.save(), []);
+    expect(reloaded.applyInbound(first, {}).outcome.status).toBe('duplicate');
+  });
+
+  it('answers the value at past heads and times, and lists the history with origins', () => {
+    const doc = EntityDocument.create('e');
+    doc.applyInbound(change(CRM_A, 10, { stage: 'Proposal' }), {});
+    const early = doc.getHeads();
+    doc.applyInbound(change(CRM_B, 20, { owner: 'Dana' }), {});
+    doc.markSeen(CRM_A);
+    doc.applyInbound(change(CRM_A, 30, { stage: 'Won' }), {});
+    expect(doc.valueAt(early, {}).values).toEqual({ stage: 'Proposal' });
+    expect(doc.valueAt(new Date(T0 + 25_000), {}).values).toEqual({ stage: 'Proposal', owner: 'Dana' });
+    expect(doc.valueAt(new Date(T0), {}).values).toEqual({});
+    expect(doc.state({}).values).toEqual({ stage: 'Won', owner: 'Dana' });
+    expect(doc.history().map((h) => [h.source.id, h.fields])).toEqual([
+      [CRM_A, { stage: { value: 'Proposal', eventTime: new Date(T0 + 10_000) } }],
+      [CRM_B, { owner: { value: 'Dana', eventTime: new Date(T0 + 20_000) } }],
+      [CRM_A, { stage: { value: 'Won', eventTime: new Date(T0 + 30_000) } }],
+    ]);
+  });
+
+  it('reloads from a snapshot plus chunks and synced heads to the same state and owed fields', () => {
+    const doc = EntityDocument.create('e');
+    const chunks: Uint8Array[] = [];
+    const push = (r: { chunk: Uint8Array | null }) => r.chunk && chunks.push(r.chunk);
+    push(doc.applyInbound(change(CRM_A, 1, { stage: 'Proposal' }), {}));
+    const snapshot = doc.save();
+    chunks.length = 0;
+    push(doc.applyInbound(change(CRM_B, 2, { owner: 'Dana', stage: 'Lost' }), {}));
+    const synced = new Map([CRM_A, CRM_B].map((id) => [id, doc.syncedState(id)!] as const));
+    const reloaded = EntityDocument.load('e', snapshot, chunks, synced);
+    expect(reloaded.outcome({})).toEqual(doc.outcome({}));
+    expect(reloaded.historyDigest()).toBe(doc.historyDigest());
+  });
+});

@@ -1,0 +1,510 @@
+import { createHash } from 'node:crypto';
+import * as Automerge from '@automerge/automerge';
+import { actorOf, sourceKey, sourceOfActor } from './actor';
+import { canonicalJson, decodeFieldValue, encodeFieldValue, hlcMillis, hlcOf } from './field-value';
+import { type Candidate, policyFor, type Resolution, resolveField } from './merge.policy';
+import type {
+  ConflictCandidate,
+  ConflictRecord,
+  EntityState,
+  FieldPolicy,
+  HistoryEntry,
+  InboundChange,
+  MergeOutcome,
+  PolicyMap,
+  SourceRef,
+} from './types';
+
+// Automerge stays inside this file: the rest of the library sees bytes, heads (hex
+// strings) and our own types.
+type Handle = ReturnType<typeof Automerge.getBackend>;
+type EncodableOp = Parameters<typeof Automerge.encodeChange>[0]['ops'][number];
+
+/** What a connection last saw, as persisted: its heads, and fields it holds a late value of. */
+export interface SyncedState {
+  heads: string[];
+  /** field → canonical JSON of the late value the connection still holds. */
+  stale: Record<string, string>;
+}
+
+export interface ApplyResult {
+  outcome: MergeOutcome;
+  /** Incremental save holding the new change; null when no change was written. */
+  chunk: Uint8Array | null;
+  /** Connections whose synced state moved, to persist. */
+  synced: Map<string, SyncedState>;
+}
+
+export interface DocumentStats {
+  /** Changes that went through Automerge. */
+  merged: number;
+  /** Changes whose every value equalled what the source had seen: a compare, no merge. */
+  unchanged: number;
+  duplicates: number;
+}
+
+/** A connection's view of the document: the document at its synced heads, materialised. */
+interface View {
+  heads: string[];
+  maxOp: number;
+  fields: Map<string, Candidate[]>;
+  stale: Map<string, string>;
+}
+
+const ROOT = '_root';
+const emptyView = (): View => ({ heads: [], maxOp: 0, fields: new Map(), stale: new Map() });
+
+/**
+ * One canonical entity's Automerge document with the per-connection synced heads. Pure and
+ * synchronous: bytes in, bytes out; persistence and caching are the engine's business.
+ *
+ * An inbound change from connection C is written at C's synced heads, with C as actor,
+ * so Automerge records exactly which edits C had not seen: two edits of one field that did
+ * not see each other both stay (a conflict, settled by the field's policy when read); an
+ * edit made after seeing the other replaces it. Changes are encoded directly (actor, seq,
+ * deps, start op and time all derived from the input), so replaying the same log builds
+ * byte-identical changes with the same hashes.
+ */
+export class EntityDocument {
+  readonly stats: DocumentStats = { merged: 0, unchanged: 0, duplicates: 0 };
+  private heads: string[];
+  private maxOp = 0;
+  private readonly current = new Map<string, Candidate[]>();
+  private readonly views = new Map<string, View>();
+  private readonly seqByActor = new Map<string, number>();
+  private readonly eventKeys = new Set<string>();
+  private readonly resolutions = new WeakMap<
+    readonly Candidate[],
+    { policy: FieldPolicy; res: Resolution }
+  >();
+  private readonly parsed = new Map<string, { json: string; value: unknown }>();
+  private readonly sources = new Map<string, SourceRef>();
+
+  private constructor(
+    readonly entityId: string,
+    private readonly handle: Handle,
+  ) {
+    this.heads = handle.getHeads();
+  }
+
+  static create(entityId: string): EntityDocument {
+    return new EntityDocument(entityId, Automerge.getBackend(Automerge.init({ actor: '00' })));
+  }
+
+  /** From a compacted snapshot (or none) plus the incremental chunks saved after it. */
+  static load(
+    entityId: string,
+    snapshot: Uint8Array | null,
+    chunks: readonly Uint8Array[],
+    synced: ReadonlyMap<string, SyncedState> = new Map(),
+  ): EntityDocument {
+    const handle = Automerge.getBackend(
+      snapshot && snapshot.length > 0
+        ? Automerge.load(snapshot, { actor: '00' })
+        : Automerge.init({ actor: '00' }),
+    );
+    for (const chunk of chunks) handle.loadIncremental(chunk);
+    const doc = new EntityDocument(entityId, handle);
+    doc.rebuild();
+    for (const [connectionId, state] of synced)
+      doc.views.set(connectionId, doc.viewAt(state.heads, state.stale));
+    return doc;
+  }
+
+  private rebuild(): void {
+    for (const meta of this.handle.getChangesMeta([])) {
+      if (meta.message !== null) this.eventKeys.add(meta.message);
+      this.seqByActor.set(meta.actor, Math.max(this.seqByActor.get(meta.actor) ?? 0, meta.seq));
+      this.maxOp = Math.max(this.maxOp, meta.maxOp);
+    }
+    for (const key of this.handle.keys(ROOT)) this.current.set(key, this.candidates(key));
+  }
+
+  private viewAt(heads: readonly string[], stale: Record<string, string> = {}): View {
+    const at = [...heads];
+    const view: View = { heads: at, maxOp: 0, fields: new Map(), stale: new Map(Object.entries(stale)) };
+    if (at.length === 0) return view;
+    for (const head of at)
+      view.maxOp = Math.max(view.maxOp, this.handle.getChangeMetaByHash(head)?.maxOp ?? 0);
+    for (const key of this.handle.keys(ROOT, at)) view.fields.set(key, this.candidates(key, at));
+    return view;
+  }
+
+  private candidates(key: string, heads?: string[]): Candidate[] {
+    return this.handle.getAll(ROOT, key, heads).map(([, stored, opId]) => {
+      const { hlc, json } = decodeFieldValue(String(stored));
+      return { opId: String(opId), source: this.sourceOf(String(opId)), hlc, json };
+    });
+  }
+
+  private sourceOf(opId: string): SourceRef {
+    const actor = opId.slice(opId.indexOf('@') + 1);
+    let source = this.sources.get(actor);
+    if (source === undefined) {
+      source = sourceOfActor(actor);
+      this.sources.set(actor, source);
+    }
+    return source;
+  }
+
+  private resolve(candidates: readonly Candidate[], policy: FieldPolicy): Resolution {
+    const cached = this.resolutions.get(candidates);
+    if (cached !== undefined && cached.policy === policy) return cached.res;
+    const res = resolveField(candidates, policy);
+    this.resolutions.set(candidates, { policy, res });
+    return res;
+  }
+
+  private valueOf(field: string, json: string): unknown {
+    const cached = this.parsed.get(field);
+    if (cached !== undefined && cached.json === json) return cached.value;
+    const value: unknown = JSON.parse(json);
+    this.parsed.set(field, { json, value });
+    return value;
+  }
+
+  /**
+   * Merges one inbound change. A connection's change is placed at its synced heads; a
+   * user's edit at the current heads (the person saw the current view).
+   */
+  applyInbound(change: InboundChange, policies: PolicyMap): ApplyResult {
+    if (this.eventKeys.has(change.eventKey)) {
+      this.stats.duplicates++;
+      return { outcome: this.outcome(policies, 'duplicate', []), chunk: null, synced: new Map() };
+    }
+    this.eventKeys.add(change.eventKey);
+    const { source } = change;
+    const isConnection = source.kind === 'connection';
+    const view = isConnection ? (this.views.get(source.id) ?? emptyView()) : this.currentView();
+    const eventMs = change.eventTime.getTime();
+    const ops: EncodableOp[] = [];
+    const written: { field: string; candidate: Omit<Candidate, 'opId'>; pred: string[] }[] = [];
+    const late: { field: string; json: string; ms: number; over: Candidate }[] = [];
+
+    for (const [field, raw] of Object.entries(change.fields)) {
+      const json = canonicalJson(raw);
+      const policy = policyFor(policies, field);
+      const visible = view.fields.get(field) ?? [];
+      const held = isConnection
+        ? this.heldBy(source.id, view, field, policy)
+        : visible.length > 0
+          ? this.resolve(visible, policy).json
+          : undefined;
+      // The content compare: the source reports what it already had, so nothing is written.
+      if (held === json && !(source.kind === 'user' && visible.length > 1)) continue;
+      const fieldTime = change.fieldTimes?.[field];
+      const ms = fieldTime === undefined ? eventMs : new Date(fieldTime).getTime();
+      let seenHlc = -1;
+      for (const c of visible) seenHlc = Math.max(seenHlc, c.hlc);
+      if (policy.kind === 'lww' && seenHlc >= 0 && ms < hlcMillis(seenHlc)) {
+        const over = this.resolve(visible, policy).credited;
+        late.push({ field, json, ms, over });
+        continue;
+      }
+      // Hybrid logical clock: never behind what the source had seen.
+      const hlc = Math.max(hlcOf(ms), seenHlc + 1);
+      const pred = visible.map((c) => c.opId);
+      ops.push({
+        action: 'set',
+        obj: ROOT,
+        key: field,
+        value: encodeFieldValue(hlc, json),
+        pred,
+      } as EncodableOp);
+      written.push({ field, candidate: { source, hlc, json }, pred });
+    }
+
+    const synced = new Map<string, SyncedState>();
+    const conflicts: ConflictRecord[] = [];
+    for (const l of late) {
+      conflicts.push(this.lateConflict(change, l.field, l.json, l.ms, l.over));
+      view.stale.set(l.field, l.json);
+    }
+
+    let chunk: Uint8Array | null = null;
+    if (ops.length === 0) {
+      this.stats.unchanged++;
+    } else {
+      this.stats.merged++;
+      const actor = actorOf(source);
+      const seq = (this.seqByActor.get(actor) ?? 0) + 1;
+      const startOp = view.maxOp + 1;
+      const encoded = Automerge.encodeChange({
+        actor,
+        author: null,
+        seq,
+        startOp,
+        time: Math.floor(eventMs / 1000),
+        message: change.eventKey,
+        deps: view.heads,
+        ops,
+      });
+      const before = new Set(this.heads);
+      // The encoded change is itself a valid incremental chunk: it is what gets persisted,
+      // and loading it is cheaper than applyChanges.
+      this.handle.loadIncremental(encoded);
+      this.heads = this.handle.getHeads();
+      const hash = this.heads.find((h) => !before.has(h));
+      if (hash === undefined) throw new Error(`change ${change.eventKey} did not become a head`);
+      this.seqByActor.set(actor, seq);
+      const lastOp = startOp + ops.length - 1;
+      this.maxOp = Math.max(this.maxOp, lastOp);
+      chunk = encoded;
+      if (isConnection) {
+        view.heads = [hash];
+        view.maxOp = lastOp;
+      }
+      written.forEach(({ field, candidate, pred }, index) => {
+        const added: Candidate = { ...candidate, opId: `${startOp + index}@${actor}` };
+        // Map semantics: the new op replaces what it saw; values it did not see stay.
+        const overwritten = new Set(pred);
+        const now = [...(this.current.get(field) ?? []).filter((c) => !overwritten.has(c.opId)), added];
+        this.current.set(field, now);
+        if (isConnection) {
+          view.fields.set(field, [added]);
+          view.stale.delete(field);
+        }
+        if (now.length > 1)
+          conflicts.push(this.concurrentConflict(change, field, now, policyFor(policies, field)));
+      });
+    }
+    if (isConnection) {
+      const isNew = !this.views.has(source.id);
+      this.views.set(source.id, view);
+      if (ops.length > 0 || late.length > 0 || isNew) synced.set(source.id, this.syncedOf(view));
+    }
+    return {
+      outcome: this.outcome(policies, ops.length > 0 ? 'applied' : 'unchanged', conflicts),
+      chunk,
+      synced,
+    };
+  }
+
+  /** A connection has been written the current values (a write receipt, or its echo). */
+  markSeen(connectionId: string, heads?: readonly string[]): SyncedState {
+    const view =
+      heads === undefined || sameHeads(heads, this.heads) ? this.currentView() : this.viewAt(heads);
+    this.views.set(connectionId, view);
+    return this.syncedOf(view);
+  }
+
+  /** Whether a connection carries this entity (has synced heads here). */
+  knows(connectionId: string): boolean {
+    return this.views.has(connectionId);
+  }
+
+  private currentView(): View {
+    return { heads: [...this.heads], maxOp: this.maxOp, fields: new Map(this.current), stale: new Map() };
+  }
+
+  private syncedOf(view: View): SyncedState {
+    return { heads: [...view.heads], stale: Object.fromEntries(view.stale) };
+  }
+
+  private concurrentConflict(
+    change: InboundChange,
+    field: string,
+    candidates: Candidate[],
+    policy: FieldPolicy,
+  ): ConflictRecord {
+    const res = this.resolve(candidates, policy);
+    const ordered = [...candidates].sort((a, b) => (a.opId < b.opId ? -1 : 1));
+    return {
+      id: conflictId(
+        this.entityId,
+        field,
+        'concurrent',
+        ordered.map((c) => c.opId),
+      ),
+      workspaceId: change.workspaceId,
+      entityId: this.entityId,
+      field,
+      kind: 'concurrent',
+      policy: policy.kind,
+      candidates: ordered.map((c) => this.conflictCandidate(field, c.json, c)),
+      ...(res.open ? {} : { winner: this.conflictCandidate(field, res.json, res.credited) }),
+      status: res.open ? 'open' : 'resolved',
+      detectedAt: change.eventTime,
+    };
+  }
+
+  private lateConflict(
+    change: InboundChange,
+    field: string,
+    json: string,
+    ms: number,
+    over: Candidate,
+  ): ConflictRecord {
+    const kept = this.conflictCandidate(field, over.json, over);
+    return {
+      id: conflictId(this.entityId, field, 'late', [sourceKey(change.source), change.eventKey]),
+      workspaceId: change.workspaceId,
+      entityId: this.entityId,
+      field,
+      kind: 'late',
+      policy: 'lww',
+      candidates: [{ value: JSON.parse(json), source: change.source, eventTime: new Date(ms) }, kept],
+      winner: kept,
+      status: 'resolved',
+      detectedAt: change.eventTime,
+    };
+  }
+
+  private conflictCandidate(field: string, json: string, credited: Candidate): ConflictCandidate {
+    return {
+      value: this.valueOf(field, json),
+      source: credited.source,
+      eventTime: new Date(hlcMillis(credited.hlc)),
+    };
+  }
+
+  /** Current values with provenance, and what every connection is owed. */
+  outcome(
+    policies: PolicyMap,
+    status: MergeOutcome['status'] = 'applied',
+    conflicts: ConflictRecord[] = [],
+  ): MergeOutcome {
+    const { values, provenance } = this.state(policies);
+    const owed = new Map<string, string[]>();
+    for (const [connectionId, view] of this.views) {
+      const fields: string[] = [];
+      for (const [field, candidates] of this.current) {
+        const policy = policyFor(policies, field);
+        const now = this.resolve(candidates, policy);
+        if (now.open) continue; // a manual conflict is written back once a person decides
+        if (this.heldBy(connectionId, view, field, policy) !== now.json) fields.push(field);
+      }
+      owed.set(connectionId, fields.sort());
+    }
+    return { entityId: this.entityId, status, values, provenance, conflicts, owed, heads: [...this.heads] };
+  }
+
+  /**
+   * The value a connection holds for a field: a late value it kept, else the value it saw.
+   * While a manual conflict was open nothing was written to it, so it holds its own value
+   * (unknown if it was not one of the sides).
+   */
+  private heldBy(connectionId: string, view: View, field: string, policy: FieldPolicy): string | undefined {
+    const stale = view.stale.get(field);
+    if (stale !== undefined) return stale;
+    const seen = view.fields.get(field);
+    if (seen === undefined || seen.length === 0) return undefined;
+    const res = this.resolve(seen, policy);
+    if (!res.open) return res.json;
+    return seen.find((c) => c.source.kind === 'connection' && c.source.id === connectionId)?.json;
+  }
+
+  state(policies: PolicyMap): EntityState {
+    return this.stateOf(this.current, policies, true);
+  }
+
+  private stateOf(
+    fields: ReadonlyMap<string, Candidate[]>,
+    policies: PolicyMap,
+    cache: boolean,
+  ): EntityState {
+    const values: EntityState['values'] = {};
+    const provenance: EntityState['provenance'] = {};
+    for (const [field, candidates] of fields) {
+      const res = cache
+        ? this.resolve(candidates, policyFor(policies, field))
+        : resolveField(candidates, policyFor(policies, field));
+      values[field] = cache ? this.valueOf(field, res.json) : JSON.parse(res.json);
+      provenance[field] = {
+        source: res.credited.source,
+        eventTime: new Date(hlcMillis(res.credited.hlc)),
+        conflicted: res.open,
+      };
+    }
+    return { values, provenance };
+  }
+
+  /** The entity as it was at some heads, or at a time (changes up to that second, with their causes). */
+  valueAt(at: readonly string[] | Date, policies: PolicyMap): EntityState {
+    const heads = at instanceof Date ? this.headsAtTime(at) : [...at];
+    if (heads.length === 0) return { values: {}, provenance: {} };
+    const fields = new Map<string, Candidate[]>();
+    for (const key of this.handle.keys(ROOT, heads)) fields.set(key, this.candidates(key, heads));
+    return this.stateOf(fields, policies, false);
+  }
+
+  private headsAtTime(at: Date): string[] {
+    const second = Math.floor(at.getTime() / 1000);
+    const included = this.handle.getChangesMeta([]).filter((m) => m.time <= second);
+    const deps = new Set(included.flatMap((m) => m.deps));
+    return included.map((m) => m.hash).filter((h) => !deps.has(h));
+  }
+
+  /** Every change with its origin, in causal order. */
+  history(): HistoryEntry[] {
+    return this.handle.getChangesMeta([]).map((meta) => {
+      const decoded = this.handle.getDecodedChangeByHash(meta.hash);
+      const fields: HistoryEntry['fields'] = {};
+      for (const op of decoded?.ops ?? []) {
+        if (op.action !== 'set' || op.obj !== ROOT) continue;
+        const { hlc, json } = decodeFieldValue(String(op.value));
+        fields[op.key] = { value: JSON.parse(json), eventTime: new Date(hlcMillis(hlc)) };
+      }
+      return {
+        hash: meta.hash,
+        source: sourceOfActor(meta.actor),
+        eventKey: meta.message ?? '',
+        time: new Date(meta.time * 1000),
+        deps: [...meta.deps],
+        fields,
+      };
+    });
+  }
+
+  /** Ids of the conflicts standing now (fields with concurrent values), as recorded when they arose. */
+  standingConflictIds(): string[] {
+    const ids: string[] = [];
+    for (const [field, candidates] of this.current) {
+      if (candidates.length < 2) continue;
+      const opIds = candidates.map((c) => c.opId).sort((a, b) => (a < b ? -1 : 1));
+      ids.push(conflictId(this.entityId, field, 'concurrent', opIds));
+    }
+    return ids.sort();
+  }
+
+  getHeads(): string[] {
+    return [...this.heads];
+  }
+
+  /** Digest of the whole history: change hashes chain their ancestors, so the heads suffice. */
+  historyDigest(): string {
+    return createHash('sha256')
+      .update([...this.heads].sort().join(','))
+      .digest('hex');
+  }
+
+  /** Compacted snapshot of the whole document. */
+  save(): Uint8Array {
+    return this.handle.save();
+  }
+
+  syncedState(connectionId: string): SyncedState | undefined {
+    const view = this.views.get(connectionId);
+    return view === undefined ? undefined : this.syncedOf(view);
+  }
+
+  /** Releases the document's WebAssembly memory; the object is unusable afterwards. */
+  free(): void {
+    this.handle.free();
+  }
+}
+
+function sameHeads(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  const set = new Set(b);
+  return a.every((h) => set.has(h));
+}
+
+/** A UUID (version 8, name-based) from the conflict's identity, so a replay records it once. */
+export function conflictId(entityId: string, field: string, kind: string, parts: readonly string[]): string {
+  const hex = createHash('sha256')
+    .update(JSON.stringify([entityId, field, kind, ...parts]))
+    .digest('hex');
+  const variant = ((Number.parseInt(hex.charAt(16), 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}

@@ -1,0 +1,222 @@
+import { EntityDocument } from './entity-document';
+import { Lru } from './lru';
+import type { MergeStore } from './merge-store';
+import type { EntityState, HistoryEntry, InboundChange, MergeOutcome, PolicyMap } from './types';
+
+export interface MergeEngineOptions {
+  /** Hot documents kept in memory. */
+  cacheSize?: number;
+  /** Uncompacted chunk bytes past which a document is due for compaction. */
+  compactAfterBytes?: number;
+}
+
+export interface MergeEngineStats {
+  merged: number;
+  /** Inbound changes whose values equalled what the source had seen: no merge ran. */
+  unchanged: number;
+  duplicates: number;
+  cacheHits: number;
+  cacheMisses: number;
+  compactions: number;
+}
+
+interface Entry {
+  doc: EntityDocument;
+  workspaceId: string;
+  lastSeq: number;
+  chunkBytes: number;
+}
+
+export interface EntityRef {
+  entityId: string;
+  workspaceId: string;
+  entityType: string;
+}
+
+export interface ConflictDecision extends EntityRef {
+  conflictId: string;
+  field: string;
+  value: unknown;
+  userId: string;
+  at: Date;
+  /** The log event key of the user's decision (a resolution is itself a change). */
+  eventKey: string;
+}
+
+/**
+ * Merges inbound changes into entity documents: an LRU of hot documents over a MergeStore,
+ * persisting each change as an incremental chunk and compacting past a size threshold.
+ * Every method takes the store to use, so a log consumer passes one bound to its
+ * transaction. If that transaction rolls back, call `forget` for the entities it touched.
+ * One engine must be the only writer of an entity (the log's partitioning provides that).
+ */
+export class MergeEngine {
+  readonly stats: MergeEngineStats = {
+    merged: 0,
+    unchanged: 0,
+    duplicates: 0,
+    cacheHits: 0,
+    cacheMisses: 0,
+    compactions: 0,
+  };
+  private readonly cache: Lru<string, Entry>;
+  private readonly compactAfterBytes: number;
+  private readonly due = new Set<string>();
+  private readonly policyCache = new Map<string, PolicyMap>();
+
+  constructor(
+    private readonly defaultStore: MergeStore,
+    options: MergeEngineOptions = {},
+  ) {
+    this.cache = new Lru(options.cacheSize ?? 2000, (_id, entry) => entry.doc.free());
+    this.compactAfterBytes = options.compactAfterBytes ?? 32 * 1024;
+  }
+
+  async applyInbound(change: InboundChange, store = this.defaultStore): Promise<MergeOutcome> {
+    const policies = await this.policies(change.workspaceId, change.entityType, store);
+    const entry = await this.entry(change.entityId, change.workspaceId, store);
+    const before = { ...entry.doc.stats };
+    const result = entry.doc.applyInbound(change, policies);
+    this.stats.merged += entry.doc.stats.merged - before.merged;
+    this.stats.unchanged += entry.doc.stats.unchanged - before.unchanged;
+    this.stats.duplicates += entry.doc.stats.duplicates - before.duplicates;
+    if (result.chunk !== null) {
+      const seq = ++entry.lastSeq;
+      await store.appendChange(change.entityId, change.workspaceId, seq, result.chunk);
+      entry.chunkBytes += result.chunk.length;
+      if (entry.chunkBytes > this.compactAfterBytes) this.due.add(change.entityId);
+    }
+    for (const [connectionId, state] of result.synced)
+      await store.saveSynced(change.entityId, connectionId, state);
+    if (result.outcome.conflicts.length > 0) await store.recordConflicts(result.outcome.conflicts);
+    return result.outcome;
+  }
+
+  /** The connection has been written (or echoed) the entity as of `heads` (default: now). */
+  async markSeen(
+    entityId: string,
+    workspaceId: string,
+    connectionId: string,
+    heads?: readonly string[],
+    store = this.defaultStore,
+  ): Promise<void> {
+    const entry = await this.entry(entityId, workspaceId, store);
+    await store.saveSynced(entityId, connectionId, entry.doc.markSeen(connectionId, heads));
+  }
+
+  /** A person settles a conflict: written as that user's change, and the conflict marked resolved. */
+  async resolveConflict(decision: ConflictDecision, store = this.defaultStore): Promise<MergeOutcome> {
+    const outcome = await this.applyInbound(
+      {
+        entityId: decision.entityId,
+        workspaceId: decision.workspaceId,
+        entityType: decision.entityType,
+        source: { kind: 'user', id: decision.userId },
+        eventKey: decision.eventKey,
+        eventTime: decision.at,
+        fields: { [decision.field]: decision.value },
+      },
+      store,
+    );
+    await store.resolveConflict(decision.conflictId, {
+      value: decision.value,
+      userId: decision.userId,
+      at: decision.at,
+    });
+    return outcome;
+  }
+
+  async outcome(ref: EntityRef, store = this.defaultStore): Promise<MergeOutcome> {
+    const entry = await this.entry(ref.entityId, ref.workspaceId, store);
+    return entry.doc.outcome(await this.policies(ref.workspaceId, ref.entityType, store));
+  }
+
+  async valueAt(
+    ref: EntityRef,
+    at: readonly string[] | Date,
+    store = this.defaultStore,
+  ): Promise<EntityState> {
+    const entry = await this.entry(ref.entityId, ref.workspaceId, store);
+    return entry.doc.valueAt(at, await this.policies(ref.workspaceId, ref.entityType, store));
+  }
+
+  async history(entityId: string, workspaceId: string, store = this.defaultStore): Promise<HistoryEntry[]> {
+    return (await this.entry(entityId, workspaceId, store)).doc.history();
+  }
+
+  async historyDigest(entityId: string, workspaceId: string, store = this.defaultStore): Promise<string> {
+    return (await this.entry(entityId, workspaceId, store)).doc.historyDigest();
+  }
+
+  /** Compacts documents past the size threshold; run from a background loop. */
+  async compactDue(store = this.defaultStore): Promise<number> {
+    let done = 0;
+    for (const entityId of [...this.due]) {
+      this.due.delete(entityId);
+      const entry = this.cache.get(entityId);
+      if (entry === undefined) continue;
+      await this.compactEntry(entityId, entry, store);
+      done++;
+    }
+    return done;
+  }
+
+  async compact(entityId: string, workspaceId: string, store = this.defaultStore): Promise<void> {
+    await this.compactEntry(entityId, await this.entry(entityId, workspaceId, store), store);
+  }
+
+  private async compactEntry(entityId: string, entry: Entry, store: MergeStore): Promise<void> {
+    await store.compact(entityId, entry.workspaceId, entry.doc.save(), entry.lastSeq);
+    entry.chunkBytes = 0;
+    this.due.delete(entityId);
+    this.stats.compactions++;
+  }
+
+  /** Drops cached state (after a rolled-back transaction, or to test reloads). */
+  forget(entityId?: string): void {
+    if (entityId === undefined) {
+      this.cache.clear();
+      this.due.clear();
+    } else {
+      this.cache.delete(entityId);
+      this.due.delete(entityId);
+    }
+  }
+
+  /** Policies are cached; call after changing them (a rebuild replays the log anyway). */
+  invalidatePolicies(): void {
+    this.policyCache.clear();
+  }
+
+  private async policies(workspaceId: string, entityType: string, store: MergeStore): Promise<PolicyMap> {
+    const key = `${workspaceId}:${entityType}`;
+    let policies = this.policyCache.get(key);
+    if (policies === undefined) {
+      policies = await store.policies(workspaceId, entityType);
+      this.policyCache.set(key, policies);
+    }
+    return policies;
+  }
+
+  private async entry(entityId: string, workspaceId: string, store: MergeStore): Promise<Entry> {
+    const cached = this.cache.get(entityId);
+    if (cached !== undefined) {
+      this.stats.cacheHits++;
+      return cached;
+    }
+    this.stats.cacheMisses++;
+    const stored = await store.load(entityId);
+    const entry: Entry =
+      stored === null
+        ? { doc: EntityDocument.create(entityId), workspaceId, lastSeq: 0, chunkBytes: 0 }
+        : {
+            doc: EntityDocument.load(entityId, stored.snapshot, stored.chunks, stored.synced),
+            workspaceId: stored.workspaceId,
+            lastSeq: stored.lastSeq,
+            chunkBytes: stored.chunkBytes,
+          };
+    if (entry.chunkBytes > this.compactAfterBytes) this.due.add(entityId);
+    this.cache.set(entityId, entry);
+    return entry;
+  }
+}

@@ -1,0 +1,237 @@
+import type { SyncedState } from './entity-document';
+import type { ConflictResolution, MergeStore, StoredConflict, StoredDocument } from './merge-store';
+import {
+  type ConflictRecord,
+  type FieldPolicy,
+  POLICY_KINDS,
+  type PolicyKind,
+  type PolicyMap,
+} from './types';
+
+/** A transaction (or pool, or client): what a log consumer's handler receives. */
+export interface SqlTransaction {
+  query<R extends object = Record<string, unknown>>(
+    sql: string,
+    params?: unknown[],
+  ): Promise<{ rows: R[]; rowCount: number | null }>;
+}
+
+interface ConflictRow {
+  id: string;
+  workspace_id: string;
+  entity_id: string;
+  field: string;
+  kind: 'concurrent' | 'late';
+  policy: PolicyKind;
+  candidates: StoredCandidate[];
+  status: 'open' | 'resolved';
+  resolution: { winner?: StoredCandidate; value?: unknown; userId?: string; at?: string } | null;
+  created_at: Date;
+}
+
+type StoredCandidate = {
+  value: unknown;
+  source: ConflictRecord['candidates'][number]['source'];
+  eventTime: string;
+};
+
+const toCandidate = (c: StoredCandidate) => ({
+  value: c.value,
+  source: c.source,
+  eventTime: new Date(c.eventTime),
+});
+
+/**
+ * MergeStore on PostgreSQL through plain SQL, inside the caller's transaction, so merged
+ * state commits together with the log offset that produced it.
+ */
+export class PgMergeStore implements MergeStore {
+  constructor(private readonly tx: SqlTransaction) {}
+
+  async load(entityId: string): Promise<StoredDocument | null> {
+    const docs = await this.tx.query<{ workspace_id: string; doc: Buffer; compacted_seq: string }>(
+      `SELECT workspace_id, doc, compacted_seq FROM entity_doc WHERE entity_id = $1`,
+      [entityId],
+    );
+    const row = docs.rows[0];
+    if (row === undefined) return null;
+    const changes = await this.tx.query<{ seq: string; chunk: Buffer }>(
+      `SELECT seq, chunk FROM entity_doc_change WHERE entity_id = $1 ORDER BY seq`,
+      [entityId],
+    );
+    const synced = await this.tx.query<{
+      connection_id: string;
+      heads: string[];
+      stale: Record<string, string>;
+    }>(`SELECT connection_id, heads, stale FROM entity_synced_heads WHERE entity_id = $1`, [entityId]);
+    const chunks = changes.rows.map((c) => new Uint8Array(c.chunk));
+    const last = changes.rows.at(-1);
+    return {
+      workspaceId: row.workspace_id,
+      snapshot: row.doc.length > 0 ? new Uint8Array(row.doc) : null,
+      chunks,
+      lastSeq: Math.max(Number(row.compacted_seq), last === undefined ? 0 : Number(last.seq)),
+      chunkBytes: chunks.reduce((n, c) => n + c.length, 0),
+      synced: new Map(synced.rows.map((s) => [s.connection_id, { heads: s.heads, stale: s.stale }])),
+    };
+  }
+
+  async appendChange(entityId: string, workspaceId: string, seq: number, chunk: Uint8Array): Promise<void> {
+    if (seq === 1) {
+      await this.tx.query(
+        `INSERT INTO entity_doc (entity_id, workspace_id, doc) VALUES ($1, $2, '\\x'::bytea)
+         ON CONFLICT (entity_id) DO NOTHING`,
+        [entityId, workspaceId],
+      );
+    }
+    // The primary key refuses a second writer of the same seq: a stale cache fails loudly.
+    await this.tx.query(`INSERT INTO entity_doc_change (entity_id, seq, chunk) VALUES ($1, $2, $3)`, [
+      entityId,
+      seq,
+      Buffer.from(chunk),
+    ]);
+  }
+
+  async compact(
+    entityId: string,
+    workspaceId: string,
+    snapshot: Uint8Array,
+    throughSeq: number,
+  ): Promise<void> {
+    await this.tx.query(
+      `INSERT INTO entity_doc (entity_id, workspace_id, doc, doc_bytes, compacted_seq) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (entity_id) DO UPDATE
+         SET doc = EXCLUDED.doc, doc_bytes = EXCLUDED.doc_bytes, compacted_seq = EXCLUDED.compacted_seq,
+             updated_at = CURRENT_TIMESTAMP`,
+      [entityId, workspaceId, Buffer.from(snapshot), snapshot.length, throughSeq],
+    );
+    await this.tx.query(`DELETE FROM entity_doc_change WHERE entity_id = $1 AND seq <= $2`, [
+      entityId,
+      throughSeq,
+    ]);
+  }
+
+  async saveSynced(entityId: string, connectionId: string, state: SyncedState): Promise<void> {
+    await this.tx.query(
+      `INSERT INTO entity_synced_heads (entity_id, connection_id, heads, stale) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (entity_id, connection_id) DO UPDATE
+         SET heads = EXCLUDED.heads, stale = EXCLUDED.stale, updated_at = CURRENT_TIMESTAMP`,
+      [entityId, connectionId, state.heads, JSON.stringify(state.stale)],
+    );
+  }
+
+  async recordConflicts(conflicts: readonly ConflictRecord[]): Promise<void> {
+    if (conflicts.length === 0) return;
+    await this.tx.query(
+      `INSERT INTO merge_conflict (id, workspace_id, entity_id, field, kind, policy, candidates, status,
+                                   resolution, resolved_by, created_at, resolved_at)
+       SELECT c.id, c.workspace_id, c.entity_id, c.field, c.kind, c.policy, c.candidates,
+              c.status::merge_conflict_status, c.resolution, c.resolved_by, c.created_at, c.resolved_at
+         FROM jsonb_to_recordset($1::jsonb) AS c(id uuid, workspace_id uuid, entity_id uuid, field text,
+              kind text, policy text, candidates jsonb, status text, resolution jsonb, resolved_by text,
+              created_at timestamptz, resolved_at timestamptz)
+       ON CONFLICT (id) DO NOTHING`,
+      [
+        JSON.stringify(
+          conflicts.map((c) => ({
+            id: c.id,
+            workspace_id: c.workspaceId,
+            entity_id: c.entityId,
+            field: c.field,
+            kind: c.kind,
+            policy: c.policy,
+            candidates: c.candidates,
+            status: c.status,
+            resolution: c.winner === undefined ? null : { winner: c.winner },
+            resolved_by: c.status === 'resolved' ? `policy:${c.policy}` : null,
+            created_at: c.detectedAt.toISOString(),
+            resolved_at: c.status === 'resolved' ? c.detectedAt.toISOString() : null,
+          })),
+        ),
+      ],
+    );
+  }
+
+  async resolveConflict(conflictId: string, resolution: ConflictResolution): Promise<void> {
+    const { rowCount } = await this.tx.query(
+      `UPDATE merge_conflict SET status = 'resolved', resolution = $2, resolved_by = $3, resolved_at = $4
+        WHERE id = $1`,
+      [
+        conflictId,
+        JSON.stringify({
+          value: resolution.value,
+          userId: resolution.userId,
+          at: resolution.at.toISOString(),
+        }),
+        resolution.userId,
+        resolution.at,
+      ],
+    );
+    if (rowCount === 0) throw new Error(`no conflict ${conflictId}`);
+  }
+
+  async listConflicts(entityId: string): Promise<StoredConflict[]> {
+    const { rows } = await this.tx.query<ConflictRow>(
+      `SELECT id, workspace_id, entity_id, field, kind, policy, candidates, status, resolution, created_at
+         FROM merge_conflict WHERE entity_id = $1 ORDER BY created_at, id`,
+      [entityId],
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      workspaceId: r.workspace_id,
+      entityId: r.entity_id,
+      field: r.field,
+      kind: r.kind,
+      policy: r.policy,
+      candidates: r.candidates.map(toCandidate),
+      ...(r.resolution?.winner === undefined ? {} : { winner: toCandidate(r.resolution.winner) }),
+      status: r.status,
+      detectedAt: r.created_at,
+      ...(r.resolution?.userId === undefined
+        ? {}
+        : {
+            resolution: {
+              value: r.resolution.value,
+              userId: r.resolution.userId,
+              at: new Date(r.resolution.at ?? r.created_at),
+            },
+          }),
+    }));
+  }
+
+  async policies(workspaceId: string, entityType: string): Promise<PolicyMap> {
+    const { rows } = await this.tx.query<{ field: string; policy: string; priority: string[] }>(
+      `SELECT field, policy, priority FROM field_policy WHERE workspace_id = $1 AND entity_type = $2`,
+      [workspaceId, entityType],
+    );
+    const policies: Record<string, FieldPolicy> = {};
+    for (const row of rows) {
+      if (!(POLICY_KINDS as readonly string[]).includes(row.policy))
+        throw new Error(`unknown policy ${row.policy}`);
+      const kind = row.policy as PolicyKind;
+      policies[row.field] = kind === 'priority' ? { kind, order: row.priority } : { kind };
+    }
+    return policies;
+  }
+
+  async setPolicy(
+    workspaceId: string,
+    entityType: string,
+    field: string,
+    policy: FieldPolicy,
+  ): Promise<void> {
+    await this.tx.query(
+      `INSERT INTO field_policy (workspace_id, entity_type, field, policy, priority) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (workspace_id, entity_type, field) DO UPDATE
+         SET policy = EXCLUDED.policy, priority = EXCLUDED.priority, version = field_policy.version + 1,
+             updated_at = CURRENT_TIMESTAMP`,
+      [
+        workspaceId,
+        entityType,
+        field,
+        policy.kind,
+        JSON.stringify(policy.kind === 'priority' ? policy.order : []),
+      ],
+    );
+  }
+}

@@ -1,0 +1,92 @@
+/** Who set a value: a connected system, or a person editing in Syncline. */
+export type SourceRef = { kind: 'connection'; id: string } | { kind: 'user'; id: string };
+
+export const POLICY_KINDS = ['lww', 'priority', 'manual', 'union'] as const;
+export type PolicyKind = (typeof POLICY_KINDS)[number];
+
+/**
+ * How concurrent edits of one field are settled. `priority.order` lists connection ids
+ * (or the literal `user` for any Syncline user), best first; unlisted sources rank last.
+ */
+export type FieldPolicy =
+  | { kind: 'lww' }
+  | { kind: 'priority'; order: readonly string[] }
+  | { kind: 'manual' }
+  | { kind: 'union' };
+
+/** The policies of one workspace and entity type; fields not listed use `lww`. */
+export type PolicyMap = Readonly<Record<string, FieldPolicy>>;
+
+/** One change reported by a connection (or made by a user), in unified field names. */
+export interface InboundChange {
+  entityId: string;
+  workspaceId: string;
+  entityType: string;
+  source: SourceRef;
+  eventKey: string;
+  eventTime: Date;
+  fields: Record<string, unknown>;
+  /** Event time per field where the provider has one; otherwise `eventTime` applies. */
+  fieldTimes?: Record<string, Date | string>;
+}
+
+export interface ConflictCandidate {
+  value: unknown;
+  source: SourceRef;
+  eventTime: Date;
+}
+
+/**
+ * A conflict as recorded: `concurrent` when two sources edited a field without seeing
+ * each other, `late` when an edit older than the value it had seen arrived under lww.
+ * The id is derived from the entity, field and candidate edits, so replays record it once.
+ */
+export interface ConflictRecord {
+  id: string;
+  workspaceId: string;
+  entityId: string;
+  field: string;
+  kind: 'concurrent' | 'late';
+  policy: PolicyKind;
+  candidates: ConflictCandidate[];
+  /** Absent while a `manual` conflict waits for a person. */
+  winner?: ConflictCandidate;
+  status: 'open' | 'resolved';
+  /** Event time of the change that revealed the conflict. */
+  detectedAt: Date;
+}
+
+export interface FieldProvenance {
+  source: SourceRef;
+  eventTime: Date;
+  /** A `manual` conflict is open on this field: the value shown is provisional. */
+  conflicted: boolean;
+}
+
+export interface MergeOutcome {
+  entityId: string;
+  /** `unchanged`: the values equal what the source had already seen (no merge ran). */
+  status: 'applied' | 'duplicate' | 'unchanged';
+  values: Record<string, unknown>;
+  provenance: Record<string, FieldProvenance>;
+  /** Conflicts revealed by this change (new candidate sets or late edits). */
+  conflicts: ConflictRecord[];
+  /** For every connection that carries the entity, the fields writeback must send it. */
+  owed: Map<string, string[]>;
+  heads: string[];
+}
+
+export interface HistoryEntry {
+  hash: string;
+  source: SourceRef;
+  eventKey: string;
+  /** Second resolution (the stored change time). */
+  time: Date;
+  deps: string[];
+  fields: Record<string, { value: unknown; eventTime: Date }>;
+}
+
+export interface EntityState {
+  values: Record<string, unknown>;
+  provenance: Record<string, FieldProvenance>;
+}

@@ -1,0 +1,358 @@
+import { randomUUID } from 'node:crypto';
+import { Pool } from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
+import { type IdentityChange, IdentityService, type IdentityTx } from './identity.service';
+import type { IdentitySettings } from './match-record';
+import { identityOperationChange, type MergeIntent } from './operations';
+
+let db: TestDatabase;
+let pool: Pool;
+
+beforeAll(async () => {
+  db = await createTestDatabase('identity');
+  pool = new Pool({ connectionString: db.url, max: 4 });
+});
+
+afterAll(async () => {
+  await pool?.end();
+  await db?.drop();
+});
+
+async function inTx<T>(fn: (tx: IdentityTx) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK');
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+async function seedWorkspace() {
+  const workspaceId = randomUUID();
+  await pool.query('INSERT INTO workspace (id, name) VALUES ($1, $2)', [workspaceId, `ws-${workspaceId}`]);
+  const connection = async (provider: string) => {
+    const id = randomUUID();
+    await pool.query(
+      `INSERT INTO connection (id, workspace_id, provider, external_account_id, status)
+       VALUES ($1, $2, $3::provider, $4, 'live')`,
+      [id, workspaceId, provider, `acct-${id}`],
+    );
+    return id;
+  };
+  return {
+    workspaceId,
+    gmail: await connection('gmail'),
+    hubspotA: await connection('hubspot'),
+    hubspotB: await connection('hubspot'),
+  };
+}
+
+const person = (
+  workspaceId: string,
+  connectionId: string,
+  externalId: string,
+  fields: Record<string, unknown>,
+): IdentityChange => ({ workspaceId, connectionId, entityType: 'person', externalId, op: 'upsert', fields });
+
+/** Everything identity stores for a workspace, in a stable order, without timestamps. */
+async function snapshot(workspaceId: string) {
+  const q = async (sql: string) => (await pool.query(sql, [workspaceId])).rows;
+  return {
+    entities: await q(
+      'SELECT id, entity_type, display_name, match_keys, merged_into FROM entity WHERE workspace_id = $1 ORDER BY id',
+    ),
+    links: await q(
+      `SELECT connection_id, entity_type, external_id, entity_id FROM source_link WHERE workspace_id = $1
+        ORDER BY connection_id, entity_type, external_id`,
+    ),
+    keys: await q(
+      'SELECT kind, value, entity_id FROM match_key WHERE workspace_id = $1 ORDER BY kind, value, entity_id',
+    ),
+    duplicates: await q(
+      'SELECT id, entity_a, entity_b, score, evidence, status FROM possible_duplicate WHERE workspace_id = $1 ORDER BY id',
+    ),
+  };
+}
+
+const US: Partial<IdentitySettings> = { defaultCountry: 'US' };
+
+describe('IdentityService on Postgres', () => {
+  it('Gmail bare address, then HubSpot A, then HubSpot B with other case and formatting: one person, three links', async () => {
+    const ws = await seedWorkspace();
+    const identity = new IdentityService({ settings: () => US });
+    await inTx((tx) =>
+      identity.handle(tx, [
+        {
+          workspaceId: ws.workspaceId,
+          connectionId: ws.gmail,
+          entityType: 'email_activity',
+          externalId: 'msg-1',
+          op: 'upsert',
+          fields: { messageId: '<m1@mail.gmail.com>', from: 'ana.lima@acme.com', to: ['me@syncline.test'] },
+        },
+      ]),
+    );
+    const a = await inTx((tx) =>
+      identity.resolveChange(
+        tx,
+        person(ws.workspaceId, ws.hubspotA, 'contact-1', {
+          email: 'ana.lima@acme.com',
+          firstName: 'Ana',
+          lastName: 'Lima',
+          phone: '+1 415 555 0132',
+        }),
+      ),
+    );
+    expect(a).toMatchObject({ decision: 'linked-deterministic', evidence: ['email:ana.lima@acme.com'] });
+    const b = await inTx((tx) =>
+      identity.resolveChange(
+        tx,
+        person(ws.workspaceId, ws.hubspotB, '901', { email: '  Ana.Lima@ACME.com', phone: '(415) 555-0132' }),
+      ),
+    );
+    expect(b?.entityId).toBe(a?.entityId);
+
+    const links = await inTx((tx) => identity.linksOf(tx, a!.entityId));
+    expect(links.map((l) => [l.connectionId, l.externalId]).sort()).toEqual(
+      [
+        [ws.gmail, 'mailto:ana.lima@acme.com'],
+        [ws.hubspotA, 'contact-1'],
+        [ws.hubspotB, '901'],
+      ].sort(),
+    );
+    const people = await pool.query(
+      "SELECT id FROM entity WHERE workspace_id = $1 AND entity_type = 'person'",
+      [ws.workspaceId],
+    );
+    // The recipient me@syncline.test is a person of its own; Ana is exactly one.
+    expect(people.rows).toHaveLength(2);
+    const keys = await pool.query(
+      'SELECT kind, value FROM match_key WHERE entity_id = $1 ORDER BY kind, value',
+      [a!.entityId],
+    );
+    expect(keys.rows).toEqual([
+      { kind: 'email', value: 'ana.lima@acme.com' },
+      { kind: 'phone', value: '+14155550132' },
+    ]);
+    // A redelivery of the same record is recognised by its link.
+    const again = await inTx((tx) =>
+      identity.resolveChange(tx, person(ws.workspaceId, ws.hubspotB, '901', { email: 'ana.lima@acme.com' })),
+    );
+    expect(again).toMatchObject({ entityId: a!.entityId, decision: 'linked-existing' });
+  });
+
+  it('merge then unmerge, as log events, restores both entities and their links exactly', async () => {
+    const ws = await seedWorkspace();
+    const identity = new IdentityService({ settings: () => US });
+    const ana = await inTx(async (tx) => {
+      await identity.resolveChange(
+        tx,
+        person(ws.workspaceId, ws.gmail, 'mailto:ana.lima@acme.com', { email: 'ana.lima@acme.com' }),
+      );
+      return identity.resolveChange(
+        tx,
+        person(ws.workspaceId, ws.hubspotA, 'contact-1', { email: 'ana.lima@acme.com', name: 'Ana Lima' }),
+      );
+    });
+    // Same name, nothing else in common: a second entity and a possible duplicate.
+    const other = await inTx((tx) =>
+      identity.resolveChange(
+        tx,
+        person(ws.workspaceId, ws.hubspotB, '77', { email: 'analima77@gmail.com', name: 'Ana Lima' }),
+      ),
+    );
+    expect(other?.decision).toBe('created-with-possible-duplicate');
+    const [review] = await inTx((tx) => identity.possibleDuplicates(tx, ws.workspaceId));
+    expect(review).toMatchObject({ entityA: other!.entityId, entityB: ana!.entityId, status: 'open' });
+
+    const before = await snapshot(ws.workspaceId);
+    const merge: MergeIntent = {
+      kind: 'merge',
+      operationId: randomUUID(),
+      workspaceId: ws.workspaceId,
+      entityType: 'person',
+      survivorId: ana!.entityId,
+      absorbedId: other!.entityId,
+    };
+    const asEvent = (change: ReturnType<typeof identityOperationChange>): IdentityChange => ({
+      ...change,
+      entityType: change.entityType as IdentityChange['entityType'],
+      op: 'merge',
+      fields: change.fields ?? {},
+    });
+    const mergeEvent = asEvent(identityOperationChange(merge, ws.hubspotA));
+    await inTx((tx) => identity.handle(tx, [mergeEvent]));
+    const merged = await snapshot(ws.workspaceId);
+    expect(merged.links.filter((l) => l.entity_id === other!.entityId)).toEqual([]);
+    expect(merged.links.filter((l) => l.entity_id === ana!.entityId)).toHaveLength(3);
+    expect(merged.entities.find((e) => e.id === other!.entityId)?.merged_into).toBe(ana!.entityId);
+    expect(merged.duplicates[0]?.status).toBe('merged');
+    expect(await inTx((tx) => identity.entity(tx, other!.entityId))).toMatchObject({
+      mergedInto: ana!.entityId,
+    });
+    // A redelivered operation is a no-op.
+    await inTx((tx) => identity.handle(tx, [mergeEvent]));
+
+    const unmergeId = randomUUID();
+    await inTx((tx) =>
+      identity.handle(tx, [
+        asEvent(
+          identityOperationChange(
+            {
+              kind: 'unmerge',
+              operationId: unmergeId,
+              workspaceId: ws.workspaceId,
+              entityType: 'person',
+              undoes: merge.operationId,
+            },
+            ws.hubspotA,
+          ),
+        ),
+      ]),
+    );
+    const after = await snapshot(ws.workspaceId);
+    expect(after.links).toEqual(before.links);
+    expect(after.keys).toEqual(before.keys);
+    expect(after.entities).toEqual(before.entities);
+    expect(after.duplicates).toEqual(before.duplicates);
+    const ops = await pool.query(
+      'SELECT kind, undone_at FROM identity_operation WHERE workspace_id = $1 ORDER BY kind',
+      [ws.workspaceId],
+    );
+    expect(ops.rows.map((r) => [r.kind, r.undone_at !== null])).toEqual([
+      ['merge', true],
+      ['unmerge', false],
+    ]);
+    // The absorbed entity's own email finds it again.
+    const viaAbsorbed = await inTx((tx) =>
+      identity.resolveChange(tx, person(ws.workspaceId, ws.hubspotB, '78', { email: 'analima77@gmail.com' })),
+    );
+    expect(viaAbsorbed?.entityId).toBe(other!.entityId);
+    // Undoing twice is refused.
+    const twice = await inTx((tx) =>
+      identity.applyOperation(tx, {
+        kind: 'unmerge',
+        operationId: randomUUID(),
+        workspaceId: ws.workspaceId,
+        entityType: 'person',
+        undoes: merge.operationId,
+      }),
+    );
+    expect(twice).toMatchObject({ ok: false, error: { code: 'Conflict' } });
+  });
+
+  it('rebuilds its index from the database after a restart, for deterministic and fuzzy matches', async () => {
+    const ws = await seedWorkspace();
+    const first = new IdentityService({ settings: () => US });
+    const ana = await inTx((tx) =>
+      first.resolveChange(
+        tx,
+        person(ws.workspaceId, ws.hubspotA, 'c-1', {
+          email: 'ana.lima@acme.com',
+          firstName: 'Ana',
+          lastName: 'Lima',
+        }),
+      ),
+    );
+    const restarted = new IdentityService({ settings: () => US });
+    const byEmail = await inTx((tx) =>
+      restarted.resolveChange(tx, person(ws.workspaceId, ws.hubspotB, 'x-1', { email: 'ANA.LIMA@acme.com' })),
+    );
+    expect(byEmail).toMatchObject({ entityId: ana!.entityId, decision: 'linked-deterministic' });
+    const byName = await inTx((tx) =>
+      new IdentityService({ settings: () => US }).resolveChange(
+        tx,
+        person(ws.workspaceId, ws.hubspotB, 'x-2', { email: 'a.lima@acme.com', name: 'Ana Lmia' }),
+      ),
+    );
+    expect(byName).toMatchObject({ entityId: ana!.entityId, decision: 'linked-fuzzy' });
+  });
+
+  it('a rolled-back link leaves nothing behind that a later decision could link to', async () => {
+    const ws = await seedWorkspace();
+    const identity = new IdentityService({ settings: () => US });
+    await expect(
+      inTx(async (tx) => {
+        await identity.resolveChange(
+          tx,
+          person(ws.workspaceId, ws.hubspotA, 'c-1', { email: 'ana@acme.com', name: 'Ana Lima' }),
+        );
+        throw new Error('crash before commit');
+      }),
+    ).rejects.toThrow('crash');
+    const next = await inTx((tx) =>
+      identity.resolveChange(
+        tx,
+        person(ws.workspaceId, ws.hubspotB, 'c-2', { email: 'ana@acme.com', name: 'Ana Lima' }),
+      ),
+    );
+    expect(next?.decision).toBe('created');
+  });
+
+  it('participants: unknown addresses become people or stay bare, by the workspace setting', async () => {
+    const creating = await seedWorkspace();
+    const bare = await seedWorkspace();
+    const identity = new IdentityService({
+      settings: (id) => (id === bare.workspaceId ? { participants: 'bare-address' } : {}),
+    });
+    const attendees = [{ email: 'Lee@Example.com', displayName: 'Lee' }, { email: 'kim@example.com' }];
+    const created = await inTx((tx) =>
+      identity.resolveParticipants(
+        tx,
+        { workspaceId: creating.workspaceId, connectionId: creating.gmail },
+        attendees,
+      ),
+    );
+    expect(created.map((p) => p.email)).toEqual(['lee@example.com', 'kim@example.com']);
+    expect(created.every((p) => p.personId !== null)).toBe(true);
+
+    // Bare: a known person resolves, an unknown address stays an address and writes nothing.
+    const kim = await inTx((tx) =>
+      identity.resolveChange(
+        tx,
+        person(bare.workspaceId, bare.hubspotA, 'c-9', { email: 'kim@example.com', name: 'Kim' }),
+      ),
+    );
+    const resolved = await inTx((tx) =>
+      identity.resolveParticipants(
+        tx,
+        { workspaceId: bare.workspaceId, connectionId: bare.gmail },
+        attendees,
+      ),
+    );
+    expect(resolved).toEqual([
+      { email: 'lee@example.com', personId: null },
+      { email: 'kim@example.com', personId: kim!.entityId },
+    ]);
+    const count = await pool.query('SELECT count(*)::int AS n FROM entity WHERE workspace_id = $1', [
+      bare.workspaceId,
+    ]);
+    expect(count.rows[0].n).toBe(1);
+
+    // Through the consumer path: a meeting's attendees and organizer.
+    await inTx((tx) =>
+      identity.handle(tx, [
+        {
+          workspaceId: creating.workspaceId,
+          connectionId: creating.gmail,
+          entityType: 'meeting',
+          externalId: 'evt-1',
+          op: 'upsert',
+          fields: { iCalUID: 'evt-1@google.com', organizer: { email: 'org@example.com' }, attendees },
+        },
+      ]),
+    );
+    const people = await pool.query(
+      "SELECT count(*)::int AS n FROM entity WHERE workspace_id = $1 AND entity_type = 'person'",
+      [creating.workspaceId],
+    );
+    expect(people.rows[0].n).toBe(3);
+  });
+});

@@ -1,0 +1,583 @@
+import { type ChangeOp, type EntityType, err, ok, type Result } from '@syncline/core';
+import { MatchIndex } from './match-index';
+import {
+  DEFAULT_SETTINGS,
+  decodeKey,
+  emailsIn,
+  encodeKey,
+  type IdentitySettings,
+  type MatchRecord,
+  toMatchRecord,
+} from './match-record';
+import {
+  type IdentityIntent,
+  identityOperationOf,
+  type MergeIntent,
+  type MovedLink,
+  type OperationPayload,
+  type UnmergeIntent,
+} from './operations';
+import { type Resolution, Resolver } from './resolver';
+import { entityIdFor, possibleDuplicateIdFor } from './stable-id';
+
+/** A transaction (or client) to run SQL in: a log consumer's `tx` fits, as does a `pg` client. */
+export interface IdentityTx {
+  query<R extends object = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<{ rows: R[] }>;
+}
+
+/** The part of a `SourceChange` or `LogEvent` identity reads. */
+export interface IdentityChange {
+  workspaceId: string;
+  connectionId: string;
+  entityType: EntityType;
+  externalId: string;
+  op: ChangeOp;
+  fields: Record<string, unknown>;
+}
+
+export interface IdentityError {
+  code: 'NotFound' | 'Conflict' | 'Validation';
+  message: string;
+}
+
+export interface Participant {
+  email: string;
+  /** The person the address belongs to; null when the workspace keeps unknown addresses bare. */
+  personId: string | null;
+}
+
+export interface SourceLinkView {
+  connectionId: string;
+  entityType: string;
+  externalId: string;
+  entityId: string;
+}
+
+export interface EntityView {
+  id: string;
+  workspaceId: string;
+  entityType: string;
+  displayName: string | null;
+  mergedInto: string | null;
+}
+
+export interface PossibleDuplicateView {
+  id: string;
+  entityType: string;
+  entityA: string;
+  entityB: string;
+  score: number;
+  evidence: string[];
+  status: 'open' | 'merged' | 'dismissed';
+}
+
+export interface IdentityServiceOptions {
+  /** Per-workspace settings; defaults apply where a setting is missing. */
+  settings?: (workspaceId: string) => Partial<IdentitySettings>;
+}
+
+interface StoredMatchData {
+  names?: string[];
+  blocks?: string[];
+}
+
+interface EntityRow {
+  id: string;
+  merged_into: string | null;
+  match_keys: StoredMatchData;
+}
+
+/**
+ * Links source records to canonical entities inside the caller's transaction, so it runs in
+ * a log consumer and commits with the consumer's offset. The `MatchIndex` per workspace and
+ * entity type is a cache rebuilt from `entity` and `match_key`; deterministic keys are read
+ * from the database before every decision, so entities made by other processes are found.
+ */
+export class IdentityService {
+  private readonly indexes = new Map<string, MatchIndex>();
+
+  constructor(private readonly options: IdentityServiceOptions = {}) {}
+
+  settingsFor(workspaceId: string): IdentitySettings {
+    return { ...DEFAULT_SETTINGS, ...this.options.settings?.(workspaceId) };
+  }
+
+  /** Applies a batch of log events in order: identity operations, then everything else. */
+  async handle(tx: IdentityTx, events: readonly IdentityChange[]): Promise<void> {
+    for (const event of events) {
+      const intent = identityOperationOf(event.op, event.fields);
+      if (intent) {
+        const applied = await this.applyOperation(tx, intent);
+        // Refused as a conflict (already merged, already undone) it is skipped, and a replay refuses
+        // it again at the same point; a malformed one is a bug and goes to the dead letters.
+        if (!applied.ok && applied.error.code === 'Validation') throw new Error(applied.error.message);
+        continue;
+      }
+      await this.resolveChange(tx, event);
+      const addresses = participantsOf(event);
+      if (addresses.length > 0) await this.resolveParticipants(tx, event, addresses);
+    }
+  }
+
+  /** Links one source record to an entity; undefined for a delete of a record never seen. */
+  async resolveChange(tx: IdentityTx, change: IdentityChange): Promise<Resolution | undefined> {
+    const settings = this.settingsFor(change.workspaceId);
+    const record = toMatchRecord(change.entityType, change.fields, settings);
+    const index = await this.indexFor(tx, change.workspaceId, change.entityType);
+    const linked = await this.linkOf(tx, change);
+    if (linked) {
+      if (change.op !== 'delete') await this.storeRecord(tx, change, linked, record, index);
+      return {
+        entityId: linked,
+        decision: 'linked-existing',
+        score: 1,
+        evidence: [],
+        possibleDuplicates: [],
+      };
+    }
+    if (change.op === 'delete') return undefined;
+    return this.link(tx, change, record, index, settings);
+  }
+
+  /**
+   * Calendar attendees and mail participants to people, by email. An address with no person
+   * becomes one (linked as `mailto:<address>` under the given connection) or stays bare, as
+   * the workspace's `participants` setting says.
+   */
+  async resolveParticipants(
+    tx: IdentityTx,
+    source: { workspaceId: string; connectionId: string },
+    addresses: readonly unknown[],
+  ): Promise<Participant[]> {
+    const settings = this.settingsFor(source.workspaceId);
+    const out: Participant[] = [];
+    for (const email of emailsIn(addresses, settings)) {
+      if (settings.participants === 'create-person') {
+        const resolution = await this.resolveChange(tx, {
+          workspaceId: source.workspaceId,
+          connectionId: source.connectionId,
+          entityType: 'person',
+          externalId: `mailto:${email}`,
+          op: 'upsert',
+          fields: { email },
+        });
+        out.push({ email, personId: resolution?.entityId ?? null });
+        continue;
+      }
+      const index = await this.indexFor(tx, source.workspaceId, 'person');
+      const key = encodeKey('email', email);
+      await this.refreshKeys(tx, source.workspaceId, 'person', [key], index);
+      const holder = index.withKey(key)[0];
+      out.push({ email, personId: holder === undefined ? null : index.entityId(index.survivor(holder)) });
+    }
+    return out;
+  }
+
+  /** Applies a merge or unmerge. Idempotent: an operation id already applied returns its record. */
+  async applyOperation(
+    tx: IdentityTx,
+    intent: IdentityIntent,
+  ): Promise<Result<OperationPayload, IdentityError>> {
+    const done = await tx.query<{ payload: OperationPayload }>(
+      'SELECT payload FROM identity_operation WHERE id = $1',
+      [intent.operationId],
+    );
+    if (done.rows[0]) return ok(done.rows[0].payload);
+    return intent.kind === 'merge' ? this.merge(tx, intent) : this.unmerge(tx, intent);
+  }
+
+  async entity(tx: IdentityTx, entityId: string): Promise<EntityView | undefined> {
+    const { rows } = await tx.query<EntityView>(
+      `SELECT id, workspace_id AS "workspaceId", entity_type AS "entityType",
+              display_name AS "displayName", merged_into AS "mergedInto"
+         FROM entity WHERE id = $1`,
+      [entityId],
+    );
+    return rows[0];
+  }
+
+  /** Source links of an entity, in a stable order. */
+  async linksOf(tx: IdentityTx, entityId: string): Promise<SourceLinkView[]> {
+    const { rows } = await tx.query<SourceLinkView>(
+      `SELECT connection_id AS "connectionId", entity_type AS "entityType",
+              external_id AS "externalId", entity_id AS "entityId"
+         FROM source_link WHERE entity_id = $1
+        ORDER BY connection_id, entity_type, external_id`,
+      [entityId],
+    );
+    return rows;
+  }
+
+  async possibleDuplicates(
+    tx: IdentityTx,
+    workspaceId: string,
+    status: PossibleDuplicateView['status'] = 'open',
+  ): Promise<PossibleDuplicateView[]> {
+    const { rows } = await tx.query<PossibleDuplicateView>(
+      `SELECT id, entity_type AS "entityType", entity_a AS "entityA", entity_b AS "entityB",
+              score, evidence, status
+         FROM possible_duplicate WHERE workspace_id = $1 AND status = $2::possible_duplicate_status
+        ORDER BY created_at, id`,
+      [workspaceId, status],
+    );
+    return rows;
+  }
+
+  /** Drops cached indexes, so the next change rebuilds them from the database. */
+  forget(): void {
+    this.indexes.clear();
+  }
+
+  private async link(
+    tx: IdentityTx,
+    change: IdentityChange,
+    record: MatchRecord,
+    index: MatchIndex,
+    settings: IdentitySettings,
+  ): Promise<Resolution> {
+    const { workspaceId, entityType } = change;
+    // Two records with one new key, handled by two processes at once, must not both create.
+    if (record.keys.length > 0) {
+      await tx.query(
+        'SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest($1::text[]) AS k ORDER BY k',
+        [record.keys.map((k) => `${workspaceId}:${entityType}:${k}`).sort()],
+      );
+      await this.refreshKeys(tx, workspaceId, entityType, record.keys, index);
+    }
+    const newId = () => entityIdFor(workspaceId, change.connectionId, entityType, change.externalId);
+    let resolution = new Resolver(index, settings).resolve(record, newId);
+    resolution = await this.dropPhantoms(tx, resolution, newId);
+    if (resolution.decision === 'created' || resolution.decision === 'created-with-possible-duplicate') {
+      await tx.query(
+        `INSERT INTO entity (id, workspace_id, entity_type, display_name, match_keys)
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING`,
+        [resolution.entityId, workspaceId, entityType, record.displayName ?? null, matchData(record)],
+      );
+    }
+    await tx.query(
+      `INSERT INTO source_link (workspace_id, connection_id, entity_type, external_id, entity_id)
+       VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
+      [workspaceId, change.connectionId, entityType, change.externalId, resolution.entityId],
+    );
+    await this.storeRecord(tx, change, resolution.entityId, record, index);
+    for (const candidate of resolution.possibleDuplicates) {
+      await tx.query(
+        `INSERT INTO possible_duplicate (id, workspace_id, entity_type, entity_a, entity_b, score, evidence)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`,
+        [
+          possibleDuplicateIdFor(resolution.entityId, candidate.entityId),
+          workspaceId,
+          entityType,
+          resolution.entityId,
+          candidate.entityId,
+          candidate.score,
+          JSON.stringify(candidate.evidence),
+        ],
+      );
+    }
+    return resolution;
+  }
+
+  /** Keys, names and blocks of a record onto its entity, in the database and the index. */
+  private async storeRecord(
+    tx: IdentityTx,
+    change: IdentityChange,
+    entityId: string,
+    record: MatchRecord,
+    index: MatchIndex,
+  ): Promise<void> {
+    if (record.keys.length > 0) {
+      const decoded = record.keys.map(decodeKey);
+      await tx.query(
+        `INSERT INTO match_key (workspace_id, entity_type, kind, value, entity_id)
+         SELECT $1, $2, k, v, $3 FROM unnest($4::text[], $5::text[]) AS t(k, v)
+         ON CONFLICT DO NOTHING`,
+        [
+          change.workspaceId,
+          change.entityType,
+          entityId,
+          decoded.map((k) => k.kind),
+          decoded.map((k) => k.value),
+        ],
+      );
+    }
+    if (record.name || record.blocks.length > 0 || record.displayName) {
+      await tx.query(
+        `UPDATE entity SET
+           display_name = COALESCE(display_name, $2),
+           match_keys = jsonb_build_object(
+             'names', (SELECT COALESCE(jsonb_agg(DISTINCT x), '[]') FROM jsonb_array_elements_text(
+                         COALESCE(match_keys->'names', '[]') || $3::jsonb) AS x),
+             'blocks', (SELECT COALESCE(jsonb_agg(DISTINCT x), '[]') FROM jsonb_array_elements_text(
+                         COALESCE(match_keys->'blocks', '[]') || $4::jsonb) AS x)),
+           updated_at = now()
+         WHERE id = $1`,
+        [
+          entityId,
+          record.displayName ?? null,
+          JSON.stringify(record.name ? [record.name] : []),
+          JSON.stringify(record.blocks),
+        ],
+      );
+    }
+    index.add(entityId, record);
+  }
+
+  private async linkOf(tx: IdentityTx, change: IdentityChange): Promise<string | undefined> {
+    const { rows } = await tx.query<{ entity_id: string }>(
+      'SELECT entity_id FROM source_link WHERE connection_id = $1 AND entity_type = $2 AND external_id = $3',
+      [change.connectionId, change.entityType, change.externalId],
+    );
+    return rows[0]?.entity_id;
+  }
+
+  private async indexFor(tx: IdentityTx, workspaceId: string, entityType: EntityType): Promise<MatchIndex> {
+    const cacheKey = `${workspaceId}:${entityType}`;
+    const cached = this.indexes.get(cacheKey);
+    if (cached) return cached;
+    const index = new MatchIndex();
+    const entities = await tx.query<EntityRow>(
+      'SELECT id, merged_into, match_keys FROM entity WHERE workspace_id = $1 AND entity_type = $2',
+      [workspaceId, entityType],
+    );
+    for (const row of entities.rows) addStored(index, entityType, row);
+    for (const row of entities.rows) if (row.merged_into) index.merge(row.id, row.merged_into);
+    const keys = await tx.query<{ kind: string; value: string; entity_id: string }>(
+      'SELECT kind, value, entity_id FROM match_key WHERE workspace_id = $1 AND entity_type = $2',
+      [workspaceId, entityType],
+    );
+    const holders = new Map<string, string[]>();
+    for (const row of keys.rows) {
+      const key = `${row.kind}:${row.value}`;
+      const list = holders.get(key);
+      if (list) list.push(row.entity_id);
+      else holders.set(key, [row.entity_id]);
+    }
+    for (const [key, ids] of holders) index.setKey(key, ids);
+    this.indexes.set(cacheKey, index);
+    return index;
+  }
+
+  /** Makes the index agree with the database on who holds these keys and where they merged. */
+  private async refreshKeys(
+    tx: IdentityTx,
+    workspaceId: string,
+    entityType: EntityType,
+    keys: readonly string[],
+    index: MatchIndex,
+  ): Promise<void> {
+    const decoded = keys.map(decodeKey);
+    const { rows } = await tx.query<EntityRow & { kind: string; value: string }>(
+      `SELECT mk.kind, mk.value, e.id, e.merged_into, e.match_keys
+         FROM match_key mk JOIN entity e ON e.id = mk.entity_id
+        WHERE mk.workspace_id = $1 AND mk.entity_type = $2
+          AND (mk.kind, mk.value) IN (SELECT * FROM unnest($3::text[], $4::text[]))`,
+      [workspaceId, entityType, decoded.map((k) => k.kind), decoded.map((k) => k.value)],
+    );
+    const holders = new Map<string, string[]>(keys.map((k) => [k, []]));
+    let pending: EntityRow[] = [];
+    for (const row of rows) {
+      holders.get(`${row.kind}:${row.value}`)?.push(row.id);
+      pending.push(row);
+    }
+    for (const [key, ids] of holders) index.setKey(key, ids);
+    // Follow merges to their survivors, learning entities other processes made on the way.
+    const seen = new Set<string>();
+    while (pending.length > 0) {
+      const next: string[] = [];
+      for (const row of pending) {
+        if (seen.has(row.id)) continue;
+        seen.add(row.id);
+        if (!index.has(row.id)) addStored(index, entityType, row);
+        if (row.merged_into) {
+          index.merge(row.id, row.merged_into);
+          if (!seen.has(row.merged_into)) next.push(row.merged_into);
+        } else index.unmerge(row.id);
+      }
+      if (next.length === 0) break;
+      pending = (
+        await tx.query<EntityRow>(
+          'SELECT id, merged_into, match_keys FROM entity WHERE id = ANY($1::uuid[])',
+          [next],
+        )
+      ).rows;
+    }
+  }
+
+  /** Fuzzy candidates come from the cache, which may hold entities of a rolled-back transaction. */
+  private async dropPhantoms(
+    tx: IdentityTx,
+    resolution: Resolution,
+    newId: () => string,
+  ): Promise<Resolution> {
+    if (resolution.decision === 'linked-deterministic') return resolution;
+    const named = [resolution.entityId, ...resolution.possibleDuplicates.map((c) => c.entityId)];
+    const { rows } = await tx.query<{ id: string }>('SELECT id FROM entity WHERE id = ANY($1::uuid[])', [
+      named,
+    ]);
+    const real = new Set(rows.map((r) => r.id));
+    const possibleDuplicates = resolution.possibleDuplicates.filter((c) => real.has(c.entityId));
+    if (resolution.decision === 'linked-fuzzy' && !real.has(resolution.entityId)) {
+      return {
+        entityId: newId(),
+        decision: possibleDuplicates.length > 0 ? 'created-with-possible-duplicate' : 'created',
+        score: resolution.score,
+        evidence: resolution.evidence,
+        possibleDuplicates,
+      };
+    }
+    if (resolution.decision === 'created-with-possible-duplicate' && possibleDuplicates.length === 0) {
+      return { ...resolution, decision: 'created', possibleDuplicates };
+    }
+    return { ...resolution, possibleDuplicates };
+  }
+
+  private async merge(tx: IdentityTx, intent: MergeIntent): Promise<Result<OperationPayload, IdentityError>> {
+    if (intent.survivorId === intent.absorbedId) {
+      return err({ code: 'Validation', message: 'an entity cannot be merged into itself' });
+    }
+    const { rows } = await tx.query<{
+      id: string;
+      workspace_id: string;
+      entity_type: string;
+      merged_into: string;
+    }>(
+      `SELECT id, workspace_id, entity_type, merged_into FROM entity
+        WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`,
+      [[intent.survivorId, intent.absorbedId]],
+    );
+    const survivor = rows.find((r) => r.id === intent.survivorId);
+    const absorbed = rows.find((r) => r.id === intent.absorbedId);
+    if (!survivor || !absorbed) return err({ code: 'NotFound', message: 'entity not found' });
+    for (const row of [survivor, absorbed]) {
+      if (row.workspace_id !== intent.workspaceId || row.entity_type !== intent.entityType) {
+        return err({
+          code: 'Validation',
+          message: `entity ${row.id} is not a ${intent.entityType} of the workspace`,
+        });
+      }
+      if (row.merged_into) return err({ code: 'Conflict', message: `entity ${row.id} is already merged` });
+    }
+    const moved = await tx.query<MovedLink>(
+      `UPDATE source_link SET entity_id = $2 WHERE entity_id = $1
+       RETURNING connection_id AS "connectionId", entity_type AS "entityType", external_id AS "externalId"`,
+      [intent.absorbedId, intent.survivorId],
+    );
+    await tx.query('UPDATE entity SET merged_into = $2, updated_at = now() WHERE id = $1', [
+      intent.absorbedId,
+      intent.survivorId,
+    ]);
+    const duplicates = await tx.query<{ id: string; status: string }>(
+      `WITH pair AS (
+         SELECT id, status FROM possible_duplicate
+          WHERE (entity_a = $1 AND entity_b = $2) OR (entity_a = $2 AND entity_b = $1) FOR UPDATE)
+       UPDATE possible_duplicate p SET status = 'merged' FROM pair WHERE p.id = pair.id
+       RETURNING p.id, pair.status::text AS status`,
+      [intent.survivorId, intent.absorbedId],
+    );
+    const payload: OperationPayload = {
+      ...intent,
+      movedLinks: sortLinks(moved.rows),
+      duplicates: duplicates.rows,
+    };
+    await this.record(tx, intent, payload);
+    const index = this.indexes.get(`${intent.workspaceId}:${intent.entityType}`);
+    index?.merge(intent.absorbedId, intent.survivorId);
+    return ok(payload);
+  }
+
+  private async unmerge(
+    tx: IdentityTx,
+    intent: UnmergeIntent,
+  ): Promise<Result<OperationPayload, IdentityError>> {
+    const { rows } = await tx.query<{ kind: string; payload: OperationPayload; undone_at: Date | null }>(
+      'SELECT kind, payload, undone_at FROM identity_operation WHERE id = $1 FOR UPDATE',
+      [intent.undoes],
+    );
+    const original = rows[0];
+    if (original?.payload.kind !== 'merge') {
+      return err({ code: 'NotFound', message: `no merge operation ${intent.undoes}` });
+    }
+    if (original.undone_at)
+      return err({ code: 'Conflict', message: `merge ${intent.undoes} is already undone` });
+    const merge = original.payload;
+    if (merge.workspaceId !== intent.workspaceId) {
+      return err({ code: 'Validation', message: 'the merge belongs to another workspace' });
+    }
+    // Exactly the links the merge moved go back, wherever later merges have taken them.
+    const links = merge.movedLinks;
+    await tx.query(
+      `UPDATE source_link SET entity_id = $1
+        WHERE (connection_id, entity_type, external_id) IN (
+          SELECT * FROM unnest($2::uuid[], $3::text[], $4::text[]))`,
+      [
+        merge.absorbedId,
+        links.map((l) => l.connectionId),
+        links.map((l) => l.entityType),
+        links.map((l) => l.externalId),
+      ],
+    );
+    await tx.query('UPDATE entity SET merged_into = NULL, updated_at = now() WHERE id = $1', [
+      merge.absorbedId,
+    ]);
+    for (const duplicate of merge.duplicates) {
+      await tx.query('UPDATE possible_duplicate SET status = $2::possible_duplicate_status WHERE id = $1', [
+        duplicate.id,
+        duplicate.status,
+      ]);
+    }
+    await tx.query('UPDATE identity_operation SET undone_at = now() WHERE id = $1', [intent.undoes]);
+    const payload: OperationPayload = {
+      ...intent,
+      survivorId: merge.survivorId,
+      absorbedId: merge.absorbedId,
+      restoredLinks: links,
+    };
+    await this.record(tx, intent, payload);
+    this.indexes.get(`${intent.workspaceId}:${intent.entityType}`)?.unmerge(merge.absorbedId);
+    return ok(payload);
+  }
+
+  private async record(tx: IdentityTx, intent: IdentityIntent, payload: OperationPayload): Promise<void> {
+    await tx.query(
+      `INSERT INTO identity_operation (id, workspace_id, kind, payload)
+       VALUES ($1, $2, $3::identity_operation_kind, $4)`,
+      [intent.operationId, intent.workspaceId, intent.kind, JSON.stringify(payload)],
+    );
+  }
+}
+
+function matchData(record: MatchRecord): string {
+  return JSON.stringify({ names: record.name ? [record.name] : [], blocks: record.blocks });
+}
+
+function addStored(index: MatchIndex, entityType: EntityType, row: EntityRow): void {
+  const names = row.match_keys?.names ?? [];
+  const blocks = row.match_keys?.blocks ?? [];
+  index.add(row.id, { entityType, keys: [], blocks, name: names[0] ?? '', displayName: undefined });
+  const handle = index.handle(row.id);
+  for (const name of names.slice(1)) index.addName(handle, name);
+}
+
+const sortLinks = (links: MovedLink[]): MovedLink[] =>
+  [...links].sort(
+    (a, b) =>
+      a.connectionId.localeCompare(b.connectionId) ||
+      a.entityType.localeCompare(b.entityType) ||
+      a.externalId.localeCompare(b.externalId),
+  );
+
+/** Addresses of a meeting's attendees and organizer, or a message's senders and recipients. */
+export function participantsOf(change: Pick<IdentityChange, 'entityType' | 'fields' | 'op'>): unknown[] {
+  if (change.op === 'delete') return [];
+  const f = change.fields;
+  const fields =
+    change.entityType === 'meeting'
+      ? [f.attendees, f.organizer]
+      : change.entityType === 'email_activity'
+        ? [f.from, f.to, f.cc, f.bcc]
+        : [];
+  return fields.flatMap((value) =>
+    value === undefined || value === null ? [] : Array.isArray(value) ? value : [value],
+  );
+}

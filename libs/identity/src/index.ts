@@ -1,0 +1,46 @@
+export {
+  type EntityView,
+  type IdentityChange,
+  type IdentityError,
+  IdentityService,
+  type IdentityServiceOptions,
+  type IdentityTx,
+  type Participant,
+  type PossibleDuplicateView,
+  participantsOf,
+  type SourceLinkView,
+} from './identity.service';
+export { MatchIndex } from './match-index';
+export {
+  DEFAULT_SETTINGS,
+  type IdentitySettings,
+  MATCH_KEY_KINDS,
+  type MatchKey,
+  type MatchKeyKind,
+  type MatchRecord,
+  toMatchRecord,
+} from './match-record';
+export {
+  companyNameTokens,
+  type EmailRules,
+  isFreeMailDomain,
+  nameTokens,
+  normaliseEmail,
+  normaliseICalUid,
+  normaliseMessageId,
+  normalisePhone,
+  registrableDomain,
+} from './normalise';
+export {
+  IDENTITY_OPERATION_FIELD,
+  type IdentityIntent,
+  identityOperationChange,
+  identityOperationOf,
+  type MergeIntent,
+  type MovedLink,
+  type OperationPayload,
+  type UnmergeIntent,
+} from './operations';
+export { type Candidate, type Decision, type Resolution, Resolver } from './resolver';
+export { jaroWinkler, nameSimilarity } from './similarity';
+export { entityIdFor, uuidV5 } from './stable-id';

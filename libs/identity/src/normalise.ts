@@ -1,0 +1,166 @@
+import { type CountryCode, parsePhoneNumberFromString } from 'libphonenumber-js';
+import { getDomain } from 'tldts';
+
+export interface EmailRules {
+  /** Drop `+tag` from the local part (`ana+crm@x.com` → `ana@x.com`). Off unless a setting says so. */
+  plusAddressing?: boolean;
+  /** Gmail ignores dots in the local part and treats googlemail.com as gmail.com. */
+  gmailDots?: boolean;
+}
+
+const GMAIL_DOMAINS = new Set(['gmail.com', 'googlemail.com']);
+// `Ana Lima <ana@x.com>`, `<ana@x.com>`, `mailto:ana@x.com`
+const ANGLE = /<([^<>]*)>\s*$/;
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** Trimmed, lower-cased address, or null when the value is not an email address. */
+export function normaliseEmail(raw: unknown, rules: EmailRules = {}): string | null {
+  if (typeof raw !== 'string') return null;
+  let value = raw.trim();
+  const angle = ANGLE.exec(value);
+  if (angle) value = angle[1]!.trim();
+  value = value.toLowerCase();
+  if (value.startsWith('mailto:')) value = value.slice(7);
+  if (!EMAIL.test(value)) return null;
+  const at = value.lastIndexOf('@');
+  let local = value.slice(0, at);
+  let domain = value.slice(at + 1);
+  if (domain.endsWith('.')) domain = domain.slice(0, -1);
+  if (rules.plusAddressing) {
+    const plus = local.indexOf('+');
+    if (plus > 0) local = local.slice(0, plus);
+  }
+  if (rules.gmailDots && GMAIL_DOMAINS.has(domain)) {
+    local = local.replaceAll('.', '');
+    domain = 'gmail.com';
+  }
+  if (!local) return null;
+  return `${local}@${domain}`;
+}
+
+const E164 = /^\+[1-9]\d{7,14}$/;
+
+/** E.164 (`+14155550132`), or null when the value is not a possible phone number. */
+export function normalisePhone(raw: unknown, defaultCountry?: CountryCode): string | null {
+  if (typeof raw !== 'string' && typeof raw !== 'number') return null;
+  const value = String(raw).trim();
+  if (!value) return null;
+  // Already canonical: skip the parser, which costs ~10 µs a call.
+  if (E164.test(value)) return value;
+  const parsed = parsePhoneNumberFromString(value, defaultCountry);
+  if (!parsed?.isPossible()) return null;
+  return parsed.number;
+}
+
+/** The registrable domain of a host, URL or email address (`ana@mail.acme.co.uk` → `acme.co.uk`). */
+export function registrableDomain(hostOrEmail: unknown): string | null {
+  if (typeof hostOrEmail !== 'string') return null;
+  let value = hostOrEmail.trim().toLowerCase();
+  const at = value.lastIndexOf('@');
+  if (at >= 0) value = value.slice(at + 1);
+  if (!value) return null;
+  return getDomain(value) ?? null;
+}
+
+// Mail providers whose domain says nothing about where a person works.
+const FREE_MAIL = new Set([
+  'gmail.com',
+  'googlemail.com',
+  'yahoo.com',
+  'yahoo.co.uk',
+  'yahoo.fr',
+  'hotmail.com',
+  'hotmail.co.uk',
+  'outlook.com',
+  'live.com',
+  'msn.com',
+  'icloud.com',
+  'me.com',
+  'mac.com',
+  'aol.com',
+  'proton.me',
+  'protonmail.com',
+  'gmx.de',
+  'gmx.net',
+  'web.de',
+  'yandex.ru',
+  'mail.ru',
+  'qq.com',
+  '163.com',
+  'fastmail.com',
+  'zoho.com',
+]);
+
+export const isFreeMailDomain = (domain: string): boolean => FREE_MAIL.has(domain);
+
+const HONORIFICS = new Set([
+  'mr',
+  'mrs',
+  'ms',
+  'miss',
+  'dr',
+  'prof',
+  'sir',
+  'jr',
+  'sr',
+  'ii',
+  'iii',
+  'iv',
+  'phd',
+]);
+const COMPANY_SUFFIXES = new Set([
+  'inc',
+  'incorporated',
+  'ltd',
+  'limited',
+  'llc',
+  'llp',
+  'plc',
+  'gmbh',
+  'ag',
+  'sa',
+  'sas',
+  'sarl',
+  'bv',
+  'nv',
+  'corp',
+  'corporation',
+  'co',
+  'company',
+  'srl',
+  'spa',
+  'oy',
+  'ab',
+  'as',
+  'pty',
+]);
+const NON_LETTERS = /[^\p{L}\p{N}]+/u;
+const MARKS = /\p{M}/gu;
+
+function tokens(raw: unknown, drop: Set<string>): string[] {
+  if (typeof raw !== 'string') return [];
+  const folded = raw.normalize('NFKD').replace(MARKS, '').toLowerCase();
+  return folded.split(NON_LETTERS).filter((t) => t.length > 0 && !drop.has(t));
+}
+
+/** Lower-case, accent-free tokens of a person's name, without honorifics. */
+export const nameTokens = (raw: unknown): string[] => tokens(raw, HONORIFICS);
+
+/** Tokens of a company name without legal-form suffixes (`Acme, Inc.` → `acme`). */
+export const companyNameTokens = (raw: unknown): string[] => tokens(raw, COMPANY_SUFFIXES);
+
+/** Calendar iCalUID: exact apart from surrounding space. */
+export function normaliseICalUid(raw: unknown): string | null {
+  if (typeof raw !== 'string') return null;
+  const value = raw.trim();
+  return value || null;
+}
+
+/** RFC 5322 Message-ID without angle brackets; the domain part is case-insensitive. */
+export function normaliseMessageId(raw: unknown): string | null {
+  if (typeof raw !== 'string') return null;
+  const value = raw.trim().replace(/^<|>$/g, '').trim();
+  if (!value) return null;
+  const at = value.lastIndexOf('@');
+  return at < 0 ? value : `${value.slice(0, at)}@${value.slice(at + 1).toLowerCase()}`;
+}

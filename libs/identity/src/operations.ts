@@ -1,0 +1,91 @@
+import { ENTITY_TYPES, type EntityType, type SourceChangeInput } from '@syncline/core';
+import { z } from 'zod';
+
+/** Merge `absorbedId` into `survivorId`: its source links move to the survivor. */
+export interface MergeIntent {
+  kind: 'merge';
+  operationId: string;
+  workspaceId: string;
+  entityType: EntityType;
+  survivorId: string;
+  absorbedId: string;
+}
+
+/** Undo a merge: the links it moved go back and the absorbed entity lives again. */
+export interface UnmergeIntent {
+  kind: 'unmerge';
+  operationId: string;
+  workspaceId: string;
+  entityType: EntityType;
+  /** The merge operation to undo. */
+  undoes: string;
+}
+
+export type IdentityIntent = MergeIntent | UnmergeIntent;
+
+export interface MovedLink {
+  connectionId: string;
+  entityType: string;
+  externalId: string;
+}
+
+/** What an applied operation did, stored as `identity_operation.payload`. */
+export type OperationPayload =
+  | (MergeIntent & { movedLinks: MovedLink[]; duplicates: { id: string; status: string }[] })
+  | (UnmergeIntent & { survivorId: string; absorbedId: string; restoredLinks: MovedLink[] });
+
+const intentSchema = z.discriminatedUnion('kind', [
+  z.strictObject({
+    kind: z.literal('merge'),
+    operationId: z.uuid(),
+    workspaceId: z.uuid(),
+    entityType: z.enum(ENTITY_TYPES),
+    survivorId: z.uuid(),
+    absorbedId: z.uuid(),
+  }),
+  z.strictObject({
+    kind: z.literal('unmerge'),
+    operationId: z.uuid(),
+    workspaceId: z.uuid(),
+    entityType: z.enum(ENTITY_TYPES),
+    undoes: z.uuid(),
+  }),
+]);
+
+/** The field of a log event's `fields` that carries an identity operation. */
+export const IDENTITY_OPERATION_FIELD = 'identityOperation';
+
+/**
+ * An identity operation as a change for the log. It is appended like any change (op
+ * `merge`, event key `identity-operation:<id>`, so a second delivery is dropped at the door)
+ * under a connection of the workspace chosen by the caller (the API's own connection), and
+ * the identity consumer applies it in order with the source changes around it. Replay from
+ * offset 0 therefore re-applies it at the same point; entity ids are derived from source
+ * records (`entityIdFor`), so the ids it names exist again at that point.
+ */
+export function identityOperationChange(
+  intent: IdentityIntent,
+  connectionId: string,
+  eventTime: Date = new Date(),
+): SourceChangeInput {
+  const key = `identity-operation:${intent.operationId}`;
+  return {
+    workspaceId: intent.workspaceId,
+    connectionId,
+    entityType: intent.entityType,
+    externalId: key,
+    op: 'merge',
+    eventKey: key,
+    eventTime,
+    fields: { [IDENTITY_OPERATION_FIELD]: intent },
+  };
+}
+
+/** The operation a log event carries, if it is one. */
+export function identityOperationOf(op: string, fields: Record<string, unknown>): IdentityIntent | undefined {
+  if (op !== 'merge' || !(IDENTITY_OPERATION_FIELD in fields)) return undefined;
+  const parsed = intentSchema.safeParse(fields[IDENTITY_OPERATION_FIELD]);
+  // A malformed operation on the log is a bug upstream: let it go to the dead letters.
+  if (!parsed.success) throw new Error(`malformed identity operation: ${parsed.error.message}`);
+  return parsed.data;
+}

@@ -1,0 +1,179 @@
+import type { MatchIndex } from './match-index';
+import { DEFAULT_SETTINGS, type IdentitySettings, keyRank, type MatchRecord } from './match-record';
+import { nameSimilarity } from './similarity';
+
+export type Decision =
+  /** The source record was already linked; nothing was matched. */
+  | 'linked-existing'
+  /** A deterministic key (email, phone, domain, iCalUID, Message-ID) named the entity. */
+  | 'linked-deterministic'
+  /** A fuzzy candidate scored at or above the link threshold. */
+  | 'linked-fuzzy'
+  | 'created'
+  /** Created, and the best candidates (in the grey zone) are flagged for review; never merged. */
+  | 'created-with-possible-duplicate';
+
+export interface Candidate {
+  entityId: string;
+  score: number;
+  evidence: string[];
+}
+
+export interface Resolution {
+  entityId: string;
+  decision: Decision;
+  /** 1 for deterministic links, the fuzzy score otherwise (0 when nothing came close). */
+  score: number;
+  evidence: string[];
+  /** Entities to review against `entityId`: grey-zone candidates and conflicting keys. */
+  possibleDuplicates: Candidate[];
+}
+
+// Where a fuzzy candidate came from, as bit flags.
+const NAME = 1;
+const ORG = 2;
+const LOCAL = 4;
+const COMPANY = 8;
+const PHONE = 16;
+const CORROBORATING = ORG | LOCAL | COMPANY | PHONE;
+const BLOCK_FLAGS: Record<string, number> = { name: NAME, org: ORG, local: LOCAL, company: COMPANY };
+const FLAG_NAMES: [number, string][] = [
+  [ORG, 'same-organisation-domain'],
+  [LOCAL, 'same-email-local-part'],
+  [COMPANY, 'same-company-name'],
+  [PHONE, 'same-phone'],
+];
+
+/** A name agreeing at least this well lets a shared phone count as deterministic. */
+const PHONE_NAME_AGREEMENT = 0.85;
+/** A name match with nothing else in common is never enough to link on its own. */
+const NAME_ONLY_PENALTY = 0.15;
+/** Blocks larger than this do not generate candidates. */
+const BLOCK_CAP = 256;
+const MAX_REVIEW = 3;
+
+/**
+ * Decides which canonical entity a source record belongs to, against a `MatchIndex`. The
+ * incremental path (one change in a log consumer) and the batch path (a backfill) call the
+ * same `resolve`, so they cannot disagree.
+ */
+export class Resolver {
+  private readonly settings: IdentitySettings;
+
+  constructor(
+    readonly index: MatchIndex,
+    settings: Partial<IdentitySettings> = {},
+  ) {
+    this.settings = { ...DEFAULT_SETTINGS, ...settings };
+  }
+
+  /**
+   * The decision for a record that has no source link yet. `newEntityId` is called only when
+   * an entity is created. The index is not changed: call `commit` once the decision is stored.
+   */
+  resolve(record: MatchRecord, newEntityId: () => string): Resolution {
+    const deterministic = this.deterministic(record);
+    if (deterministic) return deterministic;
+    const ranked = this.fuzzy(record);
+    const best = ranked[0];
+    const { linkThreshold, reviewThreshold } = this.settings;
+    if (best && best.score >= linkThreshold) {
+      return {
+        entityId: best.entityId,
+        decision: 'linked-fuzzy',
+        score: best.score,
+        evidence: best.evidence,
+        // A second strong candidate is a likely duplicate of the one linked.
+        possibleDuplicates: ranked.slice(1, MAX_REVIEW).filter((c) => c.score >= reviewThreshold),
+      };
+    }
+    const review = ranked.filter((c) => c.score >= reviewThreshold).slice(0, MAX_REVIEW);
+    return {
+      entityId: newEntityId(),
+      decision: review.length > 0 ? 'created-with-possible-duplicate' : 'created',
+      score: best?.score ?? 0,
+      evidence: review[0]?.evidence ?? [],
+      possibleDuplicates: review,
+    };
+  }
+
+  /** Records the decided link in the index. */
+  commit(record: MatchRecord, resolution: Pick<Resolution, 'entityId'>): void {
+    this.index.add(resolution.entityId, record);
+  }
+
+  resolveAndCommit(record: MatchRecord, newEntityId: () => string): Resolution {
+    const resolution = this.resolve(record, newEntityId);
+    this.commit(record, resolution);
+    return resolution;
+  }
+
+  private deterministic(record: MatchRecord): Resolution | undefined {
+    const keys = [...record.keys].sort((a, b) => keyRank(a) - keyRank(b));
+    let chosen: { handle: number; key: string } | undefined;
+    const conflicts = new Map<number, string>();
+    for (const key of keys) {
+      const isPhone = key.startsWith('phone:');
+      for (const holder of this.index.withKey(key)) {
+        const handle = this.index.survivor(holder);
+        // A shared line (a switchboard, a family phone) is not an identity when names disagree.
+        if (isPhone && !this.namesAgree(record.name, handle)) continue;
+        if (!chosen) chosen = { handle, key };
+        else if (handle !== chosen.handle && !conflicts.has(handle)) conflicts.set(handle, key);
+      }
+    }
+    if (!chosen) return undefined;
+    return {
+      entityId: this.index.entityId(chosen.handle),
+      decision: 'linked-deterministic',
+      score: 1,
+      evidence: [chosen.key],
+      possibleDuplicates: [...conflicts].map(([handle, key]) => ({
+        entityId: this.index.entityId(handle),
+        score: 1,
+        evidence: [key, 'conflicting-deterministic-key'],
+      })),
+    };
+  }
+
+  private namesAgree(name: string, handle: number): boolean {
+    if (!name) return true;
+    const names = this.index.namesOf(handle);
+    if (names.length === 0) return true;
+    return names.some((other) => nameSimilarity(name, other) >= PHONE_NAME_AGREEMENT);
+  }
+
+  /** Candidates from the record's blocks, scored, best first, one per surviving entity. */
+  private fuzzy(record: MatchRecord): Candidate[] {
+    if (!record.name || record.blocks.length === 0) return [];
+    const flags = new Map<number, number>();
+    for (const block of record.blocks) {
+      const members = this.index.inBlock(block);
+      // An oversized block (a very common name) says little and would cost much.
+      if (members.length > BLOCK_CAP) continue;
+      const flag = BLOCK_FLAGS[block.slice(0, block.indexOf(':'))] ?? 0;
+      for (const handle of members) flags.set(handle, (flags.get(handle) ?? 0) | flag);
+    }
+    for (const key of record.keys) {
+      if (!key.startsWith('phone:')) continue;
+      for (const handle of this.index.withKey(key)) flags.set(handle, (flags.get(handle) ?? 0) | PHONE);
+    }
+    const best = new Map<number, Candidate>();
+    for (const [handle, flag] of flags) {
+      let similarity = 0;
+      for (const name of this.index.namesOf(handle)) {
+        similarity = Math.max(similarity, nameSimilarity(record.name, name));
+      }
+      if (similarity === 0) continue;
+      const corroborated = (flag & CORROBORATING) !== 0;
+      const score = corroborated ? similarity : similarity - NAME_ONLY_PENALTY;
+      const survivor = this.index.survivor(handle);
+      const previous = best.get(survivor);
+      if (previous && previous.score >= score) continue;
+      const evidence = [`name-similarity:${similarity.toFixed(3)}`];
+      for (const [bit, label] of FLAG_NAMES) if (flag & bit) evidence.push(label);
+      best.set(survivor, { entityId: this.index.entityId(survivor), score, evidence });
+    }
+    return [...best.values()].sort((a, b) => b.score - a.score || (a.entityId < b.entityId ? -1 : 1));
+  }
+}
