@@ -1,5 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 
@@ -102,25 +102,15 @@ export class DiscoveryValidator {
   }
 }
 
-/** Finds `shared/specs/google` beside or above the working directory (the repo's `../shared`). */
-export function findGoogleSpecsDir(start = process.cwd()): string {
-  let dir = resolve(start);
-  for (;;) {
-    for (const candidate of [join(dir, 'shared/specs/google'), join(dir, '../shared/specs/google')]) {
-      if (existsSync(join(candidate, 'calendar-v3.json'))) return resolve(candidate);
-    }
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error(`shared/specs/google not found from ${start}`);
-    dir = parent;
-  }
-}
+/** The published Google discovery documents, kept in the repository's specs/ folder. */
+export const GOOGLE_SPECS_DIR = resolve(__dirname, '../../../../../specs/google');
 
 let shared: DiscoveryValidator | undefined;
 
 /** One validator for Calendar v3, Gmail v1 and Tasks v1 (`calendar`, `gmail`, `tasks`). */
 export function googleDiscoveryValidator(): DiscoveryValidator {
   if (!shared) {
-    const dir = findGoogleSpecsDir();
+    const dir = GOOGLE_SPECS_DIR;
     const load = (file: string) => JSON.parse(readFileSync(join(dir, file), 'utf8')) as DiscoveryDocument;
     shared = new DiscoveryValidator({
       calendar: load('calendar-v3.json'),

@@ -5,8 +5,8 @@ import addFormats from 'ajv-formats';
 import { resolveObjectType } from '../object-types';
 import type { CapturedResponse } from './hubspot-harness';
 
-/** The published HubSpot OpenAPI files (../shared/specs/hubspot beside the repository). */
-export const HUBSPOT_SPECS_DIR = resolve(__dirname, '../../../../../../shared/specs/hubspot');
+/** The published HubSpot OpenAPI files, kept in the repository's specs/ folder. */
+export const HUBSPOT_SPECS_DIR = resolve(__dirname, '../../../../../specs/hubspot');
 
 type Json = Record<string, unknown>;
 
