@@ -1,0 +1,263 @@
+import type { SourceChangeInput } from '@syncline/core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { ConnectionContext, Connector, ConnectorResult, Cursor, PullPage, PushWrite } from './connector';
+import { contentHash } from './content-hash';
+import { type ContractHarness, type HarnessAccount, isNotApplicable } from './testing/harness';
+
+/**
+ * The acceptance suite every connector passes, against the emulators with the official SDK.
+ * Call it at the top level of `<provider>.contract.int-spec.ts`:
+ *
+ *   describeConnectorContract(() => new HubspotContractHarness());
+ *
+ * Checks a provider cannot run are reported as skipped with the harness's reason in the
+ * test name, never dropped silently.
+ */
+export function describeConnectorContract(harnessFactory: () => ContractHarness): void {
+  const harness = harnessFactory();
+  const accounts: HarnessAccount[] = [];
+  const open = async (label: string) => {
+    const account = await harness.account(label);
+    accounts.push(account);
+    return account;
+  };
+
+  describe(`connector contract: ${harness.name}`, () => {
+    beforeAll(() => harness.start(), 120_000);
+    afterEach(async () => {
+      await Promise.all(accounts.splice(0).map((a) => a.close()));
+    });
+    afterAll(() => harness.stop());
+
+    it(`backfills ${harness.backfillSize} records over several pages, each once, with zero 429s`, async () => {
+      const account = await open('backfill');
+      const ids = await account.seed(harness.backfillSize);
+      const before = (await account.requests()).length;
+      const run = await drain(harness.connector, account.context(), 'backfill', {});
+      const ofType = run.changes.filter((c) => c.entityType === harness.entityType);
+      expect(ofType.map((c) => c.externalId).sort()).toEqual([...ids].sort());
+      expect(new Set(ofType.map((c) => c.eventKey)).size).toBe(ofType.length);
+      expect(ofType.every((c) => c.op === 'upsert')).toBe(true);
+      expect(run.pages).toBeGreaterThan(1);
+      expect(run.sawProgress).toBe(true);
+      const requests = (await account.requests()).slice(before);
+      expect(requests.filter((r) => r.status === 429)).toEqual([]);
+      expect(run.retried).toBe(0);
+    });
+
+    it('resumes from a saved cursor after a crash with no gap and no duplicate', async () => {
+      const account = await open('resume');
+      const ids = await account.seed(harness.backfillSize);
+      const committed: SourceChangeInput[] = [];
+      let cursor: Cursor = {};
+      // Process 1 commits three pages, fetches a fourth, and dies before committing it.
+      for (let i = 0; i < 3; i++) {
+        const page = unwrap(await harness.connector.backfill(account.context(), cursor));
+        committed.push(...page.changes);
+        cursor = JSON.parse(JSON.stringify(page.cursor)) as Cursor; // as stored on the row
+        expect(page.done).toBe(false);
+      }
+      unwrap(await harness.connector.backfill(account.context(), cursor));
+      // Process 2 starts from the stored cursor with a fresh context.
+      const rest = await drain(harness.connector, account.context(), 'backfill', cursor);
+      committed.push(...rest.changes);
+      const ofType = committed.filter((c) => c.entityType === harness.entityType);
+      expect(new Set(ofType.map((c) => c.externalId))).toEqual(new Set(ids));
+      const pairs = ofType.map((c) => `${c.externalId}\u0000${c.eventKey}`);
+      expect(new Set(pairs).size).toBe(pairs.length);
+    });
+
+    it('pulls a remote change as an upsert and a remote delete as a tombstone', async () => {
+      const account = await open('tombstone');
+      const [changed, deleted] = await account.seed(5);
+      const backfill = await drain(harness.connector, account.context(), 'backfill', {});
+      await account.changeRemote(changed!);
+      await account.deleteRemote(deleted!);
+      const pulled = await drain(harness.connector, account.context(), 'pull', backfill.cursor);
+      const ofType = pulled.changes.filter((c) => c.entityType === harness.entityType);
+      const upsert = ofType.find((c) => c.externalId === changed && c.op === 'upsert');
+      expect(upsert).toBeDefined();
+      const earlierKeys = new Set(backfill.changes.map((c) => c.eventKey));
+      expect(earlierKeys.has(upsert!.eventKey)).toBe(false);
+      const tombstone = ofType.find((c) => c.externalId === deleted && c.op === 'delete');
+      expect(tombstone).toBeDefined();
+      // A second pull from the same cursor redelivers the same keys (the log drops them).
+      const again = await drain(harness.connector, account.context(), 'pull', backfill.cursor);
+      const againKeys = new Set(again.changes.map((c) => c.eventKey));
+      expect(againKeys.has(upsert!.eventKey)).toBe(true);
+      expect(againKeys.has(tombstone!.eventKey)).toBe(true);
+    });
+
+    const na = harness.notApplicable ?? {};
+    const check = (reason: string | undefined, title: string, fn: () => Promise<void>) =>
+      reason ? it.skip(`${title} (not applicable to ${harness.name}: ${reason})`, fn) : it(title, fn);
+
+    check(
+      na.cursorInvalidation,
+      'cursor invalidation → CursorInvalid, then a full resync with the same set and no new event keys',
+      async () => {
+        const account = await open('cursor');
+        const ids = await account.seed(Math.min(harness.backfillSize, 500));
+        const first = await drain(harness.connector, account.context(), 'backfill', {});
+        const invalidation = await account.invalidateCursor(first.cursor);
+        const stale = invalidation.kind === 'local' ? invalidation.cursor : first.cursor;
+        const refused = await harness.connector.pull(account.context(), stale);
+        expect(refused.ok ? 'ok' : refused.error.code).toBe('CursorInvalid');
+        const again = await drain(harness.connector, account.context(), 'backfill', {});
+        const ofType = again.changes.filter((c) => c.entityType === harness.entityType);
+        expect(new Set(ofType.map((c) => c.externalId))).toEqual(new Set(ids));
+        // Nothing changed remotely, so every event key is one the log has already seen.
+        const seen = new Set(first.changes.map((c) => c.eventKey));
+        expect(ofType.filter((c) => !seen.has(c.eventKey))).toEqual([]);
+      },
+    );
+
+    check(
+      na.webhooks,
+      'verifies webhooks (good, bad signature, stale, tampered body) and parses them',
+      async () => {
+        const account = await open('webhook');
+        const wh = await account.webhook();
+        expect(harness.connector.verifyWebhook(wh.valid, wh.secrets)).toEqual({ ok: true, value: undefined });
+        for (const [name, forged] of Object.entries(wh.forgeries)) {
+          if (isNotApplicable(forged)) continue;
+          const verdict = harness.connector.verifyWebhook(forged, wh.secrets);
+          expect(verdict.ok ? `${name} accepted` : verdict.error.code).toBe('Validation');
+        }
+        const parsed = unwrap(harness.connector.parseWebhook(wh.valid, account.webhookContext()));
+        expect(parsed.kind).toBe(wh.expectedKind);
+        if (parsed.kind === 'changes') {
+          expect(parsed.changes.some((c) => c.externalId === wh.externalId)).toBe(true);
+          const keys = parsed.changes.map((c) => c.eventKey);
+          expect(new Set(keys).size).toBe(keys.length);
+          // A redelivery parses to the same keys.
+          const again = unwrap(harness.connector.parseWebhook(wh.valid, account.webhookContext()));
+          expect(again.kind === 'changes' ? again.changes.map((c) => c.eventKey) : []).toEqual(keys);
+        }
+      },
+    );
+
+    it('creates idempotently: the same key twice makes one record', async () => {
+      const account = await open('idempotent');
+      const write = createWrite(harness, account, 1);
+      const before = await account.remoteCount();
+      const mark = (await account.requests()).length;
+      const first = unwrap(await harness.connector.push(account.context(), [write]));
+      const second = unwrap(await harness.connector.push(account.context(), [write]));
+      expect(first).toHaveLength(1);
+      expect(second[0]!.externalId).toBe(first[0]!.externalId);
+      expect(second[0]!.idempotencyKey).toBe(write.idempotencyKey);
+      expect(await account.remoteCount()).toBe(before + 1);
+      expect(await account.remoteRecord(first[0]!.externalId)).toBeDefined();
+      const creates = (await account.requests()).slice(mark).filter((r) => account.isCreateRequest(r));
+      expect(creates.length).toBeGreaterThanOrEqual(2);
+    });
+
+    it("recognises the echo of its own write from the receipt's content hash", async () => {
+      const account = await open('echo');
+      await account.seed(3);
+      const start = await drain(harness.connector, account.context(), 'backfill', {});
+      const [receipt] = unwrap(
+        await harness.connector.push(account.context(), [createWrite(harness, account, 2)]),
+      );
+      const pulled = await drain(harness.connector, account.context(), 'pull', start.cursor);
+      const echo = pulled.changes.find((c) => c.externalId === receipt!.externalId);
+      expect(echo).toBeDefined();
+      expect(contentHash(echo!.fields ?? {})).toBe(receipt!.contentHash);
+      // A later remote edit is not an echo.
+      await account.changeRemote(receipt!.externalId);
+      const after = await drain(harness.connector, account.context(), 'pull', pulled.cursor);
+      const edit = after.changes.find((c) => c.externalId === receipt!.externalId && c.op === 'upsert');
+      expect(edit).toBeDefined();
+      expect(contentHash(edit!.fields ?? {})).not.toBe(receipt!.contentHash);
+    });
+
+    it('retries injected 429s and 5xx within the budget and loses nothing', async () => {
+      const account = await open('faults');
+      const ids = await account.seed(Math.min(harness.backfillSize, 450));
+      const mark = (await account.requests()).length;
+      await account.injectFault('rate-limit', 2);
+      await account.injectFault('server-error', 2);
+      const run = await drain(harness.connector, account.context(), 'backfill', {});
+      const ofType = run.changes.filter((c) => c.entityType === harness.entityType);
+      expect(new Set(ofType.map((c) => c.externalId))).toEqual(new Set(ids));
+      const statuses = (await account.requests()).slice(mark).map((r) => r.status);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(2);
+      expect(statuses.filter((s) => s >= 500)).toHaveLength(2);
+    });
+
+    it('answers AuthRevoked when the token is revoked, without looping', async () => {
+      const account = await open('revoked');
+      await account.seed(2);
+      await account.revokeToken();
+      const mark = (await account.requests()).length;
+      const result = await harness.connector.backfill(account.context(), {});
+      expect(result.ok ? 'ok' : result.error.code).toBe('AuthRevoked');
+      const push = await harness.connector.push(account.context(), [createWrite(harness, account, 3)]);
+      expect(push.ok ? 'ok' : push.error.code).toBe('AuthRevoked');
+      expect((await account.requests()).slice(mark).length).toBeLessThan(10);
+    });
+  });
+}
+
+export interface DrainResult {
+  changes: SourceChangeInput[];
+  cursor: Cursor;
+  pages: number;
+  sawProgress: boolean;
+  /** How many pages had to be asked again after RateLimited or Transient. */
+  retried: number;
+}
+
+/**
+ * Pages a backfill or pull to `done` as a worker would: every page committed before the
+ * next, RateLimited and Transient retried after the advised wait (a bounded number of times).
+ */
+export async function drain(
+  connector: Connector,
+  ctx: ConnectionContext,
+  mode: 'backfill' | 'pull',
+  from: Cursor,
+  maxPages = 10_000,
+): Promise<DrainResult> {
+  const changes: SourceChangeInput[] = [];
+  let cursor = from;
+  let pages = 0;
+  let retried = 0;
+  let sawProgress = false;
+  for (let attempts = 0; pages < maxPages; ) {
+    const result: ConnectorResult<PullPage> = await connector[mode](ctx, cursor);
+    if (!result.ok) {
+      if ((result.error.code === 'RateLimited' || result.error.code === 'Transient') && attempts < 5) {
+        attempts++;
+        retried++;
+        await new Promise((r) => setTimeout(r, Math.min(result.error.retryAfterMs ?? 200, 2_000)));
+        continue;
+      }
+      throw new Error(`${mode} failed: ${result.error.code}: ${result.error.message}`);
+    }
+    attempts = 0;
+    pages++;
+    changes.push(...result.value.changes);
+    cursor = result.value.cursor;
+    if (result.value.progress) sawProgress = true;
+    if (result.value.done) break;
+  }
+  return { changes, cursor, pages, sawProgress, retried };
+}
+
+function createWrite(harness: ContractHarness, account: HarnessAccount, n: number): PushWrite {
+  const key = `contract-${harness.name}-${n}-${Date.now().toString(36)}`;
+  return {
+    op: 'create',
+    entityType: harness.entityType,
+    fields: account.sampleFields(n),
+    idempotencyKey: key,
+    entityId: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+  };
+}
+
+function unwrap<T>(result: ConnectorResult<T>): T {
+  if (!result.ok) throw new Error(`${result.error.code}: ${result.error.message}`);
+  return result.value;
+}

@@ -1,0 +1,1 @@
+export { createGmailConnector, type GmailOptions, gmailConnector } from './gmail.connector';

@@ -1,0 +1,4 @@
+import { describeConnectorContract } from '../contract/contract-suite';
+import { GoogleCalendarContractHarness } from './google-calendar.contract-harness';
+
+describeConnectorContract(() => new GoogleCalendarContractHarness());

@@ -1,0 +1,6 @@
+export {
+  type CalendarPushWrite,
+  createGoogleCalendarConnector,
+  type GoogleCalendarOptions,
+  googleCalendarConnector,
+} from './google-calendar.connector';

@@ -1,0 +1,5 @@
+export {
+  createGoogleTasksConnector,
+  type GoogleTasksOptions,
+  googleTasksConnector,
+} from './google-tasks.connector';

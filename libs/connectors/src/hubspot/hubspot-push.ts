@@ -1,0 +1,195 @@
+import { err, ok } from '@syncline/core';
+import type {
+  ConnectionContext,
+  ConnectorError,
+  ConnectorResult,
+  PushWrite,
+  WriteReceipt,
+} from '../contract/connector';
+import { contentHash } from '../contract/content-hash';
+import {
+  type HubspotRecord,
+  type ObjectSpec,
+  SYNCLINE_ID_PROPERTY,
+  specOfEntity,
+  toHubspot,
+  toMillis,
+  toUnified,
+} from './hubspot.mapper';
+import { HubspotSession } from './hubspot-session';
+
+const BATCH = 100;
+
+/**
+ * Creates go through batch upsert so a retry never makes a second record: contacts on
+ * `email` (HubSpot's own unique key, so a contact someone already has is not duplicated),
+ * contacts without an email and every other type on our unique `syncline_id`. `syncline_id`
+ * is the canonical entity id, not the idempotency key: a retry after the entity changed
+ * again (a new key) must still land on the record the first attempt made.
+ * Writes with the app's token come back as INTEGRATION with sourceId = our app id.
+ */
+export async function pushWrites(
+  ctx: ConnectionContext,
+  writes: readonly PushWrite[],
+): Promise<ConnectorResult<WriteReceipt[]>> {
+  const session = new HubspotSession(ctx);
+  const receipts: WriteReceipt[] = [];
+  for (const group of groupWrites(writes)) {
+    const spec = specOfEntity(group.entityType);
+    if (!spec) return err({ code: 'Validation', message: `HubSpot does not write ${group.entityType}` });
+    const done =
+      group.op === 'create'
+        ? await upsert(session, spec, group.writes, group.idProperty!)
+        : group.op === 'update'
+          ? await update(session, spec, group.writes)
+          : await archive(session, spec, group.writes);
+    if (!done.ok) return done;
+    receipts.push(...done.value);
+  }
+  // Receipts in the order the writes were given.
+  const order = new Map(writes.map((w, i) => [w.idempotencyKey, i]));
+  return ok(receipts.sort((a, b) => (order.get(a.idempotencyKey) ?? 0) - (order.get(b.idempotencyKey) ?? 0)));
+}
+
+interface Group {
+  op: PushWrite['op'];
+  entityType: PushWrite['entityType'];
+  idProperty?: string;
+  writes: PushWrite[];
+  keys: Set<string>;
+}
+
+const upsertKey = (w: PushWrite): { idProperty: string; id: string } =>
+  w.entityType === 'person' && typeof w.fields.email === 'string' && w.fields.email
+    ? { idProperty: 'email', id: w.fields.email.toLowerCase() }
+    : { idProperty: SYNCLINE_ID_PROPERTY, id: w.entityId };
+
+/** Batches of ≤100 of one op and type; a repeated id starts a new batch (HubSpot refuses repeats). */
+function groupWrites(writes: readonly PushWrite[]): Group[] {
+  const groups: Group[] = [];
+  for (const w of writes) {
+    if (w.op !== 'create' && !w.externalId) continue;
+    const { idProperty, id } =
+      w.op === 'create' ? upsertKey(w) : { idProperty: undefined, id: w.externalId! };
+    let group = groups.findLast(
+      (g) => g.op === w.op && g.entityType === w.entityType && g.idProperty === idProperty,
+    );
+    if (!group || group.writes.length >= BATCH || group.keys.has(id)) {
+      group = {
+        op: w.op,
+        entityType: w.entityType,
+        ...(idProperty ? { idProperty } : {}),
+        writes: [],
+        keys: new Set(),
+      };
+      groups.push(group);
+    }
+    group.writes.push(w);
+    group.keys.add(id);
+  }
+  return groups;
+}
+
+function receiptOf(spec: ObjectSpec, write: PushWrite, record: HubspotRecord): WriteReceipt {
+  return {
+    idempotencyKey: write.idempotencyKey,
+    externalId: record.id,
+    providerVersion: new Date(toMillis(record.updatedAt)).toISOString(),
+    // What a later pull of this content will report, mapped by the same mapper.
+    contentHash: contentHash(toUnified(spec, record).fields),
+  };
+}
+
+async function upsert(
+  session: HubspotSession,
+  spec: ObjectSpec,
+  writes: PushWrite[],
+  idProperty: string,
+): Promise<ConnectorResult<WriteReceipt[]>> {
+  const inputs = writes.map((w) => ({
+    idProperty,
+    id: upsertKey(w).id,
+    properties: { ...toHubspot(spec, w.fields), [SYNCLINE_ID_PROPERTY]: w.entityId },
+  }));
+  const answer = await session.call('default', (c) =>
+    c.crm.objects.batchApi.upsert(spec.objectType, { inputs }),
+  );
+  if (!answer.ok) return answer;
+  const failed = batchError(answer.value);
+  if (failed) return err(failed);
+  const byKey = new Map<string, HubspotRecord>();
+  for (const r of answer.value.results) {
+    const key = r.properties[idProperty];
+    if (key) byKey.set(idProperty === 'email' ? key.toLowerCase() : key, r as HubspotRecord);
+  }
+  const receipts: WriteReceipt[] = [];
+  for (const w of writes) {
+    const record = byKey.get(upsertKey(w).id);
+    if (!record)
+      return err({ code: 'Transient', message: `HubSpot upsert answered without ${upsertKey(w).id}` });
+    receipts.push(receiptOf(spec, w, record));
+  }
+  return ok(receipts);
+}
+
+async function update(
+  session: HubspotSession,
+  spec: ObjectSpec,
+  writes: PushWrite[],
+): Promise<ConnectorResult<WriteReceipt[]>> {
+  const inputs = writes.map((w) => ({ id: w.externalId!, properties: toHubspot(spec, w.fields) }));
+  const answer = await session.call('default', (c) =>
+    c.crm.objects.batchApi.update(spec.objectType, { inputs }),
+  );
+  if (!answer.ok) return answer;
+  const failed = batchError(answer.value);
+  if (failed) return err(failed);
+  const byId = new Map(answer.value.results.map((r) => [r.id, r as HubspotRecord]));
+  const receipts: WriteReceipt[] = [];
+  for (const w of writes) {
+    // A merged-away id answers as its survivor: fall back to the single unmatched result.
+    const record = byId.get(w.externalId!) ?? (writes.length === 1 ? answer.value.results[0] : undefined);
+    if (!record)
+      return err({ code: 'Transient', message: `HubSpot update answered without ${w.externalId}` });
+    receipts.push(receiptOf(spec, w, record as HubspotRecord));
+  }
+  return ok(receipts);
+}
+
+async function archive(
+  session: HubspotSession,
+  spec: ObjectSpec,
+  writes: PushWrite[],
+): Promise<ConnectorResult<WriteReceipt[]>> {
+  const inputs = writes.map((w) => ({ id: w.externalId! }));
+  const answer = await session.call('default', (c) =>
+    c.crm.objects.batchApi.archive(spec.objectType, { inputs }),
+  );
+  if (!answer.ok) return answer;
+  return ok(
+    writes.map((w) => ({
+      idempotencyKey: w.idempotencyKey,
+      externalId: w.externalId!,
+      contentHash: contentHash({}),
+    })),
+  );
+}
+
+/** A 207's first error, mapped (the rest of the batch was applied; a retry is idempotent). */
+function batchError(answer: object): ConnectorError | undefined {
+  const errors = (answer as { errors?: { category?: string; message?: string; status?: string }[] }).errors;
+  const first = errors?.[0];
+  if (!first) return undefined;
+  const message = `HubSpot batch: ${first.message ?? first.category ?? 'error'}`;
+  switch (first.category) {
+    case 'OBJECT_NOT_FOUND':
+      return { code: 'NotFound', message, status: 207 };
+    case 'CONFLICT':
+      return { code: 'Conflict', message, status: 207 };
+    case 'VALIDATION_ERROR':
+    case 'INVALID_EMAIL':
+      return { code: 'Validation', message, status: 207 };
+    default:
+      return { code: 'Transient', message, status: 207 };
+  }
+}

@@ -1,0 +1,158 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { err, ok, type SourceChangeInput } from '@syncline/core';
+import type { ConnectorResult, WebhookOutcome, WebhookRequest, WebhookSecrets } from '../contract/connector';
+import { fieldOfProperty, fromHubspotValue, type ObjectSpec, specOfObject } from './hubspot.mapper';
+import { tombstone } from './hubspot-sync';
+
+/** HubSpot: reject v3 requests older than five minutes. */
+export const MAX_WEBHOOK_AGE_MS = 5 * 60_000;
+
+const header = (request: WebhookRequest, name: string): string | undefined =>
+  Object.entries(request.headers).find(([k]) => k.toLowerCase() === name)?.[1];
+
+const refuse = (message: string) => err({ code: 'Validation' as const, message });
+
+/** v3: base64 HMAC-SHA256 keyed by the client secret over method + uri + body + timestamp. */
+export function signV3(secret: string, method: string, url: string, body: string, timestamp: string): string {
+  return createHmac('sha256', secret).update(`${method}${url}${body}${timestamp}`, 'utf8').digest('base64');
+}
+
+export function verifyHubspotWebhook(
+  request: WebhookRequest,
+  secrets: WebhookSecrets,
+): ConnectorResult<void> {
+  if (!secrets.clientSecret) return refuse('no client secret to verify HubSpot webhooks with');
+  const signature = header(request, 'x-hubspot-signature-v3');
+  const timestamp = header(request, 'x-hubspot-request-timestamp');
+  if (!signature || !timestamp)
+    return refuse('missing X-HubSpot-Signature-v3 or X-HubSpot-Request-Timestamp');
+  const sentAt = Number(timestamp);
+  if (!Number.isFinite(sentAt)) return refuse('malformed X-HubSpot-Request-Timestamp');
+  if (Math.abs(request.receivedAt.getTime() - sentAt) > MAX_WEBHOOK_AGE_MS)
+    return refuse('webhook timestamp is older than five minutes (or in the future)');
+  const expected = Buffer.from(
+    signV3(secrets.clientSecret, request.method.toUpperCase(), request.url, request.rawBody, timestamp),
+  );
+  const given = Buffer.from(signature);
+  if (expected.length !== given.length || !timingSafeEqual(expected, given))
+    return refuse('bad webhook signature');
+  return ok(undefined);
+}
+
+/** One event of a webhook POST, as HubSpot sends it (only what we read). */
+interface HubspotWebhookEvent {
+  eventId?: number;
+  occurredAt: number;
+  subscriptionType: string;
+  objectId?: number;
+  changeSource?: string;
+  sourceId?: string;
+  propertyName?: string;
+  propertyValue?: string;
+  primaryObjectId?: number;
+  mergedObjectIds?: number[];
+  newObjectId?: number;
+}
+
+const OBJECT_OF_SUBSCRIPTION: Record<string, string> = {
+  contact: 'contacts',
+  company: 'companies',
+  deal: 'deals',
+};
+
+/**
+ * Event keys: a property change is `<type>:<id>:<occurredAt>:<property>` (stable across
+ * redeliveries and duplicate subscriptions; deliberately not the pull's key, since a pull
+ * carries every field and one webhook only one, so neither may shadow the other at the
+ * log's door). A deletion uses the pull's tombstone key (occurredAt = archivedAt), so a
+ * pulled and a pushed delete are one event. Creation is an upsert with no fields (the
+ * property changes of the creation carry the values).
+ */
+export function parseHubspotWebhook(
+  request: WebhookRequest,
+  ctx: { connectionId: string; workspaceId: string; appId?: string },
+): ConnectorResult<WebhookOutcome> {
+  let events: HubspotWebhookEvent[];
+  try {
+    const parsed: unknown = JSON.parse(request.rawBody);
+    if (!Array.isArray(parsed)) return refuse('HubSpot webhook body is not an array');
+    events = parsed as HubspotWebhookEvent[];
+  } catch {
+    return refuse('HubSpot webhook body is not JSON');
+  }
+  const changes: SourceChangeInput[] = [];
+  for (const event of events) {
+    if (typeof event !== 'object' || event === null || typeof event.subscriptionType !== 'string') continue;
+    const [object, kind] = event.subscriptionType.split('.');
+    const spec = specOfObject(OBJECT_OF_SUBSCRIPTION[object ?? ''] ?? '');
+    if (!spec || typeof event.occurredAt !== 'number') continue;
+    const change = eventChange(spec, kind ?? '', event, ctx);
+    if (change) changes.push(change);
+  }
+  return ok({ kind: 'changes', changes });
+}
+
+function eventChange(
+  spec: ObjectSpec,
+  kind: string,
+  event: HubspotWebhookEvent,
+  ctx: { connectionId: string; workspaceId: string; appId?: string },
+): SourceChangeInput | undefined {
+  const origin: Record<string, unknown> = {
+    ...(event.changeSource ? { changeSource: event.changeSource } : {}),
+    ...(event.sourceId !== undefined ? { sourceId: String(event.sourceId) } : {}),
+    ...(event.eventId !== undefined ? { eventId: event.eventId } : {}),
+    ...(ctx.appId && event.sourceId !== undefined ? { ours: String(event.sourceId) === ctx.appId } : {}),
+  };
+  const at = event.occurredAt;
+  const base = {
+    workspaceId: ctx.workspaceId,
+    connectionId: ctx.connectionId,
+    entityType: spec.entityType,
+    eventTime: new Date(at),
+    origin,
+  };
+  const id = event.objectId !== undefined ? String(event.objectId) : undefined;
+  switch (kind) {
+    case 'propertyChange': {
+      if (!id || !event.propertyName) return undefined;
+      const mapped = fieldOfProperty(spec, event.propertyName);
+      if (!mapped) return undefined; // a property we do not map
+      const [field, valueKind] = mapped;
+      return {
+        ...base,
+        externalId: id,
+        op: 'upsert',
+        eventKey: `${spec.objectType}:${id}:${at}:${event.propertyName}`,
+        fields: { [field]: fromHubspotValue(event.propertyValue, valueKind) },
+        fieldTimes: { [field]: new Date(at) },
+      };
+    }
+    case 'creation':
+    case 'restore':
+      if (!id) return undefined;
+      return {
+        ...base,
+        externalId: id,
+        op: 'upsert',
+        eventKey: `${spec.objectType}:${id}:${kind}:${at}`,
+        fields: {},
+      };
+    case 'deletion':
+      return id ? tombstone(ctx, spec, id, at, origin) : undefined;
+    case 'merge': {
+      const survivor = event.newObjectId ?? event.primaryObjectId;
+      if (survivor === undefined) return undefined;
+      const merged = [...(event.mergedObjectIds ?? [])].map(String).sort();
+      return {
+        ...base,
+        externalId: String(survivor),
+        op: 'merge',
+        eventKey: `${spec.objectType}:${survivor}:merged:${merged.join(',')}`,
+        fields: { mergedExternalIds: merged.filter((m) => m !== String(survivor)) },
+      };
+    }
+    default:
+      return undefined; // associationChange and others: not modelled yet
+  }
+}

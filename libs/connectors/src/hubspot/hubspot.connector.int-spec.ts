@@ -1,0 +1,215 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { SourceChangeInput } from '@syncline/core';
+import { type RunningEmulators, startEmulators } from '@syncline/emulators';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_REDIS_PREFIX, TEST_REDIS_URL } from '../../../../test/support/env';
+import type { ConnectionContext, PushWrite } from '../contract/connector';
+import { drain } from '../contract/contract-suite';
+import { WebhookReceiver } from '../contract/testing/webhook-receiver';
+import { hubspotBudgetLimits, RedisRateBudget } from '../shared/rate-budget';
+import { StaticTokenSource } from '../shared/token-source';
+import { hubspotConnector } from './hubspot.connector';
+import { deleteKeys } from './hubspot-contract.harness';
+
+const APP_ID = 5001;
+const LIMITS = { per10s: 190, searchPerSecond: 5, windowMs: 10_000 };
+
+/** HubSpot specifics beyond the shared contract: batching, all object types, webhook keys, the search cap. */
+describe('hubspot connector against the emulator', () => {
+  const prefix = `${TEST_REDIS_PREFIX}:connectors-hubspot-specific-${randomBytes(4).toString('hex')}`;
+  let emulators: RunningEmulators;
+  let redis: Redis;
+  let receiver: WebhookReceiver;
+  let nextPortal = 8_000 + Math.floor(Math.random() * 1_000);
+
+  beforeAll(async () => {
+    emulators = await startEmulators({ hubspotPort: 0, googlePort: 0 });
+    redis = new Redis(TEST_REDIS_URL);
+    receiver = await WebhookReceiver.start('/hubspot/webhooks');
+  });
+  afterAll(async () => {
+    await deleteKeys(redis, `${prefix}:*`);
+    redis.disconnect();
+    await receiver.close();
+    await emulators.close();
+  });
+
+  const control = async <T = unknown>(method: string, path: string, body?: unknown): Promise<T> => {
+    const res = await fetch(`${emulators.hubspotUrl}${path}`, {
+      method,
+      ...(body !== undefined
+        ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }
+        : {}),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+    return (text ? JSON.parse(text) : undefined) as T;
+  };
+
+  async function portal(webhooks = false) {
+    const portalId = nextPortal++;
+    const grant = await control<{ accessToken: string }>('POST', '/_emulator/hubspot/portals', {
+      portalId,
+      appId: APP_ID,
+      clientSecret: 'shh',
+      limits: LIMITS,
+      ...(webhooks ? { webhookUrl: receiver.url, webhookTiming: { batchDelayMs: 20 } } : {}),
+    });
+    const connectionId = randomUUID();
+    const ctx: ConnectionContext = {
+      connectionId,
+      workspaceId: randomUUID(),
+      externalAccountId: String(portalId),
+      tokens: new StaticTokenSource(grant.accessToken),
+      budget: new RedisRateBudget(redis, connectionId, hubspotBudgetLimits(LIMITS), prefix),
+      endpoints: { hubspotBaseUrl: emulators.hubspotUrl, googleRootUrl: '', googleTokenUrl: '' },
+      appId: String(APP_ID),
+    };
+    const requests = () =>
+      control<{ method: string; path: string; status: number }[]>(
+        'GET',
+        `/_emulator/requests?service=hubspot&account=${portalId}`,
+      );
+    return { portalId, ctx, requests, base: `/_emulator/hubspot/portals/${portalId}` };
+  }
+
+  it('writes every object type in batches of at most 100, idempotently, and updates and archives them', async () => {
+    const { ctx, requests, base } = await portal();
+    const deals: PushWrite[] = Array.from({ length: 150 }, (_, i) => ({
+      op: 'create',
+      entityType: 'deal',
+      fields: { name: `Deal ${i}`, amount: 100 + i, stage: 'appointmentscheduled' },
+      idempotencyKey: `k-deal-${i}`,
+      entityId: randomUUID(),
+    }));
+    const others: PushWrite[] = (['person', 'company', 'meeting', 'task', 'email_activity'] as const).map(
+      (t, i) => ({
+        op: 'create',
+        entityType: t,
+        fields:
+          t === 'person'
+            ? { email: 'Mixed.Case@Example.com', firstName: 'Mixed' }
+            : t === 'company'
+              ? { name: 'Acme', domain: 'acme.test' }
+              : t === 'meeting'
+                ? { title: 'Kickoff', startTime: '2026-12-01T10:00:00.000Z' }
+                : t === 'task'
+                  ? { title: 'Call back', status: 'NOT_STARTED' }
+                  : { subject: 'Hello', direction: 'EMAIL' },
+        idempotencyKey: `k-${t}-${i}`,
+        entityId: randomUUID(),
+      }),
+    );
+    const created = await hubspotConnector.push(ctx, [...deals, ...others]);
+    if (!created.ok) throw new Error(created.error.message);
+    expect(created.value.map((r) => r.idempotencyKey)).toEqual(
+      [...deals, ...others].map((w) => w.idempotencyKey),
+    );
+    const upserts = (await requests()).filter((r) => r.path.includes('/batch/upsert'));
+    expect(upserts.map((r) => r.path.split('?')[0])).toEqual([
+      '/crm/v3/objects/deals/batch/upsert',
+      '/crm/v3/objects/deals/batch/upsert',
+      '/crm/v3/objects/contacts/batch/upsert',
+      '/crm/v3/objects/companies/batch/upsert',
+      '/crm/v3/objects/meetings/batch/upsert',
+      '/crm/v3/objects/tasks/batch/upsert',
+      '/crm/v3/objects/emails/batch/upsert',
+    ]);
+    // The retry of the whole push lands on the same records.
+    const again = await hubspotConnector.push(ctx, [...deals, ...others]);
+    expect(again.ok && again.value.map((r) => r.externalId)).toEqual(created.value.map((r) => r.externalId));
+    const stored = await control<{ results: { id: string; properties: Record<string, string> }[] }>(
+      'GET',
+      `${base}/objects/deals`,
+    );
+    expect(stored.results).toHaveLength(150);
+    expect(new Set(stored.results.map((r) => r.properties.syncline_id))).toEqual(
+      new Set(deals.map((d) => d.entityId)),
+    );
+
+    const dealId = created.value[0]!.externalId;
+    const companyId = created.value[151]!.externalId;
+    const changed = await hubspotConnector.push(ctx, [
+      {
+        op: 'update',
+        entityType: 'deal',
+        externalId: dealId,
+        fields: { amount: 999, stage: null },
+        idempotencyKey: 'u1',
+        entityId: deals[0]!.entityId,
+      },
+      {
+        op: 'delete',
+        entityType: 'company',
+        externalId: companyId,
+        fields: {},
+        idempotencyKey: 'd1',
+        entityId: others[1]!.entityId,
+      },
+    ]);
+    if (!changed.ok) throw new Error(changed.error.message);
+    const deal = (
+      await control<{ results: { id: string; properties: Record<string, string | null> }[] }>(
+        'GET',
+        `${base}/objects/deals`,
+      )
+    ).results.find((r) => r.id === dealId);
+    expect(deal?.properties.amount).toBe('999');
+    expect(deal?.properties.dealstage ?? null).toBeNull();
+    const companies = await control<{ results: unknown[] }>('GET', `${base}/objects/companies`);
+    expect(companies.results).toHaveLength(0);
+  });
+
+  it('gives a webhook delete and a pulled delete the same event key, and marks our own writes', async () => {
+    const { ctx, base } = await portal(true);
+    const backfill = await drain(hubspotConnector, ctx, 'backfill', {});
+    const pushed = await hubspotConnector.push(ctx, [
+      {
+        op: 'create',
+        entityType: 'person',
+        fields: { email: 'echo@example.test', firstName: 'Echo' },
+        idempotencyKey: 'e1',
+        entityId: randomUUID(),
+      },
+    ]);
+    if (!pushed.ok) throw new Error(pushed.error.message);
+    const id = pushed.value[0]!.externalId;
+    await control('DELETE', `${base}/ui/contacts/${id}`);
+    const hook = (kind: string) =>
+      receiver.waitFor((r) => r.rawBody.includes(`"objectId":${id}`) && r.rawBody.includes(kind));
+    const parse = async (kind: string) => {
+      const outcome = hubspotConnector.parseWebhook(await hook(kind), {
+        connectionId: ctx.connectionId,
+        workspaceId: ctx.workspaceId,
+        appId: String(APP_ID),
+      });
+      if (!outcome.ok || outcome.value.kind !== 'changes') throw new Error('no changes');
+      return outcome.value.changes.filter((c) => c.externalId === id);
+    };
+    const created = await parse('contact.propertyChange');
+    expect(created.some((c) => c.origin?.ours === true && c.origin.changeSource === 'INTEGRATION')).toBe(
+      true,
+    );
+    const deletion = (await parse('contact.deletion')).find((c) => c.op === 'delete')!;
+    expect(deletion.origin).toMatchObject({ changeSource: 'CRM_UI', ours: false });
+    const pulled = await drain(hubspotConnector, ctx, 'pull', backfill.cursor);
+    const tombstone = pulled.changes.find((c) => c.externalId === id && c.op === 'delete');
+    expect(tombstone?.eventKey).toBe(deletion.eventKey);
+  });
+
+  it('narrows the search window before the 10,000-result cap and misses nothing', {
+    timeout: 120_000,
+  }, async () => {
+    const { ctx, requests, base } = await portal();
+    const backfill = await drain(hubspotConnector, ctx, 'backfill', {});
+    await control('POST', `${base}/seed/contacts`, { count: 10_300 });
+    const pulled = await drain(hubspotConnector, ctx, 'pull', backfill.cursor);
+    const ids = new Set(
+      pulled.changes.filter((c: SourceChangeInput) => c.entityType === 'person').map((c) => c.externalId),
+    );
+    expect(ids.size).toBe(10_300);
+    const log = await requests();
+    expect(log.filter((r) => r.status === 400 || r.status === 429)).toEqual([]);
+  });
+});

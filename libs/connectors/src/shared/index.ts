@@ -1,0 +1,5 @@
+export * from './http-errors';
+export * from './oauth-refresh';
+export * from './pg-credential-store';
+export * from './rate-budget';
+export * from './token-source';

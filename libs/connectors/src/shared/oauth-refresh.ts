@@ -1,0 +1,70 @@
+import { err, ok } from '@syncline/core';
+import type { ConnectorResult } from '../contract/connector';
+import { connectorErrorFromHttp } from './http-errors';
+import type { RefreshedToken, RefreshFn } from './token-source';
+
+/** Error codes with which HubSpot and Google refuse a refresh token itself. */
+const REFUSED_GRANT = new Set(['BAD_REFRESH_TOKEN', 'invalid_grant', 'EXPIRED_REFRESH_TOKEN']);
+
+/**
+ * The standard OAuth 2 refresh-token grant (form encoded), as both HubSpot
+ * (`/oauth/v1/token`) and Google (`/token`) take it. A refused refresh token (HubSpot 400
+ * `BAD_REFRESH_TOKEN`, Google 400 `invalid_grant`) is `AuthRevoked`.
+ */
+export function oauth2Refresher(options: {
+  tokenUrl: string;
+  clientId: string;
+  clientSecret: string;
+  now?: () => number;
+}): RefreshFn {
+  const now = options.now ?? Date.now;
+  return async (refreshToken: string): Promise<ConnectorResult<RefreshedToken>> => {
+    let response: Response;
+    try {
+      response = await fetch(options.tokenUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        body: new URLSearchParams({
+          grant_type: 'refresh_token',
+          client_id: options.clientId,
+          client_secret: options.clientSecret,
+          refresh_token: refreshToken,
+        }).toString(),
+      });
+    } catch (cause) {
+      return err({ code: 'Transient', message: `token refresh failed: ${(cause as Error).message}` });
+    }
+    const text = await response.text();
+    let body: Record<string, unknown> = {};
+    try {
+      body = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      // Non-JSON answers are judged by status alone.
+    }
+    if (!response.ok) {
+      const code = String(body.error ?? body.status ?? '');
+      if ((response.status === 400 || response.status === 401) && REFUSED_GRANT.has(code))
+        return err({
+          code: 'AuthRevoked',
+          message: `refresh token refused (${code})`,
+          status: response.status,
+        });
+      return err(
+        connectorErrorFromHttp({
+          status: response.status,
+          headers: Object.fromEntries(response.headers),
+          message: `token refresh: ${response.status} ${code}`,
+        }),
+      );
+    }
+    const accessToken = body.access_token;
+    const expiresIn = Number(body.expires_in);
+    if (typeof accessToken !== 'string' || !Number.isFinite(expiresIn))
+      return err({ code: 'Transient', message: 'token refresh answered without access_token/expires_in' });
+    return ok({
+      accessToken,
+      ...(typeof body.refresh_token === 'string' ? { refreshToken: body.refresh_token } : {}),
+      expiresAt: new Date(now() + expiresIn * 1000),
+    });
+  };
+}
