@@ -220,7 +220,8 @@ export class ChangeLog {
   /**
    * Each lane owns the partitions p with p % lanes = lane, so flushes of different lanes
    * never wait on each other's partition locks and can use every core. A full batch goes
-   * at once; a partial one when the oldest queued change has waited flushMs.
+   * at once; at an idle lane a partial one waits at most flushMs for company; what queued
+   * while a lane was busy goes the moment its flush ends (it has waited long enough).
    */
   private schedule(): void {
     let waiting = false;
@@ -248,6 +249,7 @@ export class ChangeLog {
     lane.busy = true;
     void this.flush(batch).finally(() => {
       lane.busy = false;
+      if (lane.queue.length > 0) this.startFlush(lane);
       this.schedule();
       if (this.lanes.every((l) => !l.busy && l.queue.length === 0)) {
         for (const wake of this.idle) wake();
