@@ -2,16 +2,29 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import {
+  type ConnectionContext,
+  type Connector,
+  type Cursor,
+  googleCalendarConnector,
+  hubspotConnector,
+  StaticTokenSource,
+  unlimitedBudget,
+} from '@syncline/connectors';
+import { startEmulators } from '@syncline/emulators';
+import { IdentityService } from '@syncline/identity';
 import { ChangeLog, groupLag, LogConsumer, type LogHandler, resetGroup } from '@syncline/log';
 import { Pool } from 'pg';
 import { ensureDatabase, migrate } from '../prisma/migrator';
 
 /**
- * The foundation demo, end to end on this machine's PostgreSQL and Redis:
- * a workspace and its admin key, the API with a HubSpot connection whose credentials are
- * encrypted at rest, a burst of webhook-like changes (with redeliveries) on the log, a
- * consumer group of two members deriving a per-record view, and a replay into a fresh
- * group that derives the same view.
+ * The demo, end to end on this machine's PostgreSQL and Redis and the local emulators:
+ * a workspace and its admin key; the API with connections whose credentials are encrypted
+ * at rest; a burst of webhook-like changes (with redeliveries) on the log, a consumer group
+ * of two members deriving a per-record view, and a replay into a fresh group that derives
+ * the same view; then a HubSpot portal and a Google Calendar in the emulators, backfilled
+ * through the connectors and the official SDKs onto the log, and resolved by identity into
+ * one person per human, however each system spells the address.
  */
 
 const root = join(__dirname, '..');
@@ -200,11 +213,155 @@ async function main(): Promise<void> {
       say(`   ${row.group_name}: ${row.records} records, ${row.changes} changes, digest ${row.digest}`);
     const same = compare.rows.length === 2 && compare.rows[0]!.digest === compare.rows[1]!.digest;
     say(same ? '   identical ✔' : '   DIFFERENT ✘');
+    if (!same) process.exitCode = 1;
+
+    await emulatorDemo({ base, auth, pool, log, workspaceId: created.workspaceId });
     await log.close();
     await pool.end();
-    if (!same) process.exitCode = 1;
   } finally {
     api.kill('SIGTERM');
+  }
+}
+
+interface DemoContext {
+  base: string;
+  auth: Record<string, string>;
+  pool: Pool;
+  log: ChangeLog;
+  workspaceId: string;
+}
+
+async function emulatorDemo({ base, auth, pool, log, workspaceId }: DemoContext): Promise<void> {
+  say('7. The emulators: a HubSpot portal and a Google Calendar, acting as the salesperson in each');
+  const emulators = await startEmulators({ hubspotPort: 0, googlePort: 0 });
+  try {
+    const post = async (url: string, body: unknown) => {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      if (!res.ok) throw new Error(`${url} → ${res.status} ${await res.text()}`);
+      return res.json() as Promise<Record<string, unknown>>;
+    };
+    const portal = await post(`${emulators.hubspotUrl}/_emulator/hubspot/portals`, {
+      portalId: 101,
+      appId: 5001,
+      clientSecret: 'demo-client-secret',
+    });
+    const people = Array.from({ length: 60 }, (_, i) => ({
+      email: `person${i}@acme-${i % 5}.example`,
+      firstname: ['Dana', 'Ravi', 'Mei', 'Tomás', 'Ada'][i % 5]!,
+      lastname: `Lee ${i}`,
+    }));
+    for (const p of people)
+      await post(`${emulators.hubspotUrl}/_emulator/hubspot/portals/101/ui/contacts`, { properties: p });
+    const user = await post(`${emulators.googleUrl}/_emulator/google/users`, { email: 'dana@demo.example' });
+    for (let i = 0; i < 20; i++) {
+      const start = new Date(Date.UTC(2026, 11, 1 + i, 15));
+      await post(`${emulators.googleUrl}/_emulator/google/users/dana@demo.example/ui/calendar/events`, {
+        summary: `Call ${i}`,
+        start: { dateTime: start.toISOString() },
+        end: { dateTime: new Date(start.getTime() + 1_800_000).toISOString() },
+        // Two known contacts, spelt in capitals as calendars often do, and one stranger.
+        attendees: [
+          { email: people[i]!.email.toUpperCase() },
+          { email: people[i + 20]!.email },
+          { email: `guest${i}@elsewhere.example` },
+        ],
+      });
+    }
+    say(
+      `   HubSpot portal 101 with ${people.length} contacts; Google Calendar of dana@demo.example with 20 meetings`,
+    );
+
+    const connect = async (provider: string, externalAccountId: string, token: string) => {
+      const res = await fetch(`${base}/api/v1/connections`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ provider, externalAccountId, credentials: { accessToken: token } }),
+      });
+      return ((await res.json()) as { id: string }).id;
+    };
+    const endpoints = {
+      hubspotBaseUrl: emulators.hubspotUrl,
+      googleRootUrl: `${emulators.googleUrl}/`,
+      googleTokenUrl: `${emulators.googleUrl}/token`,
+    };
+    const sources: [Connector, string, string][] = [
+      [
+        hubspotConnector,
+        await connect('hubspot', 'portal-101-emulated', String(portal.accessToken)),
+        String(portal.accessToken),
+      ],
+      [
+        googleCalendarConnector,
+        await connect('google-calendar', 'dana@demo.example', String(user.accessToken)),
+        String(user.accessToken),
+      ],
+    ];
+
+    say('8. Backfill through the connectors (official SDKs against the emulators) onto the log');
+    for (const [connector, connectionId, token] of sources) {
+      const ctx: ConnectionContext = {
+        connectionId,
+        workspaceId,
+        externalAccountId: connector.provider,
+        tokens: new StaticTokenSource(token),
+        budget: unlimitedBudget,
+        endpoints,
+      };
+      let cursor: Cursor = {};
+      let appended = 0;
+      for (;;) {
+        const page = await connector.backfill(ctx, cursor);
+        if (!page.ok)
+          throw new Error(`${connector.provider} backfill: ${page.error.code} ${page.error.message}`);
+        const res = await log.append(page.value.changes);
+        if (!res.ok) throw new Error(res.error.message);
+        appended += res.value.filter((r) => r.isNew).length;
+        cursor = page.value.cursor;
+        if (page.value.done) break;
+      }
+      say(
+        `   ${connector.provider}: ${appended} changes appended, cursor ${JSON.stringify(cursor).slice(0, 60)}…`,
+      );
+    }
+
+    say('9. Identity, as a consumer group: one person per human across both systems');
+    const identity = new IdentityService();
+    const resolver = new LogConsumer({
+      connection: pool.options.connectionString!,
+      group: 'identity',
+      partitions: 16,
+      handler: (tx, events) => identity.handle(tx, events),
+    });
+    await resolver.start();
+    await resolver.processAvailable();
+    await resolver.stop();
+    const [hubspotId, calendarId] = sources.map(([, id]) => id);
+    const { rows } = await pool.query<{ people: number; both: number; only_calendar: number }>(
+      `WITH person AS (
+         SELECT e.id,
+                bool_or(l.connection_id = $1) AS in_hubspot,
+                bool_or(l.connection_id = $2) AS in_calendar
+           FROM entity e JOIN source_link l ON l.entity_id = e.id
+          WHERE e.workspace_id = $3 AND e.entity_type = 'person' AND e.merged_into IS NULL
+            AND l.connection_id IN ($1, $2)
+          GROUP BY e.id)
+       SELECT count(*)::int AS people,
+              count(*) FILTER (WHERE in_hubspot AND in_calendar)::int AS both,
+              count(*) FILTER (WHERE in_calendar AND NOT in_hubspot)::int AS only_calendar
+         FROM person`,
+      [hubspotId, calendarId, workspaceId],
+    );
+    const r = rows[0]!;
+    say(
+      `   ${r.people} people from 60 contacts and 20 meetings: ${r.both} known to both HubSpot and the calendar (matched whatever the case of the address), ${r.only_calendar} met only in the calendar`,
+    );
+    if (r.both !== 40) process.exitCode = 1;
+  } finally {
+    await emulators.close();
   }
 }
 
