@@ -2,11 +2,6 @@ export * from './contract/connector';
 export * from './contract/content-hash';
 export * from './gmail';
 export * from './google-calendar';
-export {
-  type GoogleOAuthClientConfig,
-  googleTokenRefresher,
-  refreshGoogleAccessToken,
-} from './google-common';
 export * from './google-tasks';
 export * from './hubspot';
 export * from './shared';

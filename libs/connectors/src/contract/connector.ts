@@ -89,6 +89,13 @@ export interface PushWrite {
   idempotencyKey: string;
   /** Our canonical entity id, stored in the provider where possible (origin tag). */
   entityId: string;
+  /**
+   * The provider version (etag) the write was based on, for updates and deletes: sent as
+   * `If-Match` where the provider supports it (Google Calendar: a mismatch is 412 → `Conflict`),
+   * so a write computed from a stale read fails instead of overwriting a newer remote edit.
+   * Connectors whose provider has no conditional writes ignore it.
+   */
+  expectedVersion?: string;
 }
 
 /** What a write left in the provider: how its echo will be recognised. */

@@ -175,7 +175,8 @@ export function createGmailConnector(options: GmailOptions = {}): Connector {
           {
             userId: USER,
             startHistoryId: state.historyId,
-            historyTypes: ['messageAdded', 'messageDeleted'],
+            // Label changes too: labelIds (and direction) are fields of the activity.
+            historyTypes: ['messageAdded', 'messageDeleted', 'labelAdded', 'labelRemoved'],
             maxResults: pageSize,
             ...(state.pageToken ? { pageToken: state.pageToken } : {}),
           },
@@ -187,10 +188,16 @@ export function createGmailConnector(options: GmailOptions = {}): Connector {
         if (res.error.code === 'NotFound') return err({ ...res.error, code: 'CursorInvalid' });
         return res;
       }
-      // Last record per message wins: added then deleted within the page is a delete.
+      // Last record per message wins: added (or relabelled) then deleted within the page is a
+      // delete; a relabelled message is read again and reported as an upsert.
       const latest = new Map<string, 'added' | 'deleted'>();
       for (const record of res.value.history ?? []) {
-        for (const m of record.messagesAdded ?? []) if (m.message?.id) latest.set(m.message.id, 'added');
+        const touched = [
+          ...(record.messagesAdded ?? []),
+          ...(record.labelsAdded ?? []),
+          ...(record.labelsRemoved ?? []),
+        ];
+        for (const m of touched) if (m.message?.id) latest.set(m.message.id, 'added');
         for (const m of record.messagesDeleted ?? []) if (m.message?.id) latest.set(m.message.id, 'deleted');
       }
       const added = [...latest].filter(([, what]) => what === 'added').map(([id]) => id);

@@ -1,11 +1,11 @@
 import type { SourceChangeInput } from '@syncline/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConnectionContext, Cursor, PullPage } from '../contract/connector';
+import type { ConnectionContext, Cursor, PullPage, PushWrite } from '../contract/connector';
 import { contentHash } from '../contract/content-hash';
 import { drain } from '../contract/contract-suite';
 import { GoogleTestKit, type GoogleUser } from '../google-common/testing/google-test-kit';
 import { WebhookReceiver } from '../google-common/testing/webhook-receiver';
-import { type CalendarPushWrite, createGoogleCalendarConnector } from './google-calendar.connector';
+import { createGoogleCalendarConnector } from './google-calendar.connector';
 
 const connector = createGoogleCalendarConnector({ pageSize: 5, retry: { baseDelayMs: 10 } });
 let kit: GoogleTestKit;
@@ -33,7 +33,7 @@ const unwrap = <T>(
 
 const pairs = (changes: SourceChangeInput[]) => changes.map((c) => `${c.externalId} ${c.eventKey}`);
 
-const write = (n: number, key: string): CalendarPushWrite => ({
+const write = (n: number, key: string): PushWrite => ({
   op: 'create',
   entityType: 'meeting',
   idempotencyKey: key,
@@ -180,7 +180,7 @@ describe('google-calendar connector against the emulator', () => {
     const user = await kit.createUser('patch');
     const ctx = kit.context(user);
     const [created] = unwrap(await connector.push(ctx, [write(3, `patch-${Date.now()}`)]));
-    const update: CalendarPushWrite = {
+    const update: PushWrite = {
       op: 'update',
       entityType: 'meeting',
       externalId: created!.externalId,

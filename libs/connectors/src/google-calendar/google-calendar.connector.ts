@@ -32,9 +32,6 @@ export interface GoogleCalendarOptions {
   channelTtlMs?: number;
 }
 
-/** A write may name the version it was computed against: an etag, sent as If-Match. */
-export type CalendarPushWrite = PushWrite & { expectedVersion?: string };
-
 const CURSOR_VERSION = 1;
 const CALENDAR_ID = 'primary';
 
@@ -118,10 +115,7 @@ export function createGoogleCalendarConnector(options: GoogleCalendarOptions = {
     });
   }
 
-  async function pushOne(
-    ctx: ConnectionContext,
-    write: CalendarPushWrite,
-  ): Promise<ConnectorResult<WriteReceipt>> {
+  async function pushOne(ctx: ConnectionContext, write: PushWrite): Promise<ConnectorResult<WriteReceipt>> {
     const receipt = (event: calendar_v3.Schema$Event): WriteReceipt => ({
       idempotencyKey: write.idempotencyKey,
       externalId: event.id ?? write.externalId ?? '',

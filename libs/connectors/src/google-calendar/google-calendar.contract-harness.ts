@@ -1,16 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import type { ConnectionContext } from '../contract/connector';
 import type {
   ContractHarness,
   HarnessAccount,
   LoggedRequest,
   WebhookCase,
 } from '../contract/testing/harness';
-import { googleTokenRefresher } from '../google-common';
-import { GoogleTestKit, type GoogleUser } from '../google-common/testing/google-test-kit';
-import { WebhookReceiver } from '../google-common/testing/webhook-receiver';
-import { MemoryCredentialStore, OAuthTokenSource, unlimitedBudget } from '../shared';
+import {
+  GoogleContractSupport,
+  type GoogleHarnessOptions,
+} from '../google-common/testing/google-contract-support';
+import type { GoogleUser } from '../google-common/testing/google-test-kit';
+import { googleBudgetLimits } from '../shared/rate-budget';
 import { createGoogleCalendarConnector } from './google-calendar.connector';
+
+/** The emulator's default Calendar quota, which every contract account keeps. */
+const CALENDAR_PER_MINUTE = 600;
 
 /** The shared contract suite's view of Google Calendar on the emulator. */
 export class GoogleCalendarContractHarness implements ContractHarness {
@@ -18,43 +22,31 @@ export class GoogleCalendarContractHarness implements ContractHarness {
   readonly connector = createGoogleCalendarConnector({ pageSize: 50, retry: { baseDelayMs: 20 } });
   readonly entityType = 'meeting' as const;
   readonly backfillSize = 300;
-  private kit!: GoogleTestKit;
-  private receiver!: WebhookReceiver;
+  private support!: GoogleContractSupport;
+
+  constructor(private readonly options: GoogleHarnessOptions) {}
 
   async start(): Promise<void> {
-    this.kit = await GoogleTestKit.start();
-    this.receiver = await WebhookReceiver.start();
+    this.support = await GoogleContractSupport.start(this.options);
   }
 
   async stop(): Promise<void> {
-    await this.receiver.close();
-    await this.kit.close();
+    await this.support.stop();
   }
 
   async account(label: string): Promise<HarnessAccount> {
-    const kit = this.kit;
-    const receiver = this.receiver;
+    const { kit, receiver } = this.support;
     const connector = this.connector;
-    const user: GoogleUser = await kit.createUser(label, { rateLimitStatus: 429 });
-    const connectionId = randomUUID();
-    const workspaceId = randomUUID();
-    const store = new MemoryCredentialStore({
-      [connectionId]: {
-        accessToken: user.accessToken,
-        refreshToken: user.refreshToken,
-        expiresAt: new Date(Date.now() + 3_000_000).toISOString(),
-      },
+    const user: GoogleUser = await kit.createUser(label, {
+      rateLimitStatus: 429,
+      limits: { calendarPerMinute: CALENDAR_PER_MINUTE },
     });
-    const refresh = googleTokenRefresher({
-      tokenUrl: `${kit.url}/token`,
-      clientId: user.clientId,
-      clientSecret: user.clientSecret,
-    });
-    const context = (): ConnectionContext => ({
-      ...kit.context(user, unlimitedBudget, new OAuthTokenSource({ connectionId, store, refresh })),
-      connectionId,
-      workspaceId,
-    });
+    const connection = this.support.connection(
+      user,
+      label,
+      googleBudgetLimits({ perUserPerMinute: CALENDAR_PER_MINUTE }),
+    );
+    const { connectionId, workspaceId, context } = connection;
     const event = (n: number) => ({
       summary: `Seeded ${n}`,
       start: { dateTime: `2030-01-${String((n % 28) + 1).padStart(2, '0')}T10:00:00Z` },
@@ -138,7 +130,7 @@ export class GoogleCalendarContractHarness implements ContractHarness {
       },
       isCreateRequest: (r) =>
         r.method === 'POST' && /^\/calendar\/v3\/calendars\/[^/]+\/events(\?|$)/.test(r.path),
-      async close() {},
+      close: () => connection.close(),
     };
   }
 }

@@ -1,5 +1,4 @@
 export {
-  type CalendarPushWrite,
   createGoogleCalendarConnector,
   type GoogleCalendarOptions,
   googleCalendarConnector,

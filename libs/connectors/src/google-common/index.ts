@@ -7,10 +7,4 @@ export {
   type RetryPolicy,
 } from './google-call';
 export { type GoogleFailure, mapGoogleError, toGoogleFailure } from './google-error.mapper';
-export {
-  type GoogleOAuthClientConfig,
-  googleTokenRefresher,
-  type RefreshedGoogleToken,
-  refreshGoogleAccessToken,
-} from './google-token-refresh';
 export { header } from './webhook-headers';

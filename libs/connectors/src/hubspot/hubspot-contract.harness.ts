@@ -11,6 +11,7 @@ import type {
 import { WebhookReceiver } from '../contract/testing/webhook-receiver';
 import { oauth2Refresher } from '../shared/oauth-refresh';
 import { hubspotBudgetLimits, RedisRateBudget } from '../shared/rate-budget';
+import { deleteKeys } from '../shared/testing/redis-keys';
 import { MemoryCredentialStore, OAuthTokenSource } from '../shared/token-source';
 import { hubspotConnector } from './hubspot.connector';
 
@@ -195,15 +196,6 @@ async function control<T = unknown>(base: string, method: string, path: string, 
   const text = await response.text();
   if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
   return (text ? JSON.parse(text) : undefined) as T;
-}
-
-export async function deleteKeys(redis: Redis, pattern: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-    if (keys.length > 0) await redis.del(...keys);
-    cursor = next;
-  } while (cursor !== '0');
 }
 
 const header = (r: WebhookRequest, name: string) => r.headers[name] ?? '';

@@ -8,9 +8,9 @@ import type { ConnectionContext, PushWrite } from '../contract/connector';
 import { drain } from '../contract/contract-suite';
 import { WebhookReceiver } from '../contract/testing/webhook-receiver';
 import { hubspotBudgetLimits, RedisRateBudget } from '../shared/rate-budget';
+import { deleteKeys } from '../shared/testing/redis-keys';
 import { StaticTokenSource } from '../shared/token-source';
 import { hubspotConnector } from './hubspot.connector';
-import { deleteKeys } from './hubspot-contract.harness';
 
 const APP_ID = 5001;
 const LIMITS = { per10s: 190, searchPerSecond: 5, windowMs: 10_000 };

@@ -3,21 +3,36 @@ import type { ConnectorResult } from '../contract/connector';
 import { connectorErrorFromHttp } from './http-errors';
 import type { RefreshedToken, RefreshFn } from './token-source';
 
-/** Error codes with which HubSpot and Google refuse a refresh token itself. */
-const REFUSED_GRANT = new Set(['BAD_REFRESH_TOKEN', 'invalid_grant', 'EXPIRED_REFRESH_TOKEN']);
+/**
+ * Error codes with which HubSpot and Google refuse a refresh token itself, or the OAuth
+ * client it belongs to (Google `invalid_client`, `unauthorized_client`): only a new connect
+ * fixes either.
+ */
+const REFUSED_GRANT = new Set([
+  'BAD_REFRESH_TOKEN',
+  'EXPIRED_REFRESH_TOKEN',
+  'invalid_grant',
+  'invalid_client',
+  'unauthorized_client',
+]);
 
 /**
  * The standard OAuth 2 refresh-token grant (form encoded), as both HubSpot
- * (`/oauth/v1/token`) and Google (`/token`) take it. A refused refresh token (HubSpot 400
- * `BAD_REFRESH_TOKEN`, Google 400 `invalid_grant`) is `AuthRevoked`.
+ * (`/oauth/v1/token`) and Google (`https://oauth2.googleapis.com/token`, the emulator's
+ * `/token`) take it. A refused refresh token or client (HubSpot 400 `BAD_REFRESH_TOKEN`,
+ * Google 400 `invalid_grant`, 401 `invalid_client`) is `AuthRevoked`; 429, 5xx, timeouts and
+ * network failures are retryable. The one refresh function for every provider.
  */
 export function oauth2Refresher(options: {
   tokenUrl: string;
   clientId: string;
   clientSecret: string;
   now?: () => number;
+  /** Gives up on a token endpoint that does not answer (Transient). */
+  timeoutMs?: number;
 }): RefreshFn {
   const now = options.now ?? Date.now;
+  const timeoutMs = options.timeoutMs ?? 15_000;
   return async (refreshToken: string): Promise<ConnectorResult<RefreshedToken>> => {
     let response: Response;
     try {
@@ -30,6 +45,7 @@ export function oauth2Refresher(options: {
           client_secret: options.clientSecret,
           refresh_token: refreshToken,
         }).toString(),
+        signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (cause) {
       return err({ code: 'Transient', message: `token refresh failed: ${(cause as Error).message}` });

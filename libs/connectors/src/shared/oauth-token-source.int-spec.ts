@@ -9,7 +9,7 @@ import { oauth2Refresher } from './oauth-refresh';
 import { credentialsAad, PgCredentialStore } from './pg-credential-store';
 import { OAuthTokenSource } from './token-source';
 
-describe('OAuthTokenSource over Postgres, refreshing against the HubSpot emulator', () => {
+describe('OAuthTokenSource over Postgres, refreshing against the HubSpot and Google emulators', () => {
   let db: TestDatabase;
   let pool: Pool;
   let emulators: RunningEmulators;
@@ -87,6 +87,50 @@ describe('OAuthTokenSource over Postgres, refreshing against the HubSpot emulato
     expect(revoked.ok ? 'ok' : revoked.error.code).toBe('AuthRevoked');
     const again = await source.accessToken();
     expect(again.ok ? 'ok' : again.error.code).toBe('AuthRevoked');
+  });
+
+  it("refreshes against Google's token endpoint with the same refresher: invalid_client and invalid_grant are AuthRevoked", async () => {
+    const google = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${emulators.googleUrl}${path}`, {
+        method,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body ?? {}),
+      });
+      expect(res.status).toBeLessThan(400);
+      return (await res.json().catch(() => ({}))) as Record<string, string>;
+    };
+    const user = await google('POST', '/_emulator/google/users', {
+      email: `refresh-${Date.now()}@example.com`,
+    });
+    const client = { tokenUrl: `${emulators.googleUrl}/token`, clientId: user.clientId! };
+    const refreshed = await oauth2Refresher({ ...client, clientSecret: user.clientSecret! })(
+      user.refreshToken!,
+    );
+    expect(refreshed.ok && refreshed.value.accessToken).toEqual(expect.any(String));
+    expect(refreshed.ok && refreshed.value.expiresAt.getTime()).toBeGreaterThan(Date.now());
+
+    const wrongClient = await oauth2Refresher({ ...client, clientSecret: 'wrong' })(user.refreshToken!);
+    expect(wrongClient).toMatchObject({ ok: false, error: { code: 'AuthRevoked', status: 401 } });
+
+    await google('POST', '/_emulator/faults', {
+      service: 'google',
+      kind: 'revoke-token',
+      account: user.email,
+      count: 1,
+    });
+    const revoked = await oauth2Refresher({ ...client, clientSecret: user.clientSecret! })(
+      user.refreshToken!,
+    );
+    expect(revoked).toMatchObject({ ok: false, error: { code: 'AuthRevoked', status: 400 } });
+
+    // Nothing listening: retryable, not a revocation.
+    const down = await oauth2Refresher({
+      tokenUrl: 'http://127.0.0.1:9/token',
+      clientId: 'c',
+      clientSecret: 's',
+      timeoutMs: 2_000,
+    })('r');
+    expect(down.ok ? 'ok' : down.error.code).toBe('Transient');
   });
 
   it('answers AuthRevoked for a connection without credentials', async () => {

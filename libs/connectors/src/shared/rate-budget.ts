@@ -42,6 +42,15 @@ export function googleBudgetLimits(
 }
 
 /**
+ * Gmail's per-user quota, in quota units per rolling second (250 by default; the connector
+ * charges each call its units). A rolling one-second window overlaps two fixed one-second
+ * slots, so a slot gets half of it.
+ */
+export function gmailBudgetLimits(limits: { unitsPerSecond?: number } = {}): BudgetLimits {
+  return { default: { points: Math.max(1, Math.floor((limits.unitsPerSecond ?? 250) / 2)), durationSec: 1 } };
+}
+
+/**
  * A per-connection request budget in Redis, shared by every process that calls the same
  * connection: `acquire` waits until the request fits rather than failing.
  */

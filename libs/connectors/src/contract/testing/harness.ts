@@ -21,15 +21,23 @@ export interface ContractHarness {
   /** Shown in the describe block, e.g. `hubspot`. */
   readonly name: string;
   readonly connector: Connector;
-  /** The entity type the checks seed, change, delete and create (one the connector writes). */
+  /**
+   * The entity type the checks seed, change, delete and create (one the connector writes;
+   * for a read-only connector, one it reads, with `notApplicable.writes` set).
+   */
   readonly entityType: EntityType;
   /** Records to seed for the paging checks; must span several pages (thousands for HubSpot). */
   readonly backfillSize: number;
   /**
    * Checks this provider cannot run, each with the reason; the suite registers them as
    * skipped tests whose names carry the reason.
+   * - `cursorInvalidation`: the CursorInvalid → resync check.
+   * - `webhooks`: the verify/parse check (providers that send no notifications).
+   * - `writes`: every push-based check (idempotent create, echo, AuthRevoked on push), for
+   *   read-only connectors (`writable` empty); `sampleFields` and `isCreateRequest` are
+   *   then never called.
    */
-  readonly notApplicable?: Partial<Record<'cursorInvalidation' | 'webhooks', string>>;
+  readonly notApplicable?: Partial<Record<NotApplicableCheck, string>>;
   /** Starts the emulator (and anything shared, e.g. a Redis client). Called once. */
   start(): Promise<void>;
   /** Stops everything `start` started, and removes every Redis key it wrote. */
@@ -37,6 +45,9 @@ export interface ContractHarness {
   /** A fresh, empty provider account with a connection to it. */
   account(label: string): Promise<HarnessAccount>;
 }
+
+/** The groups of checks a harness can declare not applicable (with a reason). */
+export type NotApplicableCheck = 'cursorInvalidation' | 'webhooks' | 'writes';
 
 /** Marks a check a provider cannot meaningfully run; the suite reports it as skipped, with the reason. */
 export interface NotApplicable {
@@ -118,7 +129,10 @@ export interface HarnessAccount {
   revokeToken(): Promise<void>;
   /** This account's data-plane requests so far, oldest first. */
   requests(): Promise<LoggedRequest[]>;
-  /** Whether a logged request is a write of the entity type (create/upsert/insert). */
+  /**
+   * Whether a logged request is a create of the entity type (create/upsert/insert), whatever
+   * its status (a refused duplicate insert counts too).
+   */
   isCreateRequest(request: LoggedRequest): boolean;
 
   /** Releases the account (emulator state, Redis keys of its budget). */

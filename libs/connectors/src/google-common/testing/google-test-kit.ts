@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { err, ok } from '@syncline/core';
 import { type RunningEmulators, startEmulators } from '@syncline/emulators';
 import type { ConnectionContext, ConnectorResult, RateBudget, TokenSource } from '../../contract/connector';
-import { refreshGoogleAccessToken } from '../google-token-refresh';
+import { oauth2Refresher } from '../../shared/oauth-refresh';
 
 /**
  * Test plumbing for the Google connectors: the emulators on free ports, one emulator user
  * per test, and a connection context whose token source refreshes against the emulator's
- * real OAuth endpoint. Stand-ins until libs/connectors/src/shared lands.
+ * real OAuth endpoint (through the shared `oauth2Refresher`).
  */
 
 export interface GoogleUser {
@@ -54,10 +54,12 @@ export class RefreshingTokenSource implements TokenSource {
   private refresh(): Promise<ConnectorResult<string>> {
     this.refreshing ??= (async () => {
       this.refreshes++;
-      const res = await refreshGoogleAccessToken(
-        { tokenUrl: this.tokenUrl, clientId: this.user.clientId, clientSecret: this.user.clientSecret },
-        this.user.refreshToken,
-      );
+      const refresh = oauth2Refresher({
+        tokenUrl: this.tokenUrl,
+        clientId: this.user.clientId,
+        clientSecret: this.user.clientSecret,
+      });
+      const res = await refresh(this.user.refreshToken);
       this.refreshing = undefined;
       if (!res.ok) return err(res.error);
       this.current = res.value.accessToken;
