@@ -1,31 +1,20 @@
+import { Mulberry32 } from '../common/mulberry32';
+
 /** Google's base32hex alphabet: the only characters allowed in client-chosen Calendar event ids. */
 export const BASE32HEX = '0123456789abcdefghijklmnopqrstuv';
 const HEX = '0123456789abcdef';
 const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 const DIGITS = '0123456789';
 
-/**
- * mulberry32: a tiny seeded generator, so every id, token and gap the emulator invents is the
- * same for the same seed and the same sequence of calls (reproducible test failures).
- */
-export class SeededRandom {
-  private state: number;
-
+/** Google's ids and tokens, drawn from the emulator's seeded generator. */
+export class SeededRandom extends Mulberry32 {
   constructor(seed: number) {
-    this.state = (seed ^ 0x5eed600d) >>> 0;
-  }
-
-  next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    super(seed ^ 0x5eed600d);
   }
 
   /** An integer in [min, max]. */
   between(min: number, max: number): number {
-    return min + Math.floor(this.next() * (max - min + 1));
+    return this.int(min, max);
   }
 
   string(alphabet: string, length: number): string {

@@ -1,15 +1,7 @@
-/**
- * A small seeded pseudo-random generator (mulberry32). Every choice the emulator makes
- * that a real HubSpot makes arbitrarily (record ids, event ids, tokens, webhook order,
- * duplicates) comes from one of these, so a run is reproducible under `ctx.seed`.
- */
-export class Prng {
-  private state: number;
+import { Mulberry32 } from '../common/mulberry32';
 
-  constructor(seed: number) {
-    this.state = seed >>> 0;
-  }
-
+/** HubSpot's ids, tokens and orderings, drawn from the emulator's seeded generator. */
+export class Prng extends Mulberry32 {
   /** A stream derived from a seed and labels, so portals do not disturb each other's sequences. */
   static derive(seed: number, ...labels: (string | number)[]): Prng {
     let h = (seed ^ 0x9e3779b9) >>> 0;
@@ -21,20 +13,6 @@ export class Prng {
       h = Math.imul(h ^ 0x2f, 0xc2b2ae35) >>> 0;
     }
     return new Prng(h);
-  }
-
-  /** A float in [0, 1). */
-  next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }
-
-  /** An integer in [min, max]. */
-  int(min: number, max: number): number {
-    return min + Math.floor(this.next() * (max - min + 1));
   }
 
   hex(length: number): string {
