@@ -2,7 +2,12 @@ import type { SourceChangeInput } from '@syncline/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ConnectionContext, Connector, ConnectorResult, Cursor, PullPage, PushWrite } from './connector';
 import { contentHash } from './content-hash';
-import { type ContractHarness, type HarnessAccount, isNotApplicable } from './testing/harness';
+import {
+  type ContractHarness,
+  type HarnessAccount,
+  isNotApplicable,
+  type NotApplicableCheck,
+} from './testing/harness';
 
 /**
  * The acceptance suite every connector passes, against the emulators with the official SDK.
@@ -10,8 +15,8 @@ import { type ContractHarness, type HarnessAccount, isNotApplicable } from './te
  *
  *   describeConnectorContract(() => new HubspotContractHarness());
  *
- * Checks a provider cannot run are reported as skipped with the harness's reason in the
- * test name, never dropped silently.
+ * A check a provider cannot run is replaced by a test, named with the harness's reason,
+ * that proves the connector refuses what the check needs; nothing is skipped or dropped.
  */
 export function describeConnectorContract(harnessFactory: () => ContractHarness): void {
   const harness = harnessFactory();
@@ -89,11 +94,55 @@ export function describeConnectorContract(harnessFactory: () => ContractHarness)
     });
 
     const na = harness.notApplicable ?? {};
-    const check = (reason: string | undefined, title: string, fn: () => Promise<void>) =>
-      reason ? it.skip(`${title} (not applicable to ${harness.name}: ${reason})`, fn) : it(title, fn);
+    // A check that does not apply is not skipped: its test proves the connector really
+    // does not offer what the check would exercise, and carries the reason in its name.
+    const notApplicableProof: Record<NotApplicableCheck, () => Promise<void>> = {
+      writes: async () => {
+        expect(harness.connector.writable).not.toContain(harness.entityType);
+        const account = await open('not-writable');
+        const res = await harness.connector.push(account.context(), [
+          {
+            op: 'create',
+            entityType: harness.entityType,
+            fields: {},
+            idempotencyKey: 'na-1',
+            entityId: 'na-1',
+          },
+        ]);
+        expect(res.ok ? 'accepted' : res.error.code).toBe('Validation');
+      },
+      webhooks: async () => {
+        expect(harness.connector.subscribe).toBeUndefined();
+        const res = harness.connector.verifyWebhook(
+          {
+            method: 'POST',
+            url: 'https://example.invalid/webhook',
+            headers: {},
+            rawBody: '{}',
+            receivedAt: new Date(),
+          },
+          {},
+        );
+        expect(res.ok ? 'verified' : res.error.code).toBe('Validation');
+      },
+      cursorInvalidation: async () => {
+        const account = await open('not-invalidatable');
+        const res = await harness.connector.pull(account.context(), { v: -1 });
+        expect(res.ok ? 'accepted' : res.error.code).toBe('CursorInvalid');
+      },
+    };
+    const check = (kind: NotApplicableCheck, title: string, fn: () => Promise<void>) => {
+      const reason = na[kind];
+      return reason
+        ? it(
+            `${title}: not applicable to ${harness.name} (${reason}), and refused as such`,
+            notApplicableProof[kind],
+          )
+        : it(title, fn);
+    };
 
     check(
-      na.cursorInvalidation,
+      'cursorInvalidation',
       'cursor invalidation → CursorInvalid, then a full resync with the same set and no new event keys',
       async () => {
         const account = await open('cursor');
@@ -113,7 +162,7 @@ export function describeConnectorContract(harnessFactory: () => ContractHarness)
     );
 
     check(
-      na.webhooks,
+      'webhooks',
       'verifies webhooks (good, bad signature, stale, tampered body) and parses them',
       async () => {
         const account = await open('webhook');
@@ -137,7 +186,7 @@ export function describeConnectorContract(harnessFactory: () => ContractHarness)
       },
     );
 
-    check(na.writes, 'creates idempotently: the same key twice makes one record', async () => {
+    check('writes', 'creates idempotently: the same key twice makes one record', async () => {
       const account = await open('idempotent');
       const write = createWrite(harness, account, 1);
       const before = await account.remoteCount();
@@ -164,7 +213,7 @@ export function describeConnectorContract(harnessFactory: () => ContractHarness)
       expect(creates(between, log.length)).toBeLessThanOrEqual(1);
     });
 
-    check(na.writes, "recognises the echo of its own write from the receipt's content hash", async () => {
+    check('writes', "recognises the echo of its own write from the receipt's content hash", async () => {
       const account = await open('echo');
       await account.seed(3);
       const start = await drain(harness.connector, account.context(), 'backfill', {});
@@ -207,7 +256,7 @@ export function describeConnectorContract(harnessFactory: () => ContractHarness)
       expect((await account.requests()).slice(mark).length).toBeLessThan(10);
     });
 
-    check(na.writes, 'answers AuthRevoked on a push when the token is revoked, without looping', async () => {
+    check('writes', 'answers AuthRevoked on a push when the token is revoked, without looping', async () => {
       const account = await open('revoked-push');
       await account.revokeToken();
       const mark = (await account.requests()).length;

@@ -29,8 +29,8 @@ export interface ContractHarness {
   /** Records to seed for the paging checks; must span several pages (thousands for HubSpot). */
   readonly backfillSize: number;
   /**
-   * Checks this provider cannot run, each with the reason; the suite registers them as
-   * skipped tests whose names carry the reason.
+   * Checks this provider cannot run, each with the reason; instead of the check the suite
+   * runs a test, named with the reason, proving the connector refuses what the check needs.
    * - `cursorInvalidation`: the CursorInvalid → resync check.
    * - `webhooks`: the verify/parse check (providers that send no notifications).
    * - `writes`: every push-based check (idempotent create, echo, AuthRevoked on push), for
@@ -49,7 +49,7 @@ export interface ContractHarness {
 /** The groups of checks a harness can declare not applicable (with a reason). */
 export type NotApplicableCheck = 'cursorInvalidation' | 'webhooks' | 'writes';
 
-/** Marks a check a provider cannot meaningfully run; the suite reports it as skipped, with the reason. */
+/** Marks a check a provider cannot meaningfully run; the suite proves the refusal instead, with the reason in the name. */
 export interface NotApplicable {
   notApplicable: string;
 }
