@@ -7,6 +7,7 @@ const BENCHES: Record<string, () => Promise<{ run(args: Record<string, number>):
   'identity-batch': () => import('./identity-batch.bench'),
   'identity-incremental': () => import('./identity-incremental.bench'),
   merge: () => import('./merge.bench'),
+  'merge-soak': () => import('./merge-soak.bench'),
   'hubspot-backfill': () => import('./hubspot-backfill.bench'),
 };
 

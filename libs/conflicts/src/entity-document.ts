@@ -98,16 +98,31 @@ export class EntityDocument {
     chunks: readonly Uint8Array[],
     synced: ReadonlyMap<string, SyncedState> = new Map(),
   ): EntityDocument {
-    const handle = Automerge.getBackend(
-      snapshot && snapshot.length > 0
-        ? Automerge.load(snapshot, { actor: '00' })
-        : Automerge.init({ actor: '00' }),
-    );
-    for (const chunk of chunks) handle.loadIncremental(chunk);
+    // One loadIncremental of the snapshot and chunks concatenated (a sequence of chunks is
+    // itself valid Automerge input): each call has a fixed cost far above its per-byte one.
+    const parts = snapshot && snapshot.length > 0 ? [snapshot, ...chunks] : chunks;
+    const handle = Automerge.getBackend(Automerge.init({ actor: '00' }));
+    if (parts.length === 1) handle.loadIncremental(parts[0]!);
+    else if (parts.length > 1) handle.loadIncremental(concatBytes(parts));
     const doc = new EntityDocument(entityId, handle);
     doc.rebuild();
-    for (const [connectionId, state] of synced)
-      doc.views.set(connectionId, doc.viewAt(state.heads, state.stale));
+    // Reading at past heads is the costly part of a load: connections synced at the current
+    // heads share the current fields, and connections synced at the same heads share one read.
+    const byHeads = new Map<string, Map<string, Candidate[]>>();
+    for (const [connectionId, state] of synced) {
+      const key = [...state.heads].sort().join(',');
+      let fields = byHeads.get(key);
+      if (fields === undefined) {
+        fields = sameHeads(state.heads, doc.heads) ? doc.current : doc.viewAt(state.heads).fields;
+        byHeads.set(key, fields);
+      }
+      doc.views.set(connectionId, {
+        heads: [...state.heads],
+        maxOp: doc.maxOpAt(state.heads),
+        fields: new Map(fields),
+        stale: new Map(Object.entries(state.stale)),
+      });
+    }
     return doc;
   }
 
@@ -124,10 +139,16 @@ export class EntityDocument {
     const at = [...heads];
     const view: View = { heads: at, maxOp: 0, fields: new Map(), stale: new Map(Object.entries(stale)) };
     if (at.length === 0) return view;
-    for (const head of at)
-      view.maxOp = Math.max(view.maxOp, this.handle.getChangeMetaByHash(head)?.maxOp ?? 0);
+    view.maxOp = this.maxOpAt(at);
     for (const key of this.handle.keys(ROOT, at)) view.fields.set(key, this.candidates(key, at));
     return view;
+  }
+
+  private maxOpAt(heads: readonly string[]): number {
+    if (sameHeads(heads, this.heads)) return this.maxOp;
+    let maxOp = 0;
+    for (const head of heads) maxOp = Math.max(maxOp, this.handle.getChangeMetaByHash(head)?.maxOp ?? 0);
+    return maxOp;
   }
 
   private candidates(key: string, heads?: string[]): Candidate[] {
@@ -492,6 +513,18 @@ export class EntityDocument {
   free(): void {
     this.handle.free();
   }
+}
+
+function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
+  let length = 0;
+  for (const part of parts) length += part.length;
+  const out = new Uint8Array(length);
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  return out;
 }
 
 function sameHeads(a: readonly string[], b: readonly string[]): boolean {

@@ -49,4 +49,31 @@ describe('MergeEngine', () => {
     expect(outcome.values).toEqual({ stage: ids[0] });
     expect(engine.stats.cacheMisses).toBe(4);
   });
+  it('evicts by size as well as by count, keeping the most recent document whatever its size', async () => {
+    const store = new InMemoryMergeStore();
+    const engine = new MergeEngine(store, { cacheSize: 100, cacheBytes: 600, compactAfterChunks: 4 });
+    const ids = ['e1', 'e2', 'e3', 'e4'].map((n) => `0190a000-0000-7000-8000-0000000000${n}`);
+    for (let i = 0; i < 12; i++) {
+      const entityId = ids[i % ids.length]!;
+      await engine.applyInbound({ ...change(CRM_A, i, { stage: `s${i}`, owner: `o${i}` }), entityId });
+    }
+    expect(engine.cached.documents).toBeLessThan(ids.length);
+    expect(engine.cached.documents).toBeGreaterThan(0);
+    expect(engine.stats.evictions).toBeGreaterThan(0);
+    expect(engine.cached.bytes).toBeLessThanOrEqual(600);
+    // Compaction replaces chunks by a snapshot, and reloads read it back unchanged.
+    const before = await engine.outcome({ entityId: ids[0]!, workspaceId: WS, entityType: 'deal' });
+    await engine.compact(ids[0]!, WS);
+    engine.forget();
+    expect(engine.cached).toEqual({ documents: 0, bytes: 0 });
+    const after = await engine.outcome({ entityId: ids[0]!, workspaceId: WS, entityType: 'deal' });
+    expect(after.values).toEqual(before.values);
+    expect(after.heads).toEqual(before.heads);
+    // One document above the whole budget still loads and stays usable.
+    const tiny = new MergeEngine(store, { cacheBytes: 1 });
+    expect((await tiny.outcome({ entityId: ids[1]!, workspaceId: WS, entityType: 'deal' })).values).toEqual(
+      (await engine.outcome({ entityId: ids[1]!, workspaceId: WS, entityType: 'deal' })).values,
+    );
+    expect(tiny.cached.documents).toBe(1);
+  });
 });

@@ -4,10 +4,17 @@ import type { MergeStore } from './merge-store';
 import type { EntityState, HistoryEntry, InboundChange, MergeOutcome, PolicyMap } from './types';
 
 export interface MergeEngineOptions {
-  /** Hot documents kept in memory. */
+  /** Hot documents kept in memory (count cap). */
   cacheSize?: number;
+  /**
+   * Byte budget of the cache, summed over each cached document's stored size (snapshot plus
+   * uncompacted chunks); the least recently used are evicted (and freed) past it.
+   */
+  cacheBytes?: number;
   /** Uncompacted chunk bytes past which a document is due for compaction. */
   compactAfterBytes?: number;
+  /** Uncompacted chunks past which a document is due for compaction (a load then reads one snapshot). */
+  compactAfterChunks?: number;
 }
 
 export interface MergeEngineStats {
@@ -18,6 +25,7 @@ export interface MergeEngineStats {
   cacheHits: number;
   cacheMisses: number;
   compactions: number;
+  evictions: number;
 }
 
 interface Entry {
@@ -25,7 +33,11 @@ interface Entry {
   workspaceId: string;
   lastSeq: number;
   chunkBytes: number;
+  chunkCount: number;
+  snapshotBytes: number;
 }
+
+const entryBytes = (entry: Entry): number => entry.snapshotBytes + entry.chunkBytes;
 
 export interface EntityRef {
   entityId: string;
@@ -58,9 +70,11 @@ export class MergeEngine {
     cacheHits: 0,
     cacheMisses: 0,
     compactions: 0,
+    evictions: 0,
   };
   private readonly cache: Lru<string, Entry>;
   private readonly compactAfterBytes: number;
+  private readonly compactAfterChunks: number;
   private readonly due = new Set<string>();
   private readonly policyCache = new Map<string, PolicyMap>();
 
@@ -68,8 +82,18 @@ export class MergeEngine {
     private readonly defaultStore: MergeStore,
     options: MergeEngineOptions = {},
   ) {
-    this.cache = new Lru(options.cacheSize ?? 2000, (_id, entry) => entry.doc.free());
+    // Evicted documents are freed: Automerge's WebAssembly memory never shrinks, so only
+    // freed documents let it be reused instead of growing.
+    this.cache = new Lru(
+      options.cacheSize ?? 2000,
+      (_id, entry) => {
+        this.stats.evictions++;
+        entry.doc.free();
+      },
+      options.cacheBytes ?? 64 * 1024 * 1024,
+    );
     this.compactAfterBytes = options.compactAfterBytes ?? 32 * 1024;
+    this.compactAfterChunks = options.compactAfterChunks ?? 64;
   }
 
   async applyInbound(change: InboundChange, store = this.defaultStore): Promise<MergeOutcome> {
@@ -84,7 +108,9 @@ export class MergeEngine {
       const seq = ++entry.lastSeq;
       await store.appendChange(change.entityId, change.workspaceId, seq, result.chunk);
       entry.chunkBytes += result.chunk.length;
-      if (entry.chunkBytes > this.compactAfterBytes) this.due.add(change.entityId);
+      entry.chunkCount++;
+      if (this.isDue(entry)) this.due.add(change.entityId);
+      this.cache.reweigh(change.entityId, entryBytes(entry));
     }
     for (const [connectionId, state] of result.synced)
       await store.saveSynced(change.entityId, connectionId, state);
@@ -166,8 +192,12 @@ export class MergeEngine {
   }
 
   private async compactEntry(entityId: string, entry: Entry, store: MergeStore): Promise<void> {
-    await store.compact(entityId, entry.workspaceId, entry.doc.save(), entry.lastSeq);
+    const snapshot = entry.doc.save();
+    await store.compact(entityId, entry.workspaceId, snapshot, entry.lastSeq);
     entry.chunkBytes = 0;
+    entry.chunkCount = 0;
+    entry.snapshotBytes = snapshot.length;
+    this.cache.reweigh(entityId, entryBytes(entry));
     this.due.delete(entityId);
     this.stats.compactions++;
   }
@@ -208,15 +238,33 @@ export class MergeEngine {
     const stored = await store.load(entityId);
     const entry: Entry =
       stored === null
-        ? { doc: EntityDocument.create(entityId), workspaceId, lastSeq: 0, chunkBytes: 0 }
+        ? {
+            doc: EntityDocument.create(entityId),
+            workspaceId,
+            lastSeq: 0,
+            chunkBytes: 0,
+            chunkCount: 0,
+            snapshotBytes: 0,
+          }
         : {
             doc: EntityDocument.load(entityId, stored.snapshot, stored.chunks, stored.synced),
             workspaceId: stored.workspaceId,
             lastSeq: stored.lastSeq,
             chunkBytes: stored.chunkBytes,
+            chunkCount: stored.chunks.length,
+            snapshotBytes: stored.snapshot?.length ?? 0,
           };
-    if (entry.chunkBytes > this.compactAfterBytes) this.due.add(entityId);
-    this.cache.set(entityId, entry);
+    if (this.isDue(entry)) this.due.add(entityId);
+    this.cache.set(entityId, entry, entryBytes(entry));
     return entry;
+  }
+
+  private isDue(entry: Entry): boolean {
+    return entry.chunkBytes > this.compactAfterBytes || entry.chunkCount > this.compactAfterChunks;
+  }
+
+  /** Documents cached now, and the bytes they count against `cacheBytes`. */
+  get cached(): { documents: number; bytes: number } {
+    return { documents: this.cache.size, bytes: this.cache.weight };
   }
 }

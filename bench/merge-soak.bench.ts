@@ -1,0 +1,143 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import {
+  type ConflictRecord,
+  type InboundChange,
+  InMemoryMergeStore,
+  MergeEngine,
+} from '@syncline/conflicts';
+import { emit, log } from './support';
+
+/**
+ * Memory soak: N merges (default 1,000,000) over 10,000 deals, three connections each,
+ * with the merge bench's hot set (80% of the changes hit 20% of the entities), through the
+ * engine with the in-memory store, the LRU (count and byte caps), background compaction and
+ * writeback receipts. After a warm-up, resident memory is sampled every 50,000 merges; the
+ * drift is the last sample against the first. Events are generated on the fly, so the bench
+ * itself holds nothing per merge. What still grows with N is the stored history (snapshots
+ * keep every change), a few bytes per merge.
+ */
+export async function run(
+  args: {
+    merges?: number;
+    entities?: number;
+    cache?: number;
+    cacheMb?: number;
+    warmup?: number;
+    every?: number;
+  } = {},
+): Promise<void> {
+  const merges = args.merges ?? 1_000_000;
+  const entities = args.entities ?? 10_000;
+  const every = args.every ?? 50_000;
+  const warmup = args.warmup ?? Math.max(every, Math.floor(merges / 10 / every) * every);
+  const workspaceId = '0190a000-0000-7000-8000-000000000001';
+  const connections = [1, 2, 3].map((n) => `0190a000-0000-7000-8000-00000000000${n}`);
+  const fields = ['stage', 'owner', 'amount', 'closeDate', 'name', 'pipeline', 'priority', 'nextStep'];
+  const entityIds = Array.from(
+    { length: entities },
+    (_, i) => `0190b000-0000-7000-8000-${i.toString(16).padStart(12, '0')}`,
+  );
+  let seed = 7;
+  const rand = () => {
+    // mulberry32
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+  const hot = Math.floor(entities / 5);
+  const lastSent = new Map<string, Record<string, unknown>>();
+  const next = (i: number): InboundChange => {
+    const entity = rand() < 0.8 ? Math.floor(rand() * hot) : hot + Math.floor(rand() * (entities - hot));
+    const entityId = entityIds[entity]!;
+    const connectionId = connections[Math.floor(rand() * 3)]!;
+    const key = `${entityId}:${connectionId}`;
+    const previous = lastSent.get(key);
+    let changed: Record<string, unknown>;
+    if (previous !== undefined && rand() < 0.1) {
+      changed = previous;
+    } else {
+      changed = {};
+      const n = 1 + Math.floor(rand() * 3);
+      for (let k = 0; k < n; k++) {
+        const field = fields[Math.floor(rand() * fields.length)]!;
+        changed[field] =
+          field === 'amount' ? Math.floor(rand() * 100_000) : `${field}-${Math.floor(rand() * 50)}`;
+      }
+      lastSent.set(key, changed);
+    }
+    return {
+      entityId,
+      workspaceId,
+      entityType: 'deal',
+      source: { kind: 'connection', id: connectionId },
+      eventKey: `${connectionId.slice(-1)}:${i}`,
+      eventTime: new Date(1_790_000_000_000 + i * 50),
+      fields: changed,
+    };
+  };
+
+  const store = new SoakStore();
+  const engine = new MergeEngine(store, {
+    cacheSize: args.cache ?? 3_000,
+    cacheBytes: (args.cacheMb ?? 4) * 1024 * 1024,
+    compactAfterBytes: 16 * 1024,
+    compactAfterChunks: 16,
+  });
+  log(`merge-soak: ${merges} merges over ${entities} entities, warm-up ${warmup}, sample every ${every}`);
+  const samples: number[] = [];
+  const started = process.hrtime.bigint();
+  for (let i = 0; i < merges; i++) {
+    const event = next(i);
+    await engine.applyInbound(event);
+    if (i % 20 === 19) await engine.markSeen(event.entityId, workspaceId, connections[((i / 20) % 3) | 0]!);
+    if (i % 1000 === 999) await engine.compactDue();
+    if ((i + 1) % every === 0 && i + 1 >= warmup) {
+      // Sampled after a full collection, so the samples measure what is retained, not when
+      // V8 last happened to collect.
+      gc();
+      const rss = process.memoryUsage().rss / 2 ** 20;
+      samples.push(rss);
+      const { heapUsed, arrayBuffers } = process.memoryUsage();
+      log(
+        `merge-soak: ${i + 1} rss ${rss.toFixed(0)} MB, heap ${(heapUsed / 2 ** 20).toFixed(0)} MB, array buffers ${(arrayBuffers / 2 ** 20).toFixed(0)} MB, conflicts ${store.conflictsRecorded}, cached ${JSON.stringify(engine.cached)}, stats ${JSON.stringify(engine.stats)}`,
+      );
+    }
+  }
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const first = samples[0] ?? 0;
+  const last = samples.at(-1) ?? 0;
+  emit({
+    bench: 'merge-soak',
+    merges,
+    seconds: Number(seconds.toFixed(1)),
+    rss_first_mb: Math.round(first),
+    rss_last_mb: Math.round(last),
+    rss_max_mb: Math.round(Math.max(0, ...samples)),
+    drift_pct: first === 0 ? 0 : Number((((last - first) / first) * 100).toFixed(1)),
+    merges_per_s: Math.round(merges / seconds),
+    samples: samples.length,
+    compactions: engine.stats.compactions,
+    evictions: engine.stats.evictions,
+  });
+}
+
+/** A full garbage collection, without needing `--expose-gc` on the command line. */
+function gc(): void {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+}
+
+/**
+ * The in-memory store, except that conflicts are counted, not kept: in production they are
+ * rows in PostgreSQL, and a list of a million of them in this process would measure the test
+ * double, not the engine. Documents, chunks and synced heads are kept as usual.
+ */
+class SoakStore extends InMemoryMergeStore {
+  conflictsRecorded = 0;
+
+  override async recordConflicts(conflicts: readonly ConflictRecord[]): Promise<void> {
+    this.conflictsRecorded += conflicts.length;
+  }
+}
