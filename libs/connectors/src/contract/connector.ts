@@ -123,10 +123,25 @@ export interface ConnectionContext {
   budget: RateBudget;
   /** Provider base URLs (emulators in tests and the demo, the real providers by default). */
   endpoints: ProviderEndpoints;
-  /** Per-connection field-mapping overrides (unified field → provider property). */
-  fieldMappings?: Readonly<Record<string, string>>;
+  /** Per-connection field-mapping overrides; see FieldMappings. */
+  fieldMappings?: FieldMappings;
   /** HubSpot: our app id, to tell our own writes' echoes apart. */
   appId?: string;
+}
+
+/**
+ * Per-connection field mappings: `<entity type>.<unified field>` → provider property, e.g.
+ * `{ "person.leadScore": "lead_score" }` maps a HubSpot custom contact property to a unified
+ * field, or moves a default field to another property. Fields a mapping adds carry text.
+ */
+export type FieldMappings = Readonly<Record<string, string>>;
+
+/** What parsing a webhook needs to know of the connection it arrived for. */
+export interface WebhookContext {
+  connectionId: string;
+  workspaceId: string;
+  appId?: string;
+  fieldMappings?: FieldMappings;
 }
 
 export interface ProviderEndpoints {
@@ -163,10 +178,7 @@ export interface Connector {
   /** Checks signature / channel token / bearer; `Validation` when it fails. Constant time. */
   verifyWebhook(request: WebhookRequest, secrets: WebhookSecrets): ConnectorResult<void>;
   /** Turns a verified webhook into changes or a pull request. */
-  parseWebhook(
-    request: WebhookRequest,
-    ctx: { connectionId: string; workspaceId: string; appId?: string },
-  ): ConnectorResult<WebhookOutcome>;
+  parseWebhook(request: WebhookRequest, ctx: WebhookContext): ConnectorResult<WebhookOutcome>;
 
   /** Creates, updates and deletes, batched where the provider can; idempotent per key. */
   push(ctx: ConnectionContext, writes: readonly PushWrite[]): Promise<ConnectorResult<WriteReceipt[]>>;

@@ -12,6 +12,7 @@ import {
   type ObjectSpec,
   SYNCLINE_ID_PROPERTY,
   specOfEntity,
+  specsFor,
   toHubspot,
   toMillis,
   toUnified,
@@ -35,7 +36,7 @@ export async function pushWrites(
   const session = new HubspotSession(ctx);
   const receipts: WriteReceipt[] = [];
   for (const group of groupWrites(writes)) {
-    const spec = specOfEntity(group.entityType);
+    const spec = specOfEntity(group.entityType, specsFor(ctx.fieldMappings));
     if (!spec) return err({ code: 'Validation', message: `HubSpot does not write ${group.entityType}` });
     const done =
       group.op === 'create'

@@ -5,6 +5,7 @@ import {
   OBJECT_SPECS,
   type ObjectSpec,
   requestedProperties,
+  specsFor,
   toMillis,
   toUnified,
 } from './hubspot.mapper';
@@ -179,7 +180,7 @@ export async function backfillPage(ctx: ConnectionContext, raw: Cursor): Promise
     if (decoded?.phase !== 'backfill') return invalid(raw);
     cursor = decoded;
   }
-  const spec = OBJECT_SPECS[cursor.stream]!;
+  const spec = specsFor(ctx.fieldMappings)[cursor.stream]!;
   // Progress: a stream of one page counts itself; a longer one is counted by a search
   // (its own allowance) in parallel with its second page, so the count costs no wait.
   const countNow = cursor.after !== null && cursor.counted === 0;
@@ -254,7 +255,7 @@ export async function pullPage(ctx: ConnectionContext, raw: Cursor): Promise<Con
   let cursor = decoded;
   if (cursor.stream === 0 && cursor.step === 'search' && cursor.after === null && cursor.windowFrom === null)
     cursor = { ...cursor, startedAt: Date.now(), seen: 0 };
-  const spec = OBJECT_SPECS[cursor.stream]!;
+  const spec = specsFor(ctx.fieldMappings)[cursor.stream]!;
   const changes: SourceChangeInput[] = [];
 
   if (cursor.step === 'search') {

@@ -1,7 +1,13 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { err, ok, type SourceChangeInput } from '@syncline/core';
-import type { ConnectorResult, WebhookOutcome, WebhookRequest, WebhookSecrets } from '../contract/connector';
-import { fieldOfProperty, fromHubspotValue, type ObjectSpec, specOfObject } from './hubspot.mapper';
+import type {
+  ConnectorResult,
+  WebhookContext,
+  WebhookOutcome,
+  WebhookRequest,
+  WebhookSecrets,
+} from '../contract/connector';
+import { fieldOfProperty, fromHubspotValue, type ObjectSpec, specOfObject, specsFor } from './hubspot.mapper';
 import { tombstone } from './hubspot-sync';
 
 /** HubSpot: reject v3 requests older than five minutes. */
@@ -70,7 +76,7 @@ const OBJECT_OF_SUBSCRIPTION: Record<string, string> = {
  */
 export function parseHubspotWebhook(
   request: WebhookRequest,
-  ctx: { connectionId: string; workspaceId: string; appId?: string },
+  ctx: WebhookContext,
 ): ConnectorResult<WebhookOutcome> {
   let events: HubspotWebhookEvent[];
   try {
@@ -84,7 +90,7 @@ export function parseHubspotWebhook(
   for (const event of events) {
     if (typeof event !== 'object' || event === null || typeof event.subscriptionType !== 'string') continue;
     const [object, kind] = event.subscriptionType.split('.');
-    const spec = specOfObject(OBJECT_OF_SUBSCRIPTION[object ?? ''] ?? '');
+    const spec = specOfObject(OBJECT_OF_SUBSCRIPTION[object ?? ''] ?? '', specsFor(ctx.fieldMappings));
     if (!spec || typeof event.occurredAt !== 'number') continue;
     const change = eventChange(spec, kind ?? '', event, ctx);
     if (change) changes.push(change);
@@ -96,7 +102,7 @@ function eventChange(
   spec: ObjectSpec,
   kind: string,
   event: HubspotWebhookEvent,
-  ctx: { connectionId: string; workspaceId: string; appId?: string },
+  ctx: WebhookContext,
 ): SourceChangeInput | undefined {
   const origin: Record<string, unknown> = {
     ...(event.changeSource ? { changeSource: event.changeSource } : {}),

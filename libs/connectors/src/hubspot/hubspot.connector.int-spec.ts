@@ -198,6 +198,65 @@ describe('hubspot connector against the emulator', () => {
     expect(tombstone?.eventKey).toBe(deletion.eventKey);
   });
 
+  it('maps a custom property through the connection field mappings, in backfill, webhooks and writes', async () => {
+    const { ctx, base } = await portal(true);
+    const mapped: ConnectionContext = {
+      ...ctx,
+      fieldMappings: { 'person.leadScore': 'lead_score', 'person.phone': 'mobilephone' },
+    };
+    const created = await control<{ id: string }>('POST', `${base}/ui/contacts`, {
+      properties: {
+        email: 'mapped@example.com',
+        lead_score: '42',
+        mobilephone: '+44 20 7946 0000',
+        phone: '111',
+      },
+    });
+    const backfill = await drain(hubspotConnector, mapped, 'backfill', {});
+    const person = backfill.changes.find((c) => c.externalId === created.id)!;
+    expect(person.fields).toMatchObject({
+      email: 'mapped@example.com',
+      leadScore: '42',
+      phone: '+44 20 7946 0000',
+    });
+    // Without the mappings the same record has neither custom field nor the moved phone.
+    const plain = (await drain(hubspotConnector, ctx, 'backfill', {})).changes.find(
+      (c) => c.externalId === created.id,
+    )!;
+    expect(plain.fields ?? {}).not.toHaveProperty('leadScore');
+    expect(plain.fields?.phone).toBe('111');
+
+    await control('PATCH', `${base}/ui/contacts/${created.id}`, { properties: { lead_score: '77' } });
+    const hook = await receiver.waitFor(
+      (r) => r.rawBody.includes(`"objectId":${created.id}`) && r.rawBody.includes('"propertyValue":"77"'),
+    );
+    const outcome = hubspotConnector.parseWebhook(hook, {
+      connectionId: ctx.connectionId,
+      workspaceId: ctx.workspaceId,
+      fieldMappings: mapped.fieldMappings,
+    });
+    if (!outcome.ok || outcome.value.kind !== 'changes') throw new Error('no changes');
+    const ofRecord = outcome.value.changes.filter((c) => c.externalId === created.id).map((c) => c.fields);
+    expect(ofRecord).toContainEqual({ leadScore: '77' });
+
+    const pushed = await hubspotConnector.push(mapped, [
+      {
+        op: 'update',
+        entityType: 'person',
+        externalId: created.id,
+        fields: { leadScore: 90 },
+        idempotencyKey: 'map-1',
+        entityId: randomUUID(),
+      },
+    ]);
+    if (!pushed.ok) throw new Error(pushed.error.message);
+    const state = await control<{ results: { id: string; properties: Record<string, string> }[] }>(
+      'GET',
+      `${base}/objects/contacts`,
+    );
+    expect(state.results.find((r) => r.id === created.id)?.properties.lead_score).toBe('90');
+  });
+
   it('narrows the search window before the 10,000-result cap and misses nothing', {
     timeout: 120_000,
   }, async () => {

@@ -121,10 +121,44 @@ export const OBJECT_SPECS: readonly ObjectSpec[] = [
 /** Our unique property on every object type: the canonical entity id (upsert key, origin tag). */
 export const SYNCLINE_ID_PROPERTY = 'syncline_id';
 
-export const specOfObject = (objectType: string): ObjectSpec | undefined =>
-  OBJECT_SPECS.find((s) => s.objectType === objectType);
-export const specOfEntity = (entityType: EntityType): ObjectSpec | undefined =>
-  OBJECT_SPECS.find((s) => s.entityType === entityType);
+export const specOfObject = (
+  objectType: string,
+  specs: readonly ObjectSpec[] = OBJECT_SPECS,
+): ObjectSpec | undefined => specs.find((s) => s.objectType === objectType);
+export const specOfEntity = (
+  entityType: EntityType,
+  specs: readonly ObjectSpec[] = OBJECT_SPECS,
+): ObjectSpec | undefined => specs.find((s) => s.entityType === entityType);
+
+const mappedSpecs = new WeakMap<Readonly<Record<string, string>>, readonly ObjectSpec[]>();
+
+/**
+ * The object specs of one connection: the defaults with its field mappings applied
+ * (`<entity type>.<field>` → HubSpot property). A mapping moves a default field to another
+ * property, keeping its kind, or adds a field (a custom property) as text. A property may
+ * serve one field only: a default field whose property a mapping takes is dropped.
+ */
+export function specsFor(mappings: Readonly<Record<string, string>> | undefined): readonly ObjectSpec[] {
+  if (!mappings || Object.keys(mappings).length === 0) return OBJECT_SPECS;
+  const cached = mappedSpecs.get(mappings);
+  if (cached) return cached;
+  const specs = OBJECT_SPECS.map((spec) => {
+    const prefix = `${spec.entityType}.`;
+    const overrides = Object.entries(mappings).filter(([key]) => key.startsWith(prefix));
+    if (overrides.length === 0) return spec;
+    const taken = new Set(overrides.map(([, property]) => property));
+    const fields: Record<string, readonly [string, Kind]> = {};
+    for (const [field, mapping] of Object.entries(spec.fields))
+      if (!taken.has(mapping[0])) fields[field] = mapping;
+    for (const [key, property] of overrides) {
+      const field = key.slice(prefix.length);
+      fields[field] = [property, spec.fields[field]?.[1] ?? 'string'];
+    }
+    return { ...spec, fields };
+  });
+  mappedSpecs.set(mappings, specs);
+  return specs;
+}
 
 /** Properties to request for an object type: every mapped one, the modified date, our id. */
 export function requestedProperties(spec: ObjectSpec): string[] {
