@@ -324,7 +324,12 @@ function createWrite(harness: ContractHarness, account: HarnessAccount, n: numbe
   };
 }
 
-function unwrap<T>(result: ConnectorResult<T>): T {
+/** The value of a result a test expects to succeed; the error's code and message otherwise. */
+export function unwrap<T>(result: ConnectorResult<T>): T {
   if (!result.ok) throw new Error(`${result.error.code}: ${result.error.message}`);
   return result.value;
 }
+
+/** Each change as `externalId eventKey`, to count duplicates and compare runs. */
+export const changeKeys = (changes: readonly SourceChangeInput[]): string[] =>
+  changes.map((c) => `${c.externalId} ${c.eventKey}`);

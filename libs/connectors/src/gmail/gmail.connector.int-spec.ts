@@ -1,7 +1,7 @@
 import type { SourceChangeInput } from '@syncline/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Cursor } from '../contract/connector';
-import { drain } from '../contract/contract-suite';
+import { changeKeys, drain, unwrap } from '../contract/contract-suite';
 import { GoogleTestKit, type GoogleUser } from '../google-common/testing/google-test-kit';
 import { WebhookReceiver } from '../google-common/testing/webhook-receiver';
 import { createGmailConnector } from './gmail.connector';
@@ -23,14 +23,6 @@ async function seed(user: GoogleUser, count: number, from = 'Ann Lee <ann@exampl
   }
   return ids;
 }
-
-const unwrap = <T>(
-  r: { ok: true; value: T } | { ok: false; error: { code: string; message: string } },
-): T => {
-  if (!r.ok) throw new Error(`${r.error.code}: ${r.error.message}`);
-  return r.value;
-};
-const pairs = (changes: SourceChangeInput[]) => changes.map((c) => `${c.externalId} ${c.eventKey}`);
 
 beforeAll(async () => {
   kit = await GoogleTestKit.start();
@@ -91,7 +83,7 @@ describe('gmail connector against the emulator', () => {
     const rest = await drain(connector, kit.context(user), 'backfill', cursor);
     committed.push(...rest.changes);
     expect(new Set(committed.map((c) => c.externalId))).toEqual(new Set(ids));
-    expect(new Set(pairs(committed)).size).toBe(committed.length);
+    expect(new Set(changeKeys(committed)).size).toBe(committed.length);
   });
 
   it('pulls new mail as upserts and deleted mail as tombstones; a redelivery has the same keys', async () => {
@@ -107,7 +99,7 @@ describe('gmail connector against the emulator', () => {
     });
     expect(pulled.changes.find((c) => c.externalId === deleted)).toMatchObject({ op: 'delete', fields: {} });
     const again = await drain(connector, kit.context(user), 'pull', backfill.cursor);
-    expect(pairs(again.changes).sort()).toEqual(pairs(pulled.changes).sort());
+    expect(changeKeys(again.changes).sort()).toEqual(changeKeys(pulled.changes).sort());
   });
 
   it('answers CursorInvalid on 404 history, and a full resync gives the same set with no new keys', async () => {

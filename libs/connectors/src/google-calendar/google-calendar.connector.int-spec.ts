@@ -2,7 +2,7 @@ import type { SourceChangeInput } from '@syncline/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConnectionContext, Cursor, PullPage, PushWrite } from '../contract/connector';
 import { contentHash } from '../contract/content-hash';
-import { drain } from '../contract/contract-suite';
+import { changeKeys, drain, unwrap } from '../contract/contract-suite';
 import { GoogleTestKit, type GoogleUser } from '../google-common/testing/google-test-kit';
 import { WebhookReceiver } from '../google-common/testing/webhook-receiver';
 import { createGoogleCalendarConnector } from './google-calendar.connector';
@@ -23,15 +23,6 @@ async function seed(user: GoogleUser, count: number): Promise<string[]> {
     ids.push((await kit.ui<{ id: string }>(user, 'POST', 'calendar/events', event(n))).body.id);
   return ids;
 }
-
-const unwrap = <T>(
-  r: { ok: true; value: T } | { ok: false; error: { code: string; message: string } },
-): T => {
-  if (!r.ok) throw new Error(`${r.error.code}: ${r.error.message}`);
-  return r.value;
-};
-
-const pairs = (changes: SourceChangeInput[]) => changes.map((c) => `${c.externalId} ${c.eventKey}`);
 
 const write = (n: number, key: string): PushWrite => ({
   op: 'create',
@@ -103,7 +94,7 @@ describe('google-calendar connector against the emulator', () => {
     const rest = await drain(connector, kit.context(user), 'backfill', cursor);
     committed.push(...rest.changes);
     expect(new Set(committed.map((c) => c.externalId))).toEqual(new Set(ids));
-    expect(new Set(pairs(committed)).size).toBe(committed.length);
+    expect(new Set(changeKeys(committed)).size).toBe(committed.length);
   });
 
   it('pulls an edit as an upsert and a delete as a tombstone; a redelivery has the same keys', async () => {
@@ -119,7 +110,7 @@ describe('google-calendar connector against the emulator', () => {
     const tombstone = pulled.changes.find((c) => c.externalId === deleted);
     expect(tombstone).toMatchObject({ op: 'delete', fields: {} });
     const again = await drain(connector, kit.context(user), 'pull', backfill.cursor);
-    expect(pairs(again.changes).sort()).toEqual(pairs(pulled.changes).sort());
+    expect(changeKeys(again.changes).sort()).toEqual(changeKeys(pulled.changes).sort());
   });
 
   it('answers CursorInvalid on 410, and a full resync gives the same set with no new keys', async () => {

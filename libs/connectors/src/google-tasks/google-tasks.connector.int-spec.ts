@@ -2,7 +2,7 @@ import type { SourceChangeInput } from '@syncline/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Cursor, PushWrite } from '../contract/connector';
 import { contentHash } from '../contract/content-hash';
-import { drain } from '../contract/contract-suite';
+import { changeKeys, drain, unwrap } from '../contract/contract-suite';
 import { GoogleTestKit, type GoogleUser } from '../google-common/testing/google-test-kit';
 import { createGoogleTasksConnector } from './google-tasks.connector';
 
@@ -29,14 +29,6 @@ async function seed(user: GoogleUser, count: number, tasklist?: string): Promise
   return ids;
 }
 const taskId = (externalId: string) => externalId.split('/')[1]!;
-
-const unwrap = <T>(
-  r: { ok: true; value: T } | { ok: false; error: { code: string; message: string } },
-): T => {
-  if (!r.ok) throw new Error(`${r.error.code}: ${r.error.message}`);
-  return r.value;
-};
-const pairs = (changes: SourceChangeInput[]) => changes.map((c) => `${c.externalId} ${c.eventKey}`);
 
 const create = (n: number, key: string): PushWrite => ({
   op: 'create',
@@ -87,7 +79,7 @@ describe('google-tasks connector against the emulator', () => {
     const rest = await drain(connector, kit.context(user), 'backfill', cursor);
     committed.push(...rest.changes);
     expect(new Set(committed.map((c) => c.externalId))).toEqual(new Set(ids));
-    expect(new Set(pairs(committed)).size).toBe(committed.length);
+    expect(new Set(changeKeys(committed)).size).toBe(committed.length);
   });
 
   it('pulls edits as upserts and deletes as tombstones; overlapping pulls repeat the same keys', async () => {
@@ -103,7 +95,7 @@ describe('google-tasks connector against the emulator', () => {
     expect(backfill.changes.map((c) => c.eventKey)).not.toContain(upsert!.eventKey);
     expect(pulled.changes.find((c) => c.externalId === deleted)).toMatchObject({ op: 'delete', fields: {} });
     const again = await drain(connector, kit.context(user), 'pull', backfill.cursor);
-    expect(pairs(again.changes).sort()).toEqual(pairs(pulled.changes).sort());
+    expect(changeKeys(again.changes).sort()).toEqual(changeKeys(pulled.changes).sort());
     // A cursor from another version (or a backfill one) is refused, sending the worker to resync.
     const stale = await connector.pull(kit.context(user), { since: '2030-01-01T00:00:00Z' });
     expect(stale.ok ? 'ok' : stale.error.code).toBe('CursorInvalid');
