@@ -1,11 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import {
-  type ConflictRecord,
-  type InboundChange,
-  InMemoryMergeStore,
-  MergeEngine,
-} from '@syncline/conflicts';
+import { type ConflictRecord, InMemoryMergeStore, MergeEngine } from '@syncline/conflicts';
+import { dealWorkload, WORKLOAD_WORKSPACE } from './merge-workload';
 import { emit, log } from './support';
 
 /**
@@ -31,52 +27,8 @@ export async function run(
   const entities = args.entities ?? 10_000;
   const every = args.every ?? 50_000;
   const warmup = args.warmup ?? Math.max(every, Math.floor(merges / 10 / every) * every);
-  const workspaceId = '0190a000-0000-7000-8000-000000000001';
-  const connections = [1, 2, 3].map((n) => `0190a000-0000-7000-8000-00000000000${n}`);
-  const fields = ['stage', 'owner', 'amount', 'closeDate', 'name', 'pipeline', 'priority', 'nextStep'];
-  const entityIds = Array.from(
-    { length: entities },
-    (_, i) => `0190b000-0000-7000-8000-${i.toString(16).padStart(12, '0')}`,
-  );
-  let seed = 7;
-  const rand = () => {
-    // mulberry32
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-  const hot = Math.floor(entities / 5);
-  const lastSent = new Map<string, Record<string, unknown>>();
-  const next = (i: number): InboundChange => {
-    const entity = rand() < 0.8 ? Math.floor(rand() * hot) : hot + Math.floor(rand() * (entities - hot));
-    const entityId = entityIds[entity]!;
-    const connectionId = connections[Math.floor(rand() * 3)]!;
-    const key = `${entityId}:${connectionId}`;
-    const previous = lastSent.get(key);
-    let changed: Record<string, unknown>;
-    if (previous !== undefined && rand() < 0.1) {
-      changed = previous;
-    } else {
-      changed = {};
-      const n = 1 + Math.floor(rand() * 3);
-      for (let k = 0; k < n; k++) {
-        const field = fields[Math.floor(rand() * fields.length)]!;
-        changed[field] =
-          field === 'amount' ? Math.floor(rand() * 100_000) : `${field}-${Math.floor(rand() * 50)}`;
-      }
-      lastSent.set(key, changed);
-    }
-    return {
-      entityId,
-      workspaceId,
-      entityType: 'deal',
-      source: { kind: 'connection', id: connectionId },
-      eventKey: `${connectionId.slice(-1)}:${i}`,
-      eventTime: new Date(1_790_000_000_000 + i * 50),
-      fields: changed,
-    };
-  };
+  const workspaceId = WORKLOAD_WORKSPACE;
+  const { connections, next } = dealWorkload(entities, 7);
 
   const store = new SoakStore();
   const engine = new MergeEngine(store, {

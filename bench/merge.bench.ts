@@ -1,5 +1,6 @@
 import * as Automerge from '@automerge/automerge';
 import { type InboundChange, InMemoryMergeStore, MergeEngine } from '@syncline/conflicts';
+import { dealWorkload, WORKLOAD_WORKSPACE } from './merge-workload';
 import { emit, log } from './support';
 
 /**
@@ -16,55 +17,9 @@ export async function run(
   const entities = args.entities ?? 10_000;
   const naiveTotal = args.naive ?? 3_000;
   const cacheSize = args.cache ?? 3_000;
-  const workspaceId = '0190a000-0000-7000-8000-000000000001';
-  const connections = [1, 2, 3].map((n) => `0190a000-0000-7000-8000-00000000000${n}`);
-  const fields = ['stage', 'owner', 'amount', 'closeDate', 'name', 'pipeline', 'priority', 'nextStep'];
-  const entityIds = Array.from(
-    { length: entities },
-    (_, i) => `0190b000-0000-7000-8000-${i.toString(16).padStart(12, '0')}`,
-  );
-
-  // A deterministic generator, so runs compare.
-  let seed = 42;
-  const rand = () => {
-    // mulberry32
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-  const hot = Math.floor(entities / 5);
-  const lastSent = new Map<string, Record<string, unknown>>();
-  const events: InboundChange[] = [];
-  for (let i = 0; i < total; i++) {
-    const entity = rand() < 0.8 ? Math.floor(rand() * hot) : hot + Math.floor(rand() * (entities - hot));
-    const entityId = entityIds[entity]!;
-    const connectionId = connections[Math.floor(rand() * 3)]!;
-    const key = `${entityId}:${connectionId}`;
-    let changed: Record<string, unknown>;
-    const previous = lastSent.get(key);
-    if (previous !== undefined && rand() < 0.1) {
-      changed = previous;
-    } else {
-      changed = {};
-      const n = 1 + Math.floor(rand() * 3);
-      for (let k = 0; k < n; k++) {
-        const field = fields[Math.floor(rand() * fields.length)]!;
-        changed[field] =
-          field === 'amount' ? Math.floor(rand() * 100_000) : `${field}-${Math.floor(rand() * 50)}`;
-      }
-      lastSent.set(key, changed);
-    }
-    events.push({
-      entityId,
-      workspaceId,
-      entityType: 'deal',
-      source: { kind: 'connection', id: connectionId },
-      eventKey: `${connectionId.slice(-1)}:${i}`,
-      eventTime: new Date(1_790_000_000_000 + i * 50),
-      fields: changed,
-    });
-  }
+  const workspaceId = WORKLOAD_WORKSPACE;
+  const { connections, entityIds, fields, next } = dealWorkload(entities, 42);
+  const events: InboundChange[] = Array.from({ length: total }, (_, i) => next(i));
   const fieldChanges = events.reduce((n, e) => n + Object.keys(e.fields).length, 0);
 
   const store = new InMemoryMergeStore();
