@@ -504,6 +504,67 @@ const ROUND_TRIPS = {
     expect(read.priority).toEqual(['c1', 'user']);
   },
   // ── end conflicts round trips ──
+  // ── sync engine round trips ──
+  Outbox: async (prisma) => {
+    const workspace = await seedWorkspace(prisma);
+    const created = await prisma.outbox.create({
+      data: {
+        workspaceId: workspace.id,
+        entityId: '0190a000-0000-7000-8000-0000000000e1',
+        entityType: 'person',
+        connectionId: '0190a000-0000-7000-8000-0000000000e2',
+        op: 'update',
+        externalId: '42',
+        fields: { email: 'ada@example.com' },
+        heads: ['abc'],
+        idempotencyKey: 'k1',
+      },
+    });
+    const read = await prisma.outbox.findUniqueOrThrow({ where: { id: created.id } });
+    expect(read).toEqual(created);
+    expect(read.status).toBe('pending');
+    expect(read.fields).toEqual({ email: 'ada@example.com' });
+  },
+
+  WriteReceipt: async (prisma) => {
+    const workspace = await seedWorkspace(prisma);
+    const created = await prisma.writeReceipt.create({
+      data: {
+        connectionId: '0190a000-0000-7000-8000-0000000000e3',
+        idempotencyKey: 'k2',
+        workspaceId: workspace.id,
+        entityId: '0190a000-0000-7000-8000-0000000000e4',
+        entityType: 'meeting',
+        externalId: 'evt1',
+        contentHash: 'h',
+        fields: { title: 'Call' },
+        heads: ['h1', 'h2'],
+      },
+    });
+    const read = await prisma.writeReceipt.findUniqueOrThrow({
+      where: { connectionId_idempotencyKey: { connectionId: created.connectionId, idempotencyKey: 'k2' } },
+    });
+    expect(read).toEqual(created);
+    expect(read.heads).toEqual(['h1', 'h2']);
+  },
+
+  PushSubscription: async (prisma) => {
+    const workspace = await seedWorkspace(prisma);
+    const created = await prisma.pushSubscription.create({
+      data: {
+        id: 'channel-1',
+        connectionId: '0190a000-0000-7000-8000-0000000000e5',
+        workspaceId: workspace.id,
+        tokenCiphertext: new Uint8Array([9, 8, 7]),
+        tokenKeyId: 'k1',
+        expiresAt: new Date('2026-12-01T00:00:00.000Z'),
+      },
+    });
+    const read = await prisma.pushSubscription.findUniqueOrThrow({ where: { id: 'channel-1' } });
+    expect(read).toEqual(created);
+    expect([...read.tokenCiphertext]).toEqual([9, 8, 7]);
+  },
+  // ── end sync engine round trips ──
 } satisfies Record<Prisma.ModelName, RoundTrip>;
 
 describe('generated client round trip', () => {
