@@ -1,4 +1,5 @@
 export * from './config/parse-env';
+export * from './config/provider-env';
 export * from './crypto/keyring';
 export * from './errors';
 export * from './ids';
@@ -6,3 +7,4 @@ export * from './logger';
 export * from './providers';
 export * from './result';
 export * from './source-change';
+export * from './unified-fields';

@@ -1,5 +1,11 @@
+import { isUnifiedField } from '@syncline/core';
 import { describe, expect, it } from 'vitest';
-import { parseAddressList, toEmailActivityChange, toEmailTombstone } from './gmail-message.mapper';
+import {
+  parseAddressList,
+  toEmailActivityChange,
+  toEmailActivityFields,
+  toEmailTombstone,
+} from './gmail-message.mapper';
 
 // messages.get?format=metadata as Gmail answers it.
 const recorded = {
@@ -70,5 +76,12 @@ describe('gmail message mapper', () => {
       { email: 'bob@y.com' },
     ]);
     expect(parseAddressList(undefined)).toEqual([]);
+  });
+
+  it('uses only unified email_activity field names', () => {
+    const sent = toEmailActivityFields({ ...recorded, labelIds: ['SENT'] });
+    for (const field of Object.keys(sent)) expect(isUnifiedField('email_activity', field), field).toBe(true);
+    expect(sent.direction).toBe('outbound');
+    expect(toEmailActivityFields(recorded).direction).toBe('inbound');
   });
 });

@@ -12,8 +12,11 @@ export interface ChangeScope {
 }
 
 /**
- * Unified email_activity fields: metadata only. `from`/`to`/`cc` are lower-cased addresses
- * (identity resolves them to people); `sentAt` is the Date header, `internalDate` the event time.
+ * Unified email_activity fields (UNIFIED_FIELDS.email_activity in @syncline/core): metadata
+ * only, so no `text`. `from`/`to`/`cc` are lower-cased addresses (identity resolves them to
+ * people); `sentAt` is the Date header and `occurredAt` the internalDate (the event time), both
+ * ISO UTC strings; `direction` is outbound for a message labelled SENT, else inbound (Gmail has
+ * no `forwarded`, and no send `status`).
  */
 export interface EmailActivityFields {
   messageId: string | null;

@@ -1,3 +1,4 @@
+import { isUnifiedField } from '@syncline/core';
 import { describe, expect, it } from 'vitest';
 import { contentHash } from '../contract/content-hash';
 import {
@@ -114,5 +115,10 @@ describe('calendar event mapper', () => {
     expect(id).toMatch(/^[0-9a-v]{52}$/);
     expect(eventIdFor('entity-1:target-2:heads-abc')).toBe(id);
     expect(eventIdFor('entity-1:target-2:heads-abd')).not.toBe(id);
+  });
+
+  it('uses only unified meeting field names', () => {
+    for (const field of Object.keys(toMeetingFields(recorded)))
+      expect(isUnifiedField('meeting', field), field).toBe(true);
   });
 });

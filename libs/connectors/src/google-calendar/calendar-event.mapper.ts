@@ -17,7 +17,7 @@ export interface MeetingAttendee {
 }
 
 /**
- * Unified meeting fields (a participants list of emails with response status, the organizer's
+ * Unified meeting fields (UNIFIED_FIELDS.meeting in @syncline/core; a participants list of emails with response status, the organizer's
  * email). Times are UTC ISO strings, or `YYYY-MM-DD` for all-day events.
  */
 export interface MeetingFields {

@@ -1,3 +1,4 @@
+import { isUnifiedField } from '@syncline/core';
 import { describe, expect, it } from 'vitest';
 import { contentHash } from '../contract/content-hash';
 import {
@@ -86,5 +87,14 @@ describe('google task mapper', () => {
     expect(splitExternalId('L1/T1')).toEqual({ listId: 'L1', taskId: 'T1' });
     expect(splitExternalId('nope')).toBeUndefined();
     expect(listIdFromSelfLink(recorded.selfLink)).toBe('TElTVDE');
+  });
+
+  it('uses only unified task field names, with times as ISO UTC strings with milliseconds', () => {
+    const fields = toTaskFields({ ...recorded, due: '2030-01-09T00:00:00Z', completed: null }, 'L');
+    for (const field of Object.keys(fields)) expect(isUnifiedField('task', field), field).toBe(true);
+    expect(fields).toMatchObject({ dueAt: '2030-01-09T00:00:00.000Z', completedAt: null });
+    expect(contentHash({ ...toTaskFields({ ...toGoogleTask({ ...fields }) }, 'L') })).toBe(
+      contentHash({ ...fields }),
+    );
   });
 });

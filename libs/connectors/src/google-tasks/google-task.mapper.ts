@@ -4,7 +4,10 @@ import type { tasks_v1 } from 'googleapis/build/src/apis/tasks';
 
 type GoogleTask = tasks_v1.Schema$Task;
 
-/** Unified task fields. `notes` never carries our idempotency marker. */
+/**
+ * Unified task fields (UNIFIED_FIELDS.task in @syncline/core). `notes` never carries our
+ * idempotency marker; times are ISO UTC strings. Tasks has no progress, priority or owner.
+ */
 export interface TaskFields {
   title: string | null;
   notes: string | null;
@@ -57,13 +60,20 @@ export function listIdFromSelfLink(selfLink: string | null | undefined): string 
   return selfLink ? /\/lists\/([^/]+)\/tasks\/[^/]+$/.exec(selfLink)?.[1] : undefined;
 }
 
+/** A provider time as the unified ISO UTC string (with milliseconds); unparseable kept as is. */
+const isoOrNull = (value: string | null | undefined): string | null => {
+  if (!value) return null;
+  const d = new Date(value);
+  return Number.isNaN(d.getTime()) ? value : d.toISOString();
+};
+
 export function toTaskFields(task: GoogleTask, listId: string): TaskFields {
   return {
     title: task.title ?? null,
     notes: stripMarker(task.notes),
     status: task.status === 'completed' ? 'completed' : 'open',
-    dueAt: task.due ?? null,
-    completedAt: task.completed ?? null,
+    dueAt: isoOrNull(task.due),
+    completedAt: isoOrNull(task.completed),
     listId,
     parentId: task.parent ?? null,
   };

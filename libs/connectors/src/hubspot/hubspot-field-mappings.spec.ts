@@ -44,4 +44,24 @@ describe('HubSpot field mappings per connection', () => {
     expect(specsFor({})).toBe(OBJECT_SPECS);
     expect(specsFor(mappings)).toBe(specs);
   });
+
+  it('keeps value conversions on a moved field, and a property taken from status and progress drops both', () => {
+    const task = specOfEntity(
+      'task',
+      specsFor({ 'task.priority': 'urgency', 'task.stage': 'hs_task_status' }),
+    )!;
+    expect(toHubspot(task, { priority: 'high' })).toEqual({ urgency: 'HIGH' });
+    expect(task.fields).not.toHaveProperty('status');
+    expect(task.fields).not.toHaveProperty('progress');
+    expect(
+      toUnified(task, { ...raw0, properties: { urgency: 'LOW', hs_task_status: 'WAITING' } }).fields,
+    ).toMatchObject({ priority: 'low', stage: 'WAITING' });
+  });
 });
+
+const raw0 = {
+  id: '2',
+  properties: {},
+  createdAt: '2026-11-01T00:00:00Z',
+  updatedAt: '2026-11-01T00:00:00Z',
+};

@@ -7,7 +7,13 @@ import type {
   WebhookRequest,
   WebhookSecrets,
 } from '../contract/connector';
-import { fieldOfProperty, fromHubspotValue, type ObjectSpec, specOfObject, specsFor } from './hubspot.mapper';
+import {
+  fieldsOfProperty,
+  fromHubspotValue,
+  type ObjectSpec,
+  specOfObject,
+  specsFor,
+} from './hubspot.mapper';
 import { tombstone } from './hubspot-sync';
 
 /** HubSpot: reject v3 requests older than five minutes. */
@@ -122,16 +128,17 @@ function eventChange(
   switch (kind) {
     case 'propertyChange': {
       if (!id || !event.propertyName) return undefined;
-      const mapped = fieldOfProperty(spec, event.propertyName);
-      if (!mapped) return undefined; // a property we do not map
-      const [field, valueKind] = mapped;
+      const mapped = fieldsOfProperty(spec, event.propertyName);
+      if (mapped.length === 0) return undefined; // a property we do not map
       return {
         ...base,
         externalId: id,
         op: 'upsert',
         eventKey: `${spec.objectType}:${id}:${at}:${event.propertyName}`,
-        fields: { [field]: fromHubspotValue(event.propertyValue, valueKind) },
-        fieldTimes: { [field]: new Date(at) },
+        fields: Object.fromEntries(
+          mapped.map(([field, valueKind]) => [field, fromHubspotValue(event.propertyValue, valueKind)]),
+        ),
+        fieldTimes: Object.fromEntries(mapped.map(([field]) => [field, new Date(at)])),
       };
     }
     case 'creation':

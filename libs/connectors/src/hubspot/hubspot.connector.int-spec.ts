@@ -93,10 +93,10 @@ describe('hubspot connector against the emulator', () => {
             : t === 'company'
               ? { name: 'Acme', domain: 'acme.test' }
               : t === 'meeting'
-                ? { title: 'Kickoff', startTime: '2026-12-01T10:00:00.000Z' }
+                ? { title: 'Kickoff', startAt: '2026-12-01T10:00:00.000Z' }
                 : t === 'task'
-                  ? { title: 'Call back', status: 'NOT_STARTED' }
-                  : { subject: 'Hello', direction: 'EMAIL' },
+                  ? { title: 'Call back', status: 'open' }
+                  : { subject: 'Hello', direction: 'outbound' },
         idempotencyKey: `k-${t}-${i}`,
         entityId: randomUUID(),
       }),

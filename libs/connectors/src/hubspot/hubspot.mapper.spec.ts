@@ -1,14 +1,29 @@
+import { isUnifiedField } from '@syncline/core';
 import { describe, expect, it } from 'vitest';
 import { contentHash } from '../contract/content-hash';
 import {
+  fieldsOfProperty,
   type HubspotRecord,
+  OBJECT_SPECS,
+  specOfEntity,
   toHubspotContact,
   toHubspotDeal,
+  toHubspotEmail,
   toHubspotMeeting,
+  toHubspotTask,
   toUnifiedDeal,
+  toUnifiedEmail,
   toUnifiedMeeting,
   toUnifiedPerson,
+  toUnifiedTask,
 } from './hubspot.mapper';
+
+const record = (properties: Record<string, string>): HubspotRecord => ({
+  id: '1',
+  properties,
+  createdAt: '2026-11-29T21:00:00.000Z',
+  updatedAt: '2026-11-29T21:00:00.000Z',
+});
 
 // Recorded from the emulator (SDK-parsed dates) and trimmed.
 const contact: HubspotRecord = {
@@ -85,9 +100,103 @@ describe('HubSpot mappers', () => {
       createdAt: '2026-11-29T21:00:00.000Z',
       updatedAt: '2026-11-29T21:00:00.000Z',
     });
-    expect(view.fields.startTime).toBe(new Date(1795000000000).toISOString());
-    expect(toHubspotMeeting({ startTime: new Date(1795000000000) })).toEqual({
+    expect(view.fields.startAt).toBe(new Date(1795000000000).toISOString());
+    expect(toHubspotMeeting({ startAt: new Date(1795000000000) })).toEqual({
       hs_meeting_start_time: new Date(1795000000000).toISOString(),
     });
+  });
+
+  it('uses only unified field names', () => {
+    for (const spec of OBJECT_SPECS)
+      for (const field of Object.keys(spec.fields))
+        expect(isUnifiedField(spec.entityType, field), `${spec.entityType}.${field}`).toBe(true);
+  });
+
+  it('maps meetings with startAt/endAt and a lower-case outcome, and round-trips them', () => {
+    const fields = {
+      title: 'Kickoff',
+      startAt: '2026-12-01T10:00:00.000Z',
+      endAt: '2026-12-01T11:00:00.000Z',
+      outcome: 'no_show',
+    };
+    const properties = toHubspotMeeting(fields);
+    expect(properties).toEqual({
+      hs_meeting_title: 'Kickoff',
+      hs_meeting_start_time: '2026-12-01T10:00:00.000Z',
+      hs_meeting_end_time: '2026-12-01T11:00:00.000Z',
+      hs_meeting_outcome: 'NO_SHOW',
+    });
+    expect(contentHash(toUnifiedMeeting(record(properties)).fields)).toBe(contentHash(fields));
+    // A custom outcome passes through unchanged both ways.
+    expect(toUnifiedMeeting(record({ hs_meeting_outcome: 'custom_1' })).fields.outcome).toBe('custom_1');
+    expect(toHubspotMeeting({ outcome: 'custom_1' })).toEqual({ hs_meeting_outcome: 'custom_1' });
+  });
+
+  it.each([
+    ['NOT_STARTED', 'open', null],
+    ['IN_PROGRESS', 'open', 'in_progress'],
+    ['WAITING', 'open', 'waiting'],
+    ['DEFERRED', 'open', 'deferred'],
+    ['COMPLETED', 'completed', null],
+  ])('reads task status %s as %s (progress %s) and writes it back unchanged', (raw, status, progress) => {
+    const view = toUnifiedTask(
+      record({ hs_task_subject: 'Call', hs_task_status: raw, hs_timestamp: '1795000000000' }),
+    );
+    expect(view.fields).toMatchObject({
+      title: 'Call',
+      status,
+      progress,
+      dueAt: new Date(1795000000000).toISOString(),
+    });
+    const properties = toHubspotTask(view.fields);
+    expect(properties.hs_task_status).toBe(raw);
+    expect(contentHash(toUnifiedTask(record(properties)).fields)).toBe(contentHash(view.fields));
+  });
+
+  it('writes task status from status and progress, whichever are given', () => {
+    expect(toHubspotTask({ status: 'open' })).toEqual({ hs_task_status: 'NOT_STARTED' });
+    expect(toHubspotTask({ status: 'completed', progress: 'waiting' })).toEqual({
+      hs_task_status: 'COMPLETED',
+    });
+    expect(toHubspotTask({ progress: 'waiting' })).toEqual({ hs_task_status: 'WAITING' });
+    expect(toHubspotTask({ progress: null })).toEqual({});
+    expect(toHubspotTask({ status: null })).toEqual({ hs_task_status: '' });
+    expect(toHubspotTask({ priority: 'high', dueAt: '2026-12-01T10:00:00.000Z' })).toEqual({
+      hs_task_priority: 'HIGH',
+      hs_timestamp: '2026-12-01T10:00:00.000Z',
+    });
+    // What was written reads back with the same hash (write receipts).
+    const fields = { title: 'Call', status: 'open', priority: 'low', dueAt: '2026-12-01T10:00:00.000Z' };
+    expect(contentHash(toUnifiedTask(record(toHubspotTask(fields))).fields)).toBe(contentHash(fields));
+  });
+
+  it('maps email direction and status to the unified values, and back', () => {
+    const cases = [
+      ['EMAIL', 'outbound'],
+      ['INCOMING_EMAIL', 'inbound'],
+      ['FORWARDED_EMAIL', 'forwarded'],
+    ] as const;
+    for (const [raw, direction] of cases) {
+      const view = toUnifiedEmail(
+        record({ hs_email_subject: 'Hi', hs_email_direction: raw, hs_email_status: 'BOUNCED' }),
+      );
+      expect(view.fields).toMatchObject({ subject: 'Hi', direction, status: 'bounced' });
+      expect(toHubspotEmail(view.fields)).toMatchObject({
+        hs_email_direction: raw,
+        hs_email_status: 'BOUNCED',
+      });
+    }
+    const fields = { subject: 'Hi', text: 'Body', direction: 'inbound', sentAt: '2026-12-01T10:00:00.000Z' };
+    expect(contentHash(toUnifiedEmail(record(toHubspotEmail(fields))).fields)).toBe(contentHash(fields));
+  });
+
+  it('names both task fields that read hs_task_status (property changes carry both)', () => {
+    const spec = specOfEntity('task')!;
+    expect(fieldsOfProperty(spec, 'hs_task_status')).toEqual([
+      ['status', 'taskStatus'],
+      ['progress', 'taskProgress'],
+    ]);
+    expect(fieldsOfProperty(spec, 'hs_task_subject')).toEqual([['title', 'string']]);
+    expect(fieldsOfProperty(spec, 'nope')).toEqual([]);
   });
 });

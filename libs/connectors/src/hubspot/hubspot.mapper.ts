@@ -20,7 +20,56 @@ export interface HubspotHistoryItem {
 
 export type HubspotObjectType = 'contacts' | 'companies' | 'deals' | 'meetings' | 'tasks' | 'emails';
 
-type Kind = 'string' | 'number' | 'datetime';
+/**
+ * How a property's value converts to its unified format (see UNIFIED_FIELDS in @syncline/core).
+ * The enumeration kinds translate HubSpot's values to the unified lower-case ones and back; a
+ * value without a translation passes through unchanged both ways, so it still round-trips.
+ * `taskStatus` and `taskProgress` read the same property (hs_task_status) into two fields and
+ * are combined again on write (see taskStatusValue).
+ */
+type Kind =
+  | 'string'
+  | 'number'
+  | 'datetime'
+  | 'taskStatus'
+  | 'taskProgress'
+  | 'taskPriority'
+  | 'emailDirection'
+  | 'emailStatus'
+  | 'meetingOutcome';
+
+type EnumKind = 'taskPriority' | 'emailDirection' | 'emailStatus' | 'meetingOutcome';
+
+/** [HubSpot value, unified value] per enumeration kind. */
+const ENUMS: Readonly<Record<EnumKind, readonly (readonly [string, string])[]>> = {
+  taskPriority: [
+    ['NONE', 'none'],
+    ['LOW', 'low'],
+    ['MEDIUM', 'medium'],
+    ['HIGH', 'high'],
+  ],
+  emailDirection: [
+    ['EMAIL', 'outbound'],
+    ['INCOMING_EMAIL', 'inbound'],
+    ['FORWARDED_EMAIL', 'forwarded'],
+  ],
+  emailStatus: [
+    ['SENT', 'sent'],
+    ['SENDING', 'sending'],
+    ['SCHEDULED', 'scheduled'],
+    ['BOUNCED', 'bounced'],
+    ['FAILED', 'failed'],
+  ],
+  meetingOutcome: [
+    ['SCHEDULED', 'scheduled'],
+    ['COMPLETED', 'completed'],
+    ['RESCHEDULED', 'rescheduled'],
+    ['NO_SHOW', 'no_show'],
+    ['CANCELED', 'canceled'],
+  ],
+};
+
+const isEnumKind = (kind: Kind): kind is EnumKind => Object.hasOwn(ENUMS, kind);
 
 interface ObjectSpec {
   objectType: HubspotObjectType;
@@ -83,10 +132,10 @@ export const OBJECT_SPECS: readonly ObjectSpec[] = [
     fields: {
       title: ['hs_meeting_title', 'string'],
       description: ['hs_meeting_body', 'string'],
-      startTime: ['hs_meeting_start_time', 'datetime'],
-      endTime: ['hs_meeting_end_time', 'datetime'],
+      startAt: ['hs_meeting_start_time', 'datetime'],
+      endAt: ['hs_meeting_end_time', 'datetime'],
       location: ['hs_meeting_location', 'string'],
-      outcome: ['hs_meeting_outcome', 'string'],
+      outcome: ['hs_meeting_outcome', 'meetingOutcome'],
       ...owner,
     },
   },
@@ -97,9 +146,10 @@ export const OBJECT_SPECS: readonly ObjectSpec[] = [
     fields: {
       title: ['hs_task_subject', 'string'],
       notes: ['hs_task_body', 'string'],
-      status: ['hs_task_status', 'string'],
-      priority: ['hs_task_priority', 'string'],
-      dueDate: ['hs_timestamp', 'datetime'],
+      status: ['hs_task_status', 'taskStatus'],
+      progress: ['hs_task_status', 'taskProgress'],
+      priority: ['hs_task_priority', 'taskPriority'],
+      dueAt: ['hs_timestamp', 'datetime'],
       ...owner,
     },
   },
@@ -110,8 +160,8 @@ export const OBJECT_SPECS: readonly ObjectSpec[] = [
     fields: {
       subject: ['hs_email_subject', 'string'],
       text: ['hs_email_text', 'string'],
-      direction: ['hs_email_direction', 'string'],
-      status: ['hs_email_status', 'string'],
+      direction: ['hs_email_direction', 'emailDirection'],
+      status: ['hs_email_status', 'emailStatus'],
       sentAt: ['hs_timestamp', 'datetime'],
       ...owner,
     },
@@ -135,8 +185,9 @@ const mappedSpecs = new WeakMap<Readonly<Record<string, string>>, readonly Objec
 /**
  * The object specs of one connection: the defaults with its field mappings applied
  * (`<entity type>.<field>` → HubSpot property). A mapping moves a default field to another
- * property, keeping its kind, or adds a field (a custom property) as text. A property may
- * serve one field only: a default field whose property a mapping takes is dropped.
+ * property, keeping its kind, or adds a field (a custom property) as text. A mapped property
+ * serves one field only: every default field whose property a mapping takes is dropped.
+ * (By default only task status and progress share a property, hs_task_status.)
  */
 export function specsFor(mappings: Readonly<Record<string, string>> | undefined): readonly ObjectSpec[] {
   if (!mappings || Object.keys(mappings).length === 0) return OBJECT_SPECS;
@@ -190,6 +241,12 @@ export function fromHubspotValue(value: string | null | undefined, kind: Kind): 
     const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
     return Number.isFinite(ms) ? new Date(ms).toISOString() : value;
   }
+  // COMPLETED is completed; every other status (NOT_STARTED, IN_PROGRESS, WAITING, DEFERRED) open.
+  if (kind === 'taskStatus') return value === 'COMPLETED' ? 'completed' : 'open';
+  // Where an open task stands, lower-cased; none when not started or completed.
+  if (kind === 'taskProgress')
+    return value === 'COMPLETED' || value === 'NOT_STARTED' ? null : value.toLowerCase();
+  if (isEnumKind(kind)) return ENUMS[kind].find(([h]) => h === value)?.[1] ?? value;
   return value;
 }
 
@@ -200,7 +257,27 @@ export function toHubspotValue(value: unknown, kind: Kind): string {
     const ms = value instanceof Date ? value.getTime() : Date.parse(String(value));
     return Number.isFinite(ms) ? new Date(ms).toISOString() : String(value);
   }
+  if (kind === 'taskStatus' || kind === 'taskProgress') return taskStatusValue({ [kind]: value }) ?? '';
+  if (isEnumKind(kind)) {
+    const s = String(value);
+    return ENUMS[kind].find(([, u]) => u === s)?.[0] ?? s;
+  }
   return String(value);
+}
+
+/**
+ * hs_task_status from the unified task status and progress (either may be absent), so that
+ * what was read writes back unchanged: completed → COMPLETED; open with a progress → the
+ * progress upper-cased (IN_PROGRESS, WAITING, DEFERRED); open without one → NOT_STARTED;
+ * status null → cleared. `undefined` when there is nothing to write (progress alone, null).
+ */
+export function taskStatusValue(given: { taskStatus?: unknown; taskProgress?: unknown }): string | undefined {
+  const { taskStatus: status, taskProgress: progress } = given;
+  if (status === 'completed') return 'COMPLETED';
+  if (typeof progress === 'string' && progress !== '') return progress.toUpperCase();
+  if (status === null) return '';
+  if (status !== undefined) return 'NOT_STARTED';
+  return undefined;
 }
 
 /** Pure: a HubSpot record of one object type → unified fields (every mapped field, null when empty). */
@@ -238,18 +315,30 @@ export function toHubspot(
   fields: Readonly<Record<string, unknown>>,
 ): Record<string, string> {
   const properties: Record<string, string> = {};
+  const taskStatuses: Record<string, { taskStatus?: unknown; taskProgress?: unknown }> = {};
   for (const [field, value] of Object.entries(fields)) {
     const mapping = spec.fields[field];
     if (!mapping || value === undefined) continue;
-    properties[mapping[0]] = toHubspotValue(value, mapping[1]);
+    const [property, kind] = mapping;
+    if (kind === 'taskStatus' || kind === 'taskProgress') {
+      // Status and progress share hs_task_status: combined once both are seen.
+      taskStatuses[property] = { ...taskStatuses[property], [kind]: value };
+      continue;
+    }
+    properties[property] = toHubspotValue(value, kind);
+  }
+  for (const [property, given] of Object.entries(taskStatuses)) {
+    const value = taskStatusValue(given);
+    if (value !== undefined) properties[property] = value;
   }
   return properties;
 }
 
-/** The unified field a HubSpot property maps to (webhook property changes). */
-export function fieldOfProperty(spec: ObjectSpec, property: string): [string, Kind] | undefined {
-  for (const [field, [p, kind]] of Object.entries(spec.fields)) if (p === property) return [field, kind];
-  return undefined;
+/** The unified fields a HubSpot property maps to (webhook property changes); usually one. */
+export function fieldsOfProperty(spec: ObjectSpec, property: string): [string, Kind][] {
+  return Object.entries(spec.fields)
+    .filter(([, [p]]) => p === property)
+    .map(([field, [, kind]]) => [field, kind]);
 }
 
 const spec = (t: HubspotObjectType) => specOfObject(t)!;
