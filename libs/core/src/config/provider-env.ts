@@ -38,7 +38,9 @@ export function providerEndpoints(env: ProviderEnv): {
   return {
     hubspotBaseUrl,
     hubspotTokenUrl: env.HUBSPOT_TOKEN_URL ?? `${hubspotBaseUrl}/oauth/v1/token`,
-    googleRootUrl: env.GOOGLE_API_ROOT_URL.endsWith('/') ? env.GOOGLE_API_ROOT_URL : `${env.GOOGLE_API_ROOT_URL}/`,
+    googleRootUrl: env.GOOGLE_API_ROOT_URL.endsWith('/')
+      ? env.GOOGLE_API_ROOT_URL
+      : `${env.GOOGLE_API_ROOT_URL}/`,
     googleTokenUrl: env.GOOGLE_TOKEN_URL,
   };
 }
