@@ -5,6 +5,7 @@ import { AppModule, type AppOptions } from './app.module';
 import type { AppConfig } from './config/app-config';
 import { echoRequestId, requestId } from './infra/request-id';
 import { setupOpenApi } from './openapi/openapi';
+import { useWebhookAwareJsonParser } from './webhooks/raw-body';
 
 /**
  * Builds and initialises the API without listening, so that main.ts can listen on
@@ -22,6 +23,7 @@ export async function createApp(
     abortOnError: false,
   });
   app.useLogger(app.get(Logger));
+  useWebhookAwareJsonParser(app);
   setupOpenApi(app);
   await app.init();
   return app;

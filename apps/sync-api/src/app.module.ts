@@ -10,10 +10,14 @@ import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { ConnectionsModule } from './connections/connections.module';
 import { HealthModule } from './health/health.module';
+import { ChangeLogModule } from './infra/change-log.module';
 import { DatabaseModule } from './infra/database.module';
 import { loggerParams } from './infra/logger-params';
+import { PullQueueModule } from './infra/pull-queue.module';
 import { RedisModule } from './infra/redis.module';
 import { MetricsModule } from './metrics/metrics.module';
+import { RecordsModule } from './records/records.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 export interface AppOptions {
   /** Where log lines go; stdout when absent. Tests pass a stream to read them. */
@@ -31,11 +35,15 @@ export class AppModule {
         LoggerModule.forRoot(loggerParams(config, options.logDestination)),
         DatabaseModule,
         RedisModule,
+        ChangeLogModule,
+        PullQueueModule,
         HealthModule,
         MetricsModule,
         AuthModule,
         ApiKeysModule,
         ConnectionsModule,
+        RecordsModule,
+        WebhooksModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ApiExceptionFilter },

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
 import { freePort, REPO_ROOT, runScript } from './testing/processes';
@@ -25,7 +26,12 @@ describe('main.ts', () => {
 
   it('listens on HOST:PORT and shuts down cleanly on SIGTERM', async () => {
     const port = await freePort();
-    const env = { ...testEnv(db.url), PORT: String(port), LOG_LEVEL: 'warn', PATH: process.env.PATH };
+    const env: NodeJS.ProcessEnv = {
+      ...testEnv(db.url),
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      PATH: process.env.PATH,
+    };
     const child = spawn(process.execPath, ['-r', '@swc-node/register', MAIN], { cwd: REPO_ROOT, env });
     let stderr = '';
     child.stderr.on('data', (chunk) => (stderr += chunk));
@@ -53,5 +59,10 @@ describe('main.ts', () => {
     // Nest closes the app (shutdown hooks) and then re-raises the signal it caught.
     expect(await exited).toEqual({ code: null, signal: 'SIGTERM' });
     expect(stderr).toBe('');
+    // The app's queue left its meta key under the run's own prefix: leave Redis as found.
+    const redis = new Redis(env.REDIS_URL ?? '');
+    const keys = await redis.keys(`${env.REDIS_PREFIX}:*`);
+    if (keys.length > 0) await redis.del(...keys);
+    redis.disconnect();
   });
 });

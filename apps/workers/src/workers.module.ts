@@ -1,9 +1,14 @@
 import { BullModule } from '@nestjs/bullmq';
 import { type DynamicModule, Module, type Provider } from '@nestjs/common';
+import { ConnectionsModule } from './connections/connections.module';
 import { type InfraDependencies, InfraModule } from './infra/infra.module';
 import type { JobMap } from './jobs/job-map';
 import { JobsModule } from './jobs/jobs.module';
 import { MaintenanceModule } from './maintenance/maintenance.module';
+import { MetricsModule } from './metrics/metrics.module';
+import { PullModule } from './pull/pull.module';
+import { RenewModule } from './renew/renew.module';
+import { SyncModule } from './sync/sync.module';
 
 export interface WorkersModuleOptions extends InfraDependencies {
   jobMap: JobMap;
@@ -24,6 +29,11 @@ export class WorkersModule {
         BullModule.forRoot({ connection: infra.redis, prefix: infra.config.REDIS_PREFIX }),
         JobsModule.forRoot(jobMap),
         MaintenanceModule,
+        MetricsModule,
+        ConnectionsModule,
+        PullModule,
+        RenewModule,
+        SyncModule,
       ],
       providers,
     };

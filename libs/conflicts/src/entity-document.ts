@@ -213,6 +213,9 @@ export class EntityDocument {
           : undefined;
       // The content compare: the source reports what it already had, so nothing is written.
       if (held === json && !(source.kind === 'user' && visible.length > 1)) continue;
+      // An empty value from a source that never held one is an absence, not a clear: a CRM
+      // that has no phone for a person must not wipe the phone another system has.
+      if (json === 'null' && held === undefined) continue;
       const fieldTime = change.fieldTimes?.[field];
       const ms = fieldTime === undefined ? eventMs : new Date(fieldTime).getTime();
       let seenHlc = -1;

@@ -102,7 +102,9 @@ export class PgMergeStore implements MergeStore {
       `INSERT INTO entity_doc (entity_id, workspace_id, doc, doc_bytes, compacted_seq) VALUES ($1, $2, $3, $4, $5)
        ON CONFLICT (entity_id) DO UPDATE
          SET doc = EXCLUDED.doc, doc_bytes = EXCLUDED.doc_bytes, compacted_seq = EXCLUDED.compacted_seq,
-             updated_at = CURRENT_TIMESTAMP`,
+             updated_at = CURRENT_TIMESTAMP
+         -- A process holding an older copy never replaces a newer snapshot (whose chunks are gone).
+         WHERE entity_doc.compacted_seq <= EXCLUDED.compacted_seq`,
       [entityId, workspaceId, Buffer.from(snapshot), snapshot.length, throughSeq],
     );
     await this.tx.query(`DELETE FROM entity_doc_change WHERE entity_id = $1 AND seq <= $2`, [

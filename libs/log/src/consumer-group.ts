@@ -31,6 +31,15 @@ export interface ConsumerOptions {
   /** Tries of one event before it goes to the dead-letter table. */
   maxAttempts?: number;
   onError?: (error: unknown) => void;
+  /**
+   * Called after a batch's transaction committed (never for a rolled-back one): the place
+   * for side effects that must not run before the state is durable, such as enqueueing the
+   * jobs that act on it. Errors are reported to `onError` and do not stop the consumer.
+   */
+  afterCommit?: (
+    events: readonly LogEvent[],
+    context: { group: string; partition: number },
+  ) => void | Promise<void>;
 }
 
 export interface PartitionProgress {
@@ -258,6 +267,13 @@ export class LogConsumer {
         [this.group, partition, events[events.length - 1]!.offset],
       );
       await tx.query('COMMIT');
+      if (this.options.afterCommit) {
+        try {
+          await this.options.afterCommit(events, { group: this.group, partition });
+        } catch (error) {
+          this.options.onError?.(error);
+        }
+      }
       return events.length;
     } catch (error) {
       await tx.query('ROLLBACK').catch(() => undefined);

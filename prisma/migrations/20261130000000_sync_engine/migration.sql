@@ -6,7 +6,8 @@ ALTER TABLE "connection"
     ADD COLUMN "backfill_total" INTEGER,
     ADD COLUMN "last_pull_at" TIMESTAMPTZ(3),
     ADD COLUMN "last_success_at" TIMESTAMPTZ(3),
-    ADD COLUMN "last_error_code" TEXT;
+    ADD COLUMN "last_error_code" TEXT,
+    ADD COLUMN "reconciled_at" TIMESTAMPTZ(3);
 
 -- AlterTable: the merged view of an entity, as the API reads it
 ALTER TABLE "entity"

@@ -1,10 +1,12 @@
-import { BadRequestException } from '@nestjs/common';
+import { BadRequestException, HttpException, type HttpStatus } from '@nestjs/common';
 import { z } from 'zod';
 
 /** The error codes the API answers with, in `{ "error": { "code", "message" } }`. */
 export const API_ERROR_CODES = [
   'bad_request',
   'validation_failed',
+  'invalid_payload',
+  'invalid_signature',
   'unauthorized',
   'forbidden',
   'not_found',
@@ -22,6 +24,17 @@ export const apiErrorBody = z.object({
   error: z.object({ code: z.enum(API_ERROR_CODES), message: z.string() }),
 });
 export type ApiErrorBody = z.output<typeof apiErrorBody>;
+
+/** An error raised on purpose with a code more precise than its status's default. */
+export class CodedHttpException extends HttpException {
+  constructor(
+    status: HttpStatus,
+    readonly code: ApiErrorCode,
+    message: string,
+  ) {
+    super(message, status);
+  }
+}
 
 /** Where a rejected value came from: the request part, and the parameter name if one was asked for. */
 export interface ValueLocation {

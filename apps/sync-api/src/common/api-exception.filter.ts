@@ -1,7 +1,12 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, HttpStatus } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
-import { type ApiErrorBody, type ApiErrorCode, ValidationFailedException } from './api-errors';
+import {
+  type ApiErrorBody,
+  type ApiErrorCode,
+  CodedHttpException,
+  ValidationFailedException,
+} from './api-errors';
 
 const CODE_BY_STATUS: Partial<Record<number, ApiErrorCode>> = {
   [HttpStatus.BAD_REQUEST]: 'bad_request',
@@ -28,13 +33,16 @@ export class ApiExceptionFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const { status, body } = this.render(exception);
-    if (status === HttpStatus.UNAUTHORIZED) reply.header('www-authenticate', 'Bearer');
+    if (body.error.code === 'unauthorized') reply.header('www-authenticate', 'Bearer');
     void reply.status(status).send(body);
   }
 
   private render(exception: unknown): { status: number; body: ApiErrorBody } {
     if (exception instanceof ValidationFailedException) {
       return { status: HttpStatus.BAD_REQUEST, body: errorBody('validation_failed', exception.message) };
+    }
+    if (exception instanceof CodedHttpException) {
+      return { status: exception.getStatus(), body: errorBody(exception.code, exception.message) };
     }
     const status = deliberateStatus(exception);
     const code = status === undefined ? undefined : CODE_BY_STATUS[status];

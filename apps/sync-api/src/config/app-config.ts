@@ -1,10 +1,11 @@
-import { baseEnvSchema, Keyring, keyringEnvSchema, parseEnv } from '@syncline/core';
+import { baseEnvSchema, Keyring, keyringEnvSchema, parseEnv, providerEnvSchema } from '@syncline/core';
 import { z } from 'zod';
 
 const appEnvObject = baseEnvSchema.extend({
   PORT: z.coerce.number().int().min(1).max(65_535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
   ...keyringEnvSchema.shape,
+  ...providerEnvSchema.shape,
 });
 
 /** Every setting the API reads, parsed once at start. */

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpStatus, Param, Post } from '@nestjs/common';
+import { Body, Controller, Get, HttpStatus, Inject, Param, Post, Put } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { z } from 'zod';
 import { CurrentPrincipal, Roles } from '../auth/auth.decorators';
@@ -10,6 +10,8 @@ import {
   connectionListView,
   connectionView,
   createConnectionBody,
+  type ReplaceCredentialsBody,
+  replaceCredentialsBody,
 } from './connections.schemas';
 import { ConnectionsService } from './connections.service';
 
@@ -18,7 +20,7 @@ import { ConnectionsService } from './connections.service';
 @ApiErrorResponses(HttpStatus.UNAUTHORIZED)
 @Controller('api/v1/connections')
 export class ConnectionsController {
-  constructor(private readonly connections: ConnectionsService) {}
+  constructor(@Inject(ConnectionsService) private readonly connections: ConnectionsService) {}
 
   @ApiCreatedResponse({
     description: 'Connected; credentials are stored encrypted.',
@@ -48,5 +50,22 @@ export class ConnectionsController {
     @Param('id', { schema: z.uuid() }) id: string,
   ): Promise<ConnectionView> {
     return this.connections.get(principal, id);
+  }
+
+  @ApiOkResponse({
+    description:
+      'Credentials replaced (sealed, never returned). A `needs_reauth` connection resumes (`live`, or ' +
+      '`backfilling` / `pending` if its backfill had not finished) and a pull is queued.',
+    standardSchema: connectionView,
+  })
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, HttpStatus.FORBIDDEN, HttpStatus.NOT_FOUND)
+  @Roles('admin')
+  @Put(':id/credentials')
+  replaceCredentials(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id', { schema: z.uuid() }) id: string,
+    @Body({ schema: replaceCredentialsBody }) body: ReplaceCredentialsBody,
+  ): Promise<ConnectionView> {
+    return this.connections.replaceCredentials(principal, id, body);
   }
 }

@@ -10,6 +10,7 @@ const VIEW_KEYS = [
   'hasCredentials',
   'id',
   'provider',
+  'state',
   'status',
   'statusReason',
   'updatedAt',

@@ -17,7 +17,15 @@ export interface ConnectionRecord {
   createdAt: Date;
   updatedAt: Date;
   hasCredentials: boolean;
+  backfillSeen: number;
+  backfillTotal: number | null;
+  lastPullAt: Date | null;
+  lastSuccessAt: Date | null;
+  lastErrorCode: string | null;
 }
+
+/** Where a connection resumes after new credentials: see `statusAfterReauth`. */
+export type ConnectionCursorsState = 'live' | 'backfill' | 'none';
 
 export interface NewConnectionRow {
   id: ConnectionId;
@@ -53,7 +61,15 @@ const RECORD = {
   createdAt: true,
   updatedAt: true,
   credentialsKeyId: true,
+  backfillSeen: true,
+  backfillTotal: true,
+  lastPullAt: true,
+  lastSuccessAt: true,
+  lastErrorCode: true,
 } as const satisfies Prisma.ConnectionSelect;
+
+/** The consumer group whose progress is a connection's lag: the merge (apps/workers). */
+export const SYNC_CONSUMER_GROUP = 'sync';
 type RecordRow = Prisma.ConnectionGetPayload<{ select: typeof RECORD }>;
 
 @Injectable()
@@ -97,6 +113,54 @@ export class ConnectionsRepository {
     const row = await this.prisma.connection.findFirst({ where: { id, workspaceId }, select: RECORD });
     return row && toRecord(row);
   }
+
+  /**
+   * Events of these connections on the log that the sync group has not committed yet.
+   * Only the unread tail of each partition is read (primary key range `offset > committed`),
+   * so a caught-up log costs 16 index probes whatever its size.
+   */
+  async lag(ids: readonly ConnectionId[]): Promise<Map<ConnectionId, number>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.prisma.$queryRaw<{ connection_id: string; events: number }[]>`
+      SELECT e.connection_id::text AS connection_id, count(*)::int AS events
+        FROM log_partition h
+        LEFT JOIN consumer_offset o ON o.group_name = ${SYNC_CONSUMER_GROUP} AND o.partition = h.partition
+        JOIN change_event e ON e.partition = h.partition AND e."offset" > COALESCE(o.committed_offset, 0)
+       WHERE e.connection_id = ANY(${[...ids]}::uuid[])
+       GROUP BY e.connection_id`;
+    return new Map(rows.map((r) => [r.connection_id as ConnectionId, r.events]));
+  }
+
+  /**
+   * Seals in new credentials. A connection waiting for them (`needs_reauth`) resumes where
+   * it was: `live` once its backfill had finished, `backfilling` mid-backfill, `pending` if
+   * it never started. Null when there is no such connection in this workspace.
+   */
+  async replaceCredentials(
+    workspaceId: WorkspaceId,
+    id: ConnectionId,
+    credentials: { keyId: string; ciphertext: Uint8Array },
+  ): Promise<ConnectionRecord | null> {
+    return this.prisma.$transaction(async (tx) => {
+      const current = await tx.connection.findFirst({
+        where: { id, workspaceId },
+        select: { status: true, cursors: true },
+      });
+      if (!current) return null;
+      const resumed =
+        current.status === 'needs_reauth' ? statusAfterReauth(cursorsState(current.cursors)) : null;
+      const updated = await tx.connection.update({
+        where: { id },
+        data: {
+          credentialsKeyId: credentials.keyId,
+          credentialsCiphertext: Uint8Array.from(credentials.ciphertext),
+          ...(resumed ? { status: resumed, statusReason: null, lastErrorCode: null } : {}),
+        },
+        select: RECORD,
+      });
+      return toRecord(updated);
+    });
+  }
 }
 
 function toRecord(row: RecordRow): ConnectionRecord {
@@ -112,5 +176,22 @@ function toRecord(row: RecordRow): ConnectionRecord {
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
     hasCredentials: row.credentialsKeyId !== null,
+    backfillSeen: row.backfillSeen,
+    backfillTotal: row.backfillTotal,
+    lastPullAt: row.lastPullAt,
+    lastSuccessAt: row.lastSuccessAt,
+    lastErrorCode: row.lastErrorCode,
   };
+}
+
+/** The workers keep `live` once a backfill finished and `backfill` while one runs (apps/workers pull). */
+function cursorsState(cursors: Prisma.JsonValue): ConnectionCursorsState {
+  if (typeof cursors !== 'object' || cursors === null || Array.isArray(cursors)) return 'none';
+  if ('live' in cursors) return 'live';
+  return 'backfill' in cursors ? 'backfill' : 'none';
+}
+
+export function statusAfterReauth(state: ConnectionCursorsState): ConnectionStatus {
+  if (state === 'live') return 'live';
+  return state === 'backfill' ? 'backfilling' : 'pending';
 }

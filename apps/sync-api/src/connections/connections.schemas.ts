@@ -30,6 +30,42 @@ export const createConnectionBody = z.object({
 });
 export type CreateConnectionBody = z.output<typeof createConnectionBody>;
 
+export const replaceCredentialsBody = createConnectionBody.pick({ credentials: true });
+export type ReplaceCredentialsBody = z.output<typeof replaceCredentialsBody>;
+
+export const connectionState = z
+  .object({
+    status: z.enum(CONNECTION_STATUSES),
+    reason: z.string().nullable().describe('Why the connection is in this status, when it is not healthy.'),
+    backfill: z.object({
+      seen: z.number().int().describe('Records read by the current (or last) backfill.'),
+      estimatedTotal: z
+        .number()
+        .int()
+        .nullable()
+        .describe("The provider's estimate of the total, when it gives one."),
+    }),
+    lag: z.object({
+      events: z
+        .number()
+        .int()
+        .describe("This connection's events on the log that the merge has not consumed yet."),
+    }),
+    watermark: z.iso.datetime().nullable(),
+    watermarkDelaySeconds: z
+      .number()
+      .int()
+      .nullable()
+      .describe('How far the watermark is behind now, in seconds; null without a watermark.'),
+    lastSuccessAt: z.iso.datetime().nullable().describe('End of the last pull that succeeded.'),
+    lastErrorCode: z
+      .string()
+      .nullable()
+      .describe('Error code of the last failed pull (RateLimited, AuthRevoked, …).'),
+  })
+  .describe('Sync progress and health.');
+export type ConnectionState = z.output<typeof connectionState>;
+
 export const connectionView = z.object({
   id: z.uuid(),
   provider: z.enum(PROVIDER_KEYS),
@@ -44,6 +80,7 @@ export const connectionView = z.object({
   createdAt: z.iso.datetime(),
   updatedAt: z.iso.datetime(),
   hasCredentials: z.boolean(),
+  state: connectionState,
 });
 export type ConnectionView = z.output<typeof connectionView>;
 

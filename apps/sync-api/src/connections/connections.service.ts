@@ -3,8 +3,9 @@ import { ConflictException, Inject, Injectable, NotFoundException } from '@nestj
 import { type ConnectionId, Keyring } from '@syncline/core';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import type { Principal } from '../auth/principal';
+import { PullQueue } from '../infra/pull-queue.module';
 import { type ConnectionRecord, ConnectionsRepository } from './connections.repository';
-import type { ConnectionView, CreateConnectionBody } from './connections.schemas';
+import type { ConnectionView, CreateConnectionBody, ReplaceCredentialsBody } from './connections.schemas';
 
 /** Associated data for a connection's credentials: binds the ciphertext to its row. */
 export const credentialsAad = (id: ConnectionId): string => `connection:${id}`;
@@ -12,8 +13,9 @@ export const credentialsAad = (id: ConnectionId): string => `connection:${id}`;
 @Injectable()
 export class ConnectionsService {
   constructor(
-    private readonly connections: ConnectionsRepository,
+    @Inject(ConnectionsRepository) private readonly connections: ConnectionsRepository,
     @Inject(Keyring) private readonly keyring: Keyring,
+    @Inject(PullQueue) private readonly pulls: PullQueue,
     @InjectPinoLogger(ConnectionsService.name) private readonly logger: PinoLogger,
   ) {}
 
@@ -35,22 +37,64 @@ export class ConnectionsService {
       );
     }
     this.logger.info({ connectionId: id, provider: body.provider }, 'connection created');
-    return toView(created.value);
+    // The first pull starts the backfill (the workers move the connection to backfilling).
+    await this.requestPull(id, 'connection created');
+    return this.view(created.value);
   }
 
   async list(principal: Principal): Promise<{ data: ConnectionView[] }> {
     const records = await this.connections.list(principal.workspaceId);
-    return { data: records.map(toView) };
+    const lag = await this.connections.lag(records.map((r) => r.id));
+    const now = new Date();
+    return { data: records.map((record) => toView(record, lag.get(record.id) ?? 0, now)) };
   }
 
   async get(principal: Principal, id: string): Promise<ConnectionView> {
     const record = await this.connections.find(principal.workspaceId, id as ConnectionId);
     if (!record) throw new NotFoundException(`no connection ${id}`);
-    return toView(record);
+    return this.view(record);
+  }
+
+  /** Reseals the credentials; a connection that needed them resumes, and is pulled at once. */
+  async replaceCredentials(
+    principal: Principal,
+    id: string,
+    body: ReplaceCredentialsBody,
+  ): Promise<ConnectionView> {
+    const connectionId = id as ConnectionId;
+    const sealed = this.keyring.seal(JSON.stringify(body.credentials), credentialsAad(connectionId));
+    const updated = await this.connections.replaceCredentials(principal.workspaceId, connectionId, sealed);
+    if (!updated) throw new NotFoundException(`no connection ${id}`);
+    this.logger.info({ connectionId, status: updated.status }, 'connection credentials replaced');
+    if (updated.status !== 'paused' && updated.status !== 'disconnected') {
+      await this.requestPull(connectionId, 'credentials replaced');
+    }
+    return this.view(updated);
+  }
+
+  private async view(record: ConnectionRecord): Promise<ConnectionView> {
+    const lag = await this.connections.lag([record.id]);
+    return toView(record, lag.get(record.id) ?? 0, new Date());
+  }
+
+  /**
+   * The row is already committed: a Redis outage must not fail the request (the workers'
+   * scheduled pull-all picks the connection up), so the failure is logged, not thrown.
+   */
+  private async requestPull(connectionId: ConnectionId, reason: string): Promise<void> {
+    try {
+      await this.pulls.enqueue(connectionId, reason);
+    } catch (error) {
+      this.logger.warn(
+        { err: error, connectionId },
+        'could not enqueue a pull; the scheduled pull will run it',
+      );
+    }
   }
 }
 
-function toView(record: ConnectionRecord): ConnectionView {
+function toView(record: ConnectionRecord, lagEvents: number, now: Date): ConnectionView {
+  const watermark = record.watermark?.toISOString() ?? null;
   return {
     id: record.id,
     provider: record.provider,
@@ -62,5 +106,17 @@ function toView(record: ConnectionRecord): ConnectionView {
     createdAt: record.createdAt.toISOString(),
     updatedAt: record.updatedAt.toISOString(),
     hasCredentials: record.hasCredentials,
+    state: {
+      status: record.status,
+      reason: record.statusReason,
+      backfill: { seen: record.backfillSeen, estimatedTotal: record.backfillTotal },
+      lag: { events: lagEvents },
+      watermark,
+      watermarkDelaySeconds: record.watermark
+        ? Math.max(0, Math.floor((now.getTime() - record.watermark.getTime()) / 1000))
+        : null,
+      lastSuccessAt: record.lastSuccessAt?.toISOString() ?? null,
+      lastErrorCode: record.lastErrorCode,
+    },
   };
 }

@@ -5,6 +5,17 @@ import type { Params } from 'nestjs-pino';
 import type { DestinationStream, Level } from 'pino';
 import type { AppConfig } from '../config/app-config';
 
+// Secrets that webhook providers send where the shared list does not look: a Calendar
+// channel's token header, and a push URL's `?token=` (Gmail's Pub/Sub push endpoint).
+const API_REDACT_PATHS = [
+  ...REDACT_PATHS,
+  'req.headers["x-goog-channel-token"]',
+  'req.query.token',
+  'req.query.key',
+  'req.query.secret',
+];
+const SECRET_QUERY = /([?&](?:token|key|secret)=)[^&#]*/gi;
+
 // Probes and scrapes arrive every few seconds and say nothing worth a log line.
 const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
@@ -16,7 +27,13 @@ export function loggerParams(config: AppConfig, destination?: DestinationStream)
   const options = {
     name: 'sync-api',
     level: config.LOG_LEVEL,
-    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    redact: { paths: API_REDACT_PATHS, censor: '[redacted]' },
+    serializers: {
+      req: (req: { url?: string }) => {
+        if (typeof req.url === 'string') req.url = req.url.replace(SECRET_QUERY, '$1[redacted]');
+        return req;
+      },
+    },
     customLogLevel: (_request: IncomingMessage, response: ServerResponse, error?: Error): Level => {
       if (error || response.statusCode >= 500) return 'error';
       return response.statusCode >= 400 ? 'warn' : 'info';

@@ -1,4 +1,4 @@
-import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Registry } from 'prom-client';
@@ -17,7 +17,14 @@ export class MetricsService implements OnModuleInit {
     registers: [this.registry],
   });
 
-  constructor(private readonly adapterHost: HttpAdapterHost) {
+  private readonly webhooks = new Counter({
+    name: 'syncline_webhooks_total',
+    help: 'Webhooks and push notifications received, by provider and outcome.',
+    labelNames: ['provider', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(@Inject(HttpAdapterHost) private readonly adapterHost: HttpAdapterHost) {
     collectDefaultMetrics({ register: this.registry });
   }
 
@@ -30,6 +37,11 @@ export class MetricsService implements OnModuleInit {
       const route = request.routeOptions.url ?? 'unmatched';
       this.httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
     });
+  }
+
+  /** One webhook answered; `outcome` is one of a closed set (see WebhookOutcomeLabel). */
+  webhookReceived(provider: string, outcome: string): void {
+    this.webhooks.inc({ provider, outcome });
   }
 
   render(): Promise<string> {

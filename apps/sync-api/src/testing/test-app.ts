@@ -2,10 +2,13 @@ import { randomBytes } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Keyring } from '@syncline/core';
 import { createPrismaClient, type PrismaClient } from '@syncline/core/db';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
 import { TEST_REDIS_PREFIX, TEST_REDIS_URL } from '../../../../test/support/env';
 import { createApp } from '../app.factory';
 import { type AppConfig, loadAppConfig } from '../config/app-config';
+import { PULL_QUEUE_NAME } from '../infra/pull-queue.module';
 import { WorkspacesRepository } from '../workspaces/workspaces.repository';
 import { WorkspacesService } from '../workspaces/workspaces.service';
 
@@ -19,6 +22,8 @@ export interface TestApp {
   keyring: Keyring;
   /** Every log line the app wrote, as JSON text. */
   logs: string[];
+  /** The BullMQ `pull` queue the app adds to, under this app's own key prefix. */
+  pullQueue: Queue;
   close(): Promise<void>;
 }
 
@@ -28,7 +33,8 @@ export function testEnv(databaseUrl: string, overrides: NodeJS.ProcessEnv = {}):
     NODE_ENV: 'test',
     DATABASE_URL: databaseUrl,
     REDIS_URL: TEST_REDIS_URL,
-    REDIS_PREFIX: `${TEST_REDIS_PREFIX}:sync-api`,
+    // Per app, so that files running side by side never see (or clean up) each other's jobs.
+    REDIS_PREFIX: `${TEST_REDIS_PREFIX}:sync-api-${randomBytes(4).toString('hex')}`,
     LOG_LEVEL: 'info',
     SYNCLINE_ENCRYPTION_KEYS: `test:${randomBytes(32).toString('base64')}`,
     ...overrides,
@@ -46,6 +52,10 @@ export async function startTestApp(label: string, overrides: NodeJS.ProcessEnv =
     throw error;
   });
   const prisma = createPrismaClient(db.url, { max: 2 });
+  const queueRedis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, lazyConnect: true });
+  queueRedis.on('error', () => undefined);
+  const pullQueue = new Queue(PULL_QUEUE_NAME, { connection: queueRedis, prefix: config.REDIS_PREFIX });
+  pullQueue.on('error', () => undefined);
   return {
     app,
     config,
@@ -53,8 +63,17 @@ export async function startTestApp(label: string, overrides: NodeJS.ProcessEnv =
     prisma,
     keyring: Keyring.parse(config.SYNCLINE_ENCRYPTION_KEYS),
     logs,
+    pullQueue,
     async close() {
       await app.close();
+      // Leave no keys behind in the shared Redis (a test may point the app at no Redis at all).
+      if (config.REDIS_URL === TEST_REDIS_URL) {
+        // The queue writes its meta key once connected: wait for that, or it lands after the cleanup.
+        await pullQueue.waitUntilReady();
+        await pullQueue.obliterate({ force: true });
+        await pullQueue.close();
+      }
+      queueRedis.disconnect();
       await prisma.$disconnect();
       await db.drop();
     },

@@ -1,4 +1,4 @@
-import { baseEnvSchema, parseEnv } from '@syncline/core';
+import { baseEnvSchema, Keyring, keyringEnvSchema, parseEnv, providerEnvSchema } from '@syncline/core';
 import { z } from 'zod';
 
 // An empty variable (`LOG_RETENTION_HOURS=`) means "not set", not 0: z.coerce would turn ''
@@ -9,14 +9,71 @@ const wholeNumber = (defaultValue: number, min: number, max = Number.MAX_SAFE_IN
     z.coerce.number().int().min(min).max(max).default(defaultValue),
   );
 
-/** Every setting the workers read, parsed once at start. */
-export const workersConfigSchema = baseEnvSchema.extend({
+const unsetIfEmpty = (value: unknown) => (value === '' ? undefined : value);
+
+const workersEnvObject = baseEnvSchema.extend({
   /** How long change events are kept once every consumer group is past them; 0 keeps them forever. */
   LOG_RETENTION_HOURS: wholeNumber(168, 0),
   /** How often the retention job runs. */
   RETENTION_INTERVAL_MS: wholeNumber(3_600_000, 1_000),
   /** Jobs one process runs at once per queue, unless the queue fixes its own. */
   WORKER_CONCURRENCY: wholeNumber(10, 1, 1_000),
+  /** How often every live or backfilling connection is pulled (the fallback to push notifications). */
+  PULL_INTERVAL_MS: wholeNumber(30_000, 200),
+  /** Most connector pages one pull job reads before it hands over to a continuation job. */
+  PULL_JOB_MAX_PAGES: wholeNumber(50, 1),
+  /** Longest one pull job keeps reading before it hands over to a continuation job. */
+  PULL_JOB_BUDGET_MS: wholeNumber(20_000, 100),
+  /** How long outbox rows for one target record gather before they are pushed. */
+  SYNC_COALESCE_MS: wholeNumber(50, 0),
+  /** Whether this process runs a member of the `sync` consumer group (identity, merge, outbox). */
+  SYNC_CONSUMER: z.preprocess(
+    (v) =>
+      typeof v === 'string'
+        ? v.trim() === ''
+          ? undefined
+          : !['false', '0', 'no', 'off'].includes(v.trim().toLowerCase())
+        : v,
+    z.boolean().default(true),
+  ),
+  /** Port of the Prometheus `/metrics` endpoint; 0 turns it off. */
+  METRICS_PORT: wholeNumber(9464, 0, 65_535),
+  METRICS_HOST: z.preprocess(unsetIfEmpty, z.string().min(1).default('127.0.0.1')),
+  ...providerEnvSchema.shape,
+  // Optional here (unlike the API): the workers only need the keyring to open credentials,
+  // so processes and tests that never touch a connection start without it. ConnectionRuntime
+  // fails with a message naming the setting when a credential is needed and no key is set.
+  SYNCLINE_ENCRYPTION_KEYS: z.preprocess(
+    unsetIfEmpty,
+    keyringEnvSchema.shape.SYNCLINE_ENCRYPTION_KEYS.optional(),
+  ),
+  SYNCLINE_ENCRYPTION_ACTIVE_KEY: z.preprocess(
+    unsetIfEmpty,
+    keyringEnvSchema.shape.SYNCLINE_ENCRYPTION_ACTIVE_KEY,
+  ),
+});
+
+/** Every setting the workers read, parsed once at start. */
+export const workersConfigSchema = workersEnvObject.superRefine((env, ctx) => {
+  const active = env.SYNCLINE_ENCRYPTION_ACTIVE_KEY;
+  if (active === undefined) return;
+  if (env.SYNCLINE_ENCRYPTION_KEYS === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['SYNCLINE_ENCRYPTION_ACTIVE_KEY'],
+      message: 'is set but SYNCLINE_ENCRYPTION_KEYS is not',
+    });
+    return;
+  }
+  try {
+    Keyring.parse(env.SYNCLINE_ENCRYPTION_KEYS, active);
+  } catch {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['SYNCLINE_ENCRYPTION_ACTIVE_KEY'],
+      message: 'must name one of the keys in SYNCLINE_ENCRYPTION_KEYS',
+    });
+  }
 });
 export type WorkersConfig = Readonly<z.output<typeof workersConfigSchema>>;
 
@@ -26,4 +83,10 @@ export const WORKERS_CONFIG = Symbol('WORKERS_CONFIG');
 /** Throws a ConfigError naming every bad setting. */
 export function loadWorkersConfig(env: NodeJS.ProcessEnv = process.env): WorkersConfig {
   return Object.freeze(parseEnv(workersConfigSchema, env));
+}
+
+/** The keyring the settings describe, or undefined when no key is configured. */
+export function workersKeyring(config: WorkersConfig): Keyring | undefined {
+  if (config.SYNCLINE_ENCRYPTION_KEYS === undefined) return undefined;
+  return Keyring.parse(config.SYNCLINE_ENCRYPTION_KEYS, config.SYNCLINE_ENCRYPTION_ACTIVE_KEY);
 }

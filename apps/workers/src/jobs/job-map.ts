@@ -5,7 +5,7 @@ import { z } from 'zod';
  * policy; a job name is unique across all queues, so a handler is found by name alone.
  * Payloads carry ids, never tokens or record bodies.
  *
- * To add a job: add its queue to QUEUES if new (`pull`, `push`, `renew` come later), add an
+ * To add a job: add its queue to QUEUES if new, add an
  * entry to JOBS, and mark one provider method `@JobHandler('<name>')`. The app refuses to
  * start until exactly one handler exists for every job.
  */
@@ -43,6 +43,10 @@ const job = <Q extends QueueName, S extends z.ZodType>(definition: JobDefinition
 export const QUEUES = {
   // Housekeeping: rare, cheap jobs whose retry can wait.
   maintenance: { attempts: 3, backoffMs: 30_000 },
+  // Reading a connection (backfill or incremental): one job per connection at a time.
+  pull: { attempts: 6, backoffMs: 2_000 },
+  // Writing to a connection: one job drains the connection's outbox, coalesced and batched.
+  push: { attempts: 8, backoffMs: 1_000 },
 } as const satisfies Record<string, QueueDefinition>;
 
 export const JOBS = {
@@ -52,6 +56,49 @@ export const JOBS = {
     schema: z.strictObject({}),
     // One retention run waiting is enough; a second enqueue joins it.
     jobId: () => 'log.retention',
+  }),
+
+  /**
+   * Reads one connection: its backfill while `backfilling`, otherwise changes since its
+   * cursor, page after page until caught up, appending each page to the log before its
+   * cursor is stored. One pending pull per connection; a second enqueue joins it.
+   */
+  'connection.pull': job({
+    queue: 'pull',
+    schema: z.strictObject({ connectionId: z.uuid(), reason: z.string().max(200).optional() }),
+    jobId: (p) => `pull.${p.connectionId}`,
+  }),
+
+  /** Enqueues a pull of every live or backfilling connection (the fallback to push notifications). */
+  'connection.pull-all': job({
+    queue: 'maintenance',
+    schema: z.strictObject({}),
+    jobId: () => 'connection.pull-all',
+  }),
+
+  /** Registers or renews push notifications (Calendar and Gmail watches) before they expire. */
+  'connection.renew': job({
+    queue: 'maintenance',
+    schema: z.strictObject({}),
+    jobId: () => 'connection.renew',
+  }),
+
+  /**
+   * Sends a connection's pending outbox rows, coalesced per target record and batched. The
+   * slot is the coalescing window the rows fell into, so rows written while a push runs
+   * start the next slot's job instead of being dropped as a duplicate of the running one.
+   */
+  'connection.push': job({
+    queue: 'push',
+    schema: z.strictObject({ connectionId: z.uuid(), slot: z.number().int().nonnegative() }),
+    jobId: (p) => `push.${p.connectionId}.${p.slot}`,
+  }),
+
+  /** Re-enqueues pushes for outbox rows left pending or claimed by a process that died. */
+  'outbox.sweep': job({
+    queue: 'maintenance',
+    schema: z.strictObject({}),
+    jobId: () => 'outbox.sweep',
   }),
 };
 

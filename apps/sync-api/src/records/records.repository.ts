@@ -1,0 +1,141 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { EntityType, WorkspaceId } from '@syncline/core';
+import { Prisma, PrismaClient } from '@syncline/core/db';
+
+/** An entity row of the merged view with its links and open conflicts. */
+export interface EntityRecord {
+  id: string;
+  entityType: EntityType;
+  displayName: string | null;
+  fields: Prisma.JsonValue;
+  provenance: Prisma.JsonValue;
+  version: bigint;
+  mergedInto: string | null;
+  flags: Prisma.JsonValue;
+  updatedAt: Date;
+  sourceLinks: { connectionId: string; provider: string | null; externalId: string }[];
+  openConflicts: {
+    id: string;
+    field: string;
+    kind: string;
+    policy: string;
+    candidates: Prisma.JsonValue;
+    createdAt: Date;
+  }[];
+}
+
+export interface EntityFilter {
+  /** Lower-cased; matches `email` or an element of `emails`. */
+  email?: string | undefined;
+  /** Lower-cased; matches `domain`. */
+  domain?: string | undefined;
+  /** Ids after this one (keyset paging by id). */
+  afterId?: string | undefined;
+  limit: number;
+}
+
+interface EntityRow {
+  id: string;
+  entity_type: EntityType;
+  display_name: string | null;
+  fields: Prisma.JsonValue;
+  provenance: Prisma.JsonValue;
+  version: bigint;
+  merged_into: string | null;
+  flags: Prisma.JsonValue;
+  updated_at: Date;
+}
+
+const COLUMNS = Prisma.sql`id::text, entity_type, display_name, fields, provenance, version, merged_into::text,
+  flags, updated_at`;
+
+@Injectable()
+export class RecordsRepository {
+  constructor(@Inject(PrismaClient) private readonly prisma: PrismaClient) {}
+
+  /**
+   * A page of one type's live records (merged-away ones left out), ordered by id. The
+   * email match is written against `lower(fields->>'email')` so an expression index on it
+   * can serve the common case; `emails` holds the further addresses of a person.
+   */
+  async list(
+    workspaceId: WorkspaceId,
+    entityType: EntityType,
+    filter: EntityFilter,
+  ): Promise<EntityRecord[]> {
+    const conditions = [
+      Prisma.sql`workspace_id = ${workspaceId}::uuid`,
+      Prisma.sql`entity_type = ${entityType}`,
+      Prisma.sql`merged_into IS NULL`,
+    ];
+    if (filter.email !== undefined) {
+      conditions.push(Prisma.sql`(lower(fields->>'email') = ${filter.email}
+        OR (jsonb_typeof(fields->'emails') = 'array'
+            AND EXISTS (SELECT 1 FROM jsonb_array_elements_text(fields->'emails') AS e(address)
+                         WHERE lower(e.address) = ${filter.email})))`);
+    }
+    if (filter.domain !== undefined) conditions.push(Prisma.sql`lower(fields->>'domain') = ${filter.domain}`);
+    if (filter.afterId !== undefined) conditions.push(Prisma.sql`id > ${filter.afterId}::uuid`);
+    const rows = await this.prisma.$queryRaw<EntityRow[]>`
+      SELECT ${COLUMNS} FROM entity
+       WHERE ${Prisma.join(conditions, ' AND ')}
+       ORDER BY id
+       LIMIT ${filter.limit}`;
+    return this.withRelations(workspaceId, rows);
+  }
+
+  /** One record of this type in this workspace, merged or not; null otherwise. */
+  async find(workspaceId: WorkspaceId, entityType: EntityType, id: string): Promise<EntityRecord | null> {
+    const rows = await this.prisma.$queryRaw<EntityRow[]>`
+      SELECT ${COLUMNS} FROM entity
+       WHERE id = ${id}::uuid AND workspace_id = ${workspaceId}::uuid AND entity_type = ${entityType}`;
+    const [record] = await this.withRelations(workspaceId, rows);
+    return record ?? null;
+  }
+
+  /** Two queries for the whole page, not two per record. */
+  private async withRelations(workspaceId: WorkspaceId, rows: EntityRow[]): Promise<EntityRecord[]> {
+    if (rows.length === 0) return [];
+    const ids = rows.map((r) => r.id);
+    const [links, conflicts] = await Promise.all([
+      this.prisma.$queryRaw<
+        { entity_id: string; connection_id: string; provider: string | null; external_id: string }[]
+      >`
+        SELECT l.entity_id::text, l.connection_id::text, c.provider::text AS provider, l.external_id
+          FROM source_link l
+          LEFT JOIN connection c ON c.id = l.connection_id AND c.workspace_id = l.workspace_id
+         WHERE l.entity_id = ANY(${ids}::uuid[]) AND l.workspace_id = ${workspaceId}::uuid
+         ORDER BY l.created_at, l.connection_id, l.external_id`,
+      this.prisma.mergeConflict.findMany({
+        where: { entityId: { in: ids }, workspaceId, status: 'open' },
+        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+        select: {
+          id: true,
+          entityId: true,
+          field: true,
+          kind: true,
+          policy: true,
+          candidates: true,
+          createdAt: true,
+        },
+      }),
+    ]);
+    return rows.map((row) => ({
+      id: row.id,
+      entityType: row.entity_type,
+      displayName: row.display_name,
+      fields: row.fields,
+      provenance: row.provenance,
+      version: row.version,
+      mergedInto: row.merged_into,
+      flags: row.flags,
+      updatedAt: row.updated_at,
+      sourceLinks: links
+        .filter((l) => l.entity_id === row.id)
+        .map((l) => ({ connectionId: l.connection_id, provider: l.provider, externalId: l.external_id })),
+      openConflicts: conflicts
+        .filter((c) => c.entityId === row.id)
+        .map(({ entityId: _entity, ...conflict }) => conflict),
+    }));
+  }
+}

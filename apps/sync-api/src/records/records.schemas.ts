@@ -1,0 +1,120 @@
+import type { EntityType } from '@syncline/core';
+import { z } from 'zod';
+
+/** The unified record collections: URL segment → entity type. */
+export const RECORD_RESOURCES = {
+  people: 'person',
+  companies: 'company',
+  deals: 'deal',
+  meetings: 'meeting',
+  tasks: 'task',
+  'email-activities': 'email_activity',
+} as const satisfies Record<string, EntityType>;
+export type RecordResource = keyof typeof RECORD_RESOURCES;
+
+export const MAX_PAGE_SIZE = 200;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Cursors are opaque to callers: the last id of the page, base64url-encoded. */
+export const encodeCursor = (id: string): string => Buffer.from(id, 'utf8').toString('base64url');
+
+const cursor = z
+  .string()
+  .max(200)
+  .transform((value, ctx) => {
+    const id = Buffer.from(value, 'base64url').toString('utf8');
+    if (!UUID.test(id)) {
+      ctx.addIssue({ code: 'custom', message: 'not a cursor this API returned' });
+      return z.NEVER;
+    }
+    return id.toLowerCase();
+  })
+  .describe('`nextCursor` of the previous page.');
+
+const page = {
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).default(50),
+  cursor: cursor.optional(),
+};
+
+/** The query each collection takes: paging for all, a lookup key where the type has one. */
+export const listQueries = {
+  people: z.object({
+    ...page,
+    email: z
+      .string()
+      .trim()
+      .min(1)
+      .max(320)
+      .optional()
+      .describe('Matches `email` or any of `emails`, without regard to case.'),
+  }),
+  companies: z.object({
+    ...page,
+    domain: z
+      .string()
+      .trim()
+      .min(1)
+      .max(255)
+      .optional()
+      .describe('Matches `domain`, without regard to case.'),
+  }),
+  deals: z.object(page),
+  meetings: z.object(page),
+  tasks: z.object(page),
+  'email-activities': z.object(page),
+} as const satisfies Record<RecordResource, z.ZodType>;
+
+/** What every list query parses to. */
+export interface ListQuery {
+  limit: number;
+  cursor?: string | undefined;
+  email?: string | undefined;
+  domain?: string | undefined;
+}
+
+export const provenanceEntry = z.object({
+  source: z.object({ kind: z.enum(['connection', 'user']), id: z.string() }),
+  eventTime: z.iso.datetime().describe('When the winning value was set at its source.'),
+  conflicted: z.boolean().describe('The value won a conflict (see openConflicts and the conflicts inbox).'),
+});
+
+export const recordView = z.object({
+  id: z.uuid(),
+  type: z.enum(['person', 'company', 'deal', 'meeting', 'email_activity', 'task']),
+  displayName: z.string().nullable(),
+  fields: z.record(z.string(), z.unknown()).describe('The merged values, in unified field names.'),
+  provenance: z.record(z.string(), provenanceEntry).describe('Per field: where its value came from.'),
+  version: z.number().int().describe('Rises with every change of the merged view.'),
+  sourceLinks: z.array(
+    z.object({
+      connectionId: z.uuid(),
+      provider: z.string().nullable().describe('Null when the connection has since been removed.'),
+      externalId: z.string(),
+    }),
+  ),
+  openConflicts: z.array(
+    z.object({
+      id: z.uuid(),
+      field: z.string(),
+      kind: z.string().describe('concurrent | late'),
+      policy: z.string(),
+      candidates: z.unknown().describe('The competing values with their sources and times.'),
+      createdAt: z.iso.datetime(),
+    }),
+  ),
+  mergedInto: z
+    .uuid()
+    .nullable()
+    .describe(
+      'Set when this record was merged into another: read that one instead. Merged records are not listed.',
+    ),
+  flags: z.record(z.string(), z.unknown()).describe('Markers such as `deletedIn`.'),
+  updatedAt: z.iso.datetime(),
+});
+export type RecordView = z.output<typeof recordView>;
+
+export const recordPage = z.object({
+  data: z.array(recordView),
+  nextCursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last page.'),
+});
+export type RecordPage = z.output<typeof recordPage>;

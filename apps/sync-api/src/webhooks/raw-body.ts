@@ -1,0 +1,39 @@
+import type { Server } from 'node:http';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyRequest } from 'fastify';
+
+/** Routes under this prefix are authenticated by a signature over their body, byte for byte. */
+export const WEBHOOK_PATH_PREFIX = '/webhooks/';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The body as received, on webhook routes only (set by the JSON parser below). */
+    rawBody?: string;
+  }
+}
+
+const isWebhook = (request: FastifyRequest): boolean => request.url.startsWith(WEBHOOK_PATH_PREFIX);
+
+/**
+ * Replaces the JSON parser: webhook routes get the body as a string (HubSpot signs the
+ * exact bytes; a parse and re-serialise would break the signature, and a body that is not
+ * JSON must be answered by the webhook's own 400, after its metric is counted); every
+ * other route parses as before, with Fastify's own parser and its prototype-poisoning checks.
+ */
+export function useWebhookAwareJsonParser(app: NestFastifyApplication): void {
+  const fastify = app.getHttpAdapter().getInstance();
+  const { onProtoPoisoning, onConstructorPoisoning } = fastify.initialConfig;
+  const parseJson = fastify.getDefaultJsonParser(
+    onProtoPoisoning ?? 'error',
+    onConstructorPoisoning ?? 'error',
+  );
+  app.useBodyParser<Server>('application/json', {}, (request, body, done) => {
+    if (isWebhook(request)) {
+      const raw = body.toString('utf8');
+      request.rawBody = raw;
+      done(null, raw);
+      return;
+    }
+    parseJson(request, body.toString('utf8'), done);
+  });
+}

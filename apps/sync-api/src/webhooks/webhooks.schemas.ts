@@ -1,0 +1,25 @@
+import { z } from 'zod';
+
+/** The metric label of every way a webhook can end: a closed set, so the series stay bounded. */
+export const WEBHOOK_OUTCOMES = [
+  'appended',
+  'duplicate',
+  'pull_enqueued',
+  'ignored',
+  'invalid_signature',
+  'invalid_payload',
+  'error',
+] as const;
+export type WebhookOutcomeLabel = (typeof WEBHOOK_OUTCOMES)[number];
+
+export const webhookAck = z.object({
+  outcome: z
+    .enum(['appended', 'duplicate', 'pull_enqueued', 'ignored'])
+    .describe(
+      '`duplicate`: every change was already on the log (a redelivery); `ignored`: no live connection.',
+    ),
+  connections: z.number().int().describe('Connections the notification was for.'),
+  changes: z.number().int().describe('Changes read from the notification.'),
+  newChanges: z.number().int().describe('Of those, changes not already on the log.'),
+});
+export type WebhookAck = z.output<typeof webhookAck>;

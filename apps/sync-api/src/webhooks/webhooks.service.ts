@@ -1,0 +1,273 @@
+import { HttpException, HttpStatus, Inject, Injectable, ServiceUnavailableException } from '@nestjs/common';
+import {
+  type Connector,
+  gmailConnector,
+  googleCalendarConnector,
+  hubspotConnector,
+  type WebhookRequest,
+} from '@syncline/connectors';
+import { Keyring, type ProviderKey, type SourceChangeInput } from '@syncline/core';
+import { ChangeLog } from '@syncline/log';
+import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
+import { CodedHttpException } from '../common/api-errors';
+import { APP_CONFIG, type AppConfig } from '../config/app-config';
+import type { ConnectionStatus } from '../connections/connections.schemas';
+import { PullQueue } from '../infra/pull-queue.module';
+import { MetricsService } from '../metrics/metrics.service';
+import { type WebhookConnection, WebhooksRepository } from './webhooks.repository';
+import type { WebhookAck, WebhookOutcomeLabel } from './webhooks.schemas';
+
+/** Associated data of a watch channel's token: binds the ciphertext to its row. */
+export const pushSubscriptionAad = (id: string): string => `push-subscription:${id}`;
+
+// A paused or disconnected connection takes nothing in; a pull also needs working credentials.
+const TAKES_CHANGES: ReadonlySet<ConnectionStatus> = new Set([
+  'pending',
+  'backfilling',
+  'live',
+  'needs_reauth',
+  'error',
+]);
+const TAKES_PULLS: ReadonlySet<ConnectionStatus> = new Set(['pending', 'backfilling', 'live', 'error']);
+
+const invalidSignature = (message: string) =>
+  new CodedHttpException(HttpStatus.UNAUTHORIZED, 'invalid_signature', message);
+const invalidPayload = (message: string) =>
+  new CodedHttpException(HttpStatus.BAD_REQUEST, 'invalid_payload', message);
+
+/**
+ * Webhooks and push notifications: verified by the provider's connector (constant time),
+ * then either appended to the change log (HubSpot carries the changes) or turned into a
+ * pull of the connection (Google only says that something changed). The answer goes out
+ * once the append has committed, so an acknowledged change is never lost; the log drops
+ * redeliveries at its door, so a provider's retry is harmless.
+ */
+@Injectable()
+export class WebhooksService {
+  constructor(
+    @Inject(WebhooksRepository) private readonly repository: WebhooksRepository,
+    @Inject(ChangeLog) private readonly log: ChangeLog,
+    @Inject(PullQueue) private readonly pulls: PullQueue,
+    @Inject(Keyring) private readonly keyring: Keyring,
+    @Inject(MetricsService) private readonly metrics: MetricsService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @InjectPinoLogger(WebhooksService.name) private readonly logger: PinoLogger,
+  ) {}
+
+  hubspot(request: WebhookRequest): Promise<WebhookAck> {
+    return this.counted('hubspot', async () => {
+      // One app-level secret signs every portal's events, so the whole batch is verified at once.
+      const secret = this.config.HUBSPOT_CLIENT_SECRET;
+      if (!secret) this.logger.warn('HUBSPOT_CLIENT_SECRET is not set: every HubSpot webhook is refused');
+      const verified = hubspotConnector.verifyWebhook(request, secret ? { clientSecret: secret } : {});
+      if (!verified.ok) throw invalidSignature(verified.error.message);
+
+      const byPortal = eventsByPortal(request.rawBody);
+      const connections = (await this.repository.hubspotConnections([...byPortal.keys()])).filter((c) =>
+        TAKES_CHANGES.has(c.status),
+      );
+      const changes: SourceChangeInput[] = [];
+      for (const connection of connections) {
+        const events = byPortal.get(connection.externalAccountId) ?? [];
+        const parsed = hubspotConnector.parseWebhook(
+          { ...request, rawBody: JSON.stringify(events) },
+          {
+            connectionId: connection.id,
+            workspaceId: connection.workspaceId,
+            fieldMappings: connection.fieldMappings,
+            ...(this.config.HUBSPOT_APP_ID ? { appId: this.config.HUBSPOT_APP_ID } : {}),
+          },
+        );
+        if (!parsed.ok) throw invalidPayload(parsed.error.message);
+        if (parsed.value.kind === 'changes') changes.push(...parsed.value.changes);
+      }
+      const unknownPortals = [...byPortal.keys()].filter(
+        (portal) => !connections.some((c) => c.externalAccountId === portal),
+      );
+      if (unknownPortals.length > 0)
+        this.logger.info(
+          { portals: unknownPortals },
+          'hubspot events for portals without a connection ignored',
+        );
+      if (connections.length === 0) return ack('ignored', 0, 0, 0);
+      const newChanges = await this.append('hubspot', changes);
+      const outcome = changes.length > 0 && newChanges === 0 ? 'duplicate' : 'appended';
+      return ack(outcome, connections.length, changes.length, newChanges);
+    });
+  }
+
+  googleCalendar(request: WebhookRequest): Promise<WebhookAck> {
+    return this.counted('google-calendar', async () => {
+      const channelId = header(request, 'x-goog-channel-id');
+      if (!channelId) throw invalidPayload('no X-Goog-Channel-ID header');
+      const subscription = await this.repository.pushSubscription(channelId);
+      let channels: { id: string; token: string; resourceId?: string }[] = [];
+      if (subscription) {
+        try {
+          const token = this.keyring.open(subscription.token, pushSubscriptionAad(subscription.id));
+          channels = [
+            {
+              id: subscription.id,
+              token,
+              ...(subscription.resourceId ? { resourceId: subscription.resourceId } : {}),
+            },
+          ];
+        } catch (error) {
+          // A token sealed with a key no longer in the keyring cannot be checked: refuse.
+          this.logger.error({ err: error, channelId }, 'cannot open a watch channel token');
+        }
+      }
+      // Verified even when the channel is unknown (against nothing), so both fail alike.
+      const verified = googleCalendarConnector.verifyWebhook(request, { channels });
+      if (!verified.ok || !subscription) throw invalidSignature('unknown channel or wrong channel token');
+      return this.pull(googleCalendarConnector, request, [
+        await this.repository.connection(subscription.connectionId),
+      ]);
+    });
+  }
+
+  gmail(request: WebhookRequest): Promise<WebhookAck> {
+    return this.counted('gmail', async () => {
+      const token = this.config.GMAIL_PUSH_TOKEN;
+      if (!token) this.logger.warn('GMAIL_PUSH_TOKEN is not set: every Gmail push is refused');
+      const verified = gmailConnector.verifyWebhook(request, token ? { pushBearerToken: token } : {});
+      if (!verified.ok) throw invalidSignature(verified.error.message);
+      const emailAddress = gmailPushAddress(request.rawBody);
+      if (emailAddress === undefined)
+        throw invalidPayload('not a Gmail push: no message.data with emailAddress');
+      return this.pull(gmailConnector, request, await this.repository.gmailConnections(emailAddress));
+    });
+  }
+
+  /** Google: the connector checks the notification's shape; each connection it is for gets a pull. */
+  private async pull(
+    connector: Connector,
+    request: WebhookRequest,
+    candidates: readonly (WebhookConnection | null)[],
+  ): Promise<WebhookAck> {
+    const connections = candidates.filter(
+      (c): c is WebhookConnection => c !== null && TAKES_PULLS.has(c.status),
+    );
+    let enqueued = 0;
+    for (const connection of connections) {
+      const parsed = connector.parseWebhook(request, {
+        connectionId: connection.id,
+        workspaceId: connection.workspaceId,
+      });
+      if (!parsed.ok) throw invalidPayload(parsed.error.message);
+      if (parsed.value.kind === 'pull') {
+        await this.pulls.enqueue(connection.id, parsed.value.reason);
+        enqueued++;
+      } else {
+        await this.append(connector.provider, parsed.value.changes);
+      }
+    }
+    if (connections.length === 0) {
+      // Still a 2xx: a provider retries an error, and a notification for a connection we
+      // dropped or paused will never become deliverable.
+      this.logger.info('notification for no active connection ignored');
+      return ack('ignored', 0, 0, 0);
+    }
+    return ack(enqueued > 0 ? 'pull_enqueued' : 'appended', connections.length, 0, 0);
+  }
+
+  /**
+   * Appends in one batch and returns how many changes were new. The log refuses a whole
+   * batch for one bad change; that change is dead-lettered and the rest appended, so one
+   * poison event cannot make the provider retry (and lose) its whole batch.
+   */
+  private async append(provider: ProviderKey, changes: readonly SourceChangeInput[]): Promise<number> {
+    let batch = [...changes];
+    for (;;) {
+      const result = await this.log.append(batch);
+      if (result.ok) return result.value.filter((c) => c.isNew).length;
+      const { error } = result;
+      if (error.code === 'Closed') throw new ServiceUnavailableException('shutting down; deliver again');
+      const poison = batch[error.index];
+      if (poison === undefined) throw new Error(`change log refused the batch: ${error.message}`);
+      this.logger.error(
+        { connectionId: poison.connectionId, eventKey: poison.eventKey, reason: error.message },
+        'webhook change refused by the log; dead-lettered',
+      );
+      await this.repository.deadLetter(`webhook:${provider}`, poison, error.message);
+      batch = batch.filter((_, index) => index !== error.index);
+    }
+  }
+
+  private async counted(provider: ProviderKey, run: () => Promise<WebhookAck>): Promise<WebhookAck> {
+    try {
+      const result = await run();
+      this.metrics.webhookReceived(provider, result.outcome);
+      return result;
+    } catch (error) {
+      this.metrics.webhookReceived(provider, outcomeOf(error));
+      throw error;
+    }
+  }
+}
+
+function ack(
+  outcome: WebhookAck['outcome'],
+  connections: number,
+  changes: number,
+  newChanges: number,
+): WebhookAck {
+  return { outcome, connections, changes, newChanges };
+}
+
+function outcomeOf(error: unknown): WebhookOutcomeLabel {
+  if (
+    error instanceof CodedHttpException &&
+    (error.code === 'invalid_signature' || error.code === 'invalid_payload')
+  )
+    return error.code;
+  if (error instanceof HttpException && error.getStatus() < 500) return 'invalid_payload';
+  return 'error';
+}
+
+function header(request: WebhookRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/**
+ * HubSpot's batch is a JSON array of events, each with the `portalId` it belongs to; one
+ * batch may mix portals. Events without a portal cannot be placed and are left out.
+ */
+function eventsByPortal(rawBody: string): Map<string, unknown[]> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(rawBody);
+  } catch {
+    throw invalidPayload('HubSpot webhook body is not JSON');
+  }
+  if (!Array.isArray(parsed)) throw invalidPayload('HubSpot webhook body is not a JSON array of events');
+  const byPortal = new Map<string, unknown[]>();
+  for (const event of parsed) {
+    const portalId =
+      typeof event === 'object' && event !== null ? (event as { portalId?: unknown }).portalId : undefined;
+    if (typeof portalId !== 'number' && typeof portalId !== 'string') continue;
+    const key = String(portalId);
+    const events = byPortal.get(key) ?? [];
+    events.push(event);
+    byPortal.set(key, events);
+  }
+  return byPortal;
+}
+
+/** The mailbox of a Pub/Sub push: `message.data` is base64(url) JSON `{ emailAddress, historyId }`. */
+function gmailPushAddress(rawBody: string): string | undefined {
+  try {
+    const body = JSON.parse(rawBody) as { message?: { data?: unknown } };
+    if (typeof body.message?.data !== 'string') return undefined;
+    const data = JSON.parse(Buffer.from(body.message.data, 'base64url').toString('utf8')) as {
+      emailAddress?: unknown;
+      historyId?: unknown;
+    };
+    if (typeof data.emailAddress !== 'string' || data.emailAddress === '' || data.historyId === undefined)
+      return undefined;
+    return data.emailAddress;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,306 @@
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  type BudgetLimits,
+  type ConnectionContext,
+  type Connector,
+  type ConnectorResult,
+  type Cursor,
+  type FieldMappings,
+  gmailBudgetLimits,
+  gmailConnector,
+  googleBudgetLimits,
+  googleCalendarConnector,
+  googleTasksConnector,
+  hubspotBudgetLimits,
+  hubspotConnector,
+  OAuthTokenSource,
+  oauth2Refresher,
+  PgCredentialStore,
+  RedisRateBudget,
+  type RefreshFn,
+  StaticTokenSource,
+  type TokenSource,
+} from '@syncline/connectors';
+import {
+  err,
+  type Keyring,
+  type Logger,
+  PROVIDER_KEYS,
+  type ProviderKey,
+  providerEndpoints,
+} from '@syncline/core';
+import { UnrecoverableError } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Pool } from 'pg';
+import { WORKERS_CONFIG, type WorkersConfig, workersKeyring } from '../config/workers-config';
+import { PG_POOL, REDIS, ROOT_LOGGER } from '../infra/connections';
+
+/** The `connection_status` enum. */
+export const CONNECTION_STATUSES = [
+  'pending',
+  'backfilling',
+  'live',
+  'paused',
+  'needs_reauth',
+  'error',
+  'disconnected',
+] as const;
+export type ConnectionStatus = (typeof CONNECTION_STATUSES)[number];
+
+/**
+ * The connection row's `cursors`: the backfill position while `backfilling`, the incremental
+ * one once `live`. Other keys are kept as they are.
+ */
+export interface ConnectionCursors {
+  readonly backfill?: Cursor;
+  readonly live?: Cursor;
+  readonly [other: string]: Cursor | undefined;
+}
+
+/** One connection as the workers act on it: the row's state as of `open`, plus a ready context. */
+export interface ConnectionHandle {
+  readonly id: string;
+  readonly workspaceId: string;
+  readonly provider: ProviderKey;
+  readonly status: ConnectionStatus;
+  readonly statusReason: string | null;
+  readonly deletePolicy: string;
+  readonly cursors: ConnectionCursors;
+  /** false when the row has no sealed credentials (every call would be `AuthRevoked`). */
+  readonly hasCredentials: boolean;
+  readonly connector: Connector;
+  readonly ctx: ConnectionContext;
+}
+
+/** Credentials are sealed on the row but this process has no key to open them. */
+export class KeyringMissingError extends UnrecoverableError {
+  readonly code = 'Validation';
+  constructor(connectionId: string) {
+    super(
+      `connection ${connectionId} has sealed credentials but SYNCLINE_ENCRYPTION_KEYS is not set for the workers`,
+    );
+    this.name = 'KeyringMissingError';
+  }
+}
+
+const CONNECTORS: Readonly<Record<ProviderKey, Connector>> = {
+  hubspot: hubspotConnector,
+  'google-calendar': googleCalendarConnector,
+  gmail: gmailConnector,
+  'google-tasks': googleTasksConnector,
+};
+
+const BUDGETS: Readonly<Record<ProviderKey, BudgetLimits>> = {
+  hubspot: hubspotBudgetLimits(),
+  'google-calendar': googleBudgetLimits(),
+  gmail: gmailBudgetLimits(),
+  'google-tasks': googleBudgetLimits(),
+};
+
+interface ConnectionRow {
+  id: string;
+  workspace_id: string;
+  provider: string;
+  external_account_id: string;
+  status: ConnectionStatus;
+  status_reason: string | null;
+  cursors: ConnectionCursors | null;
+  delete_policy: string;
+  field_mappings: FieldMappings | null;
+  /** md5 of the sealed credentials: tells a replacement (by the API, or a refresh) apart. */
+  credentials_fingerprint: string | null;
+}
+
+/** What is kept per connection between jobs: the token source (so refreshes collapse) and the budget. */
+interface Session {
+  readonly fingerprint: string | null;
+  readonly parts: Promise<{ tokens: TokenSource; budget: RedisRateBudget; hasCredentials: boolean }>;
+}
+
+/** A token source for a row without credentials: every call is `AuthRevoked`. */
+const noCredentials = (connectionId: string): TokenSource => {
+  const refused = async (): Promise<ConnectorResult<string>> =>
+    err({ code: 'AuthRevoked', message: `connection ${connectionId} has no credentials` });
+  return { accessToken: refused, invalidate: refused };
+};
+
+/**
+ * Opens connections for the workers: reads the row, and builds (once per connection and
+ * credentials) the connector context: an OAuth token source over the sealed credentials,
+ * the connection's Redis rate budget, the provider endpoints and field mappings.
+ *
+ * The state in a handle (status, cursors) is the row as `open` read it; the token source
+ * and budget are cached in-process and rebuilt when the sealed credentials change, so new
+ * credentials from the API are seen without a restart. `forget` drops the cache entry.
+ */
+@Injectable()
+export class ConnectionRuntime {
+  private readonly logger: Logger;
+  private readonly sessions = new Map<string, Session>();
+  private readonly keyring: Keyring | undefined;
+  private readonly endpoints: ReturnType<typeof providerEndpoints>;
+  private store: PgCredentialStore | undefined;
+
+  constructor(
+    @Inject(PG_POOL) private readonly pool: Pool,
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(WORKERS_CONFIG) private readonly config: WorkersConfig,
+    @Inject(ROOT_LOGGER) rootLogger: Logger,
+  ) {
+    this.logger = rootLogger.child({ scope: ConnectionRuntime.name });
+    this.keyring = workersKeyring(config);
+    this.endpoints = providerEndpoints(config);
+  }
+
+  connectorFor(provider: ProviderKey): Connector {
+    return CONNECTORS[provider];
+  }
+
+  /** The keyring, or a KeyringMissingError naming the setting (`connectionId` is for the message). */
+  requireKeyring(connectionId: string): Keyring {
+    if (this.keyring === undefined) throw new KeyringMissingError(connectionId);
+    return this.keyring;
+  }
+
+  /** The connection as it is now, or undefined when there is no such row. */
+  async open(connectionId: string): Promise<ConnectionHandle | undefined> {
+    const { rows } = await this.pool.query<ConnectionRow>(
+      `SELECT id, workspace_id, provider::text AS provider, external_account_id, status::text AS status,
+              status_reason, cursors, delete_policy, field_mappings,
+              md5(credentials_ciphertext) AS credentials_fingerprint
+         FROM connection WHERE id = $1`,
+      [connectionId],
+    );
+    const row = rows[0];
+    if (row === undefined) {
+      this.forget(connectionId);
+      return undefined;
+    }
+    const provider = toProviderKey(row.provider);
+    let session = this.sessions.get(connectionId);
+    if (session === undefined || session.fingerprint !== row.credentials_fingerprint) {
+      session = { fingerprint: row.credentials_fingerprint, parts: this.build(row, provider) };
+      this.sessions.set(connectionId, session);
+      // A failed build (Postgres away) must not stick.
+      const built = session;
+      built.parts.catch(() => {
+        if (this.sessions.get(connectionId) === built) this.sessions.delete(connectionId);
+      });
+    }
+    const { tokens, budget, hasCredentials } = await session.parts;
+    const fieldMappings = row.field_mappings ?? {};
+    const ctx: ConnectionContext = {
+      connectionId: row.id,
+      workspaceId: row.workspace_id,
+      externalAccountId: row.external_account_id,
+      tokens,
+      budget,
+      endpoints: this.endpoints,
+      ...(Object.keys(fieldMappings).length > 0 ? { fieldMappings } : {}),
+      ...(this.config.HUBSPOT_APP_ID === undefined ? {} : { appId: this.config.HUBSPOT_APP_ID }),
+    };
+    return {
+      id: row.id,
+      workspaceId: row.workspace_id,
+      provider,
+      status: row.status,
+      statusReason: row.status_reason,
+      deletePolicy: row.delete_policy,
+      cursors: row.cursors ?? {},
+      hasCredentials,
+      connector: this.connectorFor(provider),
+      ctx,
+    };
+  }
+
+  /** Drops the cached token source and budget; the next `open` reads the credentials again. */
+  forget(connectionId: string): void {
+    this.sessions.delete(connectionId);
+  }
+
+  /**
+   * Sets the status and its reason (`undefined` clears the reason, like `null`). Marking
+   * `needs_reauth` also forgets the cached credentials.
+   */
+  async setStatus(connectionId: string, status: ConnectionStatus, reason?: string | null): Promise<void> {
+    await this.pool.query(
+      `UPDATE connection SET status = $2::connection_status, status_reason = $3, updated_at = now() WHERE id = $1`,
+      [connectionId, status, reason ?? null],
+    );
+    if (status === 'needs_reauth') this.forget(connectionId);
+  }
+
+  /** A call to the provider succeeded: last_success_at now, the last error cleared. */
+  async recordSuccess(connectionId: string): Promise<void> {
+    await this.pool.query(
+      'UPDATE connection SET last_success_at = now(), last_error_code = NULL WHERE id = $1',
+      [connectionId],
+    );
+  }
+
+  /** A call to the provider failed with this code. */
+  async recordError(connectionId: string, code: string): Promise<void> {
+    await this.pool.query('UPDATE connection SET last_error_code = $2 WHERE id = $1', [connectionId, code]);
+  }
+
+  private async build(
+    row: ConnectionRow,
+    provider: ProviderKey,
+  ): Promise<{ tokens: TokenSource; budget: RedisRateBudget; hasCredentials: boolean }> {
+    const budget = new RedisRateBudget(
+      this.redis,
+      row.id,
+      BUDGETS[provider],
+      `${this.config.REDIS_PREFIX}:budget`,
+    );
+    if (row.credentials_fingerprint === null) {
+      return { tokens: noCredentials(row.id), budget, hasCredentials: false };
+    }
+    const store = this.credentialStore(row.id);
+    const loaded = await store.load(row.id);
+    if (!loaded.ok) return { tokens: noCredentials(row.id), budget, hasCredentials: false };
+    const credentials = loaded.value;
+    let tokens: TokenSource;
+    if (typeof credentials.privateAppToken === 'string') {
+      tokens = new StaticTokenSource(credentials.privateAppToken);
+    } else if (typeof credentials.accessToken === 'string' && typeof credentials.refreshToken !== 'string') {
+      // A bare access token (the demo, a test): used until it is refused.
+      tokens = new StaticTokenSource(credentials.accessToken);
+    } else {
+      tokens = new OAuthTokenSource({ connectionId: row.id, store, refresh: this.refresher(provider) });
+    }
+    this.logger.debug({ connectionId: row.id, provider }, 'connection credentials opened');
+    return { tokens, budget, hasCredentials: true };
+  }
+
+  private credentialStore(connectionId: string): PgCredentialStore {
+    this.store ??= new PgCredentialStore(this.pool, this.requireKeyring(connectionId));
+    return this.store;
+  }
+
+  private refresher(provider: ProviderKey): RefreshFn {
+    const hubspot = provider === 'hubspot';
+    const clientId = hubspot ? this.config.HUBSPOT_CLIENT_ID : this.config.GOOGLE_CLIENT_ID;
+    const clientSecret = hubspot ? this.config.HUBSPOT_CLIENT_SECRET : this.config.GOOGLE_CLIENT_SECRET;
+    if (clientId === undefined || clientSecret === undefined) {
+      const prefix = hubspot ? 'HUBSPOT' : 'GOOGLE';
+      // Not AuthRevoked: the user's grant may be fine; the operator has to set the client.
+      return async () =>
+        err({
+          code: 'Validation',
+          message: `cannot refresh a ${provider} token: ${prefix}_CLIENT_ID and ${prefix}_CLIENT_SECRET are not set`,
+        });
+    }
+    return oauth2Refresher({
+      tokenUrl: hubspot ? this.endpoints.hubspotTokenUrl : this.endpoints.googleTokenUrl,
+      clientId,
+      clientSecret,
+    });
+  }
+}
+
+function toProviderKey(value: string): ProviderKey {
+  const key = PROVIDER_KEYS.find((k) => k === value);
+  if (key === undefined) throw new Error(`connection has unknown provider ${value}`);
+  return key;
+}

@@ -1,0 +1,35 @@
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import type { Result } from '@syncline/core';
+import { type AppendError, type AppendedChange, ChangeLog } from '@syncline/log';
+import type { Pool } from 'pg';
+import { WORKERS_CONFIG, type WorkersConfig } from '../config/workers-config';
+import { PG_POOL } from '../infra/connections';
+
+/**
+ * The process's one ChangeLog for ingest (its micro-batcher is shared by every pull job).
+ * The log's partition heads are created on the first append, not at boot, so a process
+ * that never ingests leaves the log untouched.
+ */
+@Injectable()
+export class IngestLog implements OnApplicationShutdown {
+  private readonly log: ChangeLog;
+  private ready: Promise<void> | undefined;
+
+  constructor(@Inject(PG_POOL) pool: Pool, @Inject(WORKERS_CONFIG) config: WorkersConfig) {
+    this.log = new ChangeLog(pool, { partitions: config.LOG_PARTITIONS });
+  }
+
+  async append(changes: readonly unknown[]): Promise<Result<AppendedChange[], AppendError>> {
+    this.ready ??= this.log.init().catch((error: unknown) => {
+      this.ready = undefined;
+      throw error;
+    });
+    await this.ready;
+    return this.log.append(changes);
+  }
+
+  /** Runs after the job workers finished their jobs (beforeApplicationShutdown), before the pool closes. */
+  async onApplicationShutdown(): Promise<void> {
+    await this.log.close();
+  }
+}

@@ -1,0 +1,535 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import { PgCredentialStore, type StoredCredentials } from '@syncline/connectors';
+import { Keyring } from '@syncline/core';
+import { type RunningEmulators, startEmulators } from '@syncline/emulators';
+import { QueueEvents } from 'bullmq';
+import { Redis } from 'ioredis';
+import { Pool } from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
+import { TEST_REDIS_PREFIX, TEST_REDIS_URL } from '../../../../test/support/env';
+import { loadWorkersConfig } from '../config/workers-config';
+import { JobMapError } from '../jobs/job-handler-registry';
+import { JOB_MAP, type JobMap } from '../jobs/job-map';
+import { pushSubscriptionAad } from '../renew/renew.service';
+import { createWorkers, type Workers } from '../workers';
+
+const APP_ID = 5001;
+const CLIENT_SECRET = 'pull-spec-secret';
+const HUBSPOT_TYPES = ['contacts', 'companies', 'deals', 'meetings', 'tasks', 'emails'] as const;
+
+interface ConnectionRow {
+  status: string;
+  status_reason: string | null;
+  cursors: { backfill?: Record<string, unknown>; live?: Record<string, unknown> };
+  backfill_seen: number;
+  backfill_total: number | null;
+  watermark: Date | null;
+  last_pull_at: Date | null;
+  last_success_at: Date | null;
+  last_error_code: string | null;
+}
+
+/**
+ * Boots the workers with the production map; while handlers of jobs owned elsewhere are not
+ * written yet, with the map minus exactly the jobs the app reports unhandled.
+ */
+async function bootWorkers(env: NodeJS.ProcessEnv): Promise<Workers> {
+  const config = loadWorkersConfig(env);
+  try {
+    return await createWorkers(config);
+  } catch (error) {
+    if (!(error instanceof JobMapError)) throw error;
+    const unhandled = new Set([...error.message.matchAll(/job (\S+) has no handler/g)].map((m) => m[1]));
+    const jobMap: JobMap = {
+      queues: JOB_MAP.queues,
+      jobs: Object.fromEntries(Object.entries(JOB_MAP.jobs).filter(([name]) => !unhandled.has(name))),
+    };
+    return createWorkers(config, { jobMap });
+  }
+}
+
+describe('pull, pull-all and renew through the workers (Postgres, Redis, emulators)', () => {
+  let db: TestDatabase;
+  let pool: Pool;
+  let redis: Redis;
+  let prefix: string;
+  let emulators: RunningEmulators;
+  let workers: Workers;
+  let metricsPort: number;
+  const key = randomBytes(32);
+  const keyring = new Keyring({ k1: key }, 'k1');
+  let store: PgCredentialStore;
+  const workspaces = new Map<string, string>();
+  const portalA = 8_100 + Math.floor(Math.random() * 800);
+  const portalB = portalA + 1;
+  const googleEmail = `dana-${randomBytes(3).toString('hex')}@pull.example`;
+
+  const control = async <T>(base: string, method: string, path: string, body?: unknown): Promise<T> => {
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${await res.text()}`);
+    return (res.status === 204 ? undefined : await res.json()) as T;
+  };
+  const hubspot = <T>(method: string, path: string, body?: unknown) =>
+    control<T>(emulators.hubspotUrl, method, path, body);
+  const google = <T>(method: string, path: string, body?: unknown) =>
+    control<T>(emulators.googleUrl, method, path, body);
+
+  const row = async (connectionId: string): Promise<ConnectionRow> => {
+    const { rows } = await pool.query<ConnectionRow>(
+      `SELECT status::text AS status, status_reason, cursors, backfill_seen, backfill_total, watermark,
+              last_pull_at, last_success_at, last_error_code
+         FROM connection WHERE id = $1`,
+      [connectionId],
+    );
+    return rows[0]!;
+  };
+
+  const createConnection = async (
+    provider: string,
+    externalAccountId: string,
+    credentials: StoredCredentials,
+  ): Promise<string> => {
+    const id = randomUUID();
+    // A workspace per connection: with two in one, the merge and writeback (running in the
+    // same workers) would copy records between the portals and change what is counted here.
+    const workspaceId = randomUUID();
+    workspaces.set(id, workspaceId);
+    await pool.query('INSERT INTO workspace (id, name) VALUES ($1, $2)', [workspaceId, `pull spec ${id}`]);
+    await pool.query(
+      `INSERT INTO connection (id, workspace_id, provider, external_account_id, status)
+       VALUES ($1, $2, $3::provider, $4, 'pending')`,
+      [id, workspaceId, provider, externalAccountId],
+    );
+    await store.save(id, credentials);
+    return id;
+  };
+
+  const hubspotPortal = async (portalId: number) => {
+    const grant = await hubspot<{ accessToken: string; refreshToken: string; clientId: string }>(
+      'POST',
+      '/_emulator/hubspot/portals',
+      { portalId, appId: APP_ID, clientSecret: CLIENT_SECRET },
+    );
+    return grant;
+  };
+  const oauth = (grant: { accessToken: string; refreshToken: string }): StoredCredentials => ({
+    accessToken: grant.accessToken,
+    refreshToken: grant.refreshToken,
+    expiresAt: new Date(Date.now() + 1_800_000).toISOString(),
+  });
+
+  const countRecords = async (portalId: number): Promise<number> => {
+    let total = 0;
+    for (const type of HUBSPOT_TYPES) {
+      const { results } = await hubspot<{ results: unknown[] }>(
+        'GET',
+        `/_emulator/hubspot/portals/${portalId}/objects/${type}`,
+      );
+      total += results.length;
+    }
+    return total;
+  };
+
+  const eventsOf = async (connectionId: string) =>
+    (
+      await pool.query<{
+        external_id: string;
+        event_key: string;
+        op: string;
+        fields: Record<string, unknown>;
+      }>(
+        'SELECT external_id, event_key, op, fields FROM change_event WHERE connection_id = $1 ORDER BY "offset"',
+        [connectionId],
+      )
+    ).rows;
+
+  const pull = (connectionId: string) => workers.jobs.enqueue('connection.pull', { connectionId });
+
+  /** Polls until `check` passes (it throws while not yet). */
+  const eventually = async <T>(check: () => Promise<T>, timeoutMs = 30_000): Promise<T> => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        return await check();
+      } catch (error) {
+        if (Date.now() > deadline) throw error;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  };
+
+  /** Waits until no pull job is waiting, delayed or running. */
+  const pullsSettled = () =>
+    eventually(async () => {
+      const counts = await workers.jobs
+        .queue('pull')
+        .getJobCounts('waiting', 'active', 'delayed', 'prioritized');
+      expect(Object.values(counts).reduce((a, b) => a + b, 0)).toBe(0);
+    });
+
+  beforeAll(async () => {
+    db = await createTestDatabase('workers_pull');
+    pool = new Pool({ connectionString: db.url, max: 4 });
+    redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+    prefix = `${TEST_REDIS_PREFIX}:pull-${randomBytes(4).toString('hex')}`;
+    emulators = await startEmulators({ hubspotPort: 0, googlePort: 0 });
+    store = new PgCredentialStore(pool, keyring);
+    const grant = await hubspotPortal(portalA);
+    const googleClient = await google<{ clientId: string; clientSecret: string }>(
+      'GET',
+      '/_emulator/google/oauth-client',
+    );
+    metricsPort = await freePort();
+    workers = await bootWorkers({
+      DATABASE_URL: db.url,
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_PREFIX: prefix,
+      LOG_LEVEL: process.env.PULL_SPEC_LOG_LEVEL ?? 'silent',
+      WORKER_CONCURRENCY: '4',
+      // Pulls here are enqueued by the tests; the scheduled one runs once at boot.
+      PULL_INTERVAL_MS: '3600000',
+      // Small jobs, so a backfill crosses several continuation jobs.
+      PULL_JOB_MAX_PAGES: '3',
+      METRICS_PORT: String(metricsPort),
+      SYNCLINE_ENCRYPTION_KEYS: `k1:${key.toString('base64')}`,
+      HUBSPOT_API_BASE_URL: emulators.hubspotUrl,
+      HUBSPOT_CLIENT_ID: grant.clientId,
+      HUBSPOT_CLIENT_SECRET: CLIENT_SECRET,
+      HUBSPOT_APP_ID: String(APP_ID),
+      GOOGLE_API_ROOT_URL: `${emulators.googleUrl}/`,
+      GOOGLE_TOKEN_URL: `${emulators.googleUrl}/token`,
+      GOOGLE_CLIENT_ID: googleClient.clientId,
+      GOOGLE_CLIENT_SECRET: googleClient.clientSecret,
+      // Nobody listens: the emulator's channel notifications fail fast and are not needed here.
+      PUBLIC_BASE_URL: 'http://127.0.0.1:9',
+    });
+  });
+
+  afterAll(async () => {
+    try {
+      await workers?.close();
+      await emulators?.close();
+    } finally {
+      if (redis) {
+        const keys = await redis.keys(`${prefix}*`);
+        if (keys.length > 0) await redis.del(...keys);
+        await redis.quit();
+      }
+      await pool?.end();
+      await db?.drop();
+    }
+  });
+
+  let connectionA: string;
+  let connectionB: string;
+
+  it('backfills a seeded HubSpot portal to live: every record on the log, counted, cursor handed to pulls', async () => {
+    await hubspot('POST', `/_emulator/hubspot/portals/${portalA}/seed/contacts`, { count: 250 });
+    await hubspot('POST', `/_emulator/hubspot/portals/${portalA}/seed/companies`, { count: 30 });
+    const records = await countRecords(portalA);
+    const grant = await hubspotPortal(portalA);
+    connectionA = await createConnection('hubspot', String(portalA), oauth(grant));
+
+    await pull(connectionA);
+    const live = await eventually(async () => {
+      const current = await row(connectionA);
+      expect(current.status).toBe('live');
+      return current;
+    });
+    expect(live.backfill_seen).toBe(records);
+    expect(live.backfill_total).toBeGreaterThanOrEqual(records);
+    expect(live.cursors.backfill).toBeUndefined();
+    expect(live.cursors.live).toMatchObject({ phase: 'pull' });
+    expect(live.watermark).not.toBeNull();
+    expect(live.last_error_code).toBeNull();
+    await pullsSettled();
+    const events = await eventsOf(connectionA);
+    expect(events).toHaveLength(records);
+    expect(new Set(events.map((e) => e.external_id)).size).toBe(records);
+  });
+
+  it('brings a later edit in the portal onto the log with connection.pull', async () => {
+    const { results } = await hubspot<{ results: { id: string }[] }>(
+      'GET',
+      `/_emulator/hubspot/portals/${portalA}/objects/contacts`,
+    );
+    const target = results[7]!.id;
+    await hubspot('PATCH', `/_emulator/hubspot/portals/${portalA}/ui/contacts/${target}`, {
+      properties: { firstname: 'Edited Later' },
+    });
+    await pull(connectionA);
+    await eventually(async () => {
+      const edits = (await eventsOf(connectionA)).filter(
+        (e) => e.external_id === target && JSON.stringify(e.fields).includes('Edited Later'),
+      );
+      expect(edits).toHaveLength(1);
+    });
+    await pullsSettled();
+    const current = await row(connectionA);
+    expect(current.status).toBe('live');
+    expect(current.last_pull_at).not.toBeNull();
+  });
+
+  it('a revoked grant marks only that connection needs_reauth, cursor kept; another keeps pulling', async () => {
+    const grantB = await hubspotPortal(portalB);
+    await hubspot('POST', `/_emulator/hubspot/portals/${portalB}/seed/contacts`, { count: 20 });
+    connectionB = await createConnection('hubspot', String(portalB), oauth(grantB));
+    await pull(connectionB);
+    await eventually(async () => expect((await row(connectionB)).status).toBe('live'));
+    await pullsSettled();
+
+    const before = await row(connectionA);
+    await hubspot('POST', '/_emulator/faults', {
+      service: 'hubspot',
+      kind: 'revoke-token',
+      account: portalA,
+      count: 1,
+    });
+    await pull(connectionA);
+    const revoked = await eventually(async () => {
+      const current = await row(connectionA);
+      expect(current.status).toBe('needs_reauth');
+      return current;
+    });
+    expect(revoked.status_reason).toMatch(/refresh token refused \(BAD_REFRESH_TOKEN\)/);
+    expect(revoked.last_error_code).toBe('AuthRevoked');
+    expect(revoked.cursors).toEqual(before.cursors);
+
+    // B is unaffected: its edits still arrive.
+    const { results } = await hubspot<{ results: { id: string }[] }>(
+      'GET',
+      `/_emulator/hubspot/portals/${portalB}/objects/contacts`,
+    );
+    await hubspot('PATCH', `/_emulator/hubspot/portals/${portalB}/ui/contacts/${results[0]!.id}`, {
+      properties: { lastname: 'Still Syncing' },
+    });
+    await pull(connectionB);
+    await eventually(async () => {
+      const events = await eventsOf(connectionB);
+      expect(events.some((e) => JSON.stringify(e.fields).includes('Still Syncing'))).toBe(true);
+    });
+    // A pull of A while it waits for re-authorisation does nothing.
+    await pull(connectionA);
+    await pullsSettled();
+    expect((await row(connectionA)).status).toBe('needs_reauth');
+  });
+
+  it('after new credentials and a status reset, catches up with nothing lost', async () => {
+    const { results } = await hubspot<{ results: { id: string }[] }>(
+      'GET',
+      `/_emulator/hubspot/portals/${portalA}/objects/contacts`,
+    );
+    // Edited while the connection could not read.
+    await hubspot('PATCH', `/_emulator/hubspot/portals/${portalA}/ui/contacts/${results[3]!.id}`, {
+      properties: { firstname: 'While Revoked' },
+    });
+    const fresh = await hubspot<{ accessToken: string; refreshToken: string }>(
+      'POST',
+      `/_emulator/hubspot/portals/${portalA}/tokens`,
+    );
+    // What the API does when credentials are replaced.
+    await store.save(connectionA, oauth(fresh));
+    await pool.query(`UPDATE connection SET status = 'live', status_reason = NULL WHERE id = $1`, [
+      connectionA,
+    ]);
+
+    await pull(connectionA);
+    await eventually(async () => {
+      const events = await eventsOf(connectionA);
+      expect(
+        events.some(
+          (e) => e.external_id === results[3]!.id && JSON.stringify(e.fields).includes('While Revoked'),
+        ),
+      ).toBe(true);
+    });
+    await pullsSettled();
+    const current = await row(connectionA);
+    expect(current.status).toBe('live');
+    expect(current.last_error_code).toBeNull();
+  });
+
+  let calendarConnection: string;
+
+  it('a Calendar sync token answered 410 resyncs in full, without duplicate event keys', async () => {
+    const user = await google<{ accessToken: string; refreshToken: string }>(
+      'POST',
+      '/_emulator/google/users',
+      {
+        email: googleEmail,
+      },
+    );
+    for (let i = 0; i < 5; i++) {
+      const start = new Date(Date.UTC(2026, 11, 1 + i, 15));
+      await google('POST', `/_emulator/google/users/${googleEmail}/ui/calendar/events`, {
+        summary: `Call ${i}`,
+        start: { dateTime: start.toISOString() },
+        end: { dateTime: new Date(start.getTime() + 1_800_000).toISOString() },
+      });
+    }
+    calendarConnection = await createConnection('google-calendar', googleEmail, {
+      accessToken: user.accessToken,
+      refreshToken: user.refreshToken,
+      expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+    });
+    await pull(calendarConnection);
+    const live = await eventually(async () => {
+      const current = await row(calendarConnection);
+      expect(current.status).toBe('live');
+      return current;
+    });
+    await pullsSettled();
+    expect(live.backfill_seen).toBe(5);
+    const syncToken = live.cursors.live?.syncToken;
+    expect(typeof syncToken).toBe('string');
+
+    await google('POST', '/_emulator/faults', {
+      service: 'google',
+      kind: 'invalidate-cursors',
+      account: googleEmail,
+      count: 1,
+    });
+    const start = new Date(Date.UTC(2026, 11, 20, 15));
+    await google('POST', `/_emulator/google/users/${googleEmail}/ui/calendar/events`, {
+      summary: 'Booked during the outage',
+      start: { dateTime: start.toISOString() },
+      end: { dateTime: new Date(start.getTime() + 1_800_000).toISOString() },
+    });
+    await pull(calendarConnection);
+    await eventually(async () => {
+      const current = await row(calendarConnection);
+      expect(current.status).toBe('live');
+      expect(current.cursors.live?.syncToken).not.toBe(syncToken);
+      expect(current.status_reason).toBeNull();
+    });
+    await pullsSettled();
+    const after = await row(calendarConnection);
+    // The full resync counted every event again; the log kept each version once.
+    expect(after.backfill_seen).toBe(6);
+    const events = await eventsOf(calendarConnection);
+    expect(events).toHaveLength(6);
+    expect(new Set(events.map((e) => e.event_key)).size).toBe(6);
+    expect(new Set(events.map((e) => e.external_id)).size).toBe(6);
+    expect(events.some((e) => JSON.stringify(e.fields).includes('Booked during the outage'))).toBe(true);
+  });
+
+  it('connection.renew creates a push subscription with a sealed token, and replaces one close to expiry', async () => {
+    const renewed = await runRenew();
+    expect(renewed).toMatchObject({ renewed: 1, failed: 0 });
+    const rows = await subscriptions(calendarConnection);
+    expect(rows).toHaveLength(1);
+    const first = rows[0]!;
+    expect(first.workspace_id).toBe(workspaces.get(calendarConnection));
+    expect(first.resource_id).toEqual(expect.any(String));
+    expect(first.expires_at.getTime()).toBeGreaterThan(Date.now() + 3_600_000);
+    const token = keyring.open(
+      { keyId: first.token_key_id, ciphertext: first.token_ciphertext },
+      pushSubscriptionAad(first.id),
+    );
+    expect(token.length).toBeGreaterThanOrEqual(40);
+    // Bound to its row: another id's associated data does not open it.
+    expect(() =>
+      keyring.open(
+        { keyId: first.token_key_id, ciphertext: first.token_ciphertext },
+        pushSubscriptionAad('other'),
+      ),
+    ).toThrow();
+
+    // Still valid for long: nothing to do.
+    expect(await runRenew()).toMatchObject({ checked: 0, renewed: 0 });
+
+    // Expiring within the hour: a new channel replaces it, the old row goes.
+    await pool.query(
+      `UPDATE push_subscription SET expires_at = now() + interval '10 minutes' WHERE id = $1`,
+      [first.id],
+    );
+    expect(await runRenew()).toMatchObject({ renewed: 1 });
+    const replaced = await subscriptions(calendarConnection);
+    expect(replaced).toHaveLength(1);
+    expect(replaced[0]!.id).not.toBe(first.id);
+  });
+
+  it('serves /metrics with pull counters, queue depths and dead letters', async () => {
+    const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toMatch(/syncline_pull_changes_total\{provider="hubspot"\} \d+/);
+    expect(text).toMatch(/syncline_connector_errors_total\{provider="hubspot",code="AuthRevoked"\} \d+/);
+    expect(text).toMatch(
+      /syncline_connector_errors_total\{provider="google-calendar",code="CursorInvalid"\} 1/,
+    );
+    expect(text).toMatch(/syncline_queue_jobs\{queue="pull",state="waiting"\} 0/);
+    // Whatever else the workers dead-lettered meanwhile, the gauge is the open count.
+    const open = await pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM dead_letter WHERE status = 'open'`,
+    );
+    expect(text).toContain(`syncline_dead_letters_open ${open.rows[0]!.n}`);
+    expect(text).toContain(`syncline_backfill_seen{connection="${connectionB}"} 20`);
+    expect(text).toMatch(
+      new RegExp(`syncline_watermark_delay_seconds\\{connection="${connectionA}"\\} [\\d.]+`),
+    );
+    expect((await fetch(`http://127.0.0.1:${metricsPort}/other`)).status).toBe(404);
+  });
+
+  it('connection.pull-all enqueues a pull of every pending, backfilling and live connection', async () => {
+    const grant = await hubspotPortal(portalB);
+    const pending = await createConnection('hubspot', `${portalB}-again`, oauth(grant));
+    await pool.query(`UPDATE connection SET status = 'paused' WHERE id = $1`, [connectionB]);
+    await workers.jobs.enqueue('connection.pull-all', {});
+    await eventually(async () => expect((await row(pending)).status).toBe('live'));
+    await pullsSettled();
+    expect((await row(connectionB)).status).toBe('paused');
+  });
+
+  /** Runs connection.renew through the queue and returns its outcome. */
+  async function runRenew(): Promise<unknown> {
+    const connection = redis.duplicate({ maxRetriesPerRequest: null });
+    const events = new QueueEvents('maintenance', { connection, prefix });
+    try {
+      await events.waitUntilReady();
+      const completed = new Promise<unknown>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('connection.renew did not complete')), 30_000);
+        events.on('completed', ({ jobId, returnvalue }) => {
+          if (jobId !== 'connection.renew') return;
+          clearTimeout(timer);
+          resolve(typeof returnvalue === 'string' ? JSON.parse(returnvalue) : returnvalue);
+        });
+      });
+      await workers.jobs.enqueue('connection.renew', {});
+      return await completed;
+    } finally {
+      await events.close();
+      connection.disconnect();
+    }
+  }
+
+  async function subscriptions(connectionId: string) {
+    return (
+      await pool.query<{
+        id: string;
+        workspace_id: string;
+        resource_id: string | null;
+        token_ciphertext: Buffer;
+        token_key_id: string;
+        expires_at: Date;
+      }>('SELECT * FROM push_subscription WHERE connection_id = $1', [connectionId])
+    ).rows;
+  }
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}

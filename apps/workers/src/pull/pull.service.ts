@@ -1,0 +1,295 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { ConnectorError, Cursor, PullPage } from '@syncline/connectors';
+import type { Logger } from '@syncline/core';
+import type { Pool } from 'pg';
+import { WORKERS_CONFIG, type WorkersConfig } from '../config/workers-config';
+import {
+  type ConnectionCursors,
+  type ConnectionHandle,
+  ConnectionRuntime,
+  type ConnectionStatus,
+} from '../connections/connection-runtime';
+import { IngestLog } from '../connections/ingest-log';
+import { PG_POOL, ROOT_LOGGER } from '../infra/connections';
+import type { JobPayload } from '../jobs/job-map';
+import { JobQueue } from '../jobs/job-queue.service';
+import { WorkerMetrics } from '../metrics/worker-metrics';
+import { PermanentConnectorError, RetryableConnectorError } from './connector-job-errors';
+
+const JOB = 'connection.pull';
+/** Longest a job waits in-process for a provider's retry-after before handing the wait to BullMQ. */
+const MAX_RATE_LIMIT_WAIT_MS = 30_000;
+const ENQUEUE_BATCH = 500;
+
+export type PullOutcome =
+  | { outcome: 'skipped'; reason: string }
+  | { outcome: 'caught-up'; pages: number; changes: number; status: 'live' }
+  | { outcome: 'continued'; pages: number; changes: number; next: string }
+  | { outcome: 'superseded'; pages: number; changes: number }
+  | { outcome: 'needs-reauth'; reason: string };
+
+const SKIPPED_STATUSES: ReadonlySet<ConnectionStatus> = new Set([
+  'paused',
+  'disconnected',
+  'needs_reauth',
+  'error',
+]);
+
+/** The deterministic pull job id, and the one its continuation takes (see `handOver`). */
+export const pullJobIds = (connectionId: string) =>
+  ({ primary: `pull.${connectionId}`, continuation: `pull.${connectionId}.next` }) as const;
+
+/**
+ * Reads one connection into the log: its backfill while `backfilling`, then incremental
+ * pulls while `live`, page by page. Every page is appended to the log first and only then
+ * its cursor stored, so a crash between the two re-reads the page (the log drops the
+ * repeats by event key) and never skips one.
+ *
+ * Every cursor write is a compare-and-set on (status, cursors): if another pull of the
+ * same connection moved the cursor, or the API paused it meanwhile, this one stops.
+ *
+ * One job is bounded by PULL_JOB_MAX_PAGES and PULL_JOB_BUDGET_MS. The job's own id
+ * (`pull.<id>`) is held while it runs, so enqueueing it again would be dropped: the job
+ * hands over to `pull.<id>.next` instead, and that one back to `pull.<id>`. If the other id
+ * is already pending (a scheduled or webhook pull), the enqueue joins it, which continues
+ * the work just as well.
+ */
+@Injectable()
+export class PullService {
+  private readonly logger: Logger;
+
+  constructor(
+    @Inject(ConnectionRuntime) private readonly runtime: ConnectionRuntime,
+    @Inject(IngestLog) private readonly log: IngestLog,
+    @Inject(PG_POOL) private readonly pool: Pool,
+    @Inject(JobQueue) private readonly jobs: JobQueue,
+    @Inject(WorkerMetrics) private readonly metrics: WorkerMetrics,
+    @Inject(WORKERS_CONFIG) private readonly config: WorkersConfig,
+    @Inject(ROOT_LOGGER) rootLogger: Logger,
+  ) {
+    this.logger = rootLogger.child({ scope: PullService.name });
+  }
+
+  async pull(connectionId: string, jobId: string = pullJobIds(connectionId).primary): Promise<PullOutcome> {
+    const handle = await this.runtime.open(connectionId);
+    if (handle === undefined) return this.skip(connectionId, 'no such connection');
+    if (SKIPPED_STATUSES.has(handle.status)) return this.skip(connectionId, `status ${handle.status}`);
+    if (!handle.hasCredentials) return this.skip(connectionId, 'no credentials');
+
+    let status = handle.status;
+    let cursors = handle.cursors;
+    if (status === 'pending') {
+      const started = await this.pool.query(
+        `UPDATE connection SET status = 'backfilling', status_reason = NULL, backfill_seen = 0,
+                backfill_total = NULL, updated_at = now()
+          WHERE id = $1 AND status = 'pending'`,
+        [connectionId],
+      );
+      if (started.rowCount === 0) return this.skip(connectionId, 'status changed while starting');
+      status = 'backfilling';
+      this.logger.info({ connectionId, provider: handle.provider }, 'backfill started');
+    }
+
+    const deadline = Date.now() + this.config.PULL_JOB_BUDGET_MS;
+    let pages = 0;
+    let changes = 0;
+    let resyncs = 0;
+    for (;;) {
+      if (pages >= this.config.PULL_JOB_MAX_PAGES || Date.now() >= deadline) {
+        const next = await this.handOver(connectionId, jobId);
+        this.logger.info({ connectionId, pages, changes, status, next }, 'pull continues in another job');
+        return { outcome: 'continued', pages, changes, next };
+      }
+      const backfilling = status === 'backfilling';
+      const cursor: Cursor = (backfilling ? cursors.backfill : cursors.live) ?? {};
+      const result = backfilling
+        ? await handle.connector.backfill(handle.ctx, cursor)
+        : await handle.connector.pull(handle.ctx, cursor);
+      pages++;
+
+      if (!result.ok) {
+        const error = result.error;
+        await this.noteError(handle, error);
+        if (error.code === 'CursorInvalid' && resyncs === 0) {
+          resyncs++;
+          const reset = await this.resetToBackfill(handle, status, cursors, error);
+          if (!reset) return { outcome: 'superseded', pages, changes };
+          status = 'backfilling';
+          cursors = reset;
+          continue;
+        }
+        return this.fail(handle, error);
+      }
+
+      const page = result.value;
+      const appended = await this.log.append(page.changes);
+      if (!appended.ok) {
+        // The connector produced a change the log refuses: a bug to fix, not to retry.
+        const message = `log refused a page: ${appended.error.message}`;
+        await this.runtime.recordError(connectionId, 'Validation');
+        await this.runtime.setStatus(connectionId, 'error', message);
+        throw new PermanentConnectorError('Validation', message);
+      }
+      changes += page.changes.length;
+      this.metrics.pullChanges.inc({ provider: handle.provider }, page.changes.length);
+
+      const next = this.nextState(status, cursors, page);
+      const committed = await this.commitPage(connectionId, status, cursors, next, page);
+      if (!committed) {
+        this.logger.info({ connectionId, pages }, 'another pull moved this connection on; stopping');
+        return { outcome: 'superseded', pages, changes };
+      }
+      if (status === 'backfilling' && next.status === 'live') {
+        this.logger.info({ connectionId, provider: handle.provider, pages }, 'backfill finished; live');
+      }
+      status = next.status;
+      cursors = next.cursors;
+      if (page.done && !backfilling) {
+        return { outcome: 'caught-up', pages, changes, status: 'live' };
+      }
+    }
+  }
+
+  /** Enqueues a pull of every pending, backfilling or live connection; returns how many. */
+  async enqueueAll(): Promise<number> {
+    const { rows } = await this.pool.query<{ id: string }>(
+      `SELECT id FROM connection WHERE status IN ('pending', 'backfilling', 'live') ORDER BY id`,
+    );
+    const queue = this.jobs.queueOf(JOB);
+    for (let at = 0; at < rows.length; at += ENQUEUE_BATCH) {
+      await queue.addBulk(
+        rows.slice(at, at + ENQUEUE_BATCH).map(({ id }) => {
+          const data: JobPayload<typeof JOB> = { connectionId: id, reason: 'scheduled' };
+          return { name: JOB, data, opts: this.jobs.jobOptions(JOB, data) };
+        }),
+      );
+    }
+    return rows.length;
+  }
+
+  private skip(connectionId: string, reason: string): PullOutcome {
+    this.logger.info({ connectionId, reason }, 'pull skipped');
+    return { outcome: 'skipped', reason };
+  }
+
+  /** The status and cursors after a page, per the state machine. */
+  private nextState(
+    status: ConnectionStatus,
+    cursors: ConnectionCursors,
+    page: PullPage,
+  ): { status: ConnectionStatus; cursors: ConnectionCursors } {
+    if (status !== 'backfilling') return { status, cursors: { ...cursors, live: page.cursor } };
+    if (!page.done) return { status, cursors: { ...cursors, backfill: page.cursor } };
+    // Every connector's final backfill cursor is where its incremental pulls start.
+    const { backfill: _done, ...rest } = cursors;
+    return { status: 'live', cursors: { ...rest, live: page.cursor } };
+  }
+
+  /** Stores a page's cursor (and progress) if nobody else moved the connection meanwhile. */
+  private async commitPage(
+    connectionId: string,
+    status: ConnectionStatus,
+    before: ConnectionCursors,
+    next: { status: ConnectionStatus; cursors: ConnectionCursors },
+    page: PullPage,
+  ): Promise<boolean> {
+    const backfilling = status === 'backfilling';
+    const result = await this.pool.query(
+      `UPDATE connection
+          SET cursors = $4::jsonb,
+              status = $5::connection_status,
+              status_reason = CASE WHEN $5::text = $2::text THEN status_reason ELSE NULL END,
+              backfill_seen = backfill_seen + $6::int,
+              backfill_total = COALESCE($7::int, backfill_total),
+              watermark = COALESCE($8::timestamptz, watermark),
+              last_pull_at = CASE WHEN $9::boolean THEN now() ELSE last_pull_at END,
+              last_success_at = now(),
+              last_error_code = NULL,
+              updated_at = now()
+        WHERE id = $1 AND status = $2::connection_status AND cursors = $3::jsonb`,
+      [
+        connectionId,
+        status,
+        JSON.stringify(before),
+        JSON.stringify(next.cursors),
+        next.status,
+        backfilling ? page.changes.length : 0,
+        backfilling ? (page.progress?.estimatedTotal ?? null) : null,
+        page.watermark ?? null,
+        !backfilling,
+      ],
+    );
+    return result.rowCount === 1;
+  }
+
+  /** The cursor expired: drop it and backfill again (event keys and identity links keep it duplicate-free). */
+  private async resetToBackfill(
+    handle: ConnectionHandle,
+    status: ConnectionStatus,
+    before: ConnectionCursors,
+    error: ConnectorError,
+  ): Promise<ConnectionCursors | undefined> {
+    const { backfill: _b, live: _l, ...rest } = before;
+    const result = await this.pool.query(
+      `UPDATE connection
+          SET cursors = $4::jsonb, status = 'backfilling', status_reason = $5,
+              backfill_seen = 0, backfill_total = NULL, updated_at = now()
+        WHERE id = $1 AND status = $2::connection_status AND cursors = $3::jsonb`,
+      [handle.id, status, JSON.stringify(before), JSON.stringify(rest), `full resync: ${error.message}`],
+    );
+    if (result.rowCount !== 1) return undefined;
+    this.logger.warn(
+      { connectionId: handle.id, provider: handle.provider, reason: error.message },
+      'cursor invalid; full resync',
+    );
+    return rest;
+  }
+
+  private async noteError(handle: ConnectionHandle, error: ConnectorError): Promise<void> {
+    this.metrics.connectorErrors.inc({ provider: handle.provider, code: error.code });
+    if (error.code === 'RateLimited') this.metrics.rateLimited.inc({ provider: handle.provider });
+    await this.runtime.recordError(handle.id, error.code);
+  }
+
+  /** Decides from the code alone: re-auth, retry, or dead-letter. */
+  private async fail(handle: ConnectionHandle, error: ConnectorError): Promise<PullOutcome> {
+    const fields = {
+      connectionId: handle.id,
+      provider: handle.provider,
+      code: error.code,
+      error: error.message,
+    };
+    switch (error.code) {
+      case 'AuthRevoked':
+        // The cursor stays: once the API stores new credentials and resets the status, the
+        // next pull resumes where this one stopped.
+        await this.runtime.setStatus(handle.id, 'needs_reauth', error.message);
+        this.logger.warn(fields, 'credentials refused; connection needs re-authorisation');
+        return { outcome: 'needs-reauth', reason: error.message };
+      case 'RateLimited': {
+        const waitMs = Math.min(error.retryAfterMs ?? 0, MAX_RATE_LIMIT_WAIT_MS);
+        this.logger.warn({ ...fields, waitMs }, 'rate limited; retrying after the provider wait');
+        if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+        throw new RetryableConnectorError('RateLimited', error.message);
+      }
+      case 'Validation':
+      case 'NotFound':
+        await this.runtime.setStatus(handle.id, 'error', `${error.code}: ${error.message}`);
+        this.logger.error(fields, 'pull failed for good; connection marked error');
+        throw new PermanentConnectorError(error.code, error.message);
+      default:
+        // Transient, Conflict, and a second CursorInvalid in one job: a later attempt may pass.
+        this.logger.warn(fields, 'pull failed; will retry');
+        throw new RetryableConnectorError(error.code, error.message);
+    }
+  }
+
+  /** Enqueues the continuation under the id this job does not hold; returns that id. */
+  private async handOver(connectionId: string, jobId: string): Promise<string> {
+    const ids = pullJobIds(connectionId);
+    const next = jobId === ids.primary ? ids.continuation : ids.primary;
+    const data: JobPayload<typeof JOB> = { connectionId, reason: 'continuation' };
+    await this.jobs.queueOf(JOB).add(JOB, data, { ...this.jobs.jobOptions(JOB, data), jobId: next });
+    return next;
+  }
+}

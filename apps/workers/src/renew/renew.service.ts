@@ -1,0 +1,159 @@
+import { randomBytes } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import type { Subscription } from '@syncline/connectors';
+import type { Logger, ProviderKey } from '@syncline/core';
+import type { Pool } from 'pg';
+import { WORKERS_CONFIG, type WorkersConfig } from '../config/workers-config';
+import { type ConnectionHandle, ConnectionRuntime } from '../connections/connection-runtime';
+import { PG_POOL, ROOT_LOGGER } from '../infra/connections';
+import { WorkerMetrics } from '../metrics/worker-metrics';
+
+/** Providers whose push notifications expire and must be renewed. */
+export const RENEWED_PROVIDERS: readonly ProviderKey[] = ['google-calendar', 'gmail'];
+/** A subscription expiring sooner than this is replaced. */
+export const RENEW_AHEAD_MS = 3_600_000;
+
+/** Same convention as connection credentials: binds a sealed channel token to its row. */
+export const pushSubscriptionAad = (subscriptionId: string): string => `push-subscription:${subscriptionId}`;
+
+export interface RenewOutcome {
+  checked: number;
+  renewed: number;
+  failed: number;
+}
+
+interface SubscriptionRow {
+  id: string;
+  resource_id: string | null;
+  expires_at: Date;
+}
+
+/**
+ * Keeps a push subscription (Calendar watch channel, Gmail watch) alive for every live or
+ * backfilling Google connection: subscribes when there is none or it expires within an
+ * hour, stores the new channel with its token sealed, then stops and deletes the old one.
+ * A failure is logged and left to the next run (every 10 minutes, an hour ahead of expiry).
+ */
+@Injectable()
+export class RenewService {
+  private readonly logger: Logger;
+
+  constructor(
+    @Inject(ConnectionRuntime) private readonly runtime: ConnectionRuntime,
+    @Inject(PG_POOL) private readonly pool: Pool,
+    @Inject(WorkerMetrics) private readonly metrics: WorkerMetrics,
+    @Inject(WORKERS_CONFIG) private readonly config: WorkersConfig,
+    @Inject(ROOT_LOGGER) rootLogger: Logger,
+  ) {
+    this.logger = rootLogger.child({ scope: RenewService.name });
+  }
+
+  async renewAll(now: Date = new Date()): Promise<RenewOutcome> {
+    const { rows } = await this.pool.query<{ id: string }>(
+      `SELECT c.id FROM connection c
+        WHERE c.provider::text = ANY($1::text[]) AND c.status IN ('backfilling', 'live')
+          AND NOT EXISTS (SELECT 1 FROM push_subscription s
+                           WHERE s.connection_id = c.id AND s.expires_at > $2::timestamptz)
+        ORDER BY c.id`,
+      [RENEWED_PROVIDERS, new Date(now.getTime() + RENEW_AHEAD_MS)],
+    );
+    const outcome: RenewOutcome = { checked: rows.length, renewed: 0, failed: 0 };
+    for (const { id } of rows) {
+      try {
+        if (await this.renew(id)) outcome.renewed++;
+        else outcome.failed++;
+      } catch (error) {
+        outcome.failed++;
+        this.logger.error(
+          { err: error, connectionId: id },
+          'push subscription renewal failed; next run retries',
+        );
+      }
+    }
+    if (outcome.checked > 0) this.logger.info(outcome, 'push subscriptions renewed');
+    return outcome;
+  }
+
+  /** Returns false when the provider refused (logged); throws on a bug or an unreachable database. */
+  private async renew(connectionId: string): Promise<boolean> {
+    const handle = await this.runtime.open(connectionId);
+    if (handle === undefined || !handle.hasCredentials) return false;
+    const { subscribe } = handle.connector;
+    if (subscribe === undefined) return false;
+    const keyring = this.runtime.requireKeyring(connectionId);
+    const callbackUrl = `${this.config.PUBLIC_BASE_URL.replace(/\/+$/, '')}/webhooks/${handle.provider}`;
+    // The channel token Google echoes on every notification (Gmail's push uses GMAIL_PUSH_TOKEN
+    // instead; the row still gets one so every subscription row has the same shape).
+    const token = randomBytes(32).toString('base64url');
+    const old = await this.pool.query<SubscriptionRow>(
+      'SELECT id, resource_id, expires_at FROM push_subscription WHERE connection_id = $1',
+      [connectionId],
+    );
+    const created = await subscribe.call(handle.connector, handle.ctx, callbackUrl, token);
+    if (!created.ok) {
+      this.metrics.connectorErrors.inc({ provider: handle.provider, code: created.error.code });
+      await this.runtime.recordError(connectionId, created.error.code);
+      if (created.error.code === 'AuthRevoked') {
+        await this.runtime.setStatus(connectionId, 'needs_reauth', created.error.message);
+      }
+      this.logger.warn(
+        { connectionId, provider: handle.provider, code: created.error.code, error: created.error.message },
+        'provider refused the push subscription; next run retries',
+      );
+      return false;
+    }
+    const subscription = created.value;
+    const sealed = keyring.seal(token, pushSubscriptionAad(subscription.id));
+    await this.pool.query(
+      `INSERT INTO push_subscription (id, connection_id, workspace_id, resource_id, token_ciphertext, token_key_id, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT (id) DO UPDATE SET resource_id = EXCLUDED.resource_id, token_ciphertext = EXCLUDED.token_ciphertext,
+              token_key_id = EXCLUDED.token_key_id, expires_at = EXCLUDED.expires_at`,
+      [
+        subscription.id,
+        connectionId,
+        handle.workspaceId,
+        subscription.resourceId ?? null,
+        sealed.ciphertext,
+        sealed.keyId,
+        subscription.expiresAt,
+      ],
+    );
+    this.logger.info(
+      {
+        connectionId,
+        provider: handle.provider,
+        subscriptionId: subscription.id,
+        expiresAt: subscription.expiresAt,
+      },
+      'push subscription created',
+    );
+    // Gmail's watch keeps its id across renewals: that row was just updated, not replaced.
+    for (const replaced of old.rows.filter((r) => r.id !== subscription.id)) {
+      await this.retire(handle, replaced);
+    }
+    return true;
+  }
+
+  /** Stops an old channel (best effort: it expires by itself anyway) and deletes its row. */
+  private async retire(handle: ConnectionHandle, row: SubscriptionRow): Promise<void> {
+    const old: Subscription = {
+      id: row.id,
+      expiresAt: row.expires_at,
+      ...(row.resource_id === null ? {} : { resourceId: row.resource_id }),
+    };
+    const stopped = await handle.connector.unsubscribe?.call(handle.connector, handle.ctx, old);
+    if (stopped !== undefined && !stopped.ok) {
+      this.logger.warn(
+        {
+          connectionId: handle.id,
+          subscriptionId: row.id,
+          code: stopped.error.code,
+          error: stopped.error.message,
+        },
+        'could not stop the replaced channel; it expires by itself',
+      );
+    }
+    await this.pool.query('DELETE FROM push_subscription WHERE id = $1', [row.id]);
+  }
+}

@@ -1,0 +1,366 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { type ConnectorError, contentHash, type PushWrite, type WriteReceipt } from '@syncline/connectors';
+import type { Logger, ProviderKey } from '@syncline/core';
+import type { Pool, PoolClient } from 'pg';
+import { WORKERS_CONFIG, type WorkersConfig } from '../config/workers-config';
+import { type ConnectionHandle, ConnectionRuntime } from '../connections/connection-runtime';
+import { PG_POOL, ROOT_LOGGER } from '../infra/connections';
+import { JobQueue } from '../jobs/job-queue.service';
+import { WorkerMetrics } from '../metrics/worker-metrics';
+import { type CoalescedWrite, coalesce, type OutboxRow } from './outbox';
+import { SYNC_GROUP } from './sync-group';
+import { CONNECTORS, CRM_RECORD_TYPES } from './writeback-rules';
+
+/** Rows one claim takes; a push job claims again until the outbox is empty or its time is up. */
+const CLAIM_LIMIT = 500;
+/** Writes per connector call (HubSpot's batch endpoints take 100). */
+const BATCH = 100;
+/** A push job gives the queue back after this long and continues in the next slot. */
+const JOB_BUDGET_MS = 20_000;
+/** Advisory lock class for "one pusher per connection". */
+const PUSH_LOCK_CLASS = 0x5e4d;
+
+export class RetryLater extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
+    super(message);
+    this.name = 'RetryLater';
+  }
+}
+
+export interface PushOutcome {
+  sent: number;
+  failed: number;
+  dropped: number;
+  skipped?: string;
+}
+
+/**
+ * Writeback: sends a connection's outbox. Only one process pushes a connection at a time
+ * (a session advisory lock), so rows one dead pusher left claimed can be taken back at once.
+ * Rows of one target record are coalesced into one write, writes are batched into the
+ * provider's batch calls, and every write leaves a receipt (its content hash and the heads it
+ * carried) that turns the provider's later report of it into an echo. A write the provider
+ * refuses is isolated by splitting its batch, then dead-lettered alone; the rest go on.
+ */
+@Injectable()
+export class PushService {
+  private readonly logger: Logger;
+
+  constructor(
+    @Inject(PG_POOL) private readonly pool: Pool,
+    @Inject(ConnectionRuntime) private readonly runtime: ConnectionRuntime,
+    @Inject(JobQueue) private readonly jobs: JobQueue,
+    @Inject(WORKERS_CONFIG) private readonly config: WorkersConfig,
+    @Inject(WorkerMetrics) private readonly metrics: WorkerMetrics,
+    @Inject(ROOT_LOGGER) rootLogger: Logger,
+  ) {
+    this.logger = rootLogger.child({ scope: PushService.name });
+  }
+
+  /** Enqueues the push of a connection for the coalescing window now open (or `atMs`). */
+  async schedule(connectionId: string, atMs = Date.now()): Promise<void> {
+    const window = Math.max(1, this.config.SYNC_COALESCE_MS);
+    const slot = Math.floor(atMs / window) + 1;
+    const delayMs = Math.max(0, slot * window - Date.now());
+    await this.jobs.enqueue('connection.push', { connectionId, slot }, { delayMs });
+  }
+
+  async push(connectionId: string): Promise<PushOutcome> {
+    const handle = await this.runtime.open(connectionId);
+    if (handle === undefined) return { sent: 0, failed: 0, dropped: 0, skipped: 'no such connection' };
+    if (handle.status !== 'live' && handle.status !== 'backfilling')
+      // Rows wait; the sweep sends them once the connection is back.
+      return { sent: 0, failed: 0, dropped: 0, skipped: `connection is ${handle.status}` };
+    const lock = await this.pool.connect();
+    let locked = false;
+    try {
+      const { rows } = await lock.query<{ ok: boolean }>(
+        'SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok',
+        [PUSH_LOCK_CLASS, connectionId],
+      );
+      locked = rows[0]?.ok === true;
+      if (!locked) {
+        // Another process is pushing this connection; look again in the next window.
+        await this.schedule(connectionId, Date.now() + 250);
+        return { sent: 0, failed: 0, dropped: 0, skipped: 'another pusher holds the connection' };
+      }
+      return await this.drain(handle);
+    } finally {
+      if (locked)
+        await lock.query('SELECT pg_advisory_unlock($1, hashtext($2))', [PUSH_LOCK_CLASS, connectionId]);
+      lock.release();
+    }
+  }
+
+  private async drain(handle: ConnectionHandle): Promise<PushOutcome> {
+    const outcome: PushOutcome = { sent: 0, failed: 0, dropped: 0 };
+    const started = Date.now();
+    for (;;) {
+      const rows = await this.claim(handle.id);
+      if (rows.length === 0) return outcome;
+      const linked = await this.links(handle.id, rows);
+      const { writes, dropped } = coalesce(rows, linked);
+      if (dropped.length > 0) {
+        await this.pool.query(`UPDATE outbox SET status = 'superseded' WHERE id = ANY($1::bigint[])`, [
+          dropped,
+        ]);
+        outcome.dropped += dropped.length;
+      }
+      for (let i = 0; i < writes.length; i += BATCH) {
+        try {
+          await this.send(handle, writes.slice(i, i + BATCH), outcome);
+        } catch (error) {
+          // Unsent rows go back to pending; the retry (or the sweep) takes them again.
+          await this.release(writes.slice(i));
+          // Without credentials nothing can be sent; the rows wait for new ones (not a failure).
+          if (error instanceof RetryLater && error.code === 'AuthRevoked') return outcome;
+          throw error;
+        }
+      }
+      if (Date.now() - started > JOB_BUDGET_MS) {
+        await this.schedule(handle.id);
+        return outcome;
+      }
+    }
+  }
+
+  private async claim(connectionId: string): Promise<OutboxRow[]> {
+    const { rows } = await this.pool.query<OutboxRow>(
+      `UPDATE outbox o SET status = 'sending', claimed_at = now(), attempts = o.attempts + 1
+        WHERE o.id IN (SELECT id FROM outbox
+                        WHERE connection_id = $1 AND status IN ('pending', 'sending')
+                        ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)
+       RETURNING o.id::text AS id, o.workspace_id, o.entity_id, o.entity_type, o.op, o.external_id,
+                 o.fields, o.heads, o.idempotency_key`,
+      [connectionId, CLAIM_LIMIT],
+    );
+    return rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+  }
+
+  private async links(connectionId: string, rows: readonly OutboxRow[]): Promise<Map<string, string>> {
+    const { rows: links } = await this.pool.query<{ entity_id: string; external_id: string }>(
+      'SELECT entity_id, external_id FROM source_link WHERE connection_id = $1 AND entity_id = ANY($2::uuid[])',
+      [connectionId, [...new Set(rows.map((r) => r.entity_id))]],
+    );
+    return new Map(links.map((l) => [l.entity_id, l.external_id]));
+  }
+
+  private async release(writes: readonly CoalescedWrite[]): Promise<void> {
+    const ids = writes.flatMap((w) => w.rowIds);
+    if (ids.length === 0) return;
+    await this.pool.query(
+      `UPDATE outbox SET status = 'pending', claimed_at = NULL WHERE id = ANY($1::bigint[]) AND status = 'sending'`,
+      [ids],
+    );
+  }
+
+  private async send(
+    handle: ConnectionHandle,
+    writes: CoalescedWrite[],
+    outcome: PushOutcome,
+  ): Promise<void> {
+    if (writes.length === 0) return;
+    const calls: PushWrite[] = writes.map((w) => ({
+      op: w.op,
+      entityType: w.entityType,
+      ...(w.externalId === null ? {} : { externalId: w.externalId }),
+      fields: w.fields,
+      idempotencyKey: w.idempotencyKey,
+      entityId: w.entityId,
+    }));
+    const result = await handle.connector.push(handle.ctx, calls);
+    if (result.ok) {
+      await this.recordSent(handle, writes, result.value);
+      outcome.sent += writes.length;
+      for (const w of writes) this.metrics.pushWrites.inc({ provider: handle.provider, op: w.op });
+      await this.runtime.recordSuccess(handle.id);
+      return;
+    }
+    const error = result.error;
+    this.metrics.pushErrors.inc({ provider: handle.provider, code: error.code });
+    await this.runtime.recordError(handle.id, error.code);
+    switch (error.code) {
+      case 'RateLimited':
+        this.metrics.rateLimited.inc({ provider: handle.provider });
+        throw new RetryLater(`rate limited by ${handle.provider}: ${error.message}`, error.code);
+      case 'Transient':
+        throw new RetryLater(`${handle.provider} push failed: ${error.message}`, error.code);
+      case 'AuthRevoked':
+        await this.runtime.setStatus(handle.id, 'needs_reauth', error.message);
+        throw new RetryLater(`credentials refused: ${error.message}`, error.code);
+      default:
+        // Validation, NotFound, Conflict, CursorInvalid: one write is at fault. Split the
+        // batch until it stands alone, then dead-letter it and send the rest.
+        if (writes.length > 1) {
+          const half = Math.ceil(writes.length / 2);
+          await this.send(handle, writes.slice(0, half), outcome);
+          await this.send(handle, writes.slice(half), outcome);
+          return;
+        }
+        await this.fail(handle, writes[0]!, error);
+        outcome.failed++;
+    }
+  }
+
+  private async recordSent(
+    handle: ConnectionHandle,
+    writes: readonly CoalescedWrite[],
+    receipts: readonly WriteReceipt[],
+  ): Promise<void> {
+    const byKey = new Map(receipts.map((r) => [r.idempotencyKey, r]));
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const rows = writes.flatMap((w) => {
+        const receipt = byKey.get(w.idempotencyKey);
+        const externalId = receipt?.externalId ?? w.externalId;
+        if (w.op === 'delete' || externalId === null) return [];
+        return [
+          {
+            connection_id: handle.id,
+            idempotency_key: w.idempotencyKey,
+            workspace_id: w.workspaceId,
+            entity_id: w.entityId,
+            entity_type: w.entityType,
+            external_id: externalId,
+            content_hash: receipt?.contentHash ?? contentHash(w.fields),
+            fields: w.fields,
+            heads: w.heads,
+            provider_version: receipt?.providerVersion ?? null,
+          },
+        ];
+      });
+      if (rows.length > 0) {
+        const json = JSON.stringify(rows);
+        await client.query(
+          `INSERT INTO write_receipt (connection_id, idempotency_key, workspace_id, entity_id, entity_type,
+                                      external_id, content_hash, fields, heads, provider_version)
+           SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(connection_id uuid, idempotency_key text,
+                  workspace_id uuid, entity_id uuid, entity_type text, external_id text, content_hash text,
+                  fields jsonb, heads text[], provider_version text)
+           ON CONFLICT (connection_id, idempotency_key) DO UPDATE
+             SET content_hash = EXCLUDED.content_hash, fields = EXCLUDED.fields, heads = EXCLUDED.heads,
+                 external_id = EXCLUDED.external_id, provider_version = EXCLUDED.provider_version,
+                 created_at = now(), applied_at = NULL`,
+          [json],
+        );
+        // A record we created is linked at once, so later changes update it instead of creating again.
+        await client.query(
+          `INSERT INTO source_link (workspace_id, connection_id, entity_type, external_id, entity_id)
+           SELECT workspace_id, connection_id, entity_type, external_id, entity_id
+             FROM jsonb_to_recordset($1::jsonb) AS r(workspace_id uuid, connection_id uuid, entity_type text,
+                  external_id text, entity_id uuid)
+           ON CONFLICT DO NOTHING`,
+          [json],
+        );
+      }
+      await client.query(`UPDATE outbox SET status = 'sent', sent_at = now() WHERE id = ANY($1::bigint[])`, [
+        writes.flatMap((w) => w.rowIds),
+      ]);
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  private async fail(handle: ConnectionHandle, write: CoalescedWrite, error: ConnectorError): Promise<void> {
+    this.logger.warn(
+      { connectionId: handle.id, entityId: write.entityId, code: error.code, err: error.message },
+      'write refused by the provider; dead-lettered',
+    );
+    await this.pool.query(
+      `UPDATE outbox SET status = 'failed', last_error = $2 WHERE id = ANY($1::bigint[])`,
+      [write.rowIds, `${error.code}: ${error.message}`],
+    );
+    await this.pool.query(
+      `INSERT INTO dead_letter (id, workspace_id, connection_id, source, payload, error_code, error_message, attempts)
+       VALUES (gen_random_uuid(), $1, $2, 'push', $3, $4, $5, 1)`,
+      [
+        write.workspaceId,
+        handle.id,
+        JSON.stringify({
+          outboxIds: write.rowIds,
+          entityId: write.entityId,
+          op: write.op,
+          fields: write.fields,
+        }),
+        error.code,
+        error.message,
+      ],
+    );
+  }
+
+  /**
+   * A connection that finished its backfill, once the sync stage has linked every record of
+   * it, is owed the records it lacks (people, companies and deals only from another CRM;
+   * see writeback-rules). Done once per connection; creates are keyed per (entity, target),
+   * so running it twice never makes a second record.
+   */
+  async reconcile(): Promise<number> {
+    const { rows: due } = await this.pool.query<{ id: string; workspace_id: string; provider: ProviderKey }>(
+      `SELECT c.id, c.workspace_id, c.provider::text AS provider FROM connection c
+        WHERE c.status = 'live' AND c.reconciled_at IS NULL
+          AND NOT EXISTS (
+            SELECT 1 FROM change_event ev
+              LEFT JOIN consumer_offset o ON o.group_name = $1 AND o.partition = ev.partition
+             WHERE ev.connection_id = c.id AND ev."offset" > COALESCE(o.committed_offset, 0))`,
+      [SYNC_GROUP],
+    );
+    let queued = 0;
+    for (const connection of due) {
+      const writable = CONNECTORS[connection.provider].writable;
+      const fromCrmOnly = writable.filter((t) => CRM_RECORD_TYPES.has(t));
+      const anywhere = writable.filter((t) => !CRM_RECORD_TYPES.has(t));
+      const { rowCount } = await this.pool.query(
+        `INSERT INTO outbox (workspace_id, entity_id, entity_type, connection_id, op, fields, heads, idempotency_key)
+         SELECT e.workspace_id, e.id, e.entity_type, $1::uuid, 'create', jsonb_strip_nulls(e.fields), e.heads,
+                e.id::text || '.' || $1::text || '.create'
+           FROM entity e
+          WHERE e.workspace_id = $2 AND e.merged_into IS NULL AND e.fields <> '{}'::jsonb
+            AND (e.entity_type = ANY($3::text[])
+                 OR (e.entity_type = ANY($4::text[]) AND EXISTS (
+                       SELECT 1 FROM source_link l JOIN connection o ON o.id = l.connection_id
+                        WHERE l.entity_id = e.id AND o.provider = 'hubspot' AND o.id <> $1::uuid)))
+            AND NOT EXISTS (SELECT 1 FROM source_link l WHERE l.entity_id = e.id AND l.connection_id = $1::uuid)
+            AND NOT COALESCE(e.flags->'deletedIn', '[]'::jsonb) @> jsonb_build_array(jsonb_build_object('connectionId', $1::text))
+         ON CONFLICT (connection_id, idempotency_key) DO NOTHING`,
+        [connection.id, connection.workspace_id, anywhere, fromCrmOnly],
+      );
+      await this.pool.query('UPDATE connection SET reconciled_at = now() WHERE id = $1', [connection.id]);
+      queued += rowCount ?? 0;
+      if ((rowCount ?? 0) > 0) await this.schedule(connection.id);
+      this.logger.info(
+        { connectionId: connection.id, creates: rowCount },
+        'connection reconciled after its backfill',
+      );
+    }
+    return queued;
+  }
+
+  /** Connections with rows pending (or claimed by a pusher that died): push them again. */
+  async sweep(): Promise<number> {
+    await this.reconcile();
+    const { rows } = await this.pool.query<{ connection_id: string }>(
+      `SELECT DISTINCT o.connection_id FROM outbox o JOIN connection c ON c.id = o.connection_id
+        WHERE c.status IN ('live', 'backfilling')
+          AND (o.status = 'pending' OR (o.status = 'sending' AND o.claimed_at < now() - interval '30 seconds'))`,
+    );
+    for (const row of rows) await this.schedule(row.connection_id);
+    return rows.length;
+  }
+}
+
+/** For tests and callers that hold a pool client: whether an outbox is empty. */
+export async function pendingWrites(client: Pool | PoolClient, connectionId: string): Promise<number> {
+  const { rows } = await client.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM outbox WHERE connection_id = $1 AND status IN ('pending', 'sending')`,
+    [connectionId],
+  );
+  return rows[0]?.n ?? 0;
+}

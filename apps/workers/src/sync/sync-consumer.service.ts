@@ -1,0 +1,78 @@
+import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
+import type { Logger } from '@syncline/core';
+import { IdentityService } from '@syncline/identity';
+import { LogConsumer } from '@syncline/log';
+import type { Pool } from 'pg';
+import { WORKERS_CONFIG, type WorkersConfig } from '../config/workers-config';
+import { PG_POOL, ROOT_LOGGER } from '../infra/connections';
+import { WorkerMetrics } from '../metrics/worker-metrics';
+import { PushService } from './push.service';
+import { SYNC_GROUP } from './sync-group';
+import { SyncHandler } from './sync-handler';
+
+/**
+ * Runs this process's member of the `sync` consumer group: the partitions it leases go
+ * through identity, merge and the outbox in the transaction that commits their offsets;
+ * after each commit the connections owed writes get a push job for the current window.
+ */
+@Injectable()
+export class SyncConsumerService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger: Logger;
+  private consumer: LogConsumer | undefined;
+  private compaction: NodeJS.Timeout | undefined;
+  readonly engine: MergeEngine;
+  readonly handler: SyncHandler;
+
+  constructor(
+    @Inject(PG_POOL) private readonly pool: Pool,
+    @Inject(WORKERS_CONFIG) private readonly config: WorkersConfig,
+    @Inject(PushService) private readonly push: PushService,
+    @Inject(WorkerMetrics) private readonly metrics: WorkerMetrics,
+    @Inject(ROOT_LOGGER) rootLogger: Logger,
+  ) {
+    this.logger = rootLogger.child({ scope: SyncConsumerService.name });
+    this.engine = new MergeEngine(new PgMergeStore(pool), { cacheBytes: 64 * 1024 * 1024 });
+    this.handler = new SyncHandler({ identity: new IdentityService(), engine: this.engine });
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.config.SYNC_CONSUMER) {
+      this.logger.info('sync consumer off (SYNC_CONSUMER=false)');
+      return;
+    }
+    this.consumer = new LogConsumer({
+      group: SYNC_GROUP,
+      partitions: this.config.LOG_PARTITIONS,
+      connection: this.config.DATABASE_URL,
+      batchSize: 200,
+      pollMs: 500,
+      handler: async (tx, events, context) => {
+        const end = this.metrics.commitSeconds.startTimer({ group: context.group });
+        try {
+          await this.handler.handle(tx, events);
+        } finally {
+          end();
+        }
+      },
+      afterCommit: async () => {
+        for (const connectionId of this.handler.drainTargets()) await this.push.schedule(connectionId);
+      },
+      onError: (error) => this.logger.error({ err: error }, 'sync consumer error'),
+    });
+    await this.consumer.start();
+    // Documents past the chunk threshold are compacted in the background, off the hot path.
+    this.compaction = setInterval(() => {
+      this.engine
+        .compactDue()
+        .catch((error: unknown) => this.logger.warn({ err: error }, 'compaction failed'));
+    }, 5_000);
+    this.compaction.unref();
+    this.logger.info({ partitions: this.config.LOG_PARTITIONS }, 'sync consumer started');
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.compaction) clearInterval(this.compaction);
+    await this.consumer?.stop();
+  }
+}

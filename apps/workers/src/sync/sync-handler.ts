@@ -1,0 +1,398 @@
+import { createHash } from 'node:crypto';
+import { type MergeEngine, type MergeOutcome, PgMergeStore } from '@syncline/conflicts';
+import type { EntityType, ProviderKey } from '@syncline/core';
+import type { IdentityService } from '@syncline/identity';
+import type { LogEvent, LogTransaction } from '@syncline/log';
+import { canCreateIn, type DeletePolicy, isWritable } from './writeback-rules';
+
+/** A connection of a workspace as writeback sees it. */
+export interface TargetConnection {
+  id: string;
+  provider: ProviderKey;
+  status: string;
+  deletePolicy: DeletePolicy;
+  /** Its backfill is linked and the records it lacked were queued: creates may go to it. */
+  reconciled: boolean;
+}
+
+export interface SyncHandlerOptions {
+  identity: IdentityService;
+  engine: MergeEngine;
+  /** How long a workspace's connection list is reused before it is read again. */
+  connectionsTtlMs?: number;
+}
+
+interface Touched {
+  entityId: string;
+  workspaceId: string;
+  entityType: EntityType;
+  outcome?: MergeOutcome;
+  /** Connections whose record of this entity was deleted by this batch. */
+  deletedIn: { connectionId: string; at: string }[];
+}
+
+interface OutboxRow {
+  workspace_id: string;
+  entity_id: string;
+  entity_type: string;
+  connection_id: string;
+  op: 'create' | 'update' | 'delete';
+  external_id: string | null;
+  fields: Record<string, unknown>;
+  heads: string[];
+  idempotency_key: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Our entity id as a provider echoes it back (Calendar private property, HubSpot `syncline_id`). */
+function originEntityId(origin: Record<string, unknown> | null): string | undefined {
+  const id = origin?.synclineEntityId ?? origin?.synclineId;
+  return typeof id === 'string' && UUID.test(id) ? id.toLowerCase() : undefined;
+}
+
+const headsDigest = (heads: readonly string[]): string =>
+  createHash('sha256')
+    .update([...heads].sort().join(','))
+    .digest('base64url')
+    .slice(0, 22);
+
+/**
+ * The sync stage of the pipeline, run as the `sync` log consumer group: for one partition's
+ * batch, in the transaction that commits the group's offset, it links every source record to
+ * its canonical entity (identity), applies write receipts (a connection reporting what we
+ * wrote is our echo: its synced heads move, nothing else does), merges each change into the
+ * entity's document under the field policies, refreshes the entity's view row, and inserts
+ * an outbox row for every connection owed something. Nothing leaves the process here: push
+ * jobs are enqueued after the commit (see `drainTargets`).
+ *
+ * One entity's source records may sit in different partitions, so two members of the group
+ * can reach the same entity at once: its `entity` row is locked (in id order, so two batches
+ * never deadlock on each other) for the rest of the transaction, and a cached document is
+ * reused only if the row's version is the one this process last wrote.
+ */
+export class SyncHandler {
+  private readonly versions = new Map<string, string>();
+  private readonly connections = new Map<string, { at: number; list: TargetConnection[] }>();
+  private readonly targets = new Set<string>();
+  private readonly connectionsTtlMs: number;
+
+  constructor(private readonly options: SyncHandlerOptions) {
+    this.connectionsTtlMs = options.connectionsTtlMs ?? 2_000;
+  }
+
+  /** Connections owed writes by batches handled since the last call. */
+  drainTargets(): string[] {
+    const list = [...this.targets];
+    this.targets.clear();
+    return list;
+  }
+
+  async handle(tx: LogTransaction, events: readonly LogEvent[]): Promise<void> {
+    const touchedIds: string[] = [];
+    try {
+      await this.handleBatch(tx, events, touchedIds);
+    } catch (error) {
+      // The transaction rolls back: cached documents ahead of the database must go.
+      for (const id of touchedIds) {
+        this.options.engine.forget(id);
+        this.versions.delete(id);
+      }
+      throw error;
+    }
+  }
+
+  private async handleBatch(
+    tx: LogTransaction,
+    events: readonly LogEvent[],
+    touchedIds: string[],
+  ): Promise<void> {
+    const { identity, engine } = this.options;
+    await this.linkEchoedCreates(tx, events);
+    await identity.handle(tx, events as LogEvent[]);
+
+    const entityOf = await this.entitiesOf(tx, events);
+    const ids = [...new Set(entityOf.filter((id): id is string => id !== undefined))].sort();
+    if (ids.length === 0) return;
+    touchedIds.push(...ids);
+    await this.lockAndValidate(tx, ids);
+
+    const receipts = await this.pendingReceipts(tx, events);
+    const store = new PgMergeStore(tx);
+    const touched = new Map<string, Touched>();
+
+    for (const [i, event] of events.entries()) {
+      const entityId = entityOf[i];
+      if (entityId === undefined || event.op === 'merge') continue;
+      let entry = touched.get(entityId);
+      if (entry === undefined) {
+        entry = { entityId, workspaceId: event.workspaceId, entityType: event.entityType, deletedIn: [] };
+        touched.set(entityId, entry);
+      }
+      const recordKey = `${event.connectionId}|${event.entityType}|${event.externalId}`;
+      for (const receipt of receipts.get(recordKey) ?? []) {
+        await engine.markSeen(entityId, event.workspaceId, event.connectionId, receipt.heads, store);
+      }
+      receipts.delete(recordKey);
+      if (event.op === 'delete') {
+        entry.deletedIn.push({ connectionId: event.connectionId, at: event.eventTime.toISOString() });
+        await tx.query(
+          'DELETE FROM source_link WHERE connection_id = $1 AND entity_type = $2 AND external_id = $3',
+          [event.connectionId, event.entityType, event.externalId],
+        );
+        continue;
+      }
+      entry.outcome = await engine.applyInbound(
+        {
+          entityId,
+          workspaceId: event.workspaceId,
+          entityType: event.entityType,
+          source: { kind: 'connection', id: event.connectionId },
+          eventKey: `${event.connectionId}:${event.eventKey}`,
+          eventTime: event.eventTime,
+          fields: event.fields,
+          fieldTimes: event.fieldTimes,
+        },
+        store,
+      );
+    }
+    await this.markReceiptsApplied(tx, events);
+    for (const entry of touched.values()) {
+      if (entry.outcome === undefined) {
+        entry.outcome = await engine.outcome(
+          { entityId: entry.entityId, workspaceId: entry.workspaceId, entityType: entry.entityType },
+          store,
+        );
+      }
+    }
+    await this.saveViews(tx, [...touched.values()]);
+    await this.writeOutbox(tx, [...touched.values()]);
+  }
+
+  /**
+   * A record we created in a provider comes back carrying our entity id; link it to that
+   * entity before identity runs, so that an echo arriving before the push job stored the
+   * link never starts a second entity.
+   */
+  private async linkEchoedCreates(tx: LogTransaction, events: readonly LogEvent[]): Promise<void> {
+    for (const event of events) {
+      const entityId = event.op === 'upsert' ? originEntityId(event.origin) : undefined;
+      if (entityId === undefined) continue;
+      await tx.query(
+        `INSERT INTO source_link (workspace_id, connection_id, entity_type, external_id, entity_id)
+         SELECT e.workspace_id, $2, e.entity_type, $3, e.id FROM entity e
+          WHERE e.id = $4 AND e.workspace_id = $1 AND e.entity_type = $5
+         ON CONFLICT DO NOTHING`,
+        [event.workspaceId, event.connectionId, event.externalId, entityId, event.entityType],
+      );
+    }
+  }
+
+  /** The canonical entity of each event's source record (following a merge), if linked. */
+  private async entitiesOf(tx: LogTransaction, events: readonly LogEvent[]): Promise<(string | undefined)[]> {
+    const { rows } = await tx.query<{ i: string; entity_id: string }>(
+      `SELECT t.i, COALESCE(e.merged_into, e.id) AS entity_id
+         FROM unnest($1::uuid[], $2::text[], $3::text[]) WITH ORDINALITY AS t(conn, type, ext, i)
+         JOIN source_link l ON l.connection_id = t.conn AND l.entity_type = t.type AND l.external_id = t.ext
+         JOIN entity e ON e.id = l.entity_id`,
+      [events.map((e) => e.connectionId), events.map((e) => e.entityType), events.map((e) => e.externalId)],
+    );
+    const out: (string | undefined)[] = events.map(() => undefined);
+    for (const row of rows) out[Number(row.i) - 1] = row.entity_id;
+    return out;
+  }
+
+  private async lockAndValidate(tx: LogTransaction, ids: readonly string[]): Promise<void> {
+    const { rows } = await tx.query<{ id: string; version: string }>(
+      'SELECT id, version::text AS version FROM entity WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE',
+      [ids],
+    );
+    for (const row of rows) {
+      if (this.versions.get(row.id) !== row.version) {
+        this.options.engine.forget(row.id);
+        this.versions.set(row.id, row.version);
+      }
+    }
+  }
+
+  private async pendingReceipts(
+    tx: LogTransaction,
+    events: readonly LogEvent[],
+  ): Promise<Map<string, { heads: string[] }[]>> {
+    const { rows } = await tx.query<{ key: string; heads: string[] }>(
+      `SELECT r.connection_id || '|' || r.entity_type || '|' || r.external_id AS key, r.heads
+         FROM write_receipt r
+         JOIN (SELECT DISTINCT * FROM unnest($1::uuid[], $2::text[], $3::text[]) AS t(conn, type, ext)) t
+           ON r.connection_id = t.conn AND r.entity_type = t.type AND r.external_id = t.ext
+        WHERE r.applied_at IS NULL
+        ORDER BY r.created_at, r.idempotency_key`,
+      [events.map((e) => e.connectionId), events.map((e) => e.entityType), events.map((e) => e.externalId)],
+    );
+    const out = new Map<string, { heads: string[] }[]>();
+    for (const row of rows) {
+      const list = out.get(row.key) ?? [];
+      list.push({ heads: row.heads });
+      out.set(row.key, list);
+    }
+    return out;
+  }
+
+  private async markReceiptsApplied(tx: LogTransaction, events: readonly LogEvent[]): Promise<void> {
+    await tx.query(
+      `UPDATE write_receipt r SET applied_at = now()
+         FROM (SELECT DISTINCT * FROM unnest($1::uuid[], $2::text[], $3::text[]) AS t(conn, type, ext)) t
+        WHERE r.connection_id = t.conn AND r.entity_type = t.type AND r.external_id = t.ext
+          AND r.applied_at IS NULL`,
+      [events.map((e) => e.connectionId), events.map((e) => e.entityType), events.map((e) => e.externalId)],
+    );
+  }
+
+  private async saveViews(tx: LogTransaction, touched: readonly Touched[]): Promise<void> {
+    const rows = touched.map((t) => ({
+      id: t.entityId,
+      fields: t.outcome?.values ?? {},
+      provenance: t.outcome?.provenance ?? {},
+      heads: t.outcome?.heads ?? [],
+      deleted: t.deletedIn,
+    }));
+    const { rows: saved } = await tx.query<{ id: string; version: string }>(
+      `UPDATE entity e
+          SET fields = v.fields, provenance = v.provenance, heads = v.heads,
+              flags = CASE WHEN jsonb_array_length(v.deleted) = 0 THEN e.flags
+                           ELSE jsonb_set(e.flags, '{deletedIn}', COALESCE(e.flags->'deletedIn', '[]'::jsonb) || v.deleted)
+                      END,
+              version = e.version + 1, updated_at = now()
+         FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, fields jsonb, provenance jsonb, heads text[], deleted jsonb)
+        WHERE e.id = v.id
+       RETURNING e.id, e.version::text AS version`,
+      [JSON.stringify(rows)],
+    );
+    for (const row of saved) this.versions.set(row.id, row.version);
+  }
+
+  private async writeOutbox(tx: LogTransaction, touched: readonly Touched[]): Promise<void> {
+    if (touched.length === 0) return;
+    const { rows: linkRows } = await tx.query<{
+      entity_id: string;
+      connection_id: string;
+      external_id: string;
+    }>('SELECT entity_id, connection_id, external_id FROM source_link WHERE entity_id = ANY($1::uuid[])', [
+      touched.map((t) => t.entityId),
+    ]);
+    const links = new Map<string, Map<string, string>>();
+    for (const row of linkRows) {
+      const byConnection = links.get(row.entity_id) ?? new Map<string, string>();
+      byConnection.set(row.connection_id, row.external_id);
+      links.set(row.entity_id, byConnection);
+    }
+    const { rows: flagRows } = await tx.query<{ id: string; deleted_in: string[] | null }>(
+      `SELECT id, ARRAY(SELECT jsonb_array_elements(flags->'deletedIn')->>'connectionId') AS deleted_in
+         FROM entity WHERE id = ANY($1::uuid[])`,
+      [touched.map((t) => t.entityId)],
+    );
+    const deletedIn = new Map(flagRows.map((r) => [r.id, new Set(r.deleted_in ?? [])]));
+
+    const outbox: OutboxRow[] = [];
+    for (const entry of touched) {
+      const outcome = entry.outcome;
+      if (outcome === undefined) continue;
+      const linked = links.get(entry.entityId) ?? new Map<string, string>();
+      const providersLinked = new Set<ProviderKey>();
+      const targets = await this.connectionsOf(tx, entry.workspaceId);
+      for (const c of targets) if (linked.has(c.id)) providersLinked.add(c.provider);
+      const digest = headsDigest(outcome.heads);
+      for (const target of targets) {
+        if (!isWritable(target.provider, entry.entityType)) continue;
+        if (target.status === 'disconnected') continue;
+        const externalId = linked.get(target.id);
+        const base = {
+          workspace_id: entry.workspaceId,
+          entity_id: entry.entityId,
+          entity_type: entry.entityType,
+          connection_id: target.id,
+          heads: outcome.heads,
+        };
+        // A record deleted elsewhere in this batch: the target's own delete policy decides.
+        if (entry.deletedIn.length > 0 && externalId !== undefined) {
+          if (target.deletePolicy !== 'unlink' && !entry.deletedIn.some((d) => d.connectionId === target.id))
+            outbox.push({
+              ...base,
+              op: 'delete',
+              external_id: externalId,
+              fields: {},
+              idempotency_key: `${entry.entityId}.${target.id}.delete`,
+            });
+          continue;
+        }
+        if (externalId !== undefined) {
+          const owed = outcome.owed.get(target.id) ?? [];
+          if (owed.length === 0) continue;
+          outbox.push({
+            ...base,
+            op: 'update',
+            external_id: externalId,
+            fields: Object.fromEntries(owed.map((f) => [f, outcome.values[f] ?? null])),
+            idempotency_key: `${entry.entityId}.${target.id}.${digest}`,
+          });
+          continue;
+        }
+        // Creates wait for the target's reconcile (see PushService.reconcile): before it, the
+        // target's own copy of this record may not be linked yet.
+        if (target.status !== 'live' || !target.reconciled || deletedIn.get(entry.entityId)?.has(target.id))
+          continue;
+        if (!canCreateIn(target.provider, entry.entityType, providersLinked)) continue;
+        const fields = Object.fromEntries(
+          Object.entries(outcome.values).filter(([, v]) => v !== null && v !== undefined),
+        );
+        if (Object.keys(fields).length === 0) continue;
+        outbox.push({
+          ...base,
+          op: 'create',
+          external_id: null,
+          fields,
+          // One key per (entity, target): however many times a create is owed, the provider
+          // makes one record (Calendar client ids, HubSpot upsert, the Tasks marker).
+          idempotency_key: `${entry.entityId}.${target.id}.create`,
+        });
+      }
+    }
+    if (outbox.length === 0) return;
+    await tx.query(
+      `INSERT INTO outbox (workspace_id, entity_id, entity_type, connection_id, op, external_id, fields, heads, idempotency_key)
+       SELECT workspace_id, entity_id, entity_type, connection_id, op, external_id, fields, heads, idempotency_key
+         FROM jsonb_to_recordset($1::jsonb) AS r(workspace_id uuid, entity_id uuid, entity_type text,
+              connection_id uuid, op text, external_id text, fields jsonb, heads text[], idempotency_key text)
+       ON CONFLICT (connection_id, idempotency_key) DO UPDATE
+         SET fields = EXCLUDED.fields, heads = EXCLUDED.heads
+         WHERE outbox.status = 'pending'`,
+      [JSON.stringify(outbox)],
+    );
+    for (const row of outbox) this.targets.add(row.connection_id);
+  }
+
+  private async connectionsOf(tx: LogTransaction, workspaceId: string): Promise<TargetConnection[]> {
+    const cached = this.connections.get(workspaceId);
+    if (cached && Date.now() - cached.at < this.connectionsTtlMs) return cached.list;
+    const { rows } = await tx.query<{
+      id: string;
+      provider: ProviderKey;
+      status: string;
+      delete_policy: DeletePolicy;
+      reconciled: boolean;
+    }>(
+      `SELECT id, provider::text AS provider, status::text AS status, delete_policy,
+              reconciled_at IS NOT NULL AS reconciled
+         FROM connection WHERE workspace_id = $1 ORDER BY id`,
+      [workspaceId],
+    );
+    const list = rows.map((r) => ({
+      id: r.id,
+      provider: r.provider,
+      status: r.status,
+      deletePolicy: r.delete_policy,
+      reconciled: r.reconciled,
+    }));
+    this.connections.set(workspaceId, { at: Date.now(), list });
+    return list;
+  }
+}
