@@ -1,37 +1,164 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import {
-  type ConnectionContext,
-  type Connector,
-  type Cursor,
-  googleCalendarConnector,
-  hubspotConnector,
-  StaticTokenSource,
-  unlimitedBudget,
-} from '@syncline/connectors';
-import { startEmulators } from '@syncline/emulators';
-import { IdentityService } from '@syncline/identity';
-import { ChangeLog, groupLag, LogConsumer, type LogHandler, resetGroup } from '@syncline/log';
-import { Pool } from 'pg';
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  type WriteStream,
+  writeFileSync,
+} from 'node:fs';
+import { createServer } from 'node:net';
+import { join, relative } from 'node:path';
+import { Redis } from 'ioredis';
+import { Client, Pool } from 'pg';
+import { freePort, runScript } from '../apps/sync-api/src/testing/processes';
+import { type EmulatorUrls, emulatorClient } from '../e2e/support/emulator-client';
+import {
+  emulatorsReady,
+  emulatorUrlsFrom,
+  httpOk,
+  type ProcessKind,
+  providerSettings,
+  spawnEntry,
+} from '../e2e/support/launch';
 import { ensureDatabase, migrate } from '../prisma/migrator';
+import { DEMO_HUBSPOT_APP, type DemoSystem, type DemoWorld, seedDemoWorld } from './demo-world';
 
 /**
- * The demo, end to end on this machine's PostgreSQL and Redis and the local emulators:
- * a workspace and its admin key; the API with connections whose credentials are encrypted
- * at rest; a burst of webhook-like changes (with redeliveries) on the log, a consumer group
- * of two members deriving a per-record view, and a replay into a fresh group that derives
- * the same view; then a HubSpot portal and a Google Calendar in the emulators, backfilled
- * through the connectors and the official SDKs onto the log, and resolved by identity into
- * one person per human, however each system spells the address.
+ * `npm run demo`: the product's main job on this machine. The HubSpot and Google emulators,
+ * the API and the workers run as child processes on a fresh `syncline_demo` database; a
+ * salesperson's world is seeded in the emulators (two CRMs that share people written
+ * differently, a calendar, a mailbox, a task list); the five accounts are connected through
+ * the API; the workers backfill them, resolve one person per human, merge, write back what
+ * each system lacks, and settle planted conflicting edits by policy. Then it prints what to
+ * look at and keeps syncing until Ctrl-C (`DEMO_EXIT=1` or `--exit`: exits after the report).
  */
 
 const root = join(__dirname, '..');
-const server = process.env.DEMO_PG_SERVER ?? 'postgresql://postgres@127.0.0.1:5432';
-const databaseUrl = `${server}/syncline_demo`;
-const port = Number(process.env.DEMO_PORT ?? 3917);
-const say = (line: string) => console.log(line);
+const started = Date.now();
+const exitAfterReport = process.env.DEMO_EXIT === '1' || process.argv.includes('--exit');
+const pgServer = (process.env.DEMO_PG_SERVER ?? 'postgresql://postgres@127.0.0.1:5432').replace(/\/+$/, '');
+const databaseUrl = `${pgServer}/syncline_demo`;
+const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const REDIS_PREFIX = 'syncline-demo';
+const PULL_INTERVAL_MS = 2_000;
+const people = Number(process.env.DEMO_PEOPLE ?? 300);
+const deadline = started + Number(process.env.DEMO_TIMEOUT_MS ?? 300_000);
+const logDir = join(root, '.tools', 'demo-logs');
+
+const say = (line = '') => console.log(line);
+const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const elapsed = () => secs(Date.now() - started);
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const step = (n: number, title: string) => say(`\n${n}. ${title}  [${elapsed()}]`);
+
+class DemoFailure extends Error {}
+
+// ---------------------------------------------------------------------------------------
+// 1. PostgreSQL and Redis
+
+async function reachPostgres(): Promise<string | undefined> {
+  const client = new Client({ connectionString: `${pgServer}/postgres`, connectionTimeoutMillis: 3_000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return undefined;
+  } catch (error) {
+    return (error as Error).message || String(error);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+async function reachRedis(): Promise<string | undefined> {
+  const redis = new Redis(redisUrl, {
+    lazyConnect: true,
+    connectTimeout: 3_000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+    await redis.ping();
+    return undefined;
+  } catch (error) {
+    return (error as Error).message || String(error);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+function dockerCompose(): boolean {
+  const res = spawnSync('docker', ['compose', 'version'], { stdio: 'ignore', timeout: 15_000 });
+  return res.status === 0;
+}
+
+async function ensureServices(): Promise<void> {
+  let [pg, redis] = await Promise.all([reachPostgres(), reachRedis()]);
+  if (!pg && !redis) {
+    say(`   PostgreSQL at ${pgServer} and Redis at ${redisUrl}: reachable`);
+    return;
+  }
+  const missing = [
+    ...(pg ? [`PostgreSQL at ${pgServer} (${pg})`] : []),
+    ...(redis ? [`Redis at ${redisUrl} (${redis})`] : []),
+  ];
+  if (dockerCompose()) {
+    say(`   not reachable: ${missing.join('; ')}`);
+    say('   starting them with `docker compose up -d` (docker-compose.yml)…');
+    const up = spawnSync('docker', ['compose', 'up', '-d'], { cwd: root, stdio: 'inherit' });
+    if (up.status !== 0) throw new DemoFailure(`docker compose up -d exited with ${up.status}`);
+    const until = Date.now() + 120_000;
+    while (Date.now() < until) {
+      [pg, redis] = await Promise.all([reachPostgres(), reachRedis()]);
+      if (!pg && !redis) {
+        say('   PostgreSQL and Redis are up');
+        return;
+      }
+      await sleep(1_000);
+    }
+    throw new DemoFailure(
+      `after docker compose up -d, still not reachable: ${[pg && 'PostgreSQL', redis && 'Redis'].filter(Boolean).join(', ')}`,
+    );
+  }
+  console.error(
+    [
+      '',
+      'The demo needs PostgreSQL and Redis, and cannot reach:',
+      ...missing.map((m) => `  - ${m}`),
+      '',
+      'Start them, then run `npm run demo` again. Any one of:',
+      '  - with Docker (compose plugin):  docker compose up -d',
+      '  - on Debian/Ubuntu, installed but stopped:',
+      ...(pg ? ['      pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start'] : []),
+      ...(redis ? ["      redis-server --daemonize yes --save '' --appendonly no"] : []),
+      '  - on Debian/Ubuntu, not installed:  apt-get install postgresql redis-server',
+      '    (PostgreSQL must let user `postgres` in over TCP without a password: trust auth for 127.0.0.1)',
+      '  - elsewhere:  DEMO_PG_SERVER=postgresql://user@host:port  REDIS_URL=redis://host:port  npm run demo',
+      '',
+    ].join('\n'),
+  );
+  process.exit(1);
+}
+
+async function clearRedisPrefix(): Promise<number> {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  let removed = 0;
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${REDIS_PREFIX}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) removed += await redis.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+  return removed;
+}
 
 function demoKey(): string {
   const dir = join(root, '.tools');
@@ -43,329 +170,759 @@ function demoKey(): string {
   return readFileSync(file, 'utf8').trim();
 }
 
-async function waitReady(url: string, api: ChildProcess): Promise<void> {
-  for (let i = 0; i < 150; i++) {
-    if (api.exitCode !== null) throw new Error(`the API exited with code ${api.exitCode}`);
-    try {
-      const res = await fetch(url);
-      if (res.ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`the API did not become ready at ${url}`);
+// ---------------------------------------------------------------------------------------
+// 3. The processes
+
+interface Proc {
+  name: string;
+  child: ChildProcess;
+  tail: string[];
+  log: WriteStream;
+  logFile: string;
+  exited: Promise<void>;
+  stopping: boolean;
 }
 
+const procs: Proc[] = [];
+const running = (p: Proc) => p.child.exitCode === null && p.child.signalCode === null;
+
+function start(name: string, kind: ProcessKind, env: NodeJS.ProcessEnv): Proc {
+  mkdirSync(logDir, { recursive: true });
+  const logFile = join(logDir, `${name}.log`);
+  const log = createWriteStream(logFile, { flags: 'w' });
+  const tail: string[] = [];
+  const child = spawnEntry(kind, {
+    cwd: root,
+    env,
+    detached: true,
+    onLine: (line) => {
+      log.write(`${line}\n`);
+      tail.push(line);
+      if (tail.length > 60) tail.shift();
+    },
+  });
+  const proc: Proc = {
+    name,
+    child,
+    tail,
+    log,
+    logFile,
+    stopping: false,
+    exited: new Promise((done) => child.once('exit', () => done())),
+  };
+  child.once('exit', (code, signal) => {
+    log.end(`--- exited (code ${code}, signal ${signal}) ---\n`);
+    if (!proc.stopping) console.error(`\n!! ${name} exited unexpectedly (code ${code}, signal ${signal})`);
+  });
+  procs.push(proc);
+  return proc;
+}
+
+const tailOf = (p: Proc, n = 25) =>
+  `--- last lines of ${relative(root, p.logFile)} ---\n${p.tail.slice(-n).join('\n')}`;
+
+async function ready(p: Proc, what: string, probe: () => Promise<boolean>, timeoutMs = 60_000) {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (!running(p)) throw new DemoFailure(`${p.name} exited while starting\n${tailOf(p)}`);
+    if (await probe()) return;
+    await sleep(150);
+  }
+  throw new DemoFailure(`${p.name} was not ready after ${secs(timeoutMs)} (${what})\n${tailOf(p)}`);
+}
+
+/** Workers first, then the API, the emulators last (a draining worker may still call them). */
+async function stopAll(): Promise<void> {
+  const rank = (name: string) => (name.startsWith('workers') ? 0 : name === 'api' ? 1 : 2);
+  for (const p of [...procs].sort((a, b) => rank(a.name) - rank(b.name))) {
+    p.stopping = true;
+    if (!running(p)) continue;
+    p.child.kill('SIGTERM');
+    const gone = await Promise.race([p.exited.then(() => true), sleep(10_000).then(() => false)]);
+    if (!gone) {
+      p.child.kill('SIGKILL');
+      await p.exited;
+    }
+  }
+}
+
+process.once('exit', () => {
+  for (const p of procs) if (running(p)) p.child.kill('SIGKILL');
+});
+
+// The children run in process groups of their own (a Ctrl-C reaches only us): on Ctrl-C we
+// stop them in order. While the demo keeps running after its report, Ctrl-C ends that wait.
+let stopRequested: (() => void) | undefined;
+let interrupted = false;
+const onSignal = () => {
+  if (stopRequested) return stopRequested();
+  if (interrupted) {
+    for (const p of procs) if (running(p)) p.child.kill('SIGKILL');
+    process.exit(130);
+  }
+  interrupted = true;
+  console.error('\nInterrupted: stopping the processes (Ctrl-C again to kill them)…');
+  void stopAll().then(() => process.exit(130));
+};
+process.on('SIGINT', onSignal);
+process.on('SIGTERM', onSignal);
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((done) => {
+    const server = createServer();
+    server.once('error', () => done(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => done(true)));
+  });
+}
+
+async function pickPort(preferred: number): Promise<number> {
+  return (await portFree(preferred)) ? preferred : freePort();
+}
+
+// ---------------------------------------------------------------------------------------
+// The API, as a client
+
+interface ConnectionView {
+  id: string;
+  provider: string;
+  externalAccountId: string;
+  displayName: string | null;
+  status: string;
+  statusReason: string | null;
+  state: {
+    status: string;
+    reason: string | null;
+    backfill: { seen: number; estimatedTotal: number | null };
+    lag: { events: number };
+    lastErrorCode: string | null;
+  };
+}
+
+interface RecordView {
+  id: string;
+  type: string;
+  displayName: string | null;
+  fields: Record<string, unknown>;
+  provenance: Record<
+    string,
+    { source: { kind: string; id: string }; eventTime: string; conflicted: boolean }
+  >;
+  sourceLinks: Array<{ connectionId: string; provider: string | null; externalId: string }>;
+  openConflicts: unknown[];
+}
+
+function apiClient(base: string, key: string) {
+  return async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(15_000),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new DemoFailure(`${method} ${path} answered ${res.status}: ${text.slice(0, 500)}`);
+    return (text ? JSON.parse(text) : undefined) as T;
+  };
+}
+type Api = ReturnType<typeof apiClient>;
+
+// ---------------------------------------------------------------------------------------
+// 7. Waiting for the sync to settle
+
+interface Snapshot {
+  connections: ConnectionView[];
+  pending: number;
+  failed: number;
+  sent: number;
+  deadLetters: number;
+  unreconciled: number;
+  events: number;
+}
+
+async function snapshot(api: Api, pool: Pool): Promise<Snapshot> {
+  const [{ data }, outbox, dead, conn, events] = await Promise.all([
+    api<{ data: ConnectionView[] }>('GET', '/api/v1/connections'),
+    pool.query<{ pending: number; failed: number; sent: number }>(
+      `SELECT count(*) FILTER (WHERE status IN ('pending', 'sending'))::int AS pending,
+              count(*) FILTER (WHERE status = 'failed')::int AS failed,
+              count(*) FILTER (WHERE status = 'sent')::int AS sent FROM outbox`,
+    ),
+    pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM dead_letter WHERE status = 'open'`),
+    pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM connection WHERE reconciled_at IS NULL`),
+    pool.query<{ n: number }>('SELECT count(*)::int AS n FROM change_event'),
+  ]);
+  return {
+    connections: data,
+    pending: outbox.rows[0]!.pending,
+    failed: outbox.rows[0]!.failed,
+    sent: outbox.rows[0]!.sent,
+    deadLetters: dead.rows[0]!.n,
+    unreconciled: conn.rows[0]!.n,
+    events: events.rows[0]!.n,
+  };
+}
+
+const settled = (s: Snapshot) =>
+  s.connections.length > 0 &&
+  s.connections.every((c) => c.state.status === 'live' && c.state.lag.events === 0) &&
+  s.unreconciled === 0 &&
+  s.pending === 0;
+
+function progressLine(s: Snapshot, labels: Map<string, string>, t0: number): string {
+  const parts = s.connections.map((c) => {
+    const { backfill, lag, status } = c.state;
+    const total = backfill.estimatedTotal === null ? '' : `/${backfill.estimatedTotal}`;
+    const err = c.state.lastErrorCode ? ` (${c.state.lastErrorCode})` : '';
+    return `${labels.get(c.id) ?? c.provider} ${status} ${backfill.seen}${total} lag ${lag.events}${err}`;
+  });
+  return `   ${secs(Date.now() - t0).padStart(6)}  ${parts.join(' | ')} | writes pending ${s.pending}, sent ${s.sent}${
+    s.failed ? `, failed ${s.failed}` : ''
+  }${s.deadLetters ? ` | dead letters ${s.deadLetters}` : ''}`;
+}
+
+/**
+ * Polls until the connections are live with no lag, every finished backfill is reconciled,
+ * nothing waits in the outbox, and the log has stopped growing, held for three polls, and
+ * `also` holds (or the engine has been quiet for `alsoGraceMs` without it: the report then
+ * shows what is off). On the deadline: says what did not converge and throws.
+ */
+async function waitUntilSettled(
+  what: string,
+  api: Api,
+  pool: Pool,
+  labels: Map<string, string>,
+  also: () => Promise<boolean> = async () => true,
+  alsoGraceMs = 30_000,
+): Promise<Snapshot> {
+  const t0 = Date.now();
+  const tty = process.stdout.isTTY === true;
+  let calm = 0;
+  let quietSince: number | undefined;
+  let lastEvents = -1;
+  let last: Snapshot | undefined;
+  let lastPrinted = '';
+  let lastPrintedAt = 0;
+  for (;;) {
+    for (const p of procs)
+      if (!running(p)) throw new DemoFailure(`${p.name} is not running any more\n${tailOf(p)}`);
+    try {
+      last = await snapshot(api, pool);
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await sleep(1_000);
+      continue;
+    }
+    const line = progressLine(last, labels, t0);
+    const quiet = settled(last) && last.events === lastEvents;
+    lastEvents = last.events;
+    quietSince = quiet ? (quietSince ?? Date.now()) : undefined;
+    const graceOver = quietSince !== undefined && Date.now() - quietSince > alsoGraceMs;
+    calm = quiet && (graceOver || (await also())) ? calm + 1 : 0;
+    if (tty) process.stdout.write(`\r\x1b[2K${line}`);
+    else if (line.slice(10) !== lastPrinted || Date.now() - lastPrintedAt > 10_000 || calm >= 3) {
+      say(line);
+      lastPrinted = line.slice(10);
+      lastPrintedAt = Date.now();
+    }
+    if (calm >= 3) {
+      if (tty) process.stdout.write('\n');
+      say(`   ${what}: settled in ${secs(Date.now() - t0)}${graceOver ? ' (but see the checks below)' : ''}`);
+      return last;
+    }
+    if (Date.now() > deadline) {
+      if (tty) process.stdout.write('\n');
+      await explainTimeout(what, last, pool, labels);
+      throw new DemoFailure(`${what}: no convergence before the demo's deadline (DEMO_TIMEOUT_MS)`);
+    }
+    await sleep(1_000);
+  }
+}
+
+async function explainTimeout(what: string, s: Snapshot, pool: Pool, labels: Map<string, string>) {
+  const label = (id: string | null) => (id ? (labels.get(id) ?? id) : '—');
+  say(`\n✘ ${what} did not converge within the demo's time limit. Where it stands:`);
+  for (const c of s.connections) {
+    const st = c.state;
+    const ok = st.status === 'live' && st.lag.events === 0;
+    say(
+      `   ${ok ? '✔' : '✘'} ${label(c.id)}: ${st.status}${st.reason ? ` (${st.reason})` : ''}, backfill ${st.backfill.seen}/${
+        st.backfill.estimatedTotal ?? '?'
+      }, lag ${st.lag.events} events${st.lastErrorCode ? `, last error ${st.lastErrorCode}` : ''}`,
+    );
+  }
+  const { rows: unreconciled } = await pool.query<{ id: string }>(
+    'SELECT id FROM connection WHERE reconciled_at IS NULL',
+  );
+  if (unreconciled.length) say(`   not reconciled yet: ${unreconciled.map((r) => label(r.id)).join(', ')}`);
+  const { rows: outbox } = await pool.query<{
+    connection_id: string;
+    status: string;
+    n: number;
+    err: string | null;
+  }>(
+    `SELECT connection_id, status, count(*)::int AS n, max(last_error) AS err FROM outbox
+      WHERE status IN ('pending', 'sending', 'failed') GROUP BY 1, 2 ORDER BY 1, 2`,
+  );
+  for (const r of outbox)
+    say(
+      `   outbox → ${label(r.connection_id)}: ${r.n} ${r.status}${r.err ? ` (last error: ${r.err.slice(0, 160)})` : ''}`,
+    );
+  const { rows: dead } = await pool.query<{ source: string; error_code: string; msg: string; n: number }>(
+    `SELECT source, error_code, min(error_message) AS msg, count(*)::int AS n FROM dead_letter
+      WHERE status = 'open' GROUP BY 1, 2 ORDER BY n DESC LIMIT 10`,
+  );
+  for (const r of dead) say(`   dead letters: ${r.n} × ${r.source} ${r.error_code}: ${r.msg.slice(0, 200)}`);
+  say(`   the processes' output: ${relative(root, logDir)}/<name>.log`);
+}
+
+// ---------------------------------------------------------------------------------------
+// 8. What to look at
+
+function showValue(value: unknown): string {
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return text.length > 70 ? `${text.slice(0, 67)}…` : text;
+}
+
+function printRecord(record: RecordView, labels: Map<string, string>) {
+  const source = (ref: { kind: string; id: string }) =>
+    ref.kind === 'connection' ? (labels.get(ref.id) ?? ref.id) : `user ${ref.id}`;
+  say(`   ${record.displayName ?? '(no name)'}  ·  ${record.type} ${record.id}`);
+  const width = Math.max(...Object.keys(record.fields).map((f) => f.length), 5);
+  for (const [field, value] of Object.entries(record.fields)) {
+    const p = record.provenance[field];
+    const from = p ? `  ← ${source(p.source)}, ${p.eventTime}${p.conflicted ? ', conflicted' : ''}` : '';
+    say(`     ${field.padEnd(width)}  ${showValue(value).padEnd(42)}${from}`);
+  }
+  say(
+    `     source links: ${record.sourceLinks.map((l) => `${labels.get(l.connectionId) ?? l.provider} #${l.externalId}`).join(', ')}`,
+  );
+  if (record.openConflicts.length) say(`     open conflicts: ${record.openConflicts.length}`);
+}
+
+async function countPages(api: Api, resource: string): Promise<number> {
+  let count = 0;
+  let cursor: string | null = null;
+  do {
+    const page: { data: unknown[]; nextCursor: string | null } = await api(
+      'GET',
+      `/api/v1/${resource}?limit=200${cursor ? `&cursor=${cursor}` : ''}`,
+    );
+    count += page.data.length;
+    cursor = page.nextCursor;
+  } while (cursor);
+  return count;
+}
+
+// ---------------------------------------------------------------------------------------
+
 async function main(): Promise<void> {
-  say('1. Database: a fresh syncline_demo, migrated by our migrator');
-  const admin = new Pool({ connectionString: `${server}/postgres`, max: 1 });
+  say('Syncline demo: two CRMs, a calendar, a mailbox and a task list kept in one view, two-way.');
+  say(
+    `Child processes log to ${relative(root, logDir)}/<name>.log. ${exitAfterReport ? '' : 'Ctrl-C stops.'}`,
+  );
+
+  step(1, 'PostgreSQL and Redis');
+  await ensureServices();
+
+  step(2, 'A fresh syncline_demo database, migrated; a clean Redis prefix');
+  const admin = new Client({ connectionString: `${pgServer}/postgres` });
+  await admin.connect();
   await admin.query('DROP DATABASE IF EXISTS syncline_demo WITH (FORCE)');
   await admin.end();
   await ensureDatabase(databaseUrl);
   const report = await migrate(databaseUrl);
-  say(`   applied: ${report.applied.join(', ')}`);
+  say(`   ${databaseUrl}: ${report.applied.length} migrations applied`);
+  const removed = await clearRedisPrefix();
+  say(`   Redis ${redisUrl}, key prefix "${REDIS_PREFIX}:" (${removed} old keys removed)`);
 
-  const env = {
-    ...process.env,
-    DATABASE_URL: databaseUrl,
-    PORT: String(port),
-    SYNCLINE_ENCRYPTION_KEYS: demoKey(),
-    REDIS_PREFIX: 'syncline-demo',
-    LOG_LEVEL: 'warn',
-  };
-
-  say('2. A workspace and its first admin API key (the CLI prints the key once)');
-  const created = JSON.parse(
-    execFileSync(
-      process.execPath,
-      ['-r', '@swc-node/register', 'apps/sync-api/src/cli.ts', 'create-workspace', '--name', 'Demo Co'],
-      {
-        cwd: root,
-        env,
-        encoding: 'utf8',
-      },
-    ),
-  ) as { workspaceId: string; apiKey: string };
-  say(`   workspace ${created.workspaceId}, key ${created.apiKey.slice(0, 12)}…`);
-
-  say(`3. The sync API on http://127.0.0.1:${port}`);
-  const api = spawn(process.execPath, ['-r', '@swc-node/register', 'apps/sync-api/src/main.ts'], {
-    cwd: root,
-    env,
-    stdio: ['ignore', 'inherit', 'inherit'],
+  step(3, 'The emulators, the API and the workers, as child processes');
+  const [hubspotPort, googlePort] = [await pickPort(4010), await pickPort(4020)];
+  const emulators = start('emulators', 'emulators', {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    EMULATOR_HOST: '127.0.0.1',
+    EMULATOR_HUBSPOT_PORT: String(hubspotPort),
+    EMULATOR_GOOGLE_PORT: String(googlePort === hubspotPort ? await freePort() : googlePort),
+    EMULATOR_SEED: '1',
   });
-  const base = `http://127.0.0.1:${port}`;
-  try {
-    await waitReady(`${base}/readyz`, api);
-    const auth = { authorization: `Bearer ${created.apiKey}`, 'content-type': 'application/json' };
-    const res = await fetch(`${base}/api/v1/connections`, {
-      method: 'POST',
-      headers: auth,
-      body: JSON.stringify({
-        provider: 'hubspot',
-        externalAccountId: 'portal-101',
-        displayName: 'Demo HubSpot portal',
-        credentials: { accessToken: 'demo-access-token', refreshToken: 'demo-refresh-token' },
-      }),
+  let urls: EmulatorUrls | undefined;
+  await ready(emulators, 'the {hubspot, google} line and the control API', async () => {
+    urls ??= emulatorUrlsFrom(emulators.tail);
+    return urls !== undefined && (await emulatorsReady(urls));
+  });
+  const emulatorUrls = urls!;
+  const emu = emulatorClient(emulatorUrls);
+  const googleClient = await emu.google.oauthClient();
+  say(`   emulators: HubSpot ${emulatorUrls.hubspot}, Google ${emulatorUrls.google}`);
+
+  const apiPort = await pickPort(Number(process.env.DEMO_PORT ?? 3000));
+  const apiUrl = `http://127.0.0.1:${apiPort}`;
+  let metricsPort = await pickPort(9464);
+  if (metricsPort === apiPort) metricsPort = await freePort();
+  const gmailPushToken = randomBytes(16).toString('hex');
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    REDIS_PREFIX,
+    LOG_LEVEL: process.env.DEMO_LOG_LEVEL ?? 'warn',
+    SYNCLINE_ENCRYPTION_KEYS: demoKey(),
+    ...providerSettings({
+      emulators: emulatorUrls,
+      hubspotApp: DEMO_HUBSPOT_APP,
+      googleClient,
+      gmailPushToken,
+      apiUrl,
+      pullIntervalMs: PULL_INTERVAL_MS,
+    }),
+  };
+  const api = start('api', 'api', { ...env, HOST: '127.0.0.1', PORT: String(apiPort) });
+  const workers = start('workers', 'workers', { ...env, METRICS_PORT: String(metricsPort) });
+  const workspaceRun = runScript(
+    'apps/sync-api/src/cli.ts',
+    ['create-workspace', '--name', 'Brightwave', '--admin-email', 'dana.okafor@brightwave.io'],
+    env,
+  );
+  await Promise.all([
+    ready(api, `GET ${apiUrl}/readyz`, () => httpOk(`${apiUrl}/readyz`)),
+    ready(
+      workers,
+      `GET http://127.0.0.1:${metricsPort}/metrics`,
+      async () =>
+        workers.tail.some((l) => l.includes('workers started')) ||
+        (await httpOk(`http://127.0.0.1:${metricsPort}/metrics`)),
+    ),
+  ]);
+  say(`   API ${apiUrl} (pid ${api.child.pid}), workers (pid ${workers.child.pid}, metrics :${metricsPort})`);
+
+  step(4, 'A workspace and its admin API key (the CLI prints the key once)');
+  const cli = await workspaceRun;
+  if (cli.code !== 0)
+    throw new DemoFailure(`create-workspace exited ${cli.code}: ${cli.stderr || cli.stdout}`);
+  const workspace = JSON.parse(cli.stdout.trim().split('\n').pop() ?? '') as {
+    workspaceId: string;
+    apiKey: string;
+  };
+  say(`   workspace ${workspace.workspaceId}`);
+  const call = apiClient(apiUrl, workspace.apiKey);
+
+  step(5, `The salesperson's world in the emulators (${people} people)`);
+  const hubspotWebhook = `${apiUrl}/webhooks/hubspot`;
+  const seedStarted = Date.now();
+  const world: DemoWorld = await seedDemoWorld(emulatorUrls, {
+    people,
+    app: DEMO_HUBSPOT_APP,
+    conflicts: 'deferred',
+    webhookUrls: { a: hubspotWebhook, b: hubspotWebhook },
+    gmailPushUrl: `${apiUrl}/webhooks/gmail?token=${gmailPushToken}`,
+  });
+  const { a, b } = world.portals;
+  const g = world.google;
+  const dupes = (kind: string) => world.duplicates.filter((d) => d.kind === kind);
+  say(`   seeded in ${secs(Date.now() - seedStarted)}`);
+  say(
+    `   CRM A (portal ${a.portalId}): ${a.counts.contacts} contacts, ${a.counts.companies} companies, ${a.counts.deals} deals, ${a.counts.meetings} logged meetings`,
+  );
+  say(
+    `   CRM B (portal ${b.portalId}): ${b.counts.contacts} contacts, ${b.counts.companies} companies, ${b.counts.deals} deals, ${b.counts.meetings} logged meetings`,
+  );
+  say(
+    `   ${world.counts.inBoth} of ${world.counts.people} people are in both CRMs, written differently (${dupes('contact').filter((d) => d.matchBy === 'email').length} by email case/format, ${dupes('contact').filter((d) => d.matchBy === 'phone').length} with another address and only the phone in common)`,
+  );
+  say(
+    `   Google ${g.email}: ${g.counts.events} meetings, ${g.counts.messages} messages in ${g.counts.threads} threads, ${g.counts.tasks} tasks`,
+  );
+  say(
+    `   planted: ${world.duplicates.length} duplicates, ${world.conflicts.length} conflicting edits (made after the backfill)`,
+  );
+  say(`   webhooks → ${hubspotWebhook}; Gmail push → ${apiUrl}/webhooks/gmail?token=…`);
+
+  step(6, 'Connecting the five accounts through the API');
+  const labels = new Map<string, string>();
+  const connectionOf: Partial<Record<DemoSystem, string>> = {};
+  const connect = async (
+    system: DemoSystem,
+    provider: string,
+    account: string,
+    credentials: object,
+    name: string,
+  ) => {
+    const c = await call<ConnectionView>('POST', '/api/v1/connections', {
+      provider,
+      externalAccountId: account,
+      displayName: name,
+      credentials,
     });
-    const connection = (await res.json()) as { id: string; provider: string; status: string };
-    say(`   POST /api/v1/connections → ${res.status} ${JSON.stringify(connection)}`);
-    const noKey = await fetch(`${base}/api/v1/connections/${connection.id}`);
-    say(`   the same connection without a key → ${noKey.status} ${await noKey.text()}`);
+    labels.set(c.id, name);
+    connectionOf[system] = c.id;
+    say(`   POST /api/v1/connections ${provider.padEnd(15)} ${account.padEnd(26)} → ${c.id} (${c.status})`);
+  };
+  await connect('hubspot-a', 'hubspot', a.externalAccountId, a.credentials, 'CRM A');
+  await connect('hubspot-b', 'hubspot', b.externalAccountId, b.credentials, 'CRM B');
+  await connect('google-calendar', 'google-calendar', g.externalAccountId, g.credentials, 'Calendar');
+  await connect('gmail', 'gmail', g.externalAccountId, g.credentials, 'Gmail');
+  await connect('google-tasks', 'google-tasks', g.externalAccountId, g.credentials, 'Tasks');
 
-    const pool = new Pool({ connectionString: databaseUrl, max: 6 });
-    const stored = await pool.query<{ credentials_key_id: string; bytes: number }>(
-      'SELECT credentials_key_id, length(credentials_ciphertext) AS bytes FROM connection WHERE id = $1',
-      [connection.id],
+  const pool = new Pool({ connectionString: databaseUrl, max: 4 });
+  try {
+    step(7, 'Backfill, identity, merge and writeback (per connection: status, records seen, lag)');
+    await waitUntilSettled('backfill and writeback', call, pool, labels);
+    const contactsAfterBackfill = {
+      a: (await emu.hubspot.objects(a.portalId, 'contacts')).length,
+      b: (await emu.hubspot.objects(b.portalId, 'contacts')).length,
+    };
+
+    say('\n   The planted conflicting edits, now, in both CRMs:');
+    const { rows: clock } = await pool.query<{ now: Date }>('SELECT now()');
+    const conflictsFrom = clock[0]!.now;
+    await world.applyConflicts();
+    for (const c of world.conflicts) say(`   - ${c.description}`);
+    const valueIn = async (
+      system: 'hubspot-a' | 'hubspot-b',
+      type: 'contacts' | 'deals',
+      id: string,
+      field: string,
+    ) => {
+      const portal = system === 'hubspot-a' ? a : b;
+      const records = await emu.hubspot.objects(portal.portalId, type);
+      return records.find((r) => r.id === id)?.properties[field] ?? null;
+    };
+    const conflictState = async () =>
+      Promise.all(
+        world.conflicts.map(async (c) => {
+          const type = c.kind === 'deal-stage' ? 'deals' : 'contacts';
+          const values = await Promise.all(
+            c.edits.map((e) => valueIn(e.system as 'hubspot-a', type, e.id, c.field)),
+          );
+          const latest = c.edits.at(-1)!.value;
+          return { conflict: c, values, agreed: values.every((v) => v === values[0]), latest };
+        }),
+      );
+    await waitUntilSettled('the conflicting edits', call, pool, labels, async () =>
+      (await conflictState()).every((s) => s.agreed),
+    );
+
+    step(8, 'What to look at');
+    let failures = 0;
+    const check = (ok: boolean) => {
+      if (!ok) failures++;
+      return ok ? '✔' : '✘';
+    };
+    const [contactsA, contactsB] = [
+      (await emu.hubspot.objects(a.portalId, 'contacts')).length,
+      (await emu.hubspot.objects(b.portalId, 'contacts')).length,
+    ];
+    const unifiedPeople = await countPages(call, 'people');
+    const { rows: byType } = await pool.query<{ entity_type: string; n: number }>(
+      `SELECT entity_type, count(*)::int AS n FROM entity WHERE merged_into IS NULL GROUP BY 1 ORDER BY 1`,
+    );
+    const linkOf = async (system: DemoSystem, externalId: string) =>
+      (
+        await pool.query<{ entity_id: string }>(
+          'SELECT entity_id FROM source_link WHERE connection_id = $1 AND external_id = $2',
+          [connectionOf[system], externalId],
+        )
+      ).rows[0]?.entity_id;
+    const recognised = async (kind: string, matchBy?: string) => {
+      const list = dupes(kind).filter((d) => !matchBy || d.matchBy === matchBy);
+      let same = 0;
+      for (const d of list) {
+        const ids = await Promise.all(d.records.map((r) => linkOf(r.system, r.id)));
+        if (ids[0] && ids.every((id) => id === ids[0])) same++;
+      }
+      return { same, of: list.length };
+    };
+    const byEmail = await recognised('contact', 'email');
+    const byPhone = await recognised('contact', 'phone');
+    const companies = await recognised('company');
+    const deals = await recognised('deal');
+    const meetings = await recognised('meeting');
+    const { rows: possible } = await pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM possible_duplicate WHERE status = 'open'`,
+    );
+
+    say('\n   Counts');
+    say(
+      `     contacts in CRM A: ${a.counts.contacts} seeded → ${contactsAfterBackfill.a} after the backfill → ${contactsA} now`,
     );
     say(
-      `   at rest: ${stored.rows[0]!.bytes} bytes of AES-256-GCM under key "${stored.rows[0]!.credentials_key_id}"`,
+      `     contacts in CRM B: ${b.counts.contacts} seeded → ${contactsAfterBackfill.b} after the backfill → ${contactsB} now`,
     );
-
-    say('4. 20,000 webhook-like changes on the log, 10 % of them delivered twice');
-    const log = new ChangeLog(pool, { partitions: 16 });
-    await log.init();
-    const changes = Array.from({ length: 20_000 }, (_, i) => ({
-      workspaceId: created.workspaceId,
-      connectionId: connection.id,
-      entityType: 'person' as const,
-      externalId: `contact-${i % 500}`,
-      op: 'upsert' as const,
-      eventKey: `contact-${i % 500}:${i}:${randomUUID()}`,
-      eventTime: new Date(Date.UTC(2026, 10, 1) + i * 1000),
-      fields: {
-        email: `person${i % 500}@example.com`,
-        lifecyclestage: ['lead', 'opportunity', 'customer'][i % 3],
-      },
-    }));
-    const redelivered = changes.filter((_, i) => i % 10 === 0);
-    const started = Date.now();
-    const results = await Promise.all(
-      [...changes, ...redelivered]
-        .reduce<(typeof changes)[]>((batches, c, i) => {
-          if (i % 100 === 0) batches.push([]);
-          batches[batches.length - 1]!.push(c);
-          return batches;
-        }, [])
-        .map((batch) => log.append(batch)),
-    );
-    const outcomes = results.flatMap((r) => (r.ok ? r.value : []));
     say(
-      `   ${outcomes.filter((o) => o.isNew).length} new, ${outcomes.filter((o) => !o.isNew).length} redeliveries dropped, in ${Date.now() - started} ms`,
+      `     ${check(contactsA === contactsB)} both CRMs hold the same people (everyone known to either CRM is now in both)`,
     );
-    const bad = await log.append([{ ...changes[0], entityType: 'spaceship' }]);
-    say(`   a bad change is refused: ${bad.ok ? 'accepted?!' : bad.error.message}`);
+    const [dealsA, dealsB] = [
+      (await emu.hubspot.objects(a.portalId, 'deals')).length,
+      (await emu.hubspot.objects(b.portalId, 'deals')).length,
+    ];
+    say(
+      `     deals: CRM A ${a.counts.deals} seeded → ${dealsA} now, CRM B ${b.counts.deals} → ${dealsB}; ${world.counts.deals} distinct deals were planted (${dupes('deal').length} of them in both CRMs)`,
+    );
+    say(
+      `     ${check(dealsA === world.counts.deals && dealsB === world.counts.deals)} each CRM holds every deal once`,
+    );
+    say(`     unified people (GET /api/v1/people, all pages): ${unifiedPeople}`);
+    say(`     unified records by type: ${byType.map((r) => `${r.entity_type} ${r.n}`).join(', ')}`);
+    say(`     planted duplicates recognised as one record:`);
+    say(
+      `       ${check(byEmail.same === byEmail.of)} people, same address written differently: ${byEmail.same}/${byEmail.of}`,
+    );
+    say(
+      `       ${byPhone.same === byPhone.of ? '✔' : '·'} people, different address, same name and phone: ${byPhone.same}/${byPhone.of}`,
+    );
+    say(
+      `       ${companies.same === companies.of ? '✔' : '·'} companies by domain: ${companies.same}/${companies.of}`,
+    );
+    say(`       ${deals.same === deals.of ? '✔' : '·'} deals in both CRMs: ${deals.same}/${deals.of}`);
+    say(
+      `       ${meetings.same === meetings.of ? '✔' : '·'} calendar events also logged in a CRM: ${meetings.same}/${meetings.of}`,
+    );
+    say(`     possible duplicates waiting for review (never merged silently): ${possible[0]!.n}`);
 
-    say('5. A consumer group of two members derives a per-record view, offsets committed with it');
-    await pool.query(`CREATE TABLE demo_person_view (external_id text PRIMARY KEY, email text, stage text,
-                      changes int NOT NULL, group_name text NOT NULL)`);
-    const viewHandler: LogHandler = async (tx, events, { group }) => {
-      for (const e of events) {
-        await tx.query(
-          `INSERT INTO demo_person_view (group_name, external_id, email, stage, changes) VALUES ($1, $2, $3, $4, 1)
-           ON CONFLICT (external_id) DO UPDATE SET email = EXCLUDED.email, stage = EXCLUDED.stage,
-             changes = demo_person_view.changes + 1`,
-          [group, `${group}/${e.externalId}`, e.fields.email, e.fields.lifecyclestage],
+    const sample = dupes('contact').find(
+      (d) => d.matchBy === 'email' && !world.conflicts.some((c) => c.key === d.key),
+    );
+    let editTarget: { record: RecordView; idA: string; idB: string } | undefined;
+    if (sample) {
+      const email = sample.records[0]!.values.email!;
+      say(`\n   One planted duplicate: ${sample.description}`);
+      say(`   GET /api/v1/people?email=${email}`);
+      const page = await call<{ data: RecordView[] }>(
+        'GET',
+        `/api/v1/people?email=${encodeURIComponent(email)}`,
+      );
+      say(`     ${check(page.data.length === 1)} ${page.data.length} record(s)`);
+      if (page.data[0]) {
+        printRecord(page.data[0], labels);
+        editTarget = { record: page.data[0], idA: sample.records[0]!.id, idB: sample.records[1]!.id };
+      }
+    }
+
+    say('\n   Conflicts settled (merge_conflict)');
+    const { rows: summary } = await pool.query<{ total: number; same: number; before: number }>(
+      `SELECT count(*)::int AS total,
+              count(*) FILTER (WHERE (SELECT count(DISTINCT c->'value') FROM jsonb_array_elements(candidates) c) = 1)::int AS same,
+              count(*) FILTER (WHERE created_at < $1)::int AS before
+         FROM merge_conflict`,
+      [conflictsFrom],
+    );
+    say(
+      `     ${summary[0]!.total} recorded: ${summary[0]!.before} while the two CRMs were first merged (${summary[0]!.same} of all between equal values), and the planted ones:`,
+    );
+    const { rows: conflicts } = await pool.query<{
+      display_name: string | null;
+      entity_type: string;
+      field: string;
+      kind: string;
+      policy: string;
+      status: string;
+      resolved_by: string | null;
+      candidates: Array<{ value: unknown; source: { kind: string; id: string }; eventTime: string }>;
+      resolution: { winner?: { value: unknown; source: { id: string } } } | null;
+    }>(
+      `SELECT e.display_name, e.entity_type, m.field, m.kind, m.policy, m.status, m.resolved_by, m.candidates, m.resolution
+         FROM merge_conflict m JOIN entity e ON e.id = m.entity_id WHERE m.created_at >= $1 ORDER BY m.created_at`,
+      [conflictsFrom],
+    );
+    if (conflicts.length === 0) say('     (none recorded after the planted edits)');
+    for (const c of conflicts.slice(0, 12)) {
+      say(
+        `     ${c.entity_type} "${c.display_name}" · ${c.field}: ${c.kind}, policy ${c.policy}, ${c.status}${c.resolved_by ? ` by ${c.resolved_by}` : ''}`,
+      );
+      const winner = c.resolution?.winner;
+      for (const cand of c.candidates) {
+        const won =
+          winner &&
+          winner.source.id === cand.source.id &&
+          JSON.stringify(winner.value) === JSON.stringify(cand.value);
+        say(
+          `       ${(labels.get(cand.source.id) ?? cand.source.id).padEnd(9)} ${showValue(cand.value).padEnd(28)} at ${cand.eventTime}${won ? '  ← winner' : ''}`,
         );
       }
-    };
-    const members = [0, 1].map(
-      () =>
-        new LogConsumer({
-          connection: databaseUrl,
-          group: 'view',
-          partitions: 16,
-          handler: viewHandler,
-          rebalanceMs: 200,
-        }),
-    );
-    await Promise.all(members.map((m) => m.start()));
-    const t0 = Date.now();
-    while ((await groupLag(pool, 'view')).some((p) => p.lag > 0)) await new Promise((r) => setTimeout(r, 50));
-    say(
-      `   caught up in ${Date.now() - t0} ms; member partitions: ${members.map((m) => `[${m.ownedPartitions().join(',')}]`).join(' ')}`,
-    );
-    await Promise.all(members.map((m) => m.stop()));
-
-    say('6. Replay: a fresh group reads the log from offset 0 and derives the same view');
-    await resetGroup(pool, 'view-rebuilt', 16, 'beginning');
-    const rebuilt = new LogConsumer({
-      connection: databaseUrl,
-      group: 'view-rebuilt',
-      partitions: 16,
-      handler: viewHandler,
-    });
-    await rebuilt.start();
-    await rebuilt.processAvailable();
-    await rebuilt.stop();
-    const compare = await pool.query<{
-      group_name: string;
-      digest: string;
-      records: number;
-      changes: number;
-    }>(
-      `SELECT group_name, md5(string_agg(split_part(external_id, '/', 2) || email || stage || changes, ',' ORDER BY external_id)) AS digest,
-              count(*)::int AS records, sum(changes)::int AS changes
-         FROM demo_person_view GROUP BY group_name ORDER BY group_name`,
-    );
-    for (const row of compare.rows)
-      say(`   ${row.group_name}: ${row.records} records, ${row.changes} changes, digest ${row.digest}`);
-    const same = compare.rows.length === 2 && compare.rows[0]!.digest === compare.rows[1]!.digest;
-    say(same ? '   identical ✔' : '   DIFFERENT ✘');
-    if (!same) process.exitCode = 1;
-
-    await emulatorDemo({ base, auth, pool, log, workspaceId: created.workspaceId });
-    await log.close();
-    await pool.end();
-  } finally {
-    api.kill('SIGTERM');
-  }
-}
-
-interface DemoContext {
-  base: string;
-  auth: Record<string, string>;
-  pool: Pool;
-  log: ChangeLog;
-  workspaceId: string;
-}
-
-async function emulatorDemo({ base, auth, pool, log, workspaceId }: DemoContext): Promise<void> {
-  say('7. The emulators: a HubSpot portal and a Google Calendar, acting as the salesperson in each');
-  const emulators = await startEmulators({ hubspotPort: 0, googlePort: 0 });
-  try {
-    const post = async (url: string, body: unknown) => {
-      const res = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      if (!res.ok) throw new Error(`${url} → ${res.status} ${await res.text()}`);
-      return res.json() as Promise<Record<string, unknown>>;
-    };
-    const portal = await post(`${emulators.hubspotUrl}/_emulator/hubspot/portals`, {
-      portalId: 101,
-      appId: 5001,
-      clientSecret: 'demo-client-secret',
-    });
-    const people = Array.from({ length: 60 }, (_, i) => ({
-      email: `person${i}@acme-${i % 5}.example`,
-      firstname: ['Dana', 'Ravi', 'Mei', 'Tomás', 'Ada'][i % 5]!,
-      lastname: `Lee ${i}`,
-    }));
-    for (const p of people)
-      await post(`${emulators.hubspotUrl}/_emulator/hubspot/portals/101/ui/contacts`, { properties: p });
-    const user = await post(`${emulators.googleUrl}/_emulator/google/users`, { email: 'dana@demo.example' });
-    for (let i = 0; i < 20; i++) {
-      const start = new Date(Date.UTC(2026, 11, 1 + i, 15));
-      await post(`${emulators.googleUrl}/_emulator/google/users/dana@demo.example/ui/calendar/events`, {
-        summary: `Call ${i}`,
-        start: { dateTime: start.toISOString() },
-        end: { dateTime: new Date(start.getTime() + 1_800_000).toISOString() },
-        // Two known contacts, spelt in capitals as calendars often do, and one stranger.
-        attendees: [
-          { email: people[i]!.email.toUpperCase() },
-          { email: people[i + 20]!.email },
-          { email: `guest${i}@elsewhere.example` },
-        ],
-      });
     }
-    say(
-      `   HubSpot portal 101 with ${people.length} contacts; Google Calendar of dana@demo.example with 20 meetings`,
-    );
-
-    const connect = async (provider: string, externalAccountId: string, token: string) => {
-      const res = await fetch(`${base}/api/v1/connections`, {
-        method: 'POST',
-        headers: auth,
-        body: JSON.stringify({ provider, externalAccountId, credentials: { accessToken: token } }),
-      });
-      return ((await res.json()) as { id: string }).id;
-    };
-    const endpoints = {
-      hubspotBaseUrl: emulators.hubspotUrl,
-      googleRootUrl: `${emulators.googleUrl}/`,
-      googleTokenUrl: `${emulators.googleUrl}/token`,
-    };
-    const sources: [Connector, string, string][] = [
-      [
-        hubspotConnector,
-        await connect('hubspot', 'portal-101-emulated', String(portal.accessToken)),
-        String(portal.accessToken),
-      ],
-      [
-        googleCalendarConnector,
-        await connect('google-calendar', 'dana@demo.example', String(user.accessToken)),
-        String(user.accessToken),
-      ],
-    ];
-
-    say('8. Backfill through the connectors (official SDKs against the emulators) onto the log');
-    for (const [connector, connectionId, token] of sources) {
-      const ctx: ConnectionContext = {
-        connectionId,
-        workspaceId,
-        externalAccountId: connector.provider,
-        tokens: new StaticTokenSource(token),
-        budget: unlimitedBudget,
-        endpoints,
-      };
-      let cursor: Cursor = {};
-      let appended = 0;
-      for (;;) {
-        const page = await connector.backfill(ctx, cursor);
-        if (!page.ok)
-          throw new Error(`${connector.provider} backfill: ${page.error.code} ${page.error.message}`);
-        const res = await log.append(page.value.changes);
-        if (!res.ok) throw new Error(res.error.message);
-        appended += res.value.filter((r) => r.isNew).length;
-        cursor = page.value.cursor;
-        if (page.value.done) break;
-      }
+    if (conflicts.length > 12) say(`     … and ${conflicts.length - 12} more`);
+    say('   The planted edits, as the CRMs hold them now (lww: the later edit wins everywhere)');
+    for (const s of await conflictState()) {
+      const ok = s.agreed && s.values[0] === s.latest;
       say(
-        `   ${connector.provider}: ${appended} changes appended, cursor ${JSON.stringify(cursor).slice(0, 60)}…`,
+        `     ${check(ok)} ${s.conflict.field} of ${s.conflict.key}: CRM A "${s.values[s.conflict.edits.findIndex((e) => e.system === 'hubspot-a')]}", CRM B "${s.values[s.conflict.edits.findIndex((e) => e.system === 'hubspot-b')]}" (latest edit: "${s.latest}" in ${s.conflict.latest})`,
       );
     }
 
-    say('9. Identity, as a consumer group: one person per human across both systems');
-    const identity = new IdentityService();
-    const resolver = new LogConsumer({
-      connection: pool.options.connectionString!,
-      group: 'identity',
-      partitions: 16,
-      handler: (tx, events) => identity.handle(tx, events),
-    });
-    await resolver.start();
-    await resolver.processAvailable();
-    await resolver.stop();
-    const [hubspotId, calendarId] = sources.map(([, id]) => id);
-    const { rows } = await pool.query<{ people: number; both: number; only_calendar: number }>(
-      `WITH person AS (
-         SELECT e.id,
-                bool_or(l.connection_id = $1) AS in_hubspot,
-                bool_or(l.connection_id = $2) AS in_calendar
-           FROM entity e JOIN source_link l ON l.entity_id = e.id
-          WHERE e.workspace_id = $3 AND e.entity_type = 'person' AND e.merged_into IS NULL
-            AND l.connection_id IN ($1, $2)
-          GROUP BY e.id)
-       SELECT count(*)::int AS people,
-              count(*) FILTER (WHERE in_hubspot AND in_calendar)::int AS both,
-              count(*) FILTER (WHERE in_calendar AND NOT in_hubspot)::int AS only_calendar
-         FROM person`,
-      [hubspotId, calendarId, workspaceId],
-    );
-    const r = rows[0]!;
+    if (editTarget) {
+      const { record, idA, idB } = editTarget;
+      const title = `Head of Partnerships (edited ${new Date().toISOString().slice(11, 19)})`;
+      say(`\n   A live edit: jobtitle of CRM A contact ${idA} → "${title}"`);
+      const t0 = Date.now();
+      await emu.hubspot.ui.update(a.portalId, 'contacts', idA, { jobtitle: title });
+      let inB = false;
+      let inApi = false;
+      while (Date.now() - t0 < 60_000 && !(inB && inApi)) {
+        inB ||= (await valueIn('hubspot-b', 'contacts', idB, 'jobtitle')) === title;
+        inApi ||= (await call<RecordView>('GET', `/api/v1/people/${record.id}`)).fields.jobTitle === title;
+        if (!(inB && inApi)) await sleep(250);
+      }
+      say(
+        `     ${check(inB)} in CRM B (contact ${idB}) ${inB ? `after ${secs(Date.now() - t0)}` : 'not within 60 s'}`,
+      );
+      say(`     ${check(inApi)} in GET /api/v1/people/${record.id}`);
+
+      say('\n   Try it yourself: make an edit in CRM A and watch it arrive in CRM B and the API');
+      say(
+        `     curl -X PATCH -H 'content-type: application/json' -d '{"properties":{"jobtitle":"VP Sales"}}' \\\n          ${emulatorUrls.hubspot}/_emulator/hubspot/portals/${a.portalId}/ui/contacts/${idA}`,
+      );
+      say(
+        `     curl -s ${emulatorUrls.hubspot}/_emulator/hubspot/portals/${b.portalId}/objects/contacts | jq '.results[] | select(.id=="${idB}") | .properties.jobtitle'`,
+      );
+      say(
+        `     curl -s -H 'Authorization: Bearer ${workspace.apiKey}' ${apiUrl}/api/v1/people/${record.id} | jq '.fields.jobTitle, .provenance.jobTitle'`,
+      );
+    }
+
+    say('\n   Where things are');
+    say(`     API            ${apiUrl}   (OpenAPI: ${apiUrl}/docs, metrics: ${apiUrl}/metrics)`);
+    say(`     admin API key  ${workspace.apiKey}   (Authorization: Bearer …)`);
+    say(`     workers        metrics: http://127.0.0.1:${metricsPort}/metrics`);
     say(
-      `   ${r.people} people from 60 contacts and 20 meetings: ${r.both} known to both HubSpot and the calendar (matched whatever the case of the address), ${r.only_calendar} met only in the calendar`,
+      `     HubSpot emu    ${emulatorUrls.hubspot}   CRM A = portal ${a.portalId}, CRM B = portal ${b.portalId}`,
     );
-    if (r.both !== 40) process.exitCode = 1;
+    say(`     Google emu     ${emulatorUrls.google}   user ${g.email}`);
+    say(`     database       ${databaseUrl}   (Redis prefix ${REDIS_PREFIX}:)`);
+    say(`     logs           ${relative(root, logDir)}/{emulators,api,workers}.log`);
+    say(
+      `     e.g. curl -s -H 'Authorization: Bearer ${workspace.apiKey}' '${apiUrl}/api/v1/people?limit=5' | jq`,
+    );
+
+    if (failures) say(`\n✘ ${failures} check(s) above failed.`);
+    say(`\nThe demo took ${elapsed()} to get here.`);
+    if (exitAfterReport) {
+      process.exitCode = failures ? 1 : 0;
+      return;
+    }
+
+    say('Everything keeps running and syncing: edit in the emulators and watch. Ctrl-C stops.');
+    await new Promise<void>((done) => {
+      stopRequested = done;
+      for (const p of procs) p.child.once('exit', () => !p.stopping && done());
+    });
+    say('\nStopping the workers, the API and the emulators…');
   } finally {
-    await emulators.close();
+    await pool.end().catch(() => {});
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+main()
+  .catch((error: unknown) => {
+    console.error(
+      `\n✘ ${error instanceof DemoFailure ? error.message : error instanceof Error ? error.stack : error}`,
+    );
+    process.exitCode = 1;
+  })
+  .finally(async () => {
+    await stopAll();
+    process.exit();
+  });

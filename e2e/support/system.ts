@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { ProviderKey } from '@syncline/core';
 import { Redis } from 'ioredis';
@@ -13,6 +13,15 @@ import {
   emulatorClient,
   type HubspotPortalGrant,
 } from './emulator-client';
+import {
+  ENTRY,
+  emulatorsReady,
+  emulatorUrlsFrom,
+  httpOk,
+  type ProcessKind,
+  providerSettings,
+  spawnEntry,
+} from './launch';
 import { waitFor } from './wait';
 
 export { isWrite } from './emulator-client';
@@ -22,12 +31,7 @@ export { sleep, type WaitForOptions, WaitTimeoutError, waitFor } from './wait';
 // processes (`node -r @swc-node/register <entry>`, like the npm scripts), on a private
 // migrated database and a private Redis key prefix.
 
-const ENTRY = {
-  emulators: 'apps/emulators/src/main.ts',
-  api: 'apps/sync-api/src/main.ts',
-  workers: 'apps/workers/src/main.ts',
-} as const;
-export type ProcessKind = keyof typeof ENTRY;
+export { ENTRY, type ProcessKind };
 
 /** Our HubSpot app as the system is configured with it; portals made through the harness install it. */
 export const E2E_HUBSPOT_APP = Object.freeze({
@@ -159,35 +163,17 @@ export async function startSystem(options: StartSystemOptions = {}) {
   };
 
   const spawnSlot = (slot: ProcessSlot): ChildProcess => {
-    const child = spawn(process.execPath, ['-r', '@swc-node/register', ENTRY[slot.kind]], {
+    const child = spawnEntry(slot.kind, {
       cwd: root,
       env: slot.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      onLine: (line) => {
+        slot.lines.push(line);
+        note(slot.name, line);
+        if (slot.lines.length > MAX_LINES) slot.lines.splice(0, slot.lines.length - MAX_LINES);
+      },
     });
     everyChild.add(child);
     note(slot.name, `spawned pid ${child.pid}${slot.port ? ` (port ${slot.port})` : ''}`);
-    const capture = (stream: NodeJS.ReadableStream) => {
-      let partial = '';
-      stream.setEncoding('utf8');
-      stream.on('data', (chunk: string) => {
-        const parts = (partial + chunk).split('\n');
-        partial = parts.pop() ?? '';
-        for (const line of parts) {
-          slot.lines.push(line);
-          note(slot.name, line);
-        }
-        if (slot.lines.length > MAX_LINES) slot.lines.splice(0, slot.lines.length - MAX_LINES);
-      });
-      stream.on('end', () => {
-        if (partial) {
-          slot.lines.push(partial);
-          note(slot.name, partial);
-          partial = '';
-        }
-      });
-    };
-    capture(child.stdout!);
-    capture(child.stderr!);
     slot.child = child;
     slot.exited = new Promise((done) =>
       child.once('exit', (code, signal) => {
@@ -230,15 +216,7 @@ export async function startSystem(options: StartSystemOptions = {}) {
     }
   };
 
-  const ok = async (url: string) => {
-    try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
-      await res.arrayBuffer();
-      return res.ok;
-    } catch {
-      return false;
-    }
-  };
+  const ok = (url: string) => httpOk(url);
 
   // ---- the handle's mutable parts, filled in as the system comes up ----
   let emulatorUrls: EmulatorUrls = { hubspot: '', google: '' };
@@ -361,21 +339,8 @@ export async function startSystem(options: StartSystemOptions = {}) {
     slots.set(emulators.name, emulators);
     spawnSlot(emulators);
     await awaitReady(emulators, 'the {hubspot, google} line, then the control API', async () => {
-      for (const line of emulators.lines) {
-        if (!line.startsWith('{')) continue;
-        try {
-          const parsed = JSON.parse(line) as Partial<EmulatorUrls>;
-          if (parsed.hubspot && parsed.google)
-            emulatorUrls = { hubspot: parsed.hubspot, google: parsed.google };
-        } catch {
-          // not the line we want
-        }
-      }
-      return (
-        emulatorUrls.hubspot !== '' &&
-        (await ok(`${emulatorUrls.hubspot}/_emulator/hubspot/portals`)) &&
-        (await ok(`${emulatorUrls.google}/_emulator/google/oauth-client`))
-      );
+      emulatorUrls = emulatorUrlsFrom(emulators.lines) ?? emulatorUrls;
+      return emulatorUrls.hubspot !== '' && (await emulatorsReady(emulatorUrls));
     });
     googleClient = await emulatorClient(emulatorUrls).google.oauthClient();
 
@@ -388,19 +353,15 @@ export async function startSystem(options: StartSystemOptions = {}) {
       REDIS_PREFIX: redisPrefix,
       LOG_LEVEL: options.logLevel ?? 'info',
       SYNCLINE_ENCRYPTION_KEYS: `e2e:${randomBytes(32).toString('base64')}`,
-      HUBSPOT_API_BASE_URL: emulatorUrls.hubspot,
-      HUBSPOT_TOKEN_URL: `${emulatorUrls.hubspot}/oauth/v1/token`,
-      HUBSPOT_CLIENT_ID: E2E_HUBSPOT_APP.clientId,
-      HUBSPOT_CLIENT_SECRET: E2E_HUBSPOT_APP.clientSecret,
-      HUBSPOT_APP_ID: String(E2E_HUBSPOT_APP.appId),
-      GOOGLE_API_ROOT_URL: `${emulatorUrls.google}/`,
-      GOOGLE_TOKEN_URL: `${emulatorUrls.google}/token`,
-      GOOGLE_CLIENT_ID: googleClient.clientId,
-      GOOGLE_CLIENT_SECRET: googleClient.clientSecret,
-      GMAIL_PUSH_TOKEN: gmailPushToken,
-      PUBLIC_BASE_URL: apiUrl,
-      PULL_INTERVAL_MS: String(options.pullIntervalMs ?? 500),
-      SYNC_COALESCE_MS: String(options.coalesceMs ?? 50),
+      ...providerSettings({
+        emulators: emulatorUrls,
+        hubspotApp: E2E_HUBSPOT_APP,
+        googleClient,
+        gmailPushToken,
+        apiUrl,
+        pullIntervalMs: options.pullIntervalMs ?? 500,
+        coalesceMs: options.coalesceMs ?? 50,
+      }),
       ...options.env,
     };
 

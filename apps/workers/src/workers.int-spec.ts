@@ -83,6 +83,12 @@ describe('workers (Postgres + Redis)', () => {
     WORKER_CONCURRENCY: '1',
     LOG_RETENTION_HOURS: '24',
     RETENTION_INTERVAL_MS: '3600000',
+    // This suite is about the job plumbing. A `sync` group member would register offsets at 0
+    // on every partition (holding every event back from retention, whatever the test's own
+    // `merge` group says) and consume the hand-made events; the sync consumer has suites of its own.
+    SYNC_CONSUMER: 'false',
+    // No fixed port shared with other suites or a running demo.
+    METRICS_PORT: '0',
   });
 
   beforeAll(async () => {

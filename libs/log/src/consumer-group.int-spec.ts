@@ -1,6 +1,9 @@
 import { Pool } from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
+
+const createEmptyOtherDatabase = () => createTestDatabase('consumer_other');
+
 import { change, type SeededConnection, seedConnection } from '../../../test/support/fixtures';
 import {
   createDerivedTables,
@@ -188,6 +191,36 @@ describe('LogConsumer', () => {
               (SELECT count(*)::int FROM change_event) AS events`,
     );
     expect(rows[0]!.applied).toBe(rows[0]!.events);
+  });
+
+  it('counts only its own database’s members: a group of the same name in another database takes nothing from its share', async () => {
+    const other = await createEmptyOtherDatabase();
+    try {
+      // Two members of the same group name elsewhere on the server; one here.
+      const elsewhere = [0, 1].map(
+        () =>
+          new LogConsumer({
+            connection: other.url,
+            group: 'shared-name',
+            partitions: PARTITIONS,
+            handler: async () => {},
+            pollMs: 20,
+            rebalanceMs: 50,
+          }),
+      );
+      for (const c of elsewhere) await c.start();
+      try {
+        const here = consumer('shared-name');
+        await here.start();
+        await new Promise((r) => setTimeout(r, 300));
+        await here.rebalance();
+        expect(here.ownedPartitions()).toEqual(Array.from({ length: PARTITIONS }, (_, i) => i));
+      } finally {
+        for (const c of elsewhere) await c.stop();
+      }
+    } finally {
+      await other.drop();
+    }
   });
 
   it('replays from offset 0 into a fresh group with byte-identical derived state', async () => {

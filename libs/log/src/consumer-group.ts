@@ -209,8 +209,11 @@ export class LogConsumer {
   private async rebalanceNow(): Promise<void> {
     this.lastRebalance = Date.now();
     const { rows } = await this.client.query<{ members: number }>(
+      // Advisory locks are per database, but pg_locks shows the whole server: count only the
+      // members of this database's group, or another database's consumers shrink our share.
       `SELECT count(DISTINCT pid)::int AS members FROM pg_locks
-        WHERE locktype = 'advisory' AND granted AND classid = $1 AND objid = $2 AND objsubid = 2`,
+        WHERE locktype = 'advisory' AND granted AND classid = $1 AND objid = $2 AND objsubid = 2
+          AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
       [asOid(this.groupKey), asOid(MEMBERSHIP)],
     );
     const members = Math.max(1, rows[0]?.members ?? 1);

@@ -17,6 +17,10 @@ ALTER TABLE "entity"
     ADD COLUMN "version" BIGINT NOT NULL DEFAULT 0,
     ADD COLUMN "flags" JSONB NOT NULL DEFAULT '{}';
 
+-- AlterTable: the provider version of a linked record as we last saw it (from its changes
+-- or our write's receipt): a write is conditional on it, so it never overwrites a newer edit
+ALTER TABLE "source_link" ADD COLUMN "provider_version" TEXT;
+
 -- CreateTable
 CREATE TABLE "outbox" (
     "id" BIGSERIAL NOT NULL,

@@ -25,6 +25,26 @@ const QUEUE_REDIS = Symbol('QUEUE_REDIS');
 
 /** The job id of a connection's pull: one pending pull per connection, a second add joins it. */
 export const pullJobId = (connectionId: string): string => `pull.${connectionId}`;
+/** The id the workers hand a pull over to (apps/workers pull.service: pullJobIds). */
+export const pullContinuationJobId = (connectionId: string): string => `pull.${connectionId}.next`;
+
+/**
+ * The "pull requested while running" handshake with the workers (apps/workers/src/pull/
+ * pull-requests.ts describes it and holds the job's half; keys, script and TTL must match).
+ * While `pull.<id>` runs, adding `pull.<id>` is dropped as a duplicate, and a change made
+ * after the running job read past it would wait for the next scheduled pull-all. So the
+ * enqueuer first records the request (at Redis's time), which a running job takes once caught
+ * up and reads another round for; in the same step it reads which job, if any, has already
+ * caught up without one (`pull-closing`), and adds the other id so a fresh pull runs after it.
+ */
+export const pullRequestedKey = (prefix: string, connectionId: string): string =>
+  `${prefix}:pull-requested:${connectionId}`;
+export const pullClosingKey = (prefix: string, connectionId: string): string =>
+  `${prefix}:pull-closing:${connectionId}`;
+const REQUEST_TTL_MS = 10 * 60_000;
+const REQUEST_SCRIPT = `local t = redis.call('TIME')
+redis.call('SET', KEYS[1], string.format('%d', t[1] * 1000 + math.floor(t[2] / 1000)), 'PX', ARGV[1])
+return redis.call('GET', KEYS[2])`;
 
 /**
  * Asks the workers to read a connection. The options are the workers' defaults for the
@@ -35,24 +55,29 @@ export const pullJobId = (connectionId: string): string => `pull.${connectionId}
 export class PullQueue {
   constructor(
     @Inject(PULL_QUEUE) private readonly queue: Queue,
+    @Inject(QUEUE_REDIS) private readonly redis: Redis,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
     @InjectPinoLogger(PullQueue.name) private readonly logger: PinoLogger,
   ) {}
 
   /**
-   * A second pull while one is pending joins it (same job id). Redis away: a 503 within
+   * A second pull while one is pending joins it (same job id); one asked for while a pull
+   * runs is taken by that pull or runs after it (see REQUEST_SCRIPT). Redis away: a 503 within
    * ENQUEUE_TIMEOUT_MS rather than a request that hangs while BullMQ waits to reconnect.
    */
   async enqueue(connectionId: ConnectionId, reason: string): Promise<void> {
-    const added = this.queue.add(
-      PULL_JOB_NAME,
-      { connectionId, reason: reason.slice(0, MAX_REASON) },
-      {
-        jobId: pullJobId(connectionId),
-        attempts: 6,
-        backoff: { type: 'exponential', delay: 2_000 },
-        removeOnComplete: true,
-        removeOnFail: false,
-      },
+    const added = this.request(connectionId).then((jobId) =>
+      this.queue.add(
+        PULL_JOB_NAME,
+        { connectionId, reason: reason.slice(0, MAX_REASON) },
+        {
+          jobId,
+          attempts: 6,
+          backoff: { type: 'exponential', delay: 2_000 },
+          removeOnComplete: true,
+          removeOnFail: false,
+        },
+      ),
     );
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
@@ -67,6 +92,21 @@ export class PullQueue {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** Leaves the request; the job id to add: the usual one, unless its job already finished reading. */
+  private async request(connectionId: string): Promise<string> {
+    const prefix = this.config.REDIS_PREFIX;
+    const closing = await this.redis.eval(
+      REQUEST_SCRIPT,
+      2,
+      pullRequestedKey(prefix, connectionId),
+      pullClosingKey(prefix, connectionId),
+      String(REQUEST_TTL_MS),
+    );
+    return closing === pullJobId(connectionId)
+      ? pullContinuationJobId(connectionId)
+      : pullJobId(connectionId);
   }
 }
 

@@ -1,5 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bearer, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
 import { pushSubscriptionAad } from './webhooks.service';
@@ -224,6 +225,29 @@ describe('webhooks', () => {
       expect(await t.pullQueue.getJobCounts('waiting')).toEqual({ waiting: 1 });
     });
 
+    it('leaves a pull request for a running pull, and adds pull.<id>.next when pull.<id> has finished reading', async () => {
+      const redis = new Redis(t.config.REDIS_URL);
+      const requested = `${t.config.REDIS_PREFIX}:pull-requested:${calendarId}`;
+      const closing = `${t.config.REDIS_PREFIX}:pull-closing:${calendarId}`;
+      try {
+        // The request a running pull takes once caught up (the add itself joins that job).
+        expect((await notify()).statusCode).toBe(200);
+        expect(Number(await redis.get(requested))).toBeGreaterThan(Date.now() - 60_000);
+        expect(await redis.pttl(requested)).toBeGreaterThan(0);
+        expect(await t.pullQueue.getJob(`pull.${calendarId}.next`)).toBeUndefined();
+
+        // pull.<id> caught up without a request and is finishing (its id still held): the
+        // notification must not join it, but queue the other id to run after it.
+        await redis.set(closing, `pull.${calendarId}`, 'PX', 60_000);
+        expect((await notify({ 'x-goog-message-number': '11' })).statusCode).toBe(200);
+        const next = await t.pullQueue.getJob(`pull.${calendarId}.next`);
+        expect(next?.data).toEqual({ connectionId: calendarId, reason: 'calendar exists' });
+      } finally {
+        await redis.del(requested, closing);
+        redis.disconnect();
+      }
+    });
+
     it('a wrong token, an unknown channel or a foreign resource is 401 and queues nothing', async () => {
       const cases: Record<string, string>[] = [
         { 'x-goog-channel-token': 'guess' },
@@ -320,7 +344,7 @@ describe('webhooks', () => {
     expect(res.body).toContain('syncline_webhooks_total{provider="hubspot",outcome="duplicate"} 2');
     expect(res.body).toContain('syncline_webhooks_total{provider="hubspot",outcome="invalid_signature"} 4');
     expect(res.body).toContain(
-      'syncline_webhooks_total{provider="google-calendar",outcome="pull_enqueued"} 2',
+      'syncline_webhooks_total{provider="google-calendar",outcome="pull_enqueued"} 4',
     );
     expect(res.body).toMatch(/syncline_webhooks_total\{provider="gmail",outcome="invalid_payload"\} 3/);
   });

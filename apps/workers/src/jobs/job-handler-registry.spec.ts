@@ -10,7 +10,7 @@ import {
   JobMapError,
   resolveJobHandlers,
 } from './job-handler-registry';
-import { JOB_MAP, JOB_MAP_TOKEN, type JobMap } from './job-map';
+import { JOB_MAP_TOKEN, type JobMap } from './job-map';
 
 const map: JobMap = {
   queues: { maintenance: { attempts: 1, backoffMs: 1 }, pull: { attempts: 1, backoffMs: 1 } },
@@ -90,8 +90,14 @@ async function boot(jobMap: JobMap, handlers: (new () => object)[]) {
 }
 
 describe('JobHandlerRegistry', () => {
+  // The registry under test, not the production map: a map of the one job handled here.
+  const retentionOnly: JobMap = {
+    queues: { maintenance: map.queues.maintenance! },
+    jobs: { 'log.retention': map.jobs['log.retention']! },
+  };
+
   it('finds @JobHandler methods on providers and binds them to their instance', async () => {
-    const app = await boot(JOB_MAP, [RetentionHandler]);
+    const app = await boot(retentionOnly, [RetentionHandler]);
     try {
       const found = app.get(JobHandlerRegistry).get('log.retention');
       expect(found?.owner).toBe('RetentionHandler.run');
@@ -105,14 +111,14 @@ describe('JobHandlerRegistry', () => {
 
   it('refuses to start when a job in the map has no handler', async () => {
     const extended: JobMap = {
-      queues: JOB_MAP.queues,
-      jobs: { ...JOB_MAP.jobs, 'test.orphan': { queue: 'maintenance', schema: z.strictObject({}) } },
+      queues: retentionOnly.queues,
+      jobs: { ...retentionOnly.jobs, 'test.orphan': { queue: 'maintenance', schema: z.strictObject({}) } },
     };
     await expect(boot(extended, [RetentionHandler])).rejects.toThrow(/job test\.orphan has no handler/);
   });
 
   it('refuses to start when a job has two handlers', async () => {
-    await expect(boot(JOB_MAP, [RetentionHandler, SecondRetentionHandler])).rejects.toThrow(
+    await expect(boot(retentionOnly, [RetentionHandler, SecondRetentionHandler])).rejects.toThrow(
       /job log\.retention has 2 handlers \(RetentionHandler\.run, SecondRetentionHandler\.again\)/,
     );
   });

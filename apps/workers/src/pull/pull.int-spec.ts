@@ -14,6 +14,7 @@ import { JobMapError } from '../jobs/job-handler-registry';
 import { JOB_MAP, type JobMap } from '../jobs/job-map';
 import { pushSubscriptionAad } from '../renew/renew.service';
 import { createWorkers, type Workers } from '../workers';
+import { PullRequests } from './pull-requests';
 
 const APP_ID = 5001;
 const CLIENT_SECRET = 'pull-spec-secret';
@@ -416,6 +417,70 @@ describe('pull, pull-all and renew through the workers (Postgres, Redis, emulato
     expect(new Set(events.map((e) => e.event_key)).size).toBe(6);
     expect(new Set(events.map((e) => e.external_id)).size).toBe(6);
     expect(events.some((e) => JSON.stringify(e.fields).includes('Booked during the outage'))).toBe(true);
+  });
+
+  it('a pull asked for while one runs (its add dropped as a duplicate) is not lost: the job reads another round', async () => {
+    await pullsSettled();
+    const listCalls = async () =>
+      (
+        await google<{ method: string; path: string }[]>(
+          'GET',
+          `/_emulator/requests?service=google&account=${encodeURIComponent(googleEmail)}`,
+        )
+      ).filter((r) => r.method === 'GET' && r.path.includes('/calendar/v3/calendars/primary/events')).length;
+    const before = await listCalls();
+    const queue = workers.jobs.queue('pull');
+    const jobId = `pull.${calendarConnection}`;
+    // Hold the connection row: the job reads its page, then waits to store the cursor.
+    const locker = await pool.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('SELECT 1 FROM connection WHERE id = $1 FOR UPDATE', [calendarConnection]);
+      await pull(calendarConnection);
+      await eventually(async () => {
+        expect(await listCalls()).toBeGreaterThan(before);
+        const { rows } = await pool.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'UPDATE connection%'`,
+        );
+        expect(rows[0]!.n).toBeGreaterThan(0);
+      });
+      // A meeting is booked after the job read the calendar; Google notifies, and the API
+      // (same handshake as apps/sync-api PullQueue) records the request and adds the pull,
+      // which BullMQ drops: that job id is running.
+      const start = new Date(Date.UTC(2026, 11, 22, 9));
+      await google('POST', `/_emulator/google/users/${googleEmail}/ui/calendar/events`, {
+        summary: 'Booked while pulling',
+        start: { dateTime: start.toISOString() },
+        end: { dateTime: new Date(start.getTime() + 1_800_000).toISOString() },
+      });
+      const requested = await new PullRequests(redis, prefix).request(calendarConnection);
+      expect(requested).toBe(jobId);
+      await queue.add(
+        'connection.pull',
+        { connectionId: calendarConnection, reason: 'calendar exists' },
+        { jobId },
+      );
+      expect(await (await queue.getJob(jobId))?.getState()).toBe('active');
+      expect(await queue.getJobCounts('waiting', 'delayed', 'prioritized')).toEqual({
+        waiting: 0,
+        delayed: 0,
+        prioritized: 0,
+      });
+    } finally {
+      await locker.query('COMMIT');
+      locker.release();
+    }
+    // No scheduled pull comes for an hour: the running job itself reads the booking.
+    await eventually(async () => {
+      const events = await eventsOf(calendarConnection);
+      expect(events.some((e) => JSON.stringify(e.fields).includes('Booked while pulling'))).toBe(true);
+    }, 10_000);
+    await pullsSettled();
+    // The request was taken; the finished job left its closing mark, so the next enqueue adds
+    // the other id rather than one a finishing job may still hold.
+    expect(await redis.exists(`${prefix}:pull-requested:${calendarConnection}`)).toBe(0);
+    expect(await redis.get(`${prefix}:pull-closing:${calendarConnection}`)).toBe(jobId);
   });
 
   it('connection.renew creates a push subscription with a sealed token, and replaces one close to expiry', async () => {

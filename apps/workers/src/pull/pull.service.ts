@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ConnectorError, Cursor, PullPage } from '@syncline/connectors';
 import type { Logger } from '@syncline/core';
+import type { Redis } from 'ioredis';
 import type { Pool } from 'pg';
 import { WORKERS_CONFIG, type WorkersConfig } from '../config/workers-config';
 import {
@@ -10,11 +11,12 @@ import {
   type ConnectionStatus,
 } from '../connections/connection-runtime';
 import { IngestLog } from '../connections/ingest-log';
-import { PG_POOL, ROOT_LOGGER } from '../infra/connections';
+import { PG_POOL, REDIS, ROOT_LOGGER } from '../infra/connections';
 import type { JobPayload } from '../jobs/job-map';
 import { JobQueue } from '../jobs/job-queue.service';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { PermanentConnectorError, RetryableConnectorError } from './connector-job-errors';
+import { PullRequests } from './pull-requests';
 
 const JOB = 'connection.pull';
 /** Longest a job waits in-process for a provider's retry-after before handing the wait to BullMQ. */
@@ -23,7 +25,8 @@ const ENQUEUE_BATCH = 500;
 
 export type PullOutcome =
   | { outcome: 'skipped'; reason: string }
-  | { outcome: 'caught-up'; pages: number; changes: number; status: 'live' }
+  /** `rounds` > 1: pulls were asked for while this one ran, and it read again for them. */
+  | { outcome: 'caught-up'; pages: number; changes: number; status: 'live'; rounds: number }
   | { outcome: 'continued'; pages: number; changes: number; next: string }
   | { outcome: 'superseded'; pages: number; changes: number }
   | { outcome: 'needs-reauth'; reason: string };
@@ -53,10 +56,15 @@ export const pullJobIds = (connectionId: string) =>
  * hands over to `pull.<id>.next` instead, and that one back to `pull.<id>`. If the other id
  * is already pending (a scheduled or webhook pull), the enqueue joins it, which continues
  * the work just as well.
+ *
+ * A pull asked for while this job runs (a Calendar/Gmail notification: the API's add of
+ * `pull.<id>` is dropped as a duplicate) is not lost: the API also leaves a request (see
+ * PullRequests), which this job takes once caught up and reads again for.
  */
 @Injectable()
 export class PullService {
   private readonly logger: Logger;
+  private readonly requests: PullRequests;
 
   constructor(
     @Inject(ConnectionRuntime) private readonly runtime: ConnectionRuntime,
@@ -65,9 +73,11 @@ export class PullService {
     @Inject(JobQueue) private readonly jobs: JobQueue,
     @Inject(WorkerMetrics) private readonly metrics: WorkerMetrics,
     @Inject(WORKERS_CONFIG) private readonly config: WorkersConfig,
+    @Inject(REDIS) redis: Redis,
     @Inject(ROOT_LOGGER) rootLogger: Logger,
   ) {
     this.logger = rootLogger.child({ scope: PullService.name });
+    this.requests = new PullRequests(redis, config.REDIS_PREFIX);
   }
 
   async pull(connectionId: string, jobId: string = pullJobIds(connectionId).primary): Promise<PullOutcome> {
@@ -90,7 +100,9 @@ export class PullService {
       this.logger.info({ connectionId, provider: handle.provider }, 'backfill started');
     }
 
+    await this.requests.started(connectionId, jobId);
     const deadline = Date.now() + this.config.PULL_JOB_BUDGET_MS;
+    let rounds = 1;
     let pages = 0;
     let changes = 0;
     let resyncs = 0;
@@ -101,6 +113,7 @@ export class PullService {
         return { outcome: 'continued', pages, changes, next };
       }
       const backfilling = status === 'backfilling';
+      await this.requests.beforePage(connectionId);
       const cursor: Cursor = (backfilling ? cursors.backfill : cursors.live) ?? {};
       const result = backfilling
         ? await handle.connector.backfill(handle.ctx, cursor)
@@ -145,7 +158,13 @@ export class PullService {
       status = next.status;
       cursors = next.cursors;
       if (page.done && !backfilling) {
-        return { outcome: 'caught-up', pages, changes, status: 'live' };
+        if (await this.requests.caughtUp(connectionId, jobId)) {
+          // Asked for since this round began: the change may be behind what it read.
+          rounds++;
+          this.logger.info({ connectionId, pages, rounds }, 'pull requested while running; reading again');
+          continue;
+        }
+        return { outcome: 'caught-up', pages, changes, status: 'live', rounds };
       }
     }
   }

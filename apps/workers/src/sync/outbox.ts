@@ -24,6 +24,8 @@ export interface CoalescedWrite {
   heads: string[];
   idempotencyKey: string;
   rowIds: string[];
+  /** The target record's version as last seen: the write applies only if it is still current. */
+  expectedVersion?: string;
 }
 
 /**

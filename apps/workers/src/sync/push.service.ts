@@ -101,8 +101,12 @@ export class PushService {
     for (;;) {
       const rows = await this.claim(handle.id);
       if (rows.length === 0) return outcome;
-      const linked = await this.links(handle.id, rows);
+      const { linked, versions } = await this.links(handle.id, rows);
       const { writes, dropped } = coalesce(rows, linked);
+      for (const write of writes) {
+        const version = versions.get(write.entityId);
+        if (write.op !== 'create' && version) write.expectedVersion = version;
+      }
       if (dropped.length > 0) {
         await this.pool.query(`UPDATE outbox SET status = 'superseded' WHERE id = ANY($1::bigint[])`, [
           dropped,
@@ -140,12 +144,23 @@ export class PushService {
     return rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
   }
 
-  private async links(connectionId: string, rows: readonly OutboxRow[]): Promise<Map<string, string>> {
-    const { rows: links } = await this.pool.query<{ entity_id: string; external_id: string }>(
-      'SELECT entity_id, external_id FROM source_link WHERE connection_id = $1 AND entity_id = ANY($2::uuid[])',
+  private async links(
+    connectionId: string,
+    rows: readonly OutboxRow[],
+  ): Promise<{ linked: Map<string, string>; versions: Map<string, string | null> }> {
+    const { rows: links } = await this.pool.query<{
+      entity_id: string;
+      external_id: string;
+      provider_version: string | null;
+    }>(
+      `SELECT entity_id, external_id, provider_version FROM source_link
+        WHERE connection_id = $1 AND entity_id = ANY($2::uuid[])`,
       [connectionId, [...new Set(rows.map((r) => r.entity_id))]],
     );
-    return new Map(links.map((l) => [l.entity_id, l.external_id]));
+    return {
+      linked: new Map(links.map((l) => [l.entity_id, l.external_id])),
+      versions: new Map(links.map((l) => [l.entity_id, l.provider_version])),
+    };
   }
 
   private async release(writes: readonly CoalescedWrite[]): Promise<void> {
@@ -170,6 +185,7 @@ export class PushService {
       fields: w.fields,
       idempotencyKey: w.idempotencyKey,
       entityId: w.entityId,
+      ...(w.expectedVersion ? { expectedVersion: w.expectedVersion } : {}),
     }));
     const result = await handle.connector.push(handle.ctx, calls);
     if (result.ok) {
@@ -191,9 +207,17 @@ export class PushService {
       case 'AuthRevoked':
         await this.runtime.setStatus(handle.id, 'needs_reauth', error.message);
         throw new RetryLater(`credentials refused: ${error.message}`, error.code);
-      default:
-        // Validation, NotFound, Conflict, CursorInvalid: one write is at fault. Split the
-        // batch until it stands alone, then dead-letter it and send the rest.
+      default: {
+        // The provider named the writes at fault (a stale version, a record gone).
+        const atFault =
+          error.failedKeys ??
+          (error.code === 'Conflict' && writes.length === 1 ? [writes[0]!.idempotencyKey] : []);
+        if ((error.code === 'Conflict' || error.code === 'NotFound') && atFault.length > 0) {
+          await this.setAside(handle, writes, new Set(atFault), error, outcome);
+          return;
+        }
+        // Otherwise one write is at fault somewhere: split the batch until it stands alone,
+        // then dead-letter it and send the rest.
         if (writes.length > 1) {
           const half = Math.ceil(writes.length / 2);
           await this.send(handle, writes.slice(0, half), outcome);
@@ -202,7 +226,39 @@ export class PushService {
         }
         await this.fail(handle, writes[0]!, error);
         outcome.failed++;
+      }
     }
+  }
+
+  /**
+   * Writes the provider refused as a whole batch for a few of them: a record changed since we
+   * last saw it (Conflict: set the write aside and pull the connection; the sync stage owes it
+   * again, recomputed, once the newer edit is merged) or gone (NotFound: dead-lettered). The
+   * rest of the batch is sent again at once.
+   */
+  private async setAside(
+    handle: ConnectionHandle,
+    writes: readonly CoalescedWrite[],
+    keys: ReadonlySet<string>,
+    error: ConnectorError,
+    outcome: PushOutcome,
+  ): Promise<void> {
+    const atFault = writes.filter((w) => keys.has(w.idempotencyKey));
+    const rest = writes.filter((w) => !keys.has(w.idempotencyKey));
+    if (error.code === 'Conflict') {
+      await this.pool.query(
+        `UPDATE outbox SET status = 'superseded', last_error = $2 WHERE id = ANY($1::bigint[])`,
+        [atFault.flatMap((w) => w.rowIds), `Conflict: ${error.message}`],
+      );
+      outcome.dropped += atFault.length;
+      await this.jobs.enqueue('connection.pull', { connectionId: handle.id, reason: 'stale write refused' });
+    } else {
+      for (const write of atFault) {
+        await this.fail(handle, write, error);
+        outcome.failed++;
+      }
+    }
+    await this.send(handle, rest, outcome);
   }
 
   private async recordSent(
@@ -254,6 +310,15 @@ export class PushService {
              FROM jsonb_to_recordset($1::jsonb) AS r(workspace_id uuid, connection_id uuid, entity_type text,
                   external_id text, entity_id uuid)
            ON CONFLICT DO NOTHING`,
+          [json],
+        );
+        // The version our write left is what the next write is conditional on.
+        await client.query(
+          `UPDATE source_link l SET provider_version = r.provider_version
+             FROM jsonb_to_recordset($1::jsonb) AS r(connection_id uuid, entity_type text, external_id text,
+                  provider_version text)
+            WHERE r.provider_version IS NOT NULL AND l.connection_id = r.connection_id
+              AND l.entity_type = r.entity_type AND l.external_id = r.external_id`,
           [json],
         );
       }

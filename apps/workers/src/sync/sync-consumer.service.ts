@@ -25,7 +25,7 @@ export class SyncConsumerService implements OnApplicationBootstrap, OnApplicatio
   readonly handler: SyncHandler;
 
   constructor(
-    @Inject(PG_POOL) private readonly pool: Pool,
+    @Inject(PG_POOL) pool: Pool,
     @Inject(WORKERS_CONFIG) private readonly config: WorkersConfig,
     @Inject(PushService) private readonly push: PushService,
     @Inject(WorkerMetrics) private readonly metrics: WorkerMetrics,

@@ -111,6 +111,7 @@ export class SyncHandler {
     await this.linkEchoedCreates(tx, events);
     await identity.handle(tx, events as LogEvent[]);
 
+    await this.recordVersions(tx, events);
     const entityOf = await this.entitiesOf(tx, events);
     const ids = [...new Set(entityOf.filter((id): id is string => id !== undefined))].sort();
     if (ids.length === 0) return;
@@ -186,6 +187,27 @@ export class SyncHandler {
         [event.workspaceId, event.connectionId, event.externalId, entityId, event.entityType],
       );
     }
+  }
+
+  /** The provider version each linked record now has: later writes to it are conditional on it. */
+  private async recordVersions(tx: LogTransaction, events: readonly LogEvent[]): Promise<void> {
+    const latest = new Map<string, LogEvent>();
+    for (const event of events)
+      if (event.providerVersion !== null && event.op !== 'delete')
+        latest.set(`${event.connectionId}|${event.entityType}|${event.externalId}`, event);
+    if (latest.size === 0) return;
+    const list = [...latest.values()];
+    await tx.query(
+      `UPDATE source_link l SET provider_version = t.v
+         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS t(conn, type, ext, v)
+        WHERE l.connection_id = t.conn AND l.entity_type = t.type AND l.external_id = t.ext`,
+      [
+        list.map((e) => e.connectionId),
+        list.map((e) => e.entityType),
+        list.map((e) => e.externalId),
+        list.map((e) => e.providerVersion),
+      ],
+    );
   }
 
   /** The canonical entity of each event's source record (following a merge), if linked. */
@@ -356,6 +378,14 @@ export class SyncHandler {
         });
       }
     }
+    // Every row carries all a target is owed at its heads, so a pending row that the new one
+    // does not replace is out of date (the target has seen those fields since, or they moved on).
+    await tx.query(
+      `UPDATE outbox o SET status = 'superseded'
+        WHERE o.entity_id = ANY($1::uuid[]) AND o.status = 'pending' AND o.op <> 'create'
+          AND NOT (o.connection_id || '|' || o.idempotency_key = ANY($2::text[]))`,
+      [touched.map((t) => t.entityId), outbox.map((r) => `${r.connection_id}|${r.idempotency_key}`)],
+    );
     if (outbox.length === 0) return;
     await tx.query(
       `INSERT INTO outbox (workspace_id, entity_id, entity_type, connection_id, op, external_id, fields, heads, idempotency_key)
@@ -363,8 +393,9 @@ export class SyncHandler {
          FROM jsonb_to_recordset($1::jsonb) AS r(workspace_id uuid, entity_id uuid, entity_type text,
               connection_id uuid, op text, external_id text, fields jsonb, heads text[], idempotency_key text)
        ON CONFLICT (connection_id, idempotency_key) DO UPDATE
-         SET fields = EXCLUDED.fields, heads = EXCLUDED.heads
-         WHERE outbox.status = 'pending'`,
+         SET fields = EXCLUDED.fields, heads = EXCLUDED.heads, status = 'pending', attempts = 0
+         -- A row set aside (a stale write refused) is owed again if the target still lacks it.
+         WHERE outbox.status IN ('pending', 'superseded')`,
       [JSON.stringify(outbox)],
     );
     for (const row of outbox) this.targets.add(row.connection_id);

@@ -18,6 +18,12 @@ export interface ConnectorError {
   retryAfterMs?: number;
   /** The provider's HTTP status, for logs and metrics. */
   status?: number;
+  /**
+   * Batch calls (push): the writes at fault, by idempotency key; none of the batch was applied.
+   * Set with `Conflict` (a write's `expectedVersion` is no longer the record's version) and
+   * `NotFound` (the record a conditional update targets no longer exists).
+   */
+  failedKeys?: string[];
 }
 
 export type ConnectorResult<T> = Result<T, ConnectorError>;
@@ -93,7 +99,10 @@ export interface PushWrite {
    * The provider version (etag) the write was based on, for updates and deletes: sent as
    * `If-Match` where the provider supports it (Google Calendar: a mismatch is 412 → `Conflict`),
    * so a write computed from a stale read fails instead of overwriting a newer remote edit.
-   * Connectors whose provider has no conditional writes ignore it.
+   * Where the provider has no conditional writes the connector reads the current version
+   * first and compares (HubSpot: `updatedAt`; Google Tasks: the etag): a mismatch is `Conflict`
+   * with `failedKeys`, and nothing of the push is applied. It must be a `providerVersion` the
+   * same connector reported (SourceChange or WriteReceipt); the representations match exactly.
    */
   expectedVersion?: string;
 }

@@ -232,6 +232,60 @@ export function describeConnectorContract(harnessFactory: () => ContractHarness)
       expect(contentHash(edit!.fields ?? {})).not.toBe(receipt!.contentHash);
     });
 
+    check(
+      'writes',
+      'refuses a write based on a stale version (Conflict with failedKeys, none of the push applied); applies it with the current version or none',
+      async () => {
+        const account = await open('conditional');
+        const [a, b] = await account.seed(2);
+        const start = await drain(harness.connector, account.context(), 'backfill', {});
+        const versionIn = (changes: readonly SourceChangeInput[], id: string) =>
+          changes.filter((c) => c.externalId === id && c.op === 'upsert').at(-1)?.providerVersion;
+        const aSeen = versionIn(start.changes, a!);
+        const bSeen = versionIn(start.changes, b!);
+        expect(aSeen).toBeDefined();
+        expect(bSeen).toBeDefined();
+        // A user edits `a` after we read it (versions have millisecond resolution at best).
+        await new Promise((r) => setTimeout(r, 5));
+        await account.changeRemote(a!);
+        const update = (id: string, n: number, expectedVersion?: string): PushWrite => ({
+          op: 'update',
+          entityType: harness.entityType,
+          externalId: id,
+          fields: account.sampleFields(n),
+          idempotencyKey: `conditional-${harness.name}-${n}`,
+          entityId: `00000000-0000-4000-9000-${String(n).padStart(12, '0')}`,
+          ...(expectedVersion !== undefined ? { expectedVersion } : {}),
+        });
+        const before = { a: await account.remoteRecord(a!), b: await account.remoteRecord(b!) };
+        // `b` is current, `a` is stale: the push is refused as a whole, naming `a` only.
+        const refused = await harness.connector.push(account.context(), [
+          update(b!, 11, bSeen),
+          update(a!, 12, aSeen),
+        ]);
+        expect(refused.ok ? 'applied' : refused.error.code).toBe('Conflict');
+        expect(refused.ok ? undefined : refused.error.failedKeys).toEqual([update(a!, 12).idempotencyKey]);
+        expect(await account.remoteRecord(a!)).toEqual(before.a);
+        expect(await account.remoteRecord(b!)).toEqual(before.b);
+        // Based on the version a pull now reports, the write applies ...
+        const pulled = await drain(harness.connector, account.context(), 'pull', start.cursor);
+        const aNow = versionIn(pulled.changes, a!);
+        expect(aNow).toBeDefined();
+        expect(aNow).not.toBe(aSeen);
+        const [receipt] = unwrap(await harness.connector.push(account.context(), [update(a!, 13, aNow)]));
+        const written = await account.remoteRecord(a!);
+        expect(written).not.toEqual(before.a);
+        // ... and its receipt carries the version after it, the next write's expected version.
+        expect(receipt!.providerVersion).toBeDefined();
+        expect(receipt!.providerVersion).not.toBe(aNow);
+        unwrap(await harness.connector.push(account.context(), [update(a!, 14, receipt!.providerVersion)]));
+        expect(await account.remoteRecord(a!)).not.toEqual(written);
+        // A write without an expected version is not checked.
+        unwrap(await harness.connector.push(account.context(), [update(b!, 15)]));
+        expect(await account.remoteRecord(b!)).not.toEqual(before.b);
+      },
+    );
+
     it('retries injected 429s and 5xx within the budget and loses nothing', async () => {
       const account = await open('faults');
       const ids = await account.seed(Math.min(harness.backfillSize, 450));

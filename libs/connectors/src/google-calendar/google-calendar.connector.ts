@@ -4,6 +4,7 @@ import { calendar, type calendar_v3 } from 'googleapis/build/src/apis/calendar';
 import type {
   ConnectionContext,
   Connector,
+  ConnectorError,
   ConnectorResult,
   Cursor,
   PullPage,
@@ -155,7 +156,7 @@ export function createGoogleCalendarConnector(options: GoogleCalendarOptions = {
           ifMatch(o),
         ),
       );
-      return res.ok ? ok(receipt(res.value)) : res;
+      return res.ok ? ok(receipt(res.value)) : refused(res.error);
     }
     const res = await call<void>(ctx, (o) =>
       api(ctx).events.delete({ calendarId: CALENDAR_ID, eventId, sendUpdates: 'none' }, ifMatch(o)),
@@ -164,7 +165,59 @@ export function createGoogleCalendarConnector(options: GoogleCalendarOptions = {
     if (res.ok || res.error.code === 'NotFound') {
       return ok({ idempotencyKey: write.idempotencyKey, externalId: eventId, contentHash: contentHash({}) });
     }
-    return res;
+    return refused(res.error);
+
+    /** A 412 (If-Match) names this write as the one at fault. */
+    function refused(error: ConnectorError): ConnectorResult<WriteReceipt> {
+      return err(
+        error.code === 'Conflict' && write.expectedVersion !== undefined
+          ? { ...error, failedKeys: [write.idempotencyKey] }
+          : error,
+      );
+    }
+  }
+
+  /**
+   * If-Match makes each write atomic, but writes go one by one: a 412 on the third would leave
+   * the first two applied (and their receipts lost with the error). So a push of several writes
+   * with conditional ones reads those events first (events.get, budgeted) and compares etags:
+   * any stale → `Conflict` with every stale write's key in `failedKeys`; an update of a
+   * cancelled or vanished event → `NotFound` likewise; nothing is written. A push of one write
+   * needs no read: its If-Match is the check.
+   */
+  async function checkVersions(
+    ctx: ConnectionContext,
+    writes: readonly PushWrite[],
+  ): Promise<ConnectorResult<void>> {
+    const conditional = writes.filter(
+      (w) => w.op !== 'create' && w.expectedVersion !== undefined && w.externalId,
+    );
+    if (writes.length < 2 || conditional.length === 0) return ok(undefined);
+    const stale: PushWrite[] = [];
+    const gone: PushWrite[] = [];
+    for (const write of conditional) {
+      const res = await call<calendar_v3.Schema$Event>(ctx, (o) =>
+        api(ctx).events.get({ calendarId: CALENDAR_ID, eventId: write.externalId! }, o),
+      );
+      if (!res.ok && res.error.code !== 'NotFound') return res;
+      const event = res.ok ? res.value : undefined;
+      if (!event || event.status === 'cancelled') {
+        if (write.op === 'update') gone.push(write);
+      } else if (event.etag !== write.expectedVersion) stale.push(write);
+    }
+    if (stale.length > 0)
+      return err({
+        code: 'Conflict',
+        message: `google-calendar: ${stale.length} event(s) changed since the version the write was based on; nothing was written`,
+        failedKeys: stale.map((w) => w.idempotencyKey),
+      });
+    if (gone.length > 0)
+      return err({
+        code: 'NotFound',
+        message: 'google-calendar: event(s) to update no longer exist; nothing was written',
+        failedKeys: gone.map((w) => w.idempotencyKey),
+      });
+    return ok(undefined);
   }
 
   return {
@@ -213,6 +266,8 @@ export function createGoogleCalendarConnector(options: GoogleCalendarOptions = {
     },
 
     async push(ctx, writes) {
+      const checked = await checkVersions(ctx, writes);
+      if (!checked.ok) return checked;
       const receipts: WriteReceipt[] = [];
       for (const write of writes) {
         const res = await pushOne(ctx, write);

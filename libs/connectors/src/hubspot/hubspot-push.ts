@@ -14,8 +14,8 @@ import {
   specOfEntity,
   specsFor,
   toHubspot,
-  toMillis,
   toUnified,
+  versionOf,
 } from './hubspot.mapper';
 import { HubspotSession } from './hubspot-session';
 
@@ -28,15 +28,22 @@ const BATCH = 100;
  * is the canonical entity id, not the idempotency key: a retry after the entity changed
  * again (a new key) must still land on the record the first attempt made.
  * Writes with the app's token come back as INTEGRATION with sourceId = our app id.
+ *
+ * HubSpot has no conditional writes, so updates and deletes that carry `expectedVersion` are
+ * checked first (see checkVersions): one stale write refuses the whole push, before any of
+ * it is applied.
  */
 export async function pushWrites(
   ctx: ConnectionContext,
   writes: readonly PushWrite[],
 ): Promise<ConnectorResult<WriteReceipt[]>> {
   const session = new HubspotSession(ctx);
+  const specs = specsFor(ctx.fieldMappings);
+  const checked = await checkVersions(session, specs, writes);
+  if (!checked.ok) return checked;
   const receipts: WriteReceipt[] = [];
   for (const group of groupWrites(writes)) {
-    const spec = specOfEntity(group.entityType, specsFor(ctx.fieldMappings));
+    const spec = specOfEntity(group.entityType, specs);
     if (!spec) return err({ code: 'Validation', message: `HubSpot does not write ${group.entityType}` });
     const done =
       group.op === 'create'
@@ -50,6 +57,81 @@ export async function pushWrites(
   // Receipts in the order the writes were given.
   const order = new Map(writes.map((w, i) => [w.idempotencyKey, i]));
   return ok(receipts.sort((a, b) => (order.get(a.idempotencyKey) ?? 0) - (order.get(b.idempotencyKey) ?? 0)));
+}
+
+/**
+ * The version check HubSpot does not do for us. Every update and delete that carries
+ * `expectedVersion` is batch-read first (only its modified date, up to 100 ids per read, each
+ * read taking budget like any call), and its current version (`versionOf`, the representation
+ * backfill and pull report as `providerVersion`) compared with the expected one:
+ * - any differs → `Conflict` whose `failedKeys` are the idempotency keys of every stale write;
+ * - an update whose record no longer exists (deleted, archived) → `NotFound`, `failedKeys` likewise;
+ * a delete whose record is already gone is not refused: its goal is met, and a retried delete
+ * that did land must still succeed (the archive below is idempotent).
+ * Nothing of the push is applied in either case. Writes without `expectedVersion` are not checked.
+ * What remains is the window between this read and the write (milliseconds): HubSpot offers
+ * nothing to close it. Two edits in the same millisecond share a version and are not told apart.
+ */
+async function checkVersions(
+  session: HubspotSession,
+  specs: ReturnType<typeof specsFor>,
+  writes: readonly PushWrite[],
+): Promise<ConnectorResult<void>> {
+  const byType = new Map<ObjectSpec, PushWrite[]>();
+  for (const w of writes) {
+    if (w.op === 'create' || w.expectedVersion === undefined || !w.externalId) continue;
+    const spec = specOfEntity(w.entityType, specs);
+    if (!spec) return err({ code: 'Validation', message: `HubSpot does not write ${w.entityType}` });
+    byType.set(spec, [...(byType.get(spec) ?? []), w]);
+  }
+  const stale: PushWrite[] = [];
+  const gone: PushWrite[] = [];
+  for (const [spec, conditional] of byType) {
+    const ids = [...new Set(conditional.map((w) => w.externalId!))];
+    for (let i = 0; i < ids.length; i += BATCH) {
+      const chunk = ids.slice(i, i + BATCH);
+      const answer = await session.call('default', (c) =>
+        c.crm.objects.batchApi.read(
+          spec.objectType,
+          {
+            inputs: chunk.map((id) => ({ id })),
+            properties: [spec.modifiedProperty],
+            propertiesWithHistory: [],
+          },
+          false,
+        ),
+      );
+      if (!answer.ok) return answer;
+      const current = new Map(answer.value.results.map((r) => [r.id, r as HubspotRecord]));
+      // A merged-away id answers as its survivor: pair the single unmatched id and result.
+      const unmatchedIds = chunk.filter((id) => !current.has(id));
+      const unmatched = answer.value.results.filter((r) => !chunk.includes(r.id));
+      if (unmatchedIds.length === 1 && unmatched.length === 1)
+        current.set(unmatchedIds[0]!, unmatched[0] as HubspotRecord);
+      for (const w of conditional) {
+        if (!chunk.includes(w.externalId!)) continue;
+        const record = current.get(w.externalId!);
+        if (!record) {
+          if (w.op === 'update') gone.push(w);
+        } else if (versionOf(record) !== w.expectedVersion) stale.push(w);
+      }
+    }
+  }
+  if (stale.length > 0)
+    return err({
+      code: 'Conflict',
+      message: `HubSpot: ${stale.length} record(s) changed since the version the write was based on (${stale
+        .map((w) => w.externalId)
+        .join(', ')}); nothing was written`,
+      failedKeys: stale.map((w) => w.idempotencyKey),
+    });
+  if (gone.length > 0)
+    return err({
+      code: 'NotFound',
+      message: `HubSpot: record(s) to update no longer exist (${gone.map((w) => w.externalId).join(', ')}); nothing was written`,
+      failedKeys: gone.map((w) => w.idempotencyKey),
+    });
+  return ok(undefined);
 }
 
 interface Group {
@@ -95,7 +177,8 @@ function receiptOf(spec: ObjectSpec, write: PushWrite, record: HubspotRecord): W
   return {
     idempotencyKey: write.idempotencyKey,
     externalId: record.id,
-    providerVersion: new Date(toMillis(record.updatedAt)).toISOString(),
+    // The version after the write, as pulls report it: the next write's expectedVersion.
+    providerVersion: versionOf(record),
     // What a later pull of this content will report, mapped by the same mapper.
     contentHash: contentHash(toUnified(spec, record).fields),
   };

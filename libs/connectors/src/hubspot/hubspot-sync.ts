@@ -8,6 +8,7 @@ import {
   specsFor,
   toMillis,
   toUnified,
+  versionOf,
 } from './hubspot.mapper';
 import { HubspotSession } from './hubspot-session';
 
@@ -128,7 +129,7 @@ export function recordChange(
     eventTime: new Date(updatedMs),
     fields: view.fields,
     fieldTimes: view.fieldTimes,
-    providerVersion: new Date(updatedMs).toISOString(),
+    providerVersion: versionOf(raw),
     ...(Object.keys(origin).length > 0 ? { origin } : {}),
   };
 }

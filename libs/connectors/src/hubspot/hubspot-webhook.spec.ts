@@ -124,6 +124,9 @@ describe('HubSpot webhooks', () => {
       origin: { ours: true },
     });
     expect(merge).toMatchObject({ op: 'merge', externalId: '151', fields: { mergedExternalIds: ['152'] } });
+    // occurredAt is not the record's version: a webhook change claims none (conditional
+    // writes compare providerVersion with the record's updatedAt).
+    expect(outcome.value.changes.map((c) => c.providerVersion)).toEqual([undefined, undefined, undefined]);
   });
 
   it('gives a redelivery (another attempt, another order) the same keys', () => {

@@ -79,6 +79,9 @@ const OBJECT_OF_SUBSCRIPTION: Record<string, string> = {
  * log's door). A deletion uses the pull's tombstone key (occurredAt = archivedAt), so a
  * pulled and a pushed delete are one event. Creation is an upsert with no fields (the
  * property changes of the creation carry the values).
+ * Webhook changes carry no `providerVersion`: an event's occurredAt is not the record's
+ * updatedAt (versionOf), and a version that is not the record's would make every conditional
+ * write based on it a Conflict. The next pull reports the true version.
  */
 export function parseHubspotWebhook(
   request: WebhookRequest,

@@ -257,6 +257,94 @@ describe('hubspot connector against the emulator', () => {
     expect(state.results.find((r) => r.id === created.id)?.properties.lead_score).toBe('90');
   });
 
+  it('checks expectedVersion with one batch read before writing: stale → Conflict, gone → NotFound, nothing applied', async () => {
+    const { ctx, requests, base } = await portal();
+    const entity = { deal: randomUUID(), company: randomUUID() };
+    const created = await hubspotConnector.push(ctx, [
+      {
+        op: 'create',
+        entityType: 'deal',
+        fields: { name: 'Versioned', amount: 1 },
+        idempotencyKey: 'c-deal',
+        entityId: entity.deal,
+      },
+      {
+        op: 'create',
+        entityType: 'company',
+        fields: { name: 'Versioned Co' },
+        idempotencyKey: 'c-company',
+        entityId: entity.company,
+      },
+    ]);
+    if (!created.ok) throw new Error(created.error.message);
+    const [deal, company] = created.value;
+    // The receipt's version is the one a backfill reports for the record.
+    const seen = (await drain(hubspotConnector, ctx, 'backfill', {})).changes;
+    expect(seen.find((c) => c.externalId === deal!.externalId)?.providerVersion).toBe(deal!.providerVersion);
+    await new Promise((r) => setTimeout(r, 5));
+    await control('PATCH', `${base}/ui/companies/${company!.externalId}`, { properties: { city: 'Oslo' } });
+    const state = async () => ({
+      deals: (await control<{ results: unknown[] }>('GET', `${base}/objects/deals`)).results,
+      companies: (await control<{ results: unknown[] }>('GET', `${base}/objects/companies`)).results,
+    });
+    const before = await state();
+    const mark = (await requests()).length;
+    const updateDeal = (key: string, expectedVersion: string | undefined): PushWrite => ({
+      op: 'update',
+      entityType: 'deal',
+      externalId: deal!.externalId,
+      fields: { amount: 2 },
+      idempotencyKey: key,
+      entityId: entity.deal,
+      ...(expectedVersion ? { expectedVersion } : {}),
+    });
+    const deleteCompany = (key: string, expectedVersion: string | undefined): PushWrite => ({
+      op: 'delete',
+      entityType: 'company',
+      externalId: company!.externalId,
+      fields: {},
+      idempotencyKey: key,
+      entityId: entity.company,
+      ...(expectedVersion ? { expectedVersion } : {}),
+    });
+    // The deal is current, the company was edited since: neither is written.
+    const refused = await hubspotConnector.push(ctx, [
+      updateDeal('u-deal', deal!.providerVersion),
+      deleteCompany('d-company', company!.providerVersion),
+    ]);
+    expect(refused).toEqual({
+      ok: false,
+      error: {
+        code: 'Conflict',
+        message: expect.stringContaining(company!.externalId),
+        failedKeys: ['d-company'],
+      },
+    });
+    expect(await state()).toEqual(before);
+    const sent = (await requests()).slice(mark).map((r) => r.path.split('?')[0]);
+    expect(sent).toEqual(['/crm/v3/objects/deals/batch/read', '/crm/v3/objects/companies/batch/read']);
+
+    // With the current versions both apply; the update's receipt chains to the next write.
+    const companyNow = (await drain(hubspotConnector, ctx, 'backfill', {})).changes.find(
+      (c) => c.externalId === company!.externalId,
+    )!.providerVersion;
+    const applied = await hubspotConnector.push(ctx, [
+      updateDeal('u-deal', deal!.providerVersion),
+      deleteCompany('d-company', companyNow),
+    ]);
+    if (!applied.ok) throw new Error(applied.error.message);
+    expect(applied.value[0]!.providerVersion).not.toBe(deal!.providerVersion);
+    expect((await state()).companies).toEqual([]);
+    // A retried delete of a record already gone is done, not refused.
+    const retried = await hubspotConnector.push(ctx, [deleteCompany('d-company', companyNow)]);
+    expect(retried.ok).toBe(true);
+
+    // An update of a record deleted since: NotFound, naming the write.
+    await control('DELETE', `${base}/ui/deals/${deal!.externalId}`);
+    const gone = await hubspotConnector.push(ctx, [updateDeal('u-gone', applied.value[0]!.providerVersion)]);
+    expect(gone.ok ? 'applied' : [gone.error.code, gone.error.failedKeys]).toEqual(['NotFound', ['u-gone']]);
+  });
+
   it('narrows the search window before the 10,000-result cap and misses nothing', {
     timeout: 120_000,
   }, async () => {

@@ -230,6 +230,15 @@ export interface UnifiedView {
 
 export const toMillis = (d: Date | string): number => (d instanceof Date ? d.getTime() : Date.parse(d));
 
+/**
+ * A record's version as the connector reports it everywhere: `SourceChange.providerVersion`
+ * (backfill, pull), `WriteReceipt.providerVersion`, and the current version a conditional
+ * write's `expectedVersion` is compared with: the record's `updatedAt` (its
+ * hs_lastmodifieddate / lastmodifieddate) as an ISO-8601 string in milliseconds.
+ */
+export const versionOf = (record: Pick<HubspotRecord, 'updatedAt'>): string =>
+  new Date(toMillis(record.updatedAt)).toISOString();
+
 /** A HubSpot property value in unified form; empty means no value. */
 export function fromHubspotValue(value: string | null | undefined, kind: Kind): unknown {
   if (value === null || value === undefined || value === '') return null;
