@@ -395,7 +395,7 @@ async function waitUntilSettled(
   pool: Pool,
   labels: Map<string, string>,
   also: () => Promise<boolean> = async () => true,
-  alsoGraceMs = 30_000,
+  alsoGraceMs = 20_000,
 ): Promise<Snapshot> {
   const t0 = Date.now();
   const tty = process.stdout.isTTY === true;
@@ -405,6 +405,9 @@ async function waitUntilSettled(
   let last: Snapshot | undefined;
   let lastPrinted = '';
   let lastPrintedAt = 0;
+  let lastLag = -1;
+  let lagSince = Date.now();
+  let stallNoted = false;
   for (;;) {
     for (const p of procs)
       if (!running(p)) throw new DemoFailure(`${p.name} is not running any more\n${tailOf(p)}`);
@@ -416,6 +419,13 @@ async function waitUntilSettled(
       continue;
     }
     const line = progressLine(last, labels, t0);
+    const lag = last.connections.reduce((n, c) => n + c.state.lag.events, 0);
+    if (lag !== lastLag) [lastLag, lagSince, stallNoted] = [lag, Date.now(), false];
+    else if (lag > 0 && !stallNoted && Date.now() - lagSince > 20_000) {
+      stallNoted = true;
+      if (tty) process.stdout.write('\n');
+      say(`   … the merge has consumed nothing for 20 s (${lag} events waiting); still waiting`);
+    }
     const quiet = settled(last) && last.events === lastEvents;
     lastEvents = last.events;
     quietSince = quiet ? (quietSince ?? Date.now()) : undefined;
@@ -475,6 +485,30 @@ async function explainTimeout(what: string, s: Snapshot, pool: Pool, labels: Map
       WHERE status = 'open' GROUP BY 1, 2 ORDER BY n DESC LIMIT 10`,
   );
   for (const r of dead) say(`   dead letters: ${r.n} × ${r.source} ${r.error_code}: ${r.msg.slice(0, 200)}`);
+  const { rows: behind } = await pool.query<{ partition: number; head: string; committed: string | null }>(
+    `SELECT p.partition, p.next_offset - 1 AS head, o.committed_offset AS committed FROM log_partition p
+       LEFT JOIN consumer_offset o ON o.group_name = 'sync' AND o.partition = p.partition
+      WHERE p.next_offset - 1 > COALESCE(o.committed_offset, 0) ORDER BY p.partition`,
+  );
+  if (behind.length)
+    say(
+      `   sync group behind on partitions: ${behind.map((r) => `${r.partition} (committed ${r.committed ?? 0}, head ${r.head})`).join(', ')}`,
+    );
+  const { rows: busy } = await pool.query<{
+    state: string;
+    wait: string | null;
+    secs: number;
+    query: string;
+  }>(
+    `SELECT state, wait_event_type || ':' || wait_event AS wait,
+            extract(epoch FROM now() - xact_start)::int AS secs, left(query, 100) AS query
+       FROM pg_stat_activity
+      WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle'`,
+  );
+  for (const r of busy)
+    say(
+      `   session ${r.state} ${r.secs ?? 0} s${r.wait ? ` (${r.wait})` : ''}: ${r.query.replace(/\s+/g, ' ')}`,
+    );
   say(`   the processes' output: ${relative(root, logDir)}/<name>.log`);
 }
 
@@ -521,7 +555,7 @@ async function countPages(api: Api, resource: string): Promise<number> {
 async function main(): Promise<void> {
   say('Syncline demo: two CRMs, a calendar, a mailbox and a task list kept in one view, two-way.');
   say(
-    `Child processes log to ${relative(root, logDir)}/<name>.log. ${exitAfterReport ? '' : 'Ctrl-C stops.'}`,
+    `Child processes log to ${relative(root, logDir)}/<name>.log.${exitAfterReport ? '' : ' Ctrl-C stops.'}`,
   );
 
   step(1, 'PostgreSQL and Redis');

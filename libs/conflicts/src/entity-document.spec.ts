@@ -22,6 +22,38 @@ describe('EntityDocument', () => {
     expect(outcome.provenance.owner?.source).toEqual(conn(CRM_B));
   });
 
+  it('records no conflict when concurrent edits agree', () => {
+    const doc = EntityDocument.create('e');
+    doc.applyInbound(change(CRM_A, 1, { stage: 'Won' }), {});
+    const { outcome } = doc.applyInbound(change(CRM_B, 2, { stage: 'Won' }), {});
+    expect(outcome.conflicts).toEqual([]);
+    expect(doc.standingConflictIds()).toEqual([]);
+  });
+
+  it('catchUp: a connection holding the winner edits next as an overwrite, not a new conflict', () => {
+    const run = (catchUp: boolean) => {
+      const doc = EntityDocument.create('e');
+      doc.applyInbound(change(CRM_A, 10, { stage: 'Won' }), {});
+      doc.applyInbound(change(CRM_B, 5, { stage: 'Lost' }), {}); // settled: A's later value wins
+      const moved = catchUp ? doc.catchUp({}) : new Map();
+      const { outcome } = doc.applyInbound(change(CRM_A, 20, { stage: 'Closed' }), {});
+      return { moved, outcome };
+    };
+    const caught = run(true);
+    expect([...caught.moved.keys()]).toEqual([CRM_A]); // B still lacks the winner: it stays behind
+    expect(caught.outcome.conflicts).toEqual([]);
+    expect(caught.outcome.values.stage).toBe('Closed');
+    // Without it, B's settled loser stands beside A's new value and is reported again.
+    expect(run(false).outcome.conflicts).toHaveLength(1);
+  });
+
+  it('catchUp leaves every connection where it is while a manual conflict is open', () => {
+    const doc = EntityDocument.create('e');
+    doc.applyInbound(change(CRM_A, 10, { stage: 'Won' }), { stage: { kind: 'manual' } });
+    doc.applyInbound(change(CRM_B, 5, { stage: 'Lost' }), { stage: { kind: 'manual' } });
+    expect(doc.catchUp({ stage: { kind: 'manual' } }).size).toBe(0);
+  });
+
   describe('the same field edited concurrently', () => {
     const concurrently = (policies: PolicyMap, a: unknown = 'Won', b: unknown = 'Lost') => {
       const doc = EntityDocument.create('e');

@@ -288,7 +288,8 @@ export class EntityDocument {
           view.fields.set(field, [added]);
           view.stale.delete(field);
         }
-        if (now.length > 1)
+        // Concurrent edits that agree are not a conflict: nothing to settle, nothing to show.
+        if (now.length > 1 && new Set(now.map((c) => c.json)).size > 1)
           conflicts.push(this.concurrentConflict(change, field, now, policyFor(policies, field)));
       });
     }
@@ -310,6 +311,27 @@ export class EntityDocument {
       heads === undefined || sameHeads(heads, this.heads) ? this.currentView() : this.viewAt(heads);
     this.views.set(connectionId, view);
     return this.syncedOf(view);
+  }
+
+  /**
+   * Connections that hold exactly the values the entity shows (nothing owed, no manual
+   * conflict open) have in effect seen the current state: their synced heads move to it, so
+   * that their next edit overwrites every value it replaces, including values that lost a
+   * settled conflict and would otherwise stand beside it as a new one. Returns who moved.
+   */
+  catchUp(policies: PolicyMap): Map<string, SyncedState> {
+    const moved = new Map<string, SyncedState>();
+    for (const [field, candidates] of this.current)
+      if (this.resolve(candidates, policyFor(policies, field)).open) return moved;
+    const { owed } = this.outcome(policies);
+    for (const [connectionId, view] of this.views) {
+      if ((owed.get(connectionId) ?? []).length > 0 || view.stale.size > 0) continue;
+      if (sameHeads(view.heads, this.heads)) continue;
+      const current = this.currentView();
+      this.views.set(connectionId, current);
+      moved.set(connectionId, this.syncedOf(current));
+    }
+    return moved;
   }
 
   /** Whether a connection carries this entity (has synced heads here). */
@@ -484,7 +506,7 @@ export class EntityDocument {
   standingConflictIds(): string[] {
     const ids: string[] = [];
     for (const [field, candidates] of this.current) {
-      if (candidates.length < 2) continue;
+      if (candidates.length < 2 || new Set(candidates.map((c) => c.json)).size < 2) continue;
       const opIds = candidates.map((c) => c.opId).sort((a, b) => (a < b ? -1 : 1));
       ids.push(conflictId(this.entityId, field, 'concurrent', opIds));
     }

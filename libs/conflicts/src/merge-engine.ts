@@ -130,6 +130,14 @@ export class MergeEngine {
     await store.saveSynced(entityId, connectionId, entry.doc.markSeen(connectionId, heads));
   }
 
+  /** See EntityDocument.catchUp: connections in step with the current values are marked as having seen them. */
+  async catchUp(ref: EntityRef, store = this.defaultStore): Promise<number> {
+    const entry = await this.entry(ref.entityId, ref.workspaceId, store);
+    const moved = entry.doc.catchUp(await this.policies(ref.workspaceId, ref.entityType, store));
+    for (const [connectionId, state] of moved) await store.saveSynced(ref.entityId, connectionId, state);
+    return moved.size;
+  }
+
   /** A person settles a conflict: written as that user's change, and the conflict marked resolved. */
   async resolveConflict(decision: ConflictDecision, store = this.defaultStore): Promise<MergeOutcome> {
     const outcome = await this.applyInbound(
@@ -185,6 +193,20 @@ export class MergeEngine {
       done++;
     }
     return done;
+  }
+
+  /**
+   * Compacts one cached document if it is past the threshold, through `store`: a log
+   * consumer calls it in its transaction for the entities it holds, so a snapshot never
+   * contains a change that a rollback later removes.
+   */
+  async compactIfDue(entityId: string, store = this.defaultStore): Promise<boolean> {
+    if (!this.due.has(entityId)) return false;
+    const entry = this.cache.get(entityId);
+    this.due.delete(entityId);
+    if (entry === undefined) return false;
+    await this.compactEntry(entityId, entry, store);
+    return true;
   }
 
   async compact(entityId: string, workspaceId: string, store = this.defaultStore): Promise<void> {

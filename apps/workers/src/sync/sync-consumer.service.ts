@@ -20,7 +20,6 @@ import { SyncHandler } from './sync-handler';
 export class SyncConsumerService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger: Logger;
   private consumer: LogConsumer | undefined;
-  private compaction: NodeJS.Timeout | undefined;
   readonly engine: MergeEngine;
   readonly handler: SyncHandler;
 
@@ -61,18 +60,10 @@ export class SyncConsumerService implements OnApplicationBootstrap, OnApplicatio
       onError: (error) => this.logger.error({ err: error }, 'sync consumer error'),
     });
     await this.consumer.start();
-    // Documents past the chunk threshold are compacted in the background, off the hot path.
-    this.compaction = setInterval(() => {
-      this.engine
-        .compactDue()
-        .catch((error: unknown) => this.logger.warn({ err: error }, 'compaction failed'));
-    }, 5_000);
-    this.compaction.unref();
     this.logger.info({ partitions: this.config.LOG_PARTITIONS }, 'sync consumer started');
   }
 
   async onApplicationShutdown(): Promise<void> {
-    if (this.compaction) clearInterval(this.compaction);
     await this.consumer?.stop();
   }
 }

@@ -159,15 +159,15 @@ export class SyncHandler {
     }
     await this.markReceiptsApplied(tx, events);
     for (const entry of touched.values()) {
-      if (entry.outcome === undefined) {
-        entry.outcome = await engine.outcome(
-          { entityId: entry.entityId, workspaceId: entry.workspaceId, entityType: entry.entityType },
-          store,
-        );
-      }
+      const ref = { entityId: entry.entityId, workspaceId: entry.workspaceId, entityType: entry.entityType };
+      // Moving in-step connections to the current heads owes nobody anything new.
+      await engine.catchUp(ref, store);
+      entry.outcome ??= await engine.outcome(ref, store);
     }
     await this.saveViews(tx, [...touched.values()]);
     await this.writeOutbox(tx, [...touched.values()]);
+    // In this transaction, for entities it holds: a snapshot must never hold uncommitted changes.
+    for (const id of touched.keys()) await engine.compactIfDue(id, store);
   }
 
   /**
