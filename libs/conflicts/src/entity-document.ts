@@ -202,6 +202,15 @@ export class EntityDocument {
     const written: { field: string; candidate: Omit<Candidate, 'opId'>; pred: string[] }[] = [];
     const late: { field: string; json: string; ms: number; over: Candidate }[] = [];
 
+    let staleMoved = false;
+    if (isConnection)
+      for (const [field, raw] of Object.entries(change.echo ?? {})) {
+        const json = canonicalJson(raw);
+        if (this.heldBy(source.id, view, field, policyFor(policies, field)) === json) continue;
+        view.stale.set(field, json);
+        staleMoved = true;
+      }
+
     for (const [field, raw] of Object.entries(change.fields)) {
       const json = canonicalJson(raw);
       const policy = policyFor(policies, field);
@@ -296,7 +305,8 @@ export class EntityDocument {
     if (isConnection) {
       const isNew = !this.views.has(source.id);
       this.views.set(source.id, view);
-      if (ops.length > 0 || late.length > 0 || isNew) synced.set(source.id, this.syncedOf(view));
+      if (ops.length > 0 || late.length > 0 || staleMoved || isNew)
+        synced.set(source.id, this.syncedOf(view));
     }
     return {
       outcome: this.outcome(policies, ops.length > 0 ? 'applied' : 'unchanged', conflicts),

@@ -28,6 +28,12 @@ export interface InboundChange {
   fields: Record<string, unknown>;
   /** Event time per field where the provider has one; otherwise `eventTime` applies. */
   fieldTimes?: Record<string, Date | string>;
+  /**
+   * Fields the source reports back exactly as Syncline wrote them (its echo, recognised by a
+   * write receipt): never an edit. Where the source's view holds another value, the source is
+   * marked as holding the written one, so it is owed the current value again.
+   */
+  echo?: Record<string, unknown>;
 }
 
 export interface ConflictCandidate {

@@ -355,4 +355,90 @@ describe('IdentityService on Postgres', () => {
     );
     expect(people.rows[0].n).toBe(3);
   });
+  it('deals: the same deal in two CRMs is one entity; two of one name in one CRM stay two, after a restart too', async () => {
+    const ws = await seedWorkspace();
+    const change = (
+      connectionId: string,
+      externalId: string,
+      fields: Record<string, unknown>,
+    ): IdentityChange => ({
+      workspaceId: ws.workspaceId,
+      connectionId,
+      entityType: 'deal',
+      externalId,
+      op: 'upsert',
+      fields,
+    });
+    const deal = { name: 'Acme — Platform 2026', amount: 12500, closeDate: '2026-03-01T17:00:00.000Z' };
+    const a = await inTx((tx) =>
+      new IdentityService().resolveChange(
+        tx,
+        change(ws.hubspotA, 'd-1', { ...deal, ownerId: '1', stage: 's1' }),
+      ),
+    );
+    // Same name and close day in the same CRM, another amount: another deal.
+    const twin = await inTx((tx) =>
+      new IdentityService().resolveChange(tx, change(ws.hubspotA, 'd-2', { ...deal, amount: 9000 })),
+    );
+    expect(twin?.entityId).not.toBe(a?.entityId);
+    expect(twin?.decision).toBe('created-with-possible-duplicate');
+    // A fresh process: connections and facts come from the database.
+    const b = await inTx((tx) =>
+      new IdentityService().resolveChange(
+        tx,
+        change(ws.hubspotB, '900', {
+          name: 'ACME - platform 2026',
+          amount: '12500',
+          ownerId: '9',
+          stage: 'x',
+        }),
+      ),
+    );
+    expect(b).toMatchObject({ entityId: a!.entityId, decision: 'linked-deterministic' });
+    const other = await inTx((tx) =>
+      new IdentityService().resolveChange(tx, change(ws.hubspotB, '901', { ...deal, amount: 99 })),
+    );
+    expect([a!.entityId, twin!.entityId]).not.toContain(other?.entityId);
+  });
+
+  it('meetings: a meeting logged in HubSpot is the calendar event, by title and start minute', async () => {
+    const ws = await seedWorkspace();
+    const identity = new IdentityService();
+    const meeting = (
+      connectionId: string,
+      externalId: string,
+      fields: Record<string, unknown>,
+    ): IdentityChange => ({
+      workspaceId: ws.workspaceId,
+      connectionId,
+      entityType: 'meeting',
+      externalId,
+      op: 'upsert',
+      fields,
+    });
+    const logged = await inTx((tx) =>
+      identity.resolveChange(
+        tx,
+        meeting(ws.hubspotA, 'hm-1', { title: 'Discovery call: Acme', startAt: '2026-12-01T10:00:00.000Z' }),
+      ),
+    );
+    const event = await inTx((tx) =>
+      new IdentityService().resolveChange(
+        tx,
+        meeting(ws.gmail, 'evt-1', {
+          iCalUID: 'evt-1@google.com',
+          title: 'Discovery Call – ACME',
+          startAt: '2026-12-01T10:00:00.000Z',
+        }),
+      ),
+    );
+    expect(event).toMatchObject({ entityId: logged!.entityId, decision: 'linked-deterministic' });
+    const again = await inTx((tx) =>
+      identity.resolveChange(
+        tx,
+        meeting(ws.hubspotA, 'hm-2', { title: 'Discovery call: Acme', startAt: '2026-12-01T10:00:00.000Z' }),
+      ),
+    );
+    expect(again?.entityId).not.toBe(logged!.entityId);
+  });
 });

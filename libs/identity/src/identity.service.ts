@@ -1,11 +1,14 @@
 import { type ChangeOp, type EntityType, err, ok, type Result } from '@syncline/core';
 import { MatchIndex } from './match-index';
 import {
+  CROSS_CONNECTION_KINDS,
   DEFAULT_SETTINGS,
   decodeKey,
   emailsIn,
   encodeKey,
+  FACT_KINDS,
   type IdentitySettings,
+  kindOf,
   type MatchRecord,
   toMatchRecord,
 } from './match-record';
@@ -123,6 +126,8 @@ export class IdentityService {
   async resolveChange(tx: IdentityTx, change: IdentityChange): Promise<Resolution | undefined> {
     const settings = this.settingsFor(change.workspaceId);
     const record = toMatchRecord(change.entityType, change.fields, settings);
+    // Deal and meeting keys link across connections only, so their entities know their connections.
+    if (SOURCED_TYPES.has(change.entityType)) record.source = change.connectionId;
     const index = await this.indexFor(tx, change.workspaceId, change.entityType);
     const linked = await this.linkOf(tx, change);
     if (linked) {
@@ -402,6 +407,23 @@ export class IdentityService {
         )
       ).rows;
     }
+    // A cross-connection key is checked against the holders' connections and facts: read them
+    // as they stand, since other processes may have added links and keys since the cache was built.
+    if (seen.size > 0 && keys.some((k) => CROSS_CONNECTION_KINDS.has(kindOf(k)))) {
+      const ids = [...seen];
+      const links = await tx.query<{ entity_id: string; connections: string[] }>(
+        `SELECT entity_id, array_agg(DISTINCT connection_id::text) AS connections
+           FROM source_link WHERE entity_id = ANY($1::uuid[]) GROUP BY entity_id`,
+        [ids],
+      );
+      for (const row of links.rows) index.addConnections(index.handle(row.entity_id), row.connections);
+      const facts = await tx.query<{ kind: string; value: string; entity_id: string }>(
+        `SELECT kind, value, entity_id FROM match_key
+          WHERE entity_id = ANY($1::uuid[]) AND kind = ANY($2::text[])`,
+        [ids, [...FACT_KINDS]],
+      );
+      for (const row of facts.rows) index.addKey(`${row.kind}:${row.value}`, index.handle(row.entity_id));
+    }
   }
 
   /** Fuzzy candidates come from the cache, which may hold entities of a rolled-back transaction. */
@@ -546,6 +568,8 @@ export class IdentityService {
     );
   }
 }
+
+const SOURCED_TYPES: ReadonlySet<EntityType> = new Set(['deal', 'meeting']);
 
 function matchData(record: MatchRecord): string {
   return JSON.stringify({ names: record.name ? [record.name] : [], blocks: record.blocks });

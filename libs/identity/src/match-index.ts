@@ -1,4 +1,4 @@
-import type { MatchRecord } from './match-record';
+import { FACT_KINDS, kindOf, type MatchRecord } from './match-record';
 
 /** One handle, or several: most keys belong to exactly one entity, so they cost no array. */
 type Slot = number | number[];
@@ -33,6 +33,10 @@ export class MatchIndex {
   private readonly moreNames = new Map<number, string[]>();
   private readonly keys = new Map<string, Slot>();
   private readonly blocks = new Map<string, Slot>();
+  /** Keys of a `FACT_KINDS` kind, per entity: deals and meetings only, so kept aside. */
+  private readonly facts = new Map<number, Set<string>>();
+  /** Connections an entity has records from, where known: deals and meetings only. */
+  private readonly connections = new Map<number, Set<string>>();
 
   get size(): number {
     return this.ids.length;
@@ -77,10 +81,40 @@ export class MatchIndex {
   /** Adds a record's keys, blocks and name to an entity. */
   add(entityId: string, record: MatchRecord): number {
     const handle = this.handle(entityId);
-    for (const key of record.keys) addTo(this.keys, key, handle);
+    for (const key of record.keys) this.addKey(key, handle);
     for (const block of record.blocks) addTo(this.blocks, block, handle);
     if (record.name) this.addName(handle, record.name);
+    if (record.source) this.addConnections(handle, [record.source]);
     return handle;
+  }
+
+  /** Adds one deterministic key to an entity, keeping its facts. */
+  addKey(key: string, handle: number): void {
+    addTo(this.keys, key, handle);
+    if (FACT_KINDS.has(kindOf(key))) {
+      const facts = this.facts.get(handle);
+      if (facts) facts.add(key);
+      else this.facts.set(handle, new Set([key]));
+    }
+  }
+
+  /** The keys of a fact kind an entity holds (its own, not those of entities merged into it). */
+  factsOf(handle: number): ReadonlySet<string> | undefined {
+    return this.facts.get(handle);
+  }
+
+  addConnections(handle: number, connectionIds: Iterable<string>): void {
+    let set = this.connections.get(handle);
+    if (!set) {
+      set = new Set();
+      this.connections.set(handle, set);
+    }
+    for (const id of connectionIds) set.add(id);
+  }
+
+  /** Whether an entity is known to have a record from a connection. */
+  hasConnection(handle: number, connectionId: string): boolean {
+    return this.connections.get(handle)?.has(connectionId) ?? false;
   }
 
   addName(handle: number, name: string): void {
@@ -115,6 +149,12 @@ export class MatchIndex {
 
   /** Replaces who holds a deterministic key, from the authoritative store. */
   setKey(key: string, entityIds: readonly string[]): void {
+    if (FACT_KINDS.has(kindOf(key))) {
+      for (const old of asList(this.keys.get(key))) this.facts.get(old)?.delete(key);
+      this.keys.delete(key);
+      for (const id of entityIds) this.addKey(key, this.handle(id));
+      return;
+    }
     if (entityIds.length === 0) this.keys.delete(key);
     else if (entityIds.length === 1) this.keys.set(key, this.handle(entityIds[0]!));
     else this.keys.set(key, [...new Set(entityIds.map((id) => this.handle(id)))]);

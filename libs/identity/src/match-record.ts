@@ -2,18 +2,58 @@ import type { EntityType } from '@syncline/core';
 import type { CountryCode } from 'libphonenumber-js';
 import {
   companyNameTokens,
+  countryCallingCodes,
   isFreeMailDomain,
   nameTokens,
+  nationalPhoneDigits,
+  normaliseAmount,
   normaliseEmail,
   normaliseICalUid,
   normaliseMessageId,
   normalisePhone,
   registrableDomain,
+  titleText,
+  utcPrefix,
 } from './normalise';
 
 /** Kinds of deterministic key, as stored in `match_key.kind`. */
-export const MATCH_KEY_KINDS = ['email', 'ical_uid', 'message_id', 'domain', 'phone'] as const;
+export const MATCH_KEY_KINDS = [
+  'email',
+  'ical_uid',
+  'message_id',
+  'domain',
+  'phone',
+  'deal_amount',
+  'deal_close',
+  'meeting_slot',
+] as const;
 export type MatchKeyKind = (typeof MATCH_KEY_KINDS)[number];
+
+/**
+ * Kinds of key that link records of different connections only: a deal's name with its
+ * amount or close day, a meeting's title with its start minute. They are weaker than an
+ * address or a UID, so a match on one of them also needs the two records not to contradict
+ * each other on any fact kind both carry (see `FACT_KINDS`), and it never links two records
+ * of one connection (one CRM can hold two deals of one name; they are two deals).
+ */
+export const CROSS_CONNECTION_KINDS: ReadonlySet<string> = new Set([
+  'deal_amount',
+  'deal_close',
+  'meeting_slot',
+]);
+
+/**
+ * Kinds of key the index remembers per entity, so that a cross-connection match can be
+ * checked for contradictions: a deal of another amount, a meeting with another iCalUID.
+ */
+export const FACT_KINDS: ReadonlySet<string> = new Set([
+  'deal_amount',
+  'deal_close',
+  'meeting_slot',
+  'ical_uid',
+]);
+
+export const kindOf = (key: string): string => key.slice(0, key.indexOf(':'));
 
 export interface MatchKey {
   kind: MatchKeyKind;
@@ -59,6 +99,13 @@ export interface MatchRecord {
   name: string;
   /** A readable name for `entity.display_name`. */
   displayName: string | undefined;
+  /**
+   * Looked up like keys (`phone:`) or blocks (anything else) for fuzzy candidates, never stored:
+   * where a phone number written without a country code could be, and the reverse.
+   */
+  probes?: string[];
+  /** The connection the record came from, when known: cross-connection keys need it. */
+  source?: string;
 }
 
 export const encodeKey = (kind: MatchKeyKind, value: string): string => `${kind}:${value}`;
@@ -68,7 +115,16 @@ export function decodeKey(key: string): MatchKey {
   return { kind: key.slice(0, colon) as MatchKeyKind, value: key.slice(colon + 1) };
 }
 
-const KIND_RANK: Record<string, number> = { email: 0, ical_uid: 1, message_id: 2, domain: 3, phone: 4 };
+const KIND_RANK: Record<string, number> = {
+  email: 0,
+  ical_uid: 1,
+  message_id: 2,
+  domain: 3,
+  phone: 4,
+  deal_amount: 5,
+  deal_close: 6,
+  meeting_slot: 7,
+};
 export const keyRank = (key: string): number => KIND_RANK[key.slice(0, key.indexOf(':'))] ?? 9;
 
 const list = (value: unknown): unknown[] =>
@@ -94,8 +150,10 @@ const str = (value: unknown): string | undefined =>
  * - person: `email`, `emails[]`, `phone`, `phones[]`, `firstName`, `lastName`, `name`,
  *   `company` (name), `companyDomain`
  * - company: `domain`, `domains[]`, `website`, `name`
- * - meeting: `iCalUID`; email_activity: `messageId`
- * - deal, task: no keys; they are identified by their source link alone.
+ * - meeting: `iCalUID`, `title`, `startAt`; email_activity: `messageId`
+ * - deal: `name`, `amount`, `closeDate` (never `ownerId`, `pipeline` or `stage`: those are ids
+ *   of one portal)
+ * - task: no keys; it is identified by its source link alone.
  */
 export function toMatchRecord(
   entityType: EntityType,
@@ -107,10 +165,10 @@ export function toMatchRecord(
       return personRecord(fields, settings);
     case 'company':
       return companyRecord(fields);
-    case 'meeting': {
-      const uid = normaliseICalUid(fields.iCalUID ?? fields.icalUid);
-      return bare(entityType, uid ? [encodeKey('ical_uid', uid)] : [], str(fields.title));
-    }
+    case 'meeting':
+      return meetingRecord(fields);
+    case 'deal':
+      return dealRecord(fields);
     case 'email_activity': {
       const id = normaliseMessageId(fields.messageId);
       return bare(entityType, id ? [encodeKey('message_id', id)] : [], str(fields.subject));
@@ -131,9 +189,12 @@ const bare = (entityType: EntityType, keys: string[], displayName: string | unde
 function personRecord(fields: Record<string, unknown>, settings: IdentitySettings): MatchRecord {
   const emails = emailsIn([...list(fields.email), ...list(fields.emails)], settings);
   const phones: string[] = [];
+  const nationals: string[] = [];
   for (const raw of [...list(fields.phone), ...list(fields.phones)]) {
     const phone = normalisePhone(raw, settings.defaultCountry);
     if (phone && !phones.includes(phone)) phones.push(phone);
+    const national = phone ? null : nationalPhoneDigits(raw, settings.defaultCountry);
+    if (national && !nationals.includes(national)) nationals.push(national);
   }
   const first = str(fields.firstName);
   const last = str(fields.lastName);
@@ -165,12 +226,27 @@ function personRecord(fields: Record<string, unknown>, settings: IdentitySetting
     for (const org of orgs) blocks.add(`org:${org}|${token}`);
     if (company) blocks.add(`company:${company}|${token}`);
   }
+  // A number written without a country code (and no default country to place it) is kept as
+  // its national digits, `tel:<digits>`. It meets the same number written in full either way
+  // round: this record probes `phone:+<code><digits>` for every calling code, and a record
+  // with a full number probes `tel:` with its last digits after a 1- to 3-digit code. Either
+  // is corroboration for a close name, never a deterministic key.
+  const probes: string[] = [];
+  for (const national of nationals) {
+    blocks.add(`tel:${national}`);
+    probes.push(encodeKey('phone', `+${national}`));
+    for (const code of countryCallingCodes()) probes.push(encodeKey('phone', `+${code}${national}`));
+  }
+  for (const phone of phones) {
+    for (let k = 2; k <= 4; k++) if (phone.length - k >= 7) probes.push(`tel:${phone.slice(k)}`);
+  }
   return {
     entityType: 'person',
     keys,
     blocks: [...blocks],
     name: tokens.join(' '),
     displayName: rawName ?? emails[0],
+    ...(probes.length > 0 ? { probes } : {}),
   };
 }
 
@@ -189,4 +265,38 @@ function companyRecord(fields: Record<string, unknown>): MatchRecord {
     name: tokens.join(' '),
     displayName: str(fields.name) ?? [...domains][0],
   };
+}
+
+/**
+ * A deal: `deal_amount:<name>|<amount>` and `deal_close:<name>|<close day, UTC>`, the name
+ * as `titleText` spells it. Either links across connections when the other fact does not
+ * disagree (see `CROSS_CONNECTION_KINDS`); a deal with a name but neither fact has no key. The
+ * exact name is also a block, so a deal of the same name that did not link goes to review.
+ */
+function dealRecord(fields: Record<string, unknown>): MatchRecord {
+  const name = titleText(fields.name);
+  const displayName = str(fields.name);
+  if (!name) return bare('deal', [], displayName);
+  const keys: string[] = [];
+  const amount = normaliseAmount(fields.amount);
+  if (amount !== null) keys.push(encodeKey('deal_amount', `${name}|${amount}`));
+  const close = utcPrefix(fields.closeDate, 10);
+  if (close) keys.push(encodeKey('deal_close', `${name}|${close}`));
+  return { entityType: 'deal', keys, blocks: [`name:${name}`], name, displayName };
+}
+
+/**
+ * A meeting: `ical_uid` (the strongest key, across every copy of a calendar event), and
+ * `meeting_slot:<title>|<start to the minute, UTC>` for a copy logged by hand in a CRM, which
+ * has no iCalUID. The slot links across connections only, and not where both carry an
+ * iCalUID and they differ.
+ */
+function meetingRecord(fields: Record<string, unknown>): MatchRecord {
+  const keys: string[] = [];
+  const uid = normaliseICalUid(fields.iCalUID ?? fields.icalUid);
+  if (uid) keys.push(encodeKey('ical_uid', uid));
+  const title = titleText(fields.title);
+  const start = utcPrefix(fields.startAt, 16);
+  if (title && start) keys.push(encodeKey('meeting_slot', `${title}|${start}`));
+  return bare('meeting', keys, str(fields.title));
 }

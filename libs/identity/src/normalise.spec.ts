@@ -2,11 +2,15 @@ import { describe, expect, it } from 'vitest';
 import {
   companyNameTokens,
   nameTokens,
+  nationalPhoneDigits,
+  normaliseAmount,
   normaliseEmail,
   normaliseICalUid,
   normaliseMessageId,
   normalisePhone,
   registrableDomain,
+  titleText,
+  utcPrefix,
 } from './normalise';
 import { jaroWinkler, nameSimilarity } from './similarity';
 
@@ -80,5 +84,29 @@ describe('names and ids', () => {
     expect(nameSimilarity('ana lima', 'lima ana')).toBe(1);
     expect(nameSimilarity('ana lima', 'ana lmia')).toBeGreaterThan(0.9);
     expect(nameSimilarity('ana lima', 'boris stone')).toBeLessThan(0.6);
+  });
+});
+
+describe('deal and meeting facts', () => {
+  it('spells titles, amounts and times one way', () => {
+    expect(titleText('  ACME — Platform,  2026 ')).toBe('acme platform 2026');
+    expect(titleText('Café Ünïon')).toBe('cafe union');
+    expect(titleText('—')).toBe('');
+    expect(normaliseAmount('12500.00')).toBe('12500');
+    expect(normaliseAmount(12500.5)).toBe('12500.5');
+    expect(normaliseAmount('1,250')).toBe('1250');
+    for (const raw of ['', 'n/a', null, undefined, Number.NaN]) expect(normaliseAmount(raw)).toBeNull();
+    expect(utcPrefix('2026-03-01T23:30:00.000-05:00', 10)).toBe('2026-03-02');
+    expect(utcPrefix('2026-12-01T10:00:59.999Z', 16)).toBe('2026-12-01T10:00');
+    expect(utcPrefix('2026-12-24', 16)).toBe('2026-12-24T00:00');
+    expect(utcPrefix('soon', 10)).toBeNull();
+  });
+
+  it('keeps the national digits of a phone number only when it cannot be placed', () => {
+    expect(nationalPhoneDigits('(415) 555-0132')).toBe('4155550132');
+    expect(nationalPhoneDigits('020 7946 0012')).toBe('2079460012');
+    expect(nationalPhoneDigits('(415) 555-0132', 'US')).toBeNull();
+    expect(nationalPhoneDigits('+1 415 555 0132')).toBeNull();
+    expect(nationalPhoneDigits('12-34')).toBeNull();
   });
 });

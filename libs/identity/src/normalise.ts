@@ -1,4 +1,9 @@
-import { type CountryCode, parsePhoneNumberFromString } from 'libphonenumber-js';
+import {
+  type CountryCode,
+  getCountries,
+  getCountryCallingCode,
+  parsePhoneNumberFromString,
+} from 'libphonenumber-js';
 import { getDomain } from 'tldts';
 
 export interface EmailRules {
@@ -50,6 +55,32 @@ export function normalisePhone(raw: unknown, defaultCountry?: CountryCode): stri
   const parsed = parsePhoneNumberFromString(value, defaultCountry);
   if (!parsed?.isPossible()) return null;
   return parsed.number;
+}
+
+/**
+ * The digits of a phone number written without a country code (`(415) 555-0132`,
+ * `020 7946 0012`) that `normalisePhone` could not place, with a trunk `0` (or an
+ * international `00`) dropped: `4155550132`, `2079460012`. Null for a number that parsed, or
+ * that has too few digits to say anything. Such a number is only ever corroborating evidence:
+ * the country it belongs to is a guess.
+ */
+export function nationalPhoneDigits(raw: unknown, defaultCountry?: CountryCode): string | null {
+  if (typeof raw !== 'string' && typeof raw !== 'number') return null;
+  if (normalisePhone(raw, defaultCountry)) return null;
+  const value = String(raw).trim();
+  if (value.startsWith('+')) return null;
+  let digits = value.replace(/\D+/g, '');
+  if (digits.startsWith('00')) digits = digits.slice(2);
+  else if (digits.startsWith('0')) digits = digits.slice(1);
+  return digits.length >= 7 && digits.length <= 14 ? digits : null;
+}
+
+let callingCodes: string[] | undefined;
+
+/** Every country calling code (`1`, `44`, `353`, …), once each. */
+export function countryCallingCodes(): readonly string[] {
+  callingCodes ??= [...new Set(getCountries().map((c) => String(getCountryCallingCode(c))))].sort();
+  return callingCodes;
 }
 
 /** The registrable domain of a host, URL or email address (`ana@mail.acme.co.uk` → `acme.co.uk`). */
@@ -163,4 +194,39 @@ export function normaliseMessageId(raw: unknown): string | null {
   if (!value) return null;
   const at = value.lastIndexOf('@');
   return at < 0 ? value : `${value.slice(0, at)}@${value.slice(at + 1).toLowerCase()}`;
+}
+
+/**
+ * Words of a deal name or a meeting title: accents folded, lower-cased, punctuation and
+ * runs of space dropped (`Acme — Platform  2026` → `acme platform 2026`). Empty when none.
+ */
+export function titleText(raw: unknown): string {
+  return tokens(raw, NO_WORDS).join(' ');
+}
+const NO_WORDS = new Set<string>();
+
+/** An amount as a canonical decimal string (`'12500.00'`, `12500` → `12500`), or null. */
+export function normaliseAmount(raw: unknown): string | null {
+  if (typeof raw !== 'number' && typeof raw !== 'string') return null;
+  if (typeof raw === 'string' && !raw.trim()) return null;
+  const n = typeof raw === 'number' ? raw : Number(raw.trim().replace(/[,\s]/g, ''));
+  return Number.isFinite(n) ? String(n) : null;
+}
+
+const DAY_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * A time as an ISO UTC string cut to `length` characters (10: the day, 16: the minute), or
+ * null. A bare date is midnight UTC, the way HubSpot reads back an all-day date.
+ */
+export function utcPrefix(raw: unknown, length: 10 | 16): string | null {
+  let ms: number;
+  if (typeof raw === 'number') ms = raw;
+  else if (typeof raw === 'string' && raw.trim()) {
+    const value = raw.trim();
+    ms = DAY_ONLY.test(value) ? Date.parse(`${value}T00:00:00.000Z`) : Date.parse(value);
+  } else if (raw instanceof Date) ms = raw.getTime();
+  else return null;
+  if (!Number.isFinite(ms)) return null;
+  return new Date(ms).toISOString().slice(0, length);
 }

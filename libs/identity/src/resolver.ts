@@ -1,11 +1,21 @@
 import type { MatchIndex } from './match-index';
-import { DEFAULT_SETTINGS, type IdentitySettings, keyRank, type MatchRecord } from './match-record';
+import {
+  CROSS_CONNECTION_KINDS,
+  DEFAULT_SETTINGS,
+  type IdentitySettings,
+  keyRank,
+  kindOf,
+  type MatchRecord,
+} from './match-record';
 import { nameSimilarity } from './similarity';
 
 export type Decision =
   /** The source record was already linked; nothing was matched. */
   | 'linked-existing'
-  /** A deterministic key (email, phone, domain, iCalUID, Message-ID) named the entity. */
+  /**
+   * A deterministic key (email, phone, domain, iCalUID, Message-ID; across connections only:
+   * deal name with amount or close day, meeting title with start minute) named the entity.
+   */
   | 'linked-deterministic'
   /** A fuzzy candidate scored at or above the link threshold. */
   | 'linked-fuzzy'
@@ -36,7 +46,13 @@ const LOCAL = 4;
 const COMPANY = 8;
 const PHONE = 16;
 const CORROBORATING = ORG | LOCAL | COMPANY | PHONE;
-const BLOCK_FLAGS: Record<string, number> = { name: NAME, org: ORG, local: LOCAL, company: COMPANY };
+const BLOCK_FLAGS: Record<string, number> = {
+  name: NAME,
+  org: ORG,
+  local: LOCAL,
+  company: COMPANY,
+  tel: PHONE,
+};
 const FLAG_NAMES: [number, string][] = [
   [ORG, 'same-organisation-domain'],
   [LOCAL, 'same-email-local-part'],
@@ -114,7 +130,19 @@ export class Resolver {
     const conflicts = new Map<number, string>();
     for (const key of keys) {
       const isPhone = key.startsWith('phone:');
-      for (const holder of this.index.withKey(key)) {
+      let holders = this.index.withKey(key);
+      if (CROSS_CONNECTION_KINDS.has(kindOf(key))) {
+        // Held by two entities (two deals of one name and amount in one CRM), a weak key cannot
+        // say which: it links nothing, and the fuzzy pass flags them for review.
+        const agreeing = new Set<number>();
+        for (const holder of holders) {
+          const handle = this.index.survivor(holder);
+          if (this.crossConnectionAgrees(record, holder, handle)) agreeing.add(handle);
+        }
+        if (agreeing.size !== 1) continue;
+        holders = [...agreeing];
+      }
+      for (const holder of holders) {
         const handle = this.index.survivor(holder);
         // A shared line (a switchboard, a family phone) is not an identity when names disagree.
         if (isPhone && !this.namesAgree(record.name, handle)) continue;
@@ -134,6 +162,42 @@ export class Resolver {
         evidence: [key, 'conflicting-deterministic-key'],
       })),
     };
+  }
+
+  /**
+   * A cross-connection key (deal name with amount or close day, meeting title with start
+   * minute) holds only between records of different connections, and only when no fact kind
+   * both sides carry disagrees: for each kind of `FACT_KINDS` the record has, the entity must
+   * hold none of that kind or share one (the same amount, the same close day, the same
+   * iCalUID).
+   */
+  private crossConnectionAgrees(record: MatchRecord, holder: number, survivor: number): boolean {
+    const source = record.source;
+    if (source && (this.index.hasConnection(holder, source) || this.index.hasConnection(survivor, source))) {
+      return false;
+    }
+    const held = [this.index.factsOf(holder), holder === survivor ? undefined : this.index.factsOf(survivor)];
+    const mine = new Map<string, string[]>();
+    for (const key of record.keys) {
+      const kind = kindOf(key);
+      const list = mine.get(kind);
+      if (list) list.push(key);
+      else mine.set(kind, [key]);
+    }
+    for (const [kind, keys] of mine) {
+      let holds = false;
+      let shares = false;
+      for (const facts of held) {
+        if (!facts) continue;
+        for (const fact of facts) {
+          if (!fact.startsWith(kind) || fact.charCodeAt(kind.length) !== 58) continue;
+          holds = true;
+          if (keys.includes(fact)) shares = true;
+        }
+      }
+      if (holds && !shares) return false;
+    }
+    return true;
   }
 
   private namesAgree(name: string, handle: number): boolean {
@@ -157,6 +221,12 @@ export class Resolver {
     for (const key of record.keys) {
       if (!key.startsWith('phone:')) continue;
       for (const handle of this.index.withKey(key)) flags.set(handle, (flags.get(handle) ?? 0) | PHONE);
+    }
+    // The same phone number, one side of it written without a country code.
+    for (const probe of record.probes ?? []) {
+      const members = probe.startsWith('phone:') ? this.index.withKey(probe) : this.index.inBlock(probe);
+      if (members.length > BLOCK_CAP) continue;
+      for (const handle of members) flags.set(handle, (flags.get(handle) ?? 0) | PHONE);
     }
     const best = new Map<number, Candidate>();
     for (const [handle, flag] of flags) {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { type MergeEngine, type MergeOutcome, PgMergeStore } from '@syncline/conflicts';
+import { contentHash } from '@syncline/connectors';
 import type { EntityType, ProviderKey } from '@syncline/core';
 import type { IdentityService } from '@syncline/identity';
 import type { LogEvent, LogTransaction } from '@syncline/log';
@@ -49,6 +50,42 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 function originEntityId(origin: Record<string, unknown> | null): string | undefined {
   const id = origin?.synclineEntityId ?? origin?.synclineId;
   return typeof id === 'string' && UUID.test(id) ? id.toLowerCase() : undefined;
+}
+
+interface Receipt {
+  heads: string[];
+  fields: Record<string, unknown>;
+  createdAt: Date;
+  applied: boolean;
+}
+
+/** Our write reaches the provider before its receipt is stored; a report this close to it is its echo. */
+const ECHO_WINDOW_MS = 5_000;
+
+/**
+ * The fields of a change that report back exactly what our latest write to that record set,
+ * at a time no later than the write (give or take the window): our echo, not an edit. Split
+ * off, a late echo cannot undo an edit the source made in between; anything else stays.
+ */
+export function splitEcho(
+  event: Pick<LogEvent, 'fields' | 'fieldTimes' | 'eventTime'>,
+  latest: Pick<Receipt, 'fields' | 'createdAt'> | undefined,
+): { fields: Record<string, unknown>; echo?: Record<string, unknown> } {
+  if (latest === undefined) return { fields: event.fields };
+  const fields: Record<string, unknown> = {};
+  const echo: Record<string, unknown> = {};
+  const limit = latest.createdAt.getTime() + ECHO_WINDOW_MS;
+  for (const [field, value] of Object.entries(event.fields)) {
+    const at = event.fieldTimes[field] ? Date.parse(event.fieldTimes[field]) : event.eventTime.getTime();
+    if (
+      Object.hasOwn(latest.fields, field) &&
+      at <= limit &&
+      contentHash({ v: latest.fields[field] }) === contentHash({ v: value })
+    )
+      echo[field] = value;
+    else fields[field] = value;
+  }
+  return Object.keys(echo).length === 0 ? { fields } : { fields, echo };
 }
 
 const headsDigest = (heads: readonly string[]): string =>
@@ -118,7 +155,7 @@ export class SyncHandler {
     touchedIds.push(...ids);
     await this.lockAndValidate(tx, ids);
 
-    const receipts = await this.pendingReceipts(tx, events);
+    const receipts = await this.receiptsOf(tx, events);
     const store = new PgMergeStore(tx);
     const touched = new Map<string, Touched>();
 
@@ -131,10 +168,13 @@ export class SyncHandler {
         touched.set(entityId, entry);
       }
       const recordKey = `${event.connectionId}|${event.entityType}|${event.externalId}`;
-      for (const receipt of receipts.get(recordKey) ?? []) {
+      const ofRecord = receipts.get(recordKey) ?? [];
+      for (const receipt of ofRecord) {
+        if (receipt.applied) continue;
         await engine.markSeen(entityId, event.workspaceId, event.connectionId, receipt.heads, store);
+        receipt.applied = true;
       }
-      receipts.delete(recordKey);
+      const { fields, echo } = splitEcho(event, ofRecord.at(-1));
       if (event.op === 'delete') {
         entry.deletedIn.push({ connectionId: event.connectionId, at: event.eventTime.toISOString() });
         await tx.query(
@@ -151,8 +191,9 @@ export class SyncHandler {
           source: { kind: 'connection', id: event.connectionId },
           eventKey: `${event.connectionId}:${event.eventKey}`,
           eventTime: event.eventTime,
-          fields: event.fields,
+          fields,
           fieldTimes: event.fieldTimes,
+          ...(echo ? { echo } : {}),
         },
         store,
       );
@@ -237,23 +278,31 @@ export class SyncHandler {
     }
   }
 
-  private async pendingReceipts(
-    tx: LogTransaction,
-    events: readonly LogEvent[],
-  ): Promise<Map<string, { heads: string[] }[]>> {
-    const { rows } = await tx.query<{ key: string; heads: string[] }>(
-      `SELECT r.connection_id || '|' || r.entity_type || '|' || r.external_id AS key, r.heads
+  /**
+   * Receipts of the batch's records: those not yet applied, and the latest one of each record
+   * (recent ones only), whose written values recognise an echo however late it comes.
+   */
+  private async receiptsOf(tx: LogTransaction, events: readonly LogEvent[]): Promise<Map<string, Receipt[]>> {
+    const { rows } = await tx.query<{
+      key: string;
+      heads: string[];
+      fields: Record<string, unknown>;
+      created_at: Date;
+      applied: boolean;
+    }>(
+      `SELECT r.connection_id || '|' || r.entity_type || '|' || r.external_id AS key, r.heads, r.fields,
+              r.created_at, r.applied_at IS NOT NULL AS applied
          FROM write_receipt r
          JOIN (SELECT DISTINCT * FROM unnest($1::uuid[], $2::text[], $3::text[]) AS t(conn, type, ext)) t
            ON r.connection_id = t.conn AND r.entity_type = t.type AND r.external_id = t.ext
-        WHERE r.applied_at IS NULL
+        WHERE r.applied_at IS NULL OR r.created_at > now() - interval '10 minutes'
         ORDER BY r.created_at, r.idempotency_key`,
       [events.map((e) => e.connectionId), events.map((e) => e.entityType), events.map((e) => e.externalId)],
     );
-    const out = new Map<string, { heads: string[] }[]>();
+    const out = new Map<string, Receipt[]>();
     for (const row of rows) {
       const list = out.get(row.key) ?? [];
-      list.push({ heads: row.heads });
+      list.push({ heads: row.heads, fields: row.fields, createdAt: row.created_at, applied: row.applied });
       out.set(row.key, list);
     }
     return out;

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { splitEcho } from './sync-handler';
+
+const written = {
+  fields: { jobTitle: 'v743', phone: '+1 415 555 0100' },
+  createdAt: new Date('2026-11-30T10:00:00Z'),
+};
+
+describe('splitEcho', () => {
+  it('splits off fields reported back exactly as written, at or before the write', () => {
+    const event = {
+      fields: { jobTitle: 'v743', firstName: 'Ada' },
+      fieldTimes: {},
+      eventTime: new Date('2026-11-30T09:59:59.990Z'),
+    };
+    expect(splitEcho(event, written)).toEqual({ fields: { firstName: 'Ada' }, echo: { jobTitle: 'v743' } });
+  });
+
+  it('keeps a different value, a field we did not write, and a value set again long after the write', () => {
+    const later = {
+      fields: { jobTitle: 'v743' },
+      fieldTimes: {},
+      eventTime: new Date('2026-11-30T10:05:00Z'),
+    };
+    expect(splitEcho(later, written)).toEqual({ fields: { jobTitle: 'v743' } });
+    const other = {
+      fields: { jobTitle: 'v792' },
+      fieldTimes: {},
+      eventTime: new Date('2026-11-30T09:59:00Z'),
+    };
+    expect(splitEcho(other, written)).toEqual({ fields: { jobTitle: 'v792' } });
+    expect(splitEcho(other, undefined)).toEqual({ fields: { jobTitle: 'v792' } });
+  });
+
+  it('judges each field by its own time where the provider gives one', () => {
+    const event = {
+      fields: { jobTitle: 'v743', phone: '+1 415 555 0100' },
+      fieldTimes: { phone: '2026-11-30T11:00:00.000Z' },
+      eventTime: new Date('2026-11-30T09:59:59Z'),
+    };
+    expect(splitEcho(event, written)).toEqual({
+      fields: { phone: '+1 415 555 0100' },
+      echo: { jobTitle: 'v743' },
+    });
+  });
+});
