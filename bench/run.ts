@@ -9,6 +9,8 @@ const BENCHES: Record<string, () => Promise<{ run(args: Record<string, number>):
   merge: () => import('./merge.bench'),
   'merge-soak': () => import('./merge-soak.bench'),
   'hubspot-backfill': () => import('./hubspot-backfill.bench'),
+  'e2e-throughput': () => import('./e2e-throughput.bench'),
+  'e2e-latency': () => import('./e2e-latency.bench'),
 };
 
 async function main(): Promise<void> {

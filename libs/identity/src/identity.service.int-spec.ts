@@ -269,7 +269,8 @@ describe('IdentityService on Postgres', () => {
     const byName = await inTx((tx) =>
       new IdentityService({ settings: () => US }).resolveChange(
         tx,
-        person(ws.workspaceId, ws.hubspotB, 'x-2', { email: 'a.lima@acme.com', name: 'Ana Lmia' }),
+        // A third connection: the entity already has a HubSpot B record of another address.
+        person(ws.workspaceId, ws.gmail, 'x-2', { email: 'a.lima@acme.com', name: 'Ana Lmia' }),
       ),
     );
     expect(byName).toMatchObject({ entityId: ana!.entityId, decision: 'linked-fuzzy' });
@@ -440,5 +441,125 @@ describe('IdentityService on Postgres', () => {
       ),
     );
     expect(again?.entityId).not.toBe(logged!.entityId);
+  });
+
+  it('300 people with different emails and similar names stay 300 entities, whatever the order and process', async () => {
+    const ws = await seedWorkspace();
+    const first = [
+      'Ada',
+      'Bao',
+      'Chiara',
+      'Dmitri',
+      'Emeka',
+      'Fatima',
+      'Goran',
+      'Hana',
+      'Ines',
+      'Jonas',
+    ].concat(['Kwame', 'Leila', 'Mateo', 'Noor', 'Olga', 'Pita', 'Quentin', 'Rania', 'Sven', 'Tomoko']);
+    const last = [
+      'Abara',
+      'Berg',
+      'Castillo',
+      'Dubois',
+      'Eriksen',
+      'Fujita',
+      'Gallo',
+      'Haddad',
+      'Ivanova',
+      'Jensen',
+    ].concat([
+      'Kaur',
+      'Lindqvist',
+      'Moreau',
+      'Nakamura',
+      'Okafor',
+      'Petrov',
+      'Quispe',
+      'Rossi',
+      'Sato',
+      'Tanaka',
+    ]);
+    // The chaos e2e population: HubSpot contacts, one email each, names from two short lists.
+    const fieldsOf = (i: number) => ({
+      email: `person${i}@chaos.example`,
+      firstName: first[i % 20],
+      lastName: last[Math.floor(i / 20) % 20],
+      phone: null,
+      company: null,
+    });
+    // Two processes, as two workers would be, each with its own cache; every record is later
+    // copied into the other CRM (same email, another id).
+    const workers = [new IdentityService(), new IdentityService()];
+    const order = Array.from({ length: 300 }, (_, i) => i).sort(
+      (a, b) => ((a * 7919) % 300) - ((b * 7919) % 300),
+    );
+    const decisions = new Map<string, number>();
+    for (const [n, i] of order.entries()) {
+      const home = i % 3 === 0 ? ws.hubspotB : ws.hubspotA;
+      const r = await inTx((tx) =>
+        workers[n % 2]!.resolveChange(tx, person(ws.workspaceId, home, `c-${i}`, fieldsOf(i))),
+      );
+      decisions.set(r!.decision, (decisions.get(r!.decision) ?? 0) + 1);
+    }
+    for (const [n, i] of order.entries()) {
+      const other = i % 3 === 0 ? ws.hubspotA : ws.hubspotB;
+      const r = await inTx((tx) =>
+        workers[(n + 1) % 2]!.resolveChange(tx, person(ws.workspaceId, other, `copy-${i}`, fieldsOf(i))),
+      );
+      expect(r).toMatchObject({
+        decision: 'linked-deterministic',
+        evidence: [`email:person${i}@chaos.example`],
+      });
+    }
+    expect(decisions.get('linked-fuzzy') ?? 0).toBe(0);
+    expect(decisions.get('linked-deterministic') ?? 0).toBe(0);
+    const { rows } = await pool.query<{ n: number; links: number }>(
+      `SELECT count(DISTINCT e.id)::int AS n, max(l.c)::int AS links FROM entity e
+         JOIN (SELECT entity_id, count(*) AS c FROM source_link GROUP BY entity_id) l ON l.entity_id = e.id
+        WHERE e.workspace_id = $1 AND e.entity_type = 'person'`,
+      [ws.workspaceId],
+    );
+    expect(rows[0]).toEqual({ n: 300, links: 2 });
+  });
+
+  it('a name never links two records of one connection, even in a fresh process; they go to review', async () => {
+    const ws = await seedWorkspace();
+    const a = await inTx((tx) =>
+      new IdentityService().resolveChange(
+        tx,
+        person(ws.workspaceId, ws.hubspotA, 'c-1', {
+          email: 'ana@acme.com',
+          firstName: 'Ana',
+          lastName: 'Lima',
+        }),
+      ),
+    );
+    const identity = new IdentityService();
+    const twin = await inTx((tx) =>
+      identity.resolveChange(
+        tx,
+        person(ws.workspaceId, ws.hubspotA, 'c-2', {
+          email: 'ana.lima@acme.com',
+          firstName: 'Ana',
+          lastName: 'Lima',
+        }),
+      ),
+    );
+    expect(twin).toMatchObject({ decision: 'created-with-possible-duplicate' });
+    expect(twin?.entityId).not.toBe(a?.entityId);
+    expect(twin?.possibleDuplicates.map((c) => c.entityId)).toEqual([a!.entityId]);
+    const other = await inTx((tx) =>
+      identity.resolveChange(
+        tx,
+        person(ws.workspaceId, ws.hubspotB, 'x-1', {
+          email: 'a.lima@acme.com',
+          firstName: 'Ana',
+          lastName: 'Lima',
+        }),
+      ),
+    );
+    expect(other?.decision).toBe('linked-fuzzy');
+    expect([a!.entityId, twin!.entityId]).toContain(other?.entityId);
   });
 });

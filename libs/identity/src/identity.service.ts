@@ -126,8 +126,9 @@ export class IdentityService {
   async resolveChange(tx: IdentityTx, change: IdentityChange): Promise<Resolution | undefined> {
     const settings = this.settingsFor(change.workspaceId);
     const record = toMatchRecord(change.entityType, change.fields, settings);
-    // Deal and meeting keys link across connections only, so their entities know their connections.
-    if (SOURCED_TYPES.has(change.entityType)) record.source = change.connectionId;
+    // Deal and meeting keys link across connections only, and a name never links two records of
+    // one connection: entities know their connections.
+    record.source = change.connectionId;
     const index = await this.indexFor(tx, change.workspaceId, change.entityType);
     const linked = await this.linkOf(tx, change);
     if (linked) {
@@ -250,7 +251,9 @@ export class IdentityService {
       await this.refreshKeys(tx, workspaceId, entityType, record.keys, index);
     }
     const newId = () => entityIdFor(workspaceId, change.connectionId, entityType, change.externalId);
-    let resolution = new Resolver(index, settings).resolve(record, newId);
+    const resolver = new Resolver(index, settings);
+    await this.learnConnections(tx, resolver, record, index);
+    let resolution = resolver.resolve(record, newId);
     resolution = await this.dropPhantoms(tx, resolution, newId);
     if (resolution.decision === 'created' || resolution.decision === 'created-with-possible-duplicate') {
       await tx.query(
@@ -281,6 +284,35 @@ export class IdentityService {
       );
     }
     return resolution;
+  }
+
+  /**
+   * The connections of every entity a name would link the record to, as they stand (the cache
+   * knows only the records this process saw): a candidate that already has a record from the
+   * record's connection is not linked, so the next best is read in turn.
+   */
+  private async learnConnections(
+    tx: IdentityTx,
+    resolver: Resolver,
+    record: MatchRecord,
+    index: MatchIndex,
+  ): Promise<void> {
+    if (!record.source) return;
+    const read = new Set<string>();
+    for (;;) {
+      const ids = resolver.fuzzyLinkCandidates(record).filter((id) => !read.has(id));
+      if (ids.length === 0) return;
+      for (const id of ids) read.add(id);
+      const { rows } = await tx.query<{ entity_id: string; connections: string[] }>(
+        `SELECT COALESCE(e.merged_into, e.id) AS entity_id,
+                array_agg(DISTINCT l.connection_id::text) AS connections
+           FROM source_link l JOIN entity e ON e.id = l.entity_id
+          WHERE COALESCE(e.merged_into, e.id) = ANY($1::uuid[])
+          GROUP BY 1`,
+        [ids],
+      );
+      for (const row of rows) index.addConnections(index.handle(row.entity_id), row.connections);
+    }
   }
 
   /** Keys, names and blocks of a record onto its entity, in the database and the index. */
@@ -568,8 +600,6 @@ export class IdentityService {
     );
   }
 }
-
-const SOURCED_TYPES: ReadonlySet<EntityType> = new Set(['deal', 'meeting']);
 
 function matchData(record: MatchRecord): string {
   return JSON.stringify({ names: record.name ? [record.name] : [], blocks: record.blocks });

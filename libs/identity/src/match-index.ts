@@ -35,7 +35,7 @@ export class MatchIndex {
   private readonly blocks = new Map<string, Slot>();
   /** Keys of a `FACT_KINDS` kind, per entity: deals and meetings only, so kept aside. */
   private readonly facts = new Map<number, Set<string>>();
-  /** Connections an entity has records from, where known: deals and meetings only. */
+  /** Connections an entity has records from, where known (the adapter reads them when it needs them). */
   private readonly connections = new Map<number, Set<string>>();
 
   get size(): number {

@@ -335,3 +335,38 @@ describe('Resolver: a phone number written without a country code', () => {
     expect(b.decision).not.toBe('linked-fuzzy');
   });
 });
+
+describe('Resolver: a name never links two records of one connection', () => {
+  it('two contacts of one CRM with one name and other emails stay two, for review; another CRM links', () => {
+    const resolver = new Resolver(new MatchIndex());
+    let n = 0;
+    const add = (source: string, fields: Record<string, unknown>) =>
+      resolver.resolveAndCommit({ ...toMatchRecord('person', fields), source }, () => `p${++n}`);
+    const first = add('crm-a', { email: 'ana@acme.com', firstName: 'Ana', lastName: 'Lima' });
+    const second = add('crm-a', { email: 'ana.lima@acme.com', firstName: 'Ana', lastName: 'Lima' });
+    expect(second).toMatchObject({ decision: 'created-with-possible-duplicate', score: 1 });
+    expect(second.entityId).not.toBe(first.entityId);
+    expect(second.possibleDuplicates).toEqual([
+      expect.objectContaining({
+        entityId: first.entityId,
+        evidence: expect.arrayContaining(['same-connection']),
+      }),
+    ]);
+    // From another CRM the same name and organisation still link, to an entity it is not in yet.
+    const third = add('crm-b', { email: 'a.lima@acme.com', firstName: 'Ana', lastName: 'Lima' });
+    expect(third.decision).toBe('linked-fuzzy');
+    expect([first.entityId, second.entityId]).toContain(third.entityId);
+    // Without a known connection the rule cannot apply, as before.
+    const bare = new Resolver(new MatchIndex());
+    const x = bare.resolveAndCommit(
+      toMatchRecord('person', { email: 'ana@acme.com', name: 'Ana Lima' }),
+      () => 'x',
+    );
+    expect(
+      bare.resolveAndCommit(
+        toMatchRecord('person', { email: 'ana.lima@acme.com', name: 'Ana Lima' }),
+        () => 'y',
+      ),
+    ).toMatchObject({ entityId: x.entityId, decision: 'linked-fuzzy' });
+  });
+});

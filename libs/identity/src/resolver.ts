@@ -60,6 +60,13 @@ const FLAG_NAMES: [number, string][] = [
   [PHONE, 'same-phone'],
 ];
 
+interface Ranked extends Candidate {
+  /** False when the entity already has a record from the record's connection. */
+  linkable: boolean;
+}
+
+const candidate = ({ entityId, score, evidence }: Ranked): Candidate => ({ entityId, score, evidence });
+
 /** A name agreeing at least this well lets a shared phone count as deterministic. */
 const PHONE_NAME_AGREEMENT = 0.85;
 /** A name match with nothing else in common is never enough to link on its own. */
@@ -91,8 +98,10 @@ export class Resolver {
     const deterministic = this.deterministic(record);
     if (deterministic) return deterministic;
     const ranked = this.fuzzy(record);
-    const best = ranked[0];
     const { linkThreshold, reviewThreshold } = this.settings;
+    // A name never links two records of one connection: one CRM holding two contacts of one
+    // name (and other addresses, or none) holds two people. They go to review instead.
+    const best = ranked.find((c) => c.linkable);
     if (best && best.score >= linkThreshold) {
       return {
         entityId: best.entityId,
@@ -100,14 +109,20 @@ export class Resolver {
         score: best.score,
         evidence: best.evidence,
         // A second strong candidate is a likely duplicate of the one linked.
-        possibleDuplicates: ranked.slice(1, MAX_REVIEW).filter((c) => c.score >= reviewThreshold),
+        possibleDuplicates: ranked
+          .filter((c) => c !== best && c.score >= reviewThreshold)
+          .slice(0, MAX_REVIEW - 1)
+          .map(candidate),
       };
     }
-    const review = ranked.filter((c) => c.score >= reviewThreshold).slice(0, MAX_REVIEW);
+    const review = ranked
+      .filter((c) => c.score >= reviewThreshold)
+      .slice(0, MAX_REVIEW)
+      .map(candidate);
     return {
       entityId: newEntityId(),
       decision: review.length > 0 ? 'created-with-possible-duplicate' : 'created',
-      score: best?.score ?? 0,
+      score: ranked[0]?.score ?? 0,
       evidence: review[0]?.evidence ?? [],
       possibleDuplicates: review,
     };
@@ -207,8 +222,26 @@ export class Resolver {
     return names.some((other) => nameSimilarity(name, other) >= PHONE_NAME_AGREEMENT);
   }
 
+  /**
+   * The fuzzy candidates `resolve` would link to, were they not of the record's connection
+   * (`linkable` false): an adapter that learns connections lazily reads theirs and resolves again.
+   */
+  fuzzyLinkCandidates(record: MatchRecord): string[] {
+    const { linkThreshold } = this.settings;
+    if (this.deterministic(record)) return [];
+    return this.fuzzy(record)
+      .filter((c) => c.score >= linkThreshold)
+      .map((c) => c.entityId);
+  }
+
+  /** Whether an entity (or the one it was merged into) has a record from a connection. */
+  private fromConnection(handle: number, survivor: number, connectionId: string | undefined): boolean {
+    if (!connectionId) return false;
+    return this.index.hasConnection(handle, connectionId) || this.index.hasConnection(survivor, connectionId);
+  }
+
   /** Candidates from the record's blocks, scored, best first, one per surviving entity. */
-  private fuzzy(record: MatchRecord): Candidate[] {
+  private fuzzy(record: MatchRecord): Ranked[] {
     if (!record.name || record.blocks.length === 0) return [];
     const flags = new Map<number, number>();
     for (const block of record.blocks) {
@@ -228,7 +261,7 @@ export class Resolver {
       if (members.length > BLOCK_CAP) continue;
       for (const handle of members) flags.set(handle, (flags.get(handle) ?? 0) | PHONE);
     }
-    const best = new Map<number, Candidate>();
+    const best = new Map<number, Ranked>();
     for (const [handle, flag] of flags) {
       let similarity = 0;
       for (const name of this.index.namesOf(handle)) {
@@ -238,11 +271,17 @@ export class Resolver {
       const corroborated = (flag & CORROBORATING) !== 0;
       const score = corroborated ? similarity : similarity - NAME_ONLY_PENALTY;
       const survivor = this.index.survivor(handle);
+      const sameConnection = this.fromConnection(handle, survivor, record.source);
       const previous = best.get(survivor);
-      if (previous && previous.score >= score) continue;
+      if (previous) {
+        if (sameConnection) previous.linkable = false;
+        if (previous.score >= score) continue;
+      }
       const evidence = [`name-similarity:${similarity.toFixed(3)}`];
       for (const [bit, label] of FLAG_NAMES) if (flag & bit) evidence.push(label);
-      best.set(survivor, { entityId: this.index.entityId(survivor), score, evidence });
+      if (sameConnection) evidence.push('same-connection');
+      const linkable = !sameConnection && (previous?.linkable ?? true);
+      best.set(survivor, { entityId: this.index.entityId(survivor), score, evidence, linkable });
     }
     return [...best.values()].sort((a, b) => b.score - a.score || (a.entityId < b.entityId ? -1 : 1));
   }

@@ -36,6 +36,8 @@ const workersEnvObject = baseEnvSchema.extend({
         : v,
     z.boolean().default(true),
   ),
+  /** HubSpot requests per 10 s per portal that our budget allows (110: an OAuth app's limit). */
+  HUBSPOT_REQUESTS_PER_10S: wholeNumber(110, 1),
   /** Port of the Prometheus `/metrics` endpoint; 0 turns it off. */
   METRICS_PORT: wholeNumber(9464, 0, 65_535),
   METRICS_HOST: z.preprocess(unsetIfEmpty, z.string().min(1).default('127.0.0.1')),

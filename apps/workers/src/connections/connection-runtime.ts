@@ -34,6 +34,7 @@ import type { Redis } from 'ioredis';
 import type { Pool } from 'pg';
 import { WORKERS_CONFIG, type WorkersConfig, workersKeyring } from '../config/workers-config';
 import { PG_POOL, REDIS, ROOT_LOGGER } from '../infra/connections';
+import { CONNECTORS } from '../sync/writeback-rules';
 
 /** The `connection_status` enum. */
 export const CONNECTION_STATUSES = [
@@ -83,19 +84,13 @@ export class KeyringMissingError extends UnrecoverableError {
   }
 }
 
-const CONNECTORS: Readonly<Record<ProviderKey, Connector>> = {
-  hubspot: hubspotConnector,
-  'google-calendar': googleCalendarConnector,
-  gmail: gmailConnector,
-  'google-tasks': googleTasksConnector,
-};
-
-const BUDGETS: Readonly<Record<ProviderKey, BudgetLimits>> = {
-  hubspot: hubspotBudgetLimits(),
+/** Per-connection request budgets; HubSpot's rate is a setting (a private app or a higher tier has more). */
+const budgetsFor = (config: WorkersConfig): Readonly<Record<ProviderKey, BudgetLimits>> => ({
+  hubspot: hubspotBudgetLimits({ per10s: config.HUBSPOT_REQUESTS_PER_10S }),
   'google-calendar': googleBudgetLimits(),
   gmail: gmailBudgetLimits(),
   'google-tasks': googleBudgetLimits(),
-};
+});
 
 interface ConnectionRow {
   id: string;
@@ -250,7 +245,7 @@ export class ConnectionRuntime {
     const budget = new RedisRateBudget(
       this.redis,
       row.id,
-      BUDGETS[provider],
+      budgetsFor(this.config)[provider],
       `${this.config.REDIS_PREFIX}:budget`,
     );
     if (row.credentials_fingerprint === null) {

@@ -1,0 +1,115 @@
+import { type Stack, startStack, waitUntil } from './e2e-stack';
+import { emit, log } from './support';
+
+interface HistoryEntry {
+  value: string;
+  timestamp: string;
+}
+
+/**
+ * e2e-latency: at `rate` edits/s in CRM A (HubSpot), the time from each edit to its write
+ * arriving in CRM B, read from both records' property histories (the emulator stamps both),
+ * with the default coalescing window. Each person is edited once a second, so no edit is
+ * coalesced away.
+ */
+export async function run(args: Record<string, number>): Promise<void> {
+  const rate = args.rate ?? 200;
+  const seconds = args.seconds ?? 10;
+  const stack = await startStack();
+  try {
+    emit(await measure(stack, rate, seconds));
+  } finally {
+    await stack.stop();
+  }
+}
+
+async function history(stack: Stack, token: string, id: string): Promise<HistoryEntry[]> {
+  const res = await fetch(
+    `${stack.emu.urls.hubspot}/crm/v3/objects/contacts/${id}?propertiesWithHistory=jobtitle`,
+    { headers: { authorization: `Bearer ${token}` } },
+  );
+  const body = (await res.json()) as { propertiesWithHistory?: { jobtitle?: HistoryEntry[] } };
+  return body.propertiesWithHistory?.jobtitle ?? [];
+}
+
+async function measure(stack: Stack, rate: number, seconds: number) {
+  const { emu } = stack;
+  const [A, B] = [9201, 9202];
+  const a = await stack.portal(A);
+  const b = await stack.portal(B);
+  const people = rate; // one edit per person per second
+  for (let i = 0; i < people; i++)
+    await emu.hubspot.createContact(A, {
+      email: `l${i}@bench.example`,
+      firstname: `L${i}`,
+      lastname: 'Bench',
+    });
+  await stack.connect(A, a);
+  await stack.connect(B, b);
+  if (
+    (await waitUntil(
+      async () => (await emu.hubspot.objects(B, 'contacts')).length >= people,
+      300_000,
+      500,
+    )) === undefined
+  )
+    throw new Error('CRM B never received every contact');
+  await new Promise((r) => setTimeout(r, 2_000));
+  const inA = await emu.hubspot.objects(A, 'contacts');
+  log(`${people} people in both CRMs; editing at ${rate}/s for ${seconds} s`);
+
+  const total = rate * seconds;
+  const started = Date.now();
+  const inflight: Promise<unknown>[] = [];
+  for (let k = 0; k < total; k++) {
+    const due = started + (k * 1000) / rate;
+    const wait = due - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    inflight.push(emu.hubspot.updateContact(A, inA[k % people]!.id, { jobtitle: `e${k}` }));
+  }
+  await Promise.all(inflight);
+  const achieved = (total / (Date.now() - started)) * 1000;
+  const bByEmail = async () =>
+    new Map((await emu.hubspot.objects(B, 'contacts')).map((c) => [c.properties.email, c]));
+  await waitUntil(
+    async () => {
+      const inB = await bByEmail();
+      return inA.every(
+        (c) => inB.get(c.properties.email)?.properties.jobtitle === `e${total - people + inA.indexOf(c)}`,
+      );
+    },
+    120_000,
+    500,
+  );
+
+  const inB = await bByEmail();
+  const latencies: number[] = [];
+  let missing = 0;
+  for (const c of inA) {
+    const sent = new Map(
+      (await history(stack, a.accessToken, c.id)).map((h) => [h.value, Date.parse(h.timestamp)]),
+    );
+    const copy = inB.get(c.properties.email);
+    const arrived = copy ? await history(stack, b.accessToken, copy.id) : [];
+    const at = new Map(arrived.map((h) => [h.value, Date.parse(h.timestamp)]));
+    for (const [value, t] of sent) {
+      if (!value.startsWith('e')) continue;
+      const there = at.get(value);
+      if (there === undefined) missing++;
+      else latencies.push(there - t);
+    }
+  }
+  latencies.sort((x, y) => x - y);
+  const pct = (p: number) =>
+    latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? Number.NaN;
+  return {
+    bench: 'e2e-latency',
+    rate,
+    achieved_rate: Math.round(achieved),
+    p50_ms: pct(50),
+    p99_ms: pct(99),
+    max_ms: latencies.at(-1) ?? Number.NaN,
+    measured: latencies.length,
+    coalesced_or_missing: missing,
+  };
+}

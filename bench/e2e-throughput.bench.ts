@@ -1,0 +1,77 @@
+import { pooled, type Stack, startStack, waitUntil } from './e2e-stack';
+import { emit, log } from './support';
+
+/**
+ * e2e-throughput: source changes per second from HubSpot (an edit in CRM A, its webhook to
+ * our API) to the write in CRM B, sustained over `changes` edits of `contacts` people, with
+ * the emulator's limits off. The offered rate (how fast the edits themselves were made, the
+ * baseline of this run) is printed beside it: the sync can't be faster than its input.
+ */
+export async function run(args: Record<string, number>): Promise<void> {
+  const contacts = args.contacts ?? 1_000;
+  const changes = args.changes ?? 10_000;
+  const concurrency = args.concurrency ?? 32;
+  const stack = await startStack();
+  try {
+    emit(await measure(stack, contacts, changes, concurrency));
+  } finally {
+    await stack.stop();
+  }
+}
+
+async function measure(stack: Stack, contacts: number, changes: number, concurrency: number) {
+  const { emu } = stack;
+  const [A, B] = [9101, 9102];
+  const a = await stack.portal(A);
+  const b = await stack.portal(B);
+  await pooled(contacts, 16, (i) =>
+    emu.hubspot
+      .createContact(A, { email: `p${i}@bench.example`, firstname: `P${i}`, lastname: 'Bench' })
+      .then(() => {}),
+  );
+  await stack.connect(A, a);
+  await stack.connect(B, b);
+  const backfilled = await waitUntil(
+    async () => (await emu.hubspot.objects(B, 'contacts')).length >= contacts,
+    300_000,
+    500,
+  );
+  if (backfilled === undefined) throw new Error('CRM B never received every contact');
+  const ids = (await emu.hubspot.objects(A, 'contacts')).map((c) => c.id);
+  log(`backfill and first copy done: ${contacts} contacts in both CRMs`);
+
+  const last = new Map<string, string>();
+  const started = Date.now();
+  await pooled(changes, concurrency, async (k) => {
+    const id = ids[k % ids.length]!;
+    const value = `t${k}`;
+    await emu.hubspot.updateContact(A, id, { jobtitle: value });
+    last.set(id, value);
+  });
+  const offeredMs = Date.now() - started;
+  log(`${changes} edits made in ${offeredMs} ms`);
+  // Values are compared by email: B's copies have other ids.
+  const emailOf = new Map((await emu.hubspot.objects(A, 'contacts')).map((c) => [c.id, c.properties.email]));
+  const want = new Map<string, string>();
+  for (const [id, value] of last) want.set(emailOf.get(id) ?? '', value);
+  const lostIn = async () => {
+    const got = new Map(
+      (await emu.hubspot.objects(B, 'contacts')).map((c) => [c.properties.email, c.properties.jobtitle]),
+    );
+    let lost = 0;
+    for (const [email, value] of want) if (got.get(email) !== value) lost++;
+    return lost;
+  };
+  const done = await waitUntil(async () => (await lostIn()) === 0, 600_000, 250);
+  const elapsed = (done ?? Date.now()) - started;
+  const inB = await emu.hubspot.objects(B, 'contacts');
+  return {
+    bench: 'e2e-throughput',
+    changes,
+    changes_per_s: Math.round((changes / elapsed) * 1000),
+    offered_per_s: Math.round((changes / offeredMs) * 1000),
+    lost: done === undefined ? await lostIn() : 0,
+    duplicates: inB.length - contacts,
+    seconds: Number((elapsed / 1000).toFixed(1)),
+  };
+}
