@@ -121,6 +121,15 @@ describe('chaos: SIGKILL of workers and API while 20,000 changes flow', () => {
         await s.query(`SELECT error_code, error_message FROM dead_letter LIMIT 5`),
         await s.query(`SELECT count(*)::int AS n FROM possible_duplicate`),
         await s.query(
+          `SELECT l.entity_id, array_agg(DISTINCT lower(ev.fields->>'email')) AS emails,
+                  array_agg(DISTINCT ev.fields->>'firstName' || ' ' || (ev.fields->>'lastName')) AS names,
+                  array_agg(DISTINCT ev.origin::text) AS origins
+             FROM source_link l JOIN change_event ev ON ev.connection_id = l.connection_id AND ev.external_id = l.external_id
+            GROUP BY 1 HAVING count(DISTINCT lower(ev.fields->>'email')) > 1`,
+        ),
+        await s.query(`SELECT l.entity_id, l.connection_id, l.external_id FROM source_link l
+            WHERE l.entity_id IN (SELECT entity_id FROM source_link GROUP BY 1 HAVING count(*) <> 2)`),
+        await s.query(
           `SELECT ev.partition, ev.connection_id, count(*)::int AS behind, min(ev."offset")::text AS first, o.committed_offset::text
              FROM change_event ev LEFT JOIN consumer_offset o ON o.group_name = 'sync' AND o.partition = ev.partition
             WHERE ev."offset" > COALESCE(o.committed_offset, 0) GROUP BY 1, 2, o.committed_offset`,

@@ -4,6 +4,7 @@ import type { Logger, ProviderKey } from '@syncline/core';
 import type { Pool, PoolClient } from 'pg';
 import { WORKERS_CONFIG, type WorkersConfig } from '../config/workers-config';
 import { type ConnectionHandle, ConnectionRuntime } from '../connections/connection-runtime';
+import { IngestLog } from '../connections/ingest-log';
 import { PG_POOL, ROOT_LOGGER } from '../infra/connections';
 import { JobQueue } from '../jobs/job-queue.service';
 import { WorkerMetrics } from '../metrics/worker-metrics';
@@ -55,6 +56,7 @@ export class PushService {
     @Inject(JobQueue) private readonly jobs: JobQueue,
     @Inject(WORKERS_CONFIG) private readonly config: WorkersConfig,
     @Inject(WorkerMetrics) private readonly metrics: WorkerMetrics,
+    @Inject(IngestLog) private readonly log: IngestLog,
     @Inject(ROOT_LOGGER) rootLogger: Logger,
   ) {
     this.logger = rootLogger.child({ scope: PushService.name });
@@ -251,7 +253,19 @@ export class PushService {
         [atFault.flatMap((w) => w.rowIds), `Conflict: ${error.message}`],
       );
       outcome.dropped += atFault.length;
-      await this.jobs.enqueue('connection.pull', { connectionId: handle.id, reason: 'stale write refused' });
+      // What the provider holds now goes on the log: merged, it updates the record's version
+      // and makes the sync stage owe the write again, recomputed. Without it, a pull.
+      const current = error.current;
+      if (current && current.length > 0) {
+        const appended = await this.log.append(current);
+        if (!appended.ok)
+          throw new RetryLater(`could not log the current records: ${appended.error.message}`, 'Transient');
+      } else {
+        await this.jobs.enqueue('connection.pull', {
+          connectionId: handle.id,
+          reason: 'stale write refused',
+        });
+      }
     } else {
       for (const write of atFault) {
         await this.fail(handle, write, error);
@@ -369,12 +383,13 @@ export class PushService {
    */
   async reconcile(): Promise<number> {
     const { rows: due } = await this.pool.query<{ id: string; workspace_id: string; provider: ProviderKey }>(
+      // Again for a minute after the first time: batches in flight then (and workers whose
+      // connection list was cached from before) did not yet create in this connection.
       `SELECT c.id, c.workspace_id, c.provider::text AS provider FROM connection c
-        WHERE c.status = 'live' AND c.reconciled_at IS NULL
-          AND NOT EXISTS (
+        WHERE c.status = 'live' AND (c.reconciled_at > now() - interval '60 seconds' OR c.reconciled_at IS NULL AND NOT EXISTS (
             SELECT 1 FROM change_event ev
               LEFT JOIN consumer_offset o ON o.group_name = $1 AND o.partition = ev.partition
-             WHERE ev.connection_id = c.id AND ev."offset" > COALESCE(o.committed_offset, 0))`,
+             WHERE ev.connection_id = c.id AND ev."offset" > COALESCE(o.committed_offset, 0)))`,
       [SYNC_GROUP],
     );
     let queued = 0;
@@ -397,7 +412,10 @@ export class PushService {
          ON CONFLICT (connection_id, idempotency_key) DO NOTHING`,
         [connection.id, connection.workspace_id, anywhere, fromCrmOnly],
       );
-      await this.pool.query('UPDATE connection SET reconciled_at = now() WHERE id = $1', [connection.id]);
+      await this.pool.query(
+        'UPDATE connection SET reconciled_at = now() WHERE id = $1 AND reconciled_at IS NULL',
+        [connection.id],
+      );
       queued += rowCount ?? 0;
       if ((rowCount ?? 0) > 0) await this.schedule(connection.id);
       this.logger.info(

@@ -24,6 +24,16 @@ export interface ConnectorError {
    * `NotFound` (the record a conditional update targets no longer exists).
    */
   failedKeys?: string[];
+  /**
+   * Conflict from a conditional write: the records at fault as the provider holds them now, as
+   * changes (with providerVersion and an event key of that version), so the caller can put them
+   * on the log and recompute the write. Each is the change a backfill or pull of that record
+   * version reports, mapped the same way with the same event key, so a later pull of the same
+   * version is recognised as a duplicate. One per record (several stale writes of a record
+   * share it); a record the provider no longer holds as live may appear as a `delete`. Absent
+   * where the connector could not read the record (the caller then waits for a pull).
+   */
+  current?: SourceChangeInput[];
 }
 
 export type ConnectorResult<T> = Result<T, ConnectorError>;

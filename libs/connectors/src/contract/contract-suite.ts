@@ -234,7 +234,7 @@ export function describeConnectorContract(harnessFactory: () => ContractHarness)
 
     check(
       'writes',
-      'refuses a write based on a stale version (Conflict with failedKeys, none of the push applied); applies it with the current version or none',
+      'refuses a write based on a stale version (Conflict with failedKeys and the current record, none of the push applied); applies it with the current version or none',
       async () => {
         const account = await open('conditional');
         const [a, b] = await account.seed(2);
@@ -272,6 +272,10 @@ export function describeConnectorContract(harnessFactory: () => ContractHarness)
         const aNow = versionIn(pulled.changes, a!);
         expect(aNow).toBeDefined();
         expect(aNow).not.toBe(aSeen);
+        // The Conflict carried `a` as it is now: the change a pull of this version reports
+        // (version, values, event key), so the pull's copy is a duplicate of it.
+        const aPulled = pulled.changes.filter((c) => c.externalId === a && c.op === 'upsert').at(-1);
+        expect(refused.ok ? undefined : refused.error.current).toEqual([aPulled]);
         const [receipt] = unwrap(await harness.connector.push(account.context(), [update(a!, 13, aNow)]));
         const written = await account.remoteRecord(a!);
         expect(written).not.toEqual(before.a);

@@ -184,6 +184,19 @@ describe('google-calendar connector against the emulator', () => {
     expect(updated!.providerVersion).not.toBe(created!.providerVersion);
     const stale = await connector.push(ctx, [{ ...update, fields: { title: 'Again' } }]);
     expect(stale.ok ? 'ok' : stale.error.code).toBe('Conflict');
+    // The 412 names the write and carries the event as it is now (read after the refusal).
+    expect(stale.ok ? undefined : stale.error.failedKeys).toEqual([update.idempotencyKey]);
+    expect(stale.ok ? undefined : stale.error.current).toEqual([
+      expect.objectContaining({
+        workspaceId: ctx.workspaceId,
+        connectionId: ctx.connectionId,
+        entityType: 'meeting',
+        externalId: created!.externalId,
+        op: 'upsert',
+        providerVersion: updated!.providerVersion,
+        fields: expect.objectContaining({ title: 'Renamed by us' }),
+      }),
+    ]);
     const del = { ...update, op: 'delete' as const, fields: {}, expectedVersion: undefined };
     unwrap(await connector.push(ctx, [del]));
     unwrap(await connector.push(ctx, [del])); // 410 deleted → already done

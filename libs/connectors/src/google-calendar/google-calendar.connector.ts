@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { err, ok } from '@syncline/core';
+import { err, ok, type SourceChangeInput } from '@syncline/core';
 import { calendar, type calendar_v3 } from 'googleapis/build/src/apis/calendar';
 import type {
   ConnectionContext,
@@ -156,7 +156,7 @@ export function createGoogleCalendarConnector(options: GoogleCalendarOptions = {
           ifMatch(o),
         ),
       );
-      return res.ok ? ok(receipt(res.value)) : refused(res.error);
+      return res.ok ? ok(receipt(res.value)) : await refused(res.error);
     }
     const res = await call<void>(ctx, (o) =>
       api(ctx).events.delete({ calendarId: CALENDAR_ID, eventId, sendUpdates: 'none' }, ifMatch(o)),
@@ -165,23 +165,35 @@ export function createGoogleCalendarConnector(options: GoogleCalendarOptions = {
     if (res.ok || res.error.code === 'NotFound') {
       return ok({ idempotencyKey: write.idempotencyKey, externalId: eventId, contentHash: contentHash({}) });
     }
-    return refused(res.error);
+    return await refused(res.error);
 
-    /** A 412 (If-Match) names this write as the one at fault. */
-    function refused(error: ConnectorError): ConnectorResult<WriteReceipt> {
-      return err(
-        error.code === 'Conflict' && write.expectedVersion !== undefined
-          ? { ...error, failedKeys: [write.idempotencyKey] }
-          : error,
+    /**
+     * A 412 (If-Match) names this write as the one at fault, and the event is read once
+     * (events.get) for `current`; a failed read only leaves `current` out.
+     */
+    async function refused(error: ConnectorError): Promise<ConnectorResult<WriteReceipt>> {
+      if (error.code !== 'Conflict' || write.expectedVersion === undefined) return err(error);
+      const now = await call<calendar_v3.Schema$Event>(ctx, (o) =>
+        api(ctx).events.get({ calendarId: CALENDAR_ID, eventId }, o),
       );
+      return err({
+        ...error,
+        failedKeys: [write.idempotencyKey],
+        ...(now.ok && now.value.id ? { current: [currentChange(ctx, now.value)] } : {}),
+      });
     }
   }
+
+  /** An event as read now, as the change a pull of this version reports (same event key). */
+  const currentChange = (ctx: ConnectionContext, event: calendar_v3.Schema$Event): SourceChangeInput =>
+    toMeetingChange(event, { workspaceId: ctx.workspaceId, connectionId: ctx.connectionId }, new Date());
 
   /**
    * If-Match makes each write atomic, but writes go one by one: a 412 on the third would leave
    * the first two applied (and their receipts lost with the error). So a push of several writes
    * with conditional ones reads those events first (events.get, budgeted) and compares etags:
-   * any stale → `Conflict` with every stale write's key in `failedKeys`; an update of a
+   * any stale → `Conflict` with every stale write's key in `failedKeys` and each stale event,
+   * as read, in `current` (mapped by `toMeetingChange` as pulls map it); an update of a
    * cancelled or vanished event → `NotFound` likewise; nothing is written. A push of one write
    * needs no read: its If-Match is the check.
    */
@@ -195,6 +207,7 @@ export function createGoogleCalendarConnector(options: GoogleCalendarOptions = {
     if (writes.length < 2 || conditional.length === 0) return ok(undefined);
     const stale: PushWrite[] = [];
     const gone: PushWrite[] = [];
+    const current = new Map<string, SourceChangeInput>();
     for (const write of conditional) {
       const res = await call<calendar_v3.Schema$Event>(ctx, (o) =>
         api(ctx).events.get({ calendarId: CALENDAR_ID, eventId: write.externalId! }, o),
@@ -203,13 +216,20 @@ export function createGoogleCalendarConnector(options: GoogleCalendarOptions = {
       const event = res.ok ? res.value : undefined;
       if (!event || event.status === 'cancelled') {
         if (write.op === 'update') gone.push(write);
-      } else if (event.etag !== write.expectedVersion) stale.push(write);
+      } else if (event.etag !== write.expectedVersion) {
+        stale.push(write);
+        if (event.id) {
+          const change = currentChange(ctx, event);
+          current.set(`${change.externalId}\u0000${change.eventKey}`, change);
+        }
+      }
     }
     if (stale.length > 0)
       return err({
         code: 'Conflict',
         message: `google-calendar: ${stale.length} event(s) changed since the version the write was based on; nothing was written`,
         failedKeys: stale.map((w) => w.idempotencyKey),
+        current: [...current.values()],
       });
     if (gone.length > 0)
       return err({

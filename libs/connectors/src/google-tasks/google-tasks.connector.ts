@@ -219,7 +219,9 @@ export function createGoogleTasksConnector(options: GoogleTasksOptions = {}): Co
    * (If-Match is neither documented nor honoured by the emulator), so every update and delete
    * that carries `expectedVersion` reads its task first (tasks.get, budgeted like any call) and
    * compares the etag, the same string pulls report as `providerVersion` and receipts carry.
-   * Any stale → `Conflict` with the stale writes' keys in `failedKeys`; an update whose task is
+   * Any stale → `Conflict` with the stale writes' keys in `failedKeys` and, in `current`, each
+   * stale task as read, mapped by `toTaskChange` as pulls map it (same version, same event key);
+   * an update whose task is
    * gone (404 or flagged deleted) → `NotFound` likewise; a delete of a task already gone passes
    * (its goal is met, and a retried delete must succeed). Checked before anything is written,
    * so a refused push applied nothing. Left open: the milliseconds between read and write.
@@ -230,6 +232,8 @@ export function createGoogleTasksConnector(options: GoogleTasksOptions = {}): Co
   ): Promise<ConnectorResult<void>> {
     const stale: PushWrite[] = [];
     const gone: PushWrite[] = [];
+    const current = new Map<string, SourceChangeInput>();
+    const scope = { workspaceId: ctx.workspaceId, connectionId: ctx.connectionId };
     for (const write of writes) {
       if (write.op === 'create' || write.expectedVersion === undefined || !write.externalId) continue;
       const target = splitExternalId(write.externalId);
@@ -241,7 +245,13 @@ export function createGoogleTasksConnector(options: GoogleTasksOptions = {}): Co
       const task = res.ok ? res.value : undefined;
       if (!task || task.deleted) {
         if (write.op === 'update') gone.push(write);
-      } else if (task.etag !== write.expectedVersion) stale.push(write);
+      } else if (task.etag !== write.expectedVersion) {
+        stale.push(write);
+        if (task.id) {
+          const change = toTaskChange(task, target.listId, scope, new Date());
+          current.set(`${change.externalId}\u0000${change.eventKey}`, change);
+        }
+      }
     }
     if (stale.length > 0)
       return err({
@@ -250,6 +260,7 @@ export function createGoogleTasksConnector(options: GoogleTasksOptions = {}): Co
           .map((w) => w.externalId)
           .join(', ')}); nothing was written`,
         failedKeys: stale.map((w) => w.idempotencyKey),
+        current: [...current.values()],
       });
     if (gone.length > 0)
       return err({

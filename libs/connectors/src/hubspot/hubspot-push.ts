@@ -1,4 +1,4 @@
-import { err, ok } from '@syncline/core';
+import { err, ok, type SourceChangeInput } from '@syncline/core';
 import type {
   ConnectionContext,
   ConnectorError,
@@ -10,6 +10,7 @@ import { contentHash } from '../contract/content-hash';
 import {
   type HubspotRecord,
   type ObjectSpec,
+  requestedProperties,
   SYNCLINE_ID_PROPERTY,
   specOfEntity,
   specsFor,
@@ -18,6 +19,7 @@ import {
   versionOf,
 } from './hubspot.mapper';
 import { HubspotSession } from './hubspot-session';
+import { recordChange } from './hubspot-sync';
 
 const BATCH = 100;
 
@@ -39,7 +41,7 @@ export async function pushWrites(
 ): Promise<ConnectorResult<WriteReceipt[]>> {
   const session = new HubspotSession(ctx);
   const specs = specsFor(ctx.fieldMappings);
-  const checked = await checkVersions(session, specs, writes);
+  const checked = await checkVersions(ctx, session, specs, writes);
   if (!checked.ok) return checked;
   const receipts: WriteReceipt[] = [];
   for (const group of groupWrites(writes)) {
@@ -61,10 +63,13 @@ export async function pushWrites(
 
 /**
  * The version check HubSpot does not do for us. Every update and delete that carries
- * `expectedVersion` is batch-read first (only its modified date, up to 100 ids per read, each
- * read taking budget like any call), and its current version (`versionOf`, the representation
- * backfill and pull report as `providerVersion`) compared with the expected one:
- * - any differs → `Conflict` whose `failedKeys` are the idempotency keys of every stale write;
+ * `expectedVersion` is batch-read first (up to 100 ids per read, each read taking budget like
+ * any call; every property backfill and pull request, so a stale record can be reported whole),
+ * and its current version (`versionOf`, the representation backfill and pull report as
+ * `providerVersion`) compared with the expected one:
+ * - any differs → `Conflict` whose `failedKeys` are the idempotency keys of every stale write,
+ *   and whose `current` holds each stale record as it is now, mapped by `recordChange` exactly
+ *   as backfill and pull map it (same fields, version and event key; neither reads history);
  * - an update whose record no longer exists (deleted, archived) → `NotFound`, `failedKeys` likewise;
  * a delete whose record is already gone is not refused: its goal is met, and a retried delete
  * that did land must still succeed (the archive below is idempotent).
@@ -73,6 +78,7 @@ export async function pushWrites(
  * nothing to close it. Two edits in the same millisecond share a version and are not told apart.
  */
 async function checkVersions(
+  ctx: ConnectionContext,
   session: HubspotSession,
   specs: ReturnType<typeof specsFor>,
   writes: readonly PushWrite[],
@@ -86,6 +92,7 @@ async function checkVersions(
   }
   const stale: PushWrite[] = [];
   const gone: PushWrite[] = [];
+  const held = new Map<string, SourceChangeInput>();
   for (const [spec, conditional] of byType) {
     const ids = [...new Set(conditional.map((w) => w.externalId!))];
     for (let i = 0; i < ids.length; i += BATCH) {
@@ -95,7 +102,8 @@ async function checkVersions(
           spec.objectType,
           {
             inputs: chunk.map((id) => ({ id })),
-            properties: [spec.modifiedProperty],
+            // What backfill and pull read (no history either), so `current` maps the same.
+            properties: requestedProperties(spec),
             propertiesWithHistory: [],
           },
           false,
@@ -113,7 +121,11 @@ async function checkVersions(
         const record = current.get(w.externalId!);
         if (!record) {
           if (w.op === 'update') gone.push(w);
-        } else if (versionOf(record) !== w.expectedVersion) stale.push(w);
+        } else if (versionOf(record) !== w.expectedVersion) {
+          stale.push(w);
+          const change = recordChange(ctx, spec, record);
+          held.set(`${change.externalId}\u0000${change.eventKey}`, change);
+        }
       }
     }
   }
@@ -124,6 +136,7 @@ async function checkVersions(
         .map((w) => w.externalId)
         .join(', ')}); nothing was written`,
       failedKeys: stale.map((w) => w.idempotencyKey),
+      current: [...held.values()],
     });
   if (gone.length > 0)
     return err({

@@ -318,6 +318,18 @@ describe('hubspot connector against the emulator', () => {
         code: 'Conflict',
         message: expect.stringContaining(company!.externalId),
         failedKeys: ['d-company'],
+        // The company as HubSpot holds it now, mapped as a backfill maps it.
+        current: [
+          expect.objectContaining({
+            workspaceId: ctx.workspaceId,
+            connectionId: ctx.connectionId,
+            entityType: 'company',
+            externalId: company!.externalId,
+            op: 'upsert',
+            fields: expect.objectContaining({ name: 'Versioned Co', city: 'Oslo' }),
+            origin: expect.objectContaining({ synclineId: entity.company }),
+          }),
+        ],
       },
     });
     expect(await state()).toEqual(before);
