@@ -10,4 +10,11 @@ echo "== lint" >&2
 npx --no-install biome ci .
 echo "== tests" >&2
 export VITE_CONFIG_NATIVE_IGNORE_WARNING=true
-npx --no-install vitest run "$@"
+if [ "$#" -gt 0 ]; then
+  npx --no-install vitest run "$@"
+else
+  # The e2e tier runs whole systems (emulators, API, workers) against timing-sensitive
+  # scenarios: it runs after the other tiers, not beside them on these 2-core machines.
+  npx --no-install vitest run --project unit --project int
+  npx --no-install vitest run --project e2e
+fi
