@@ -248,11 +248,19 @@ export class PushService {
     const atFault = writes.filter((w) => keys.has(w.idempotencyKey));
     const rest = writes.filter((w) => !keys.has(w.idempotencyKey));
     if (error.code === 'Conflict') {
+      // A row still carrying the entity's current heads is still exactly what is owed: it waits
+      // (pending) for the record's fresh version, which merging what the provider holds brings.
+      // A row behind the current heads has been, or will be, recomputed: it is set aside.
       await this.pool.query(
-        `UPDATE outbox SET status = 'superseded', last_error = $2 WHERE id = ANY($1::bigint[])`,
+        `UPDATE outbox o
+            SET status = CASE WHEN o.heads = e.heads THEN 'pending' ELSE 'superseded' END,
+                claimed_at = NULL, last_error = $2
+           FROM entity e
+          WHERE e.id = o.entity_id AND o.id = ANY($1::bigint[])`,
         [atFault.flatMap((w) => w.rowIds), `Conflict: ${error.message}`],
       );
       outcome.dropped += atFault.length;
+      await this.schedule(handle.id, Date.now() + 1_000);
       // What the provider holds now goes on the log: merged, it updates the record's version
       // and makes the sync stage owe the write again, recomputed. Without it, a pull.
       const current = error.current;
@@ -418,10 +426,11 @@ export class PushService {
       );
       queued += rowCount ?? 0;
       if ((rowCount ?? 0) > 0) await this.schedule(connection.id);
-      this.logger.info(
-        { connectionId: connection.id, creates: rowCount },
-        'connection reconciled after its backfill',
-      );
+      if ((rowCount ?? 0) > 0)
+        this.logger.info(
+          { connectionId: connection.id, creates: rowCount },
+          'records this connection lacked queued',
+        );
     }
     return queued;
   }
