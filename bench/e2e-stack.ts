@@ -57,6 +57,10 @@ export async function startStack(options: { coalesceMs?: number } = {}): Promise
     }
   };
 
+  // Children die with the bench, whatever way it ends.
+  process.once('exit', () => {
+    for (const child of children) child.kill('SIGKILL');
+  });
   spawnOf('emulators', { EMULATOR_HUBSPOT_PORT: '0', EMULATOR_GOOGLE_PORT: '0', LOG_LEVEL: 'warn' });
   await until('emulators', async () => {
     const urls = emulatorUrlsFrom(tail);

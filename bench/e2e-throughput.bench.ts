@@ -62,7 +62,7 @@ async function measure(stack: Stack, contacts: number, changes: number, concurre
     for (const [email, value] of want) if (got.get(email) !== value) lost++;
     return lost;
   };
-  const done = await waitUntil(async () => (await lostIn()) === 0, 600_000, 250);
+  const done = await waitUntil(async () => (await lostIn()) === 0, 120_000, 250);
   const elapsed = (done ?? Date.now()) - started;
   const inB = await emu.hubspot.objects(B, 'contacts');
   return {
