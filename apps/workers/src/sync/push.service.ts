@@ -268,6 +268,21 @@ export class PushService {
         const appended = await this.log.append(current);
         if (!appended.ok)
           throw new RetryLater(`could not log the current records: ${appended.error.message}`, 'Transient');
+        // A version already on the log has been merged: the link takes it at once (a receipt of an
+        // older write may have stored an older one after it), so the waiting row can go.
+        const known = current.filter((c, i) => appended.value[i]?.isNew === false && c.providerVersion);
+        if (known.length > 0)
+          await this.pool.query(
+            `UPDATE source_link l SET provider_version = t.v
+               FROM unnest($2::text[], $3::text[], $4::text[]) AS t(type, ext, v)
+              WHERE l.connection_id = $1 AND l.entity_type = t.type AND l.external_id = t.ext`,
+            [
+              handle.id,
+              known.map((c) => c.entityType),
+              known.map((c) => c.externalId),
+              known.map((c) => c.providerVersion),
+            ],
+          );
       } else {
         await this.jobs.enqueue('connection.pull', {
           connectionId: handle.id,
