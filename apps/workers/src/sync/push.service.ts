@@ -210,10 +210,10 @@ export class PushService {
         await this.runtime.setStatus(handle.id, 'needs_reauth', error.message);
         throw new RetryLater(`credentials refused: ${error.message}`, error.code);
       default: {
-        // The provider named the writes at fault (a stale version, a record gone).
-        const atFault =
-          error.failedKeys ??
-          (error.code === 'Conflict' && writes.length === 1 ? [writes[0]!.idempotencyKey] : []);
+        // The provider named the writes at fault (a stale version, a record gone). A Conflict
+        // without them is not about versions (HubSpot's "already exists" on a unique property):
+        // it is isolated and dead-lettered below like any refused write.
+        const atFault = error.failedKeys ?? [];
         if ((error.code === 'Conflict' || error.code === 'NotFound') && atFault.length > 0) {
           await this.setAside(handle, writes, new Set(atFault), error, outcome);
           return;
@@ -253,7 +253,7 @@ export class PushService {
       // A row behind the current heads has been, or will be, recomputed: it is set aside.
       await this.pool.query(
         `UPDATE outbox o
-            SET status = CASE WHEN o.heads = e.heads THEN 'pending' ELSE 'superseded' END,
+            SET status = CASE WHEN o.heads = e.heads AND o.attempts < 20 THEN 'pending' ELSE 'superseded' END,
                 claimed_at = NULL, last_error = $2
            FROM entity e
           WHERE e.id = o.entity_id AND o.id = ANY($1::bigint[])`,
