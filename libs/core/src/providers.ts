@@ -5,3 +5,15 @@
  */
 export const PROVIDER_KEYS = ['hubspot', 'google-calendar', 'gmail', 'google-tasks'] as const;
 export type ProviderKey = (typeof PROVIDER_KEYS)[number];
+
+/** A connection's lifecycle (the `connection_status` enum), as the API and the workers read it. */
+export const CONNECTION_STATUSES = [
+  'pending',
+  'backfilling',
+  'live',
+  'paused',
+  'needs_reauth',
+  'error',
+  'disconnected',
+] as const;
+export type ConnectionStatus = (typeof CONNECTION_STATUSES)[number];

@@ -1,16 +1,7 @@
-import { PROVIDER_KEYS } from '@syncline/core';
+import { CONNECTION_STATUSES, type ConnectionStatus, PROVIDER_KEYS } from '@syncline/core';
 import { z } from 'zod';
 
-export const CONNECTION_STATUSES = [
-  'pending',
-  'backfilling',
-  'live',
-  'paused',
-  'needs_reauth',
-  'error',
-  'disconnected',
-] as const;
-export type ConnectionStatus = (typeof CONNECTION_STATUSES)[number];
+export { CONNECTION_STATUSES, type ConnectionStatus };
 
 export const createConnectionBody = z.object({
   provider: z.enum(PROVIDER_KEYS),

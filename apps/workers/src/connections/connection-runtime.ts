@@ -22,6 +22,8 @@ import {
   type TokenSource,
 } from '@syncline/connectors';
 import {
+  CONNECTION_STATUSES,
+  type ConnectionStatus,
   err,
   type Keyring,
   type Logger,
@@ -36,17 +38,7 @@ import { WORKERS_CONFIG, type WorkersConfig, workersKeyring } from '../config/wo
 import { PG_POOL, REDIS, ROOT_LOGGER } from '../infra/connections';
 import { CONNECTORS } from '../sync/writeback-rules';
 
-/** The `connection_status` enum. */
-export const CONNECTION_STATUSES = [
-  'pending',
-  'backfilling',
-  'live',
-  'paused',
-  'needs_reauth',
-  'error',
-  'disconnected',
-] as const;
-export type ConnectionStatus = (typeof CONNECTION_STATUSES)[number];
+export { CONNECTION_STATUSES, type ConnectionStatus };
 
 /**
  * The connection row's `cursors`: the backfill position while `backfilling`, the incremental
