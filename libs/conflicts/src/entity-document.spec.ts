@@ -47,6 +47,43 @@ describe('EntityDocument', () => {
     expect(run(false).outcome.conflicts).toHaveLength(1);
   });
 
+  describe('heads the document does not hold', () => {
+    const foreign = () => {
+      const other = EntityDocument.create('other');
+      other.applyInbound(change(CRM_A, 1, { stage: 'Elsewhere' }), {});
+      return other.getHeads();
+    };
+
+    it('a receipt at foreign heads moves nothing, and the next change still applies', () => {
+      const doc = EntityDocument.create('e');
+      doc.applyInbound(change(CRM_B, 1, { owner: 'Dana' }), {});
+      const before = doc.syncedState(CRM_B);
+      expect(doc.markSeen(CRM_B, foreign())).toBeNull();
+      expect(doc.syncedState(CRM_B)).toEqual(before);
+      const { outcome } = doc.applyInbound(change(CRM_B, 2, { owner: 'Eve' }), {});
+      expect(outcome.values.owner).toBe('Eve');
+      expect(outcome.conflicts).toEqual([]);
+    });
+
+    it('stored synced heads it does not hold are dropped on load; the connection edits on from its own last change', () => {
+      const doc = EntityDocument.create('e');
+      doc.applyInbound(change(CRM_B, 1, { owner: 'Dana' }), {});
+      doc.applyInbound(change(CRM_A, 2, { stage: 'Won' }), {});
+      const loaded = EntityDocument.load(
+        'e',
+        doc.save(),
+        [],
+        new Map([[CRM_B, { heads: foreign(), stale: {} }]]),
+      );
+      expect(loaded.knows(CRM_B)).toBe(false);
+      const { outcome } = loaded.applyInbound(change(CRM_B, 3, { owner: 'Eve' }), {});
+      // B's new edit follows its own earlier one (an overwrite), and stays concurrent with A's.
+      expect(outcome.values).toEqual({ owner: 'Eve', stage: 'Won' });
+      expect(outcome.conflicts).toEqual([]);
+      expect(Object.fromEntries(outcome.owed)[CRM_B]).toEqual(['stage']);
+    });
+  });
+
   it('catchUp leaves every connection where it is while a manual conflict is open', () => {
     const doc = EntityDocument.create('e');
     doc.applyInbound(change(CRM_A, 10, { stage: 'Won' }), { stage: { kind: 'manual' } });

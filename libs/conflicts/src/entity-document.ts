@@ -72,6 +72,8 @@ export class EntityDocument {
   private readonly current = new Map<string, Candidate[]>();
   private readonly views = new Map<string, View>();
   private readonly seqByActor = new Map<string, number>();
+  /** Hash of each actor's latest change. */
+  private readonly lastByActor = new Map<string, string>();
   private readonly eventKeys = new Set<string>();
   private readonly resolutions = new WeakMap<
     readonly Candidate[],
@@ -110,15 +112,19 @@ export class EntityDocument {
     // heads share the current fields, and connections synced at the same heads share one read.
     const byHeads = new Map<string, Map<string, Candidate[]>>();
     for (const [connectionId, state] of synced) {
-      const key = [...state.heads].sort().join(',');
+      // Heads this document does not hold (never expected; a guard) would make the
+      // connection's next change wait forever for missing dependencies.
+      const heads = doc.knownHeads(state.heads);
+      if (heads.length === 0 && state.heads.length > 0) continue;
+      const key = [...heads].sort().join(',');
       let fields = byHeads.get(key);
       if (fields === undefined) {
-        fields = sameHeads(state.heads, doc.heads) ? doc.current : doc.viewAt(state.heads).fields;
+        fields = sameHeads(heads, doc.heads) ? doc.current : doc.viewAt(heads).fields;
         byHeads.set(key, fields);
       }
       doc.views.set(connectionId, {
-        heads: [...state.heads],
-        maxOp: doc.maxOpAt(state.heads),
+        heads: [...heads],
+        maxOp: doc.maxOpAt(heads),
         fields: new Map(fields),
         stale: new Map(Object.entries(state.stale)),
       });
@@ -129,6 +135,7 @@ export class EntityDocument {
   private rebuild(): void {
     for (const meta of this.handle.getChangesMeta([])) {
       if (meta.message !== null) this.eventKeys.add(meta.message);
+      if (meta.seq > (this.seqByActor.get(meta.actor) ?? 0)) this.lastByActor.set(meta.actor, meta.hash);
       this.seqByActor.set(meta.actor, Math.max(this.seqByActor.get(meta.actor) ?? 0, meta.seq));
       this.maxOp = Math.max(this.maxOp, meta.maxOp);
     }
@@ -196,7 +203,7 @@ export class EntityDocument {
     this.eventKeys.add(change.eventKey);
     const { source } = change;
     const isConnection = source.kind === 'connection';
-    const view = isConnection ? (this.views.get(source.id) ?? emptyView()) : this.currentView();
+    const view = isConnection ? (this.views.get(source.id) ?? this.firstView(source.id)) : this.currentView();
     const eventMs = change.eventTime.getTime();
     const ops: EncodableOp[] = [];
     const written: { field: string; candidate: Omit<Candidate, 'opId'>; pred: string[] }[] = [];
@@ -280,6 +287,7 @@ export class EntityDocument {
       const hash = this.heads.find((h) => !before.has(h));
       if (hash === undefined) throw new Error(`change ${change.eventKey} did not become a head`);
       this.seqByActor.set(actor, seq);
+      this.lastByActor.set(actor, hash);
       const lastOp = startOp + ops.length - 1;
       this.maxOp = Math.max(this.maxOp, lastOp);
       chunk = encoded;
@@ -315,12 +323,31 @@ export class EntityDocument {
     };
   }
 
-  /** A connection has been written the current values (a write receipt, or its echo). */
-  markSeen(connectionId: string, heads?: readonly string[]): SyncedState {
+  /**
+   * A connection has been written the current values (a write receipt, or its echo). Heads
+   * this document does not hold (a receipt of another entity's write) say nothing about it:
+   * null, and nothing moves.
+   */
+  markSeen(connectionId: string, heads?: readonly string[]): SyncedState | null {
+    if (heads !== undefined && this.knownHeads(heads).length !== heads.length) return null;
     const view =
       heads === undefined || sameHeads(heads, this.heads) ? this.currentView() : this.viewAt(heads);
     this.views.set(connectionId, view);
     return this.syncedOf(view);
+  }
+
+  /** The heads among these that this document holds. */
+  private knownHeads(heads: readonly string[]): string[] {
+    return heads.filter((h) => this.handle.getChangeMetaByHash(h) !== null);
+  }
+
+  /**
+   * The view of a connection with no synced heads: nothing seen, unless its own changes are
+   * in the document (synced state lost), in which case it saw at least up to its latest one.
+   */
+  private firstView(connectionId: string): View {
+    const last = this.lastByActor.get(actorOf({ kind: 'connection', id: connectionId }));
+    return last === undefined ? emptyView() : this.viewAt([last]);
   }
 
   /**

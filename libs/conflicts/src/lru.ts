@@ -21,6 +21,11 @@ export class Lru<K, V> {
     return slot.value;
   }
 
+  /** The entry, without counting it as a use. */
+  peek(key: K): V | undefined {
+    return this.entries.get(key)?.value;
+  }
+
   set(key: K, value: V, weight = 0): void {
     const old = this.entries.get(key);
     if (old !== undefined) {

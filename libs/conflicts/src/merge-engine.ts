@@ -118,16 +118,22 @@ export class MergeEngine {
     return result.outcome;
   }
 
-  /** The connection has been written (or echoed) the entity as of `heads` (default: now). */
+  /**
+   * The connection has been written (or echoed) the entity as of `heads` (default: now).
+   * False when the document does not hold those heads (nothing moves).
+   */
   async markSeen(
     entityId: string,
     workspaceId: string,
     connectionId: string,
     heads?: readonly string[],
     store = this.defaultStore,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const entry = await this.entry(entityId, workspaceId, store);
-    await store.saveSynced(entityId, connectionId, entry.doc.markSeen(connectionId, heads));
+    const state = entry.doc.markSeen(connectionId, heads);
+    if (state === null) return false;
+    await store.saveSynced(entityId, connectionId, state);
+    return true;
   }
 
   /** See EntityDocument.catchUp: connections in step with the current values are marked as having seen them. */
@@ -222,6 +228,11 @@ export class MergeEngine {
     this.cache.reweigh(entityId, entryBytes(entry));
     this.due.delete(entityId);
     this.stats.compactions++;
+  }
+
+  /** Heads of the cached copy of a document, if one is cached (no load, no recency bump). */
+  cachedHeads(entityId: string): string[] | undefined {
+    return this.cache.peek(entityId)?.doc.getHeads();
   }
 
   /** Drops cached state (after a rolled-back transaction, or to test reloads). */

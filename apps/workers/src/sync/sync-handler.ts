@@ -53,6 +53,8 @@ function originEntityId(origin: Record<string, unknown> | null): string | undefi
 }
 
 interface Receipt {
+  /** The entity whose state was written: a receipt of another entity moves nothing here. */
+  entityId: string;
   heads: string[];
   fields: Record<string, unknown>;
   createdAt: Date;
@@ -87,6 +89,9 @@ export function splitEcho(
   }
   return Object.keys(echo).length === 0 ? { fields } : { fields, echo };
 }
+
+const sameSet = (a: readonly string[], b: readonly string[]): boolean =>
+  a.length === b.length && a.every((x) => b.includes(x));
 
 const headsDigest = (heads: readonly string[]): string =>
   createHash('sha256')
@@ -171,8 +176,11 @@ export class SyncHandler {
       const ofRecord = receipts.get(recordKey) ?? [];
       for (const receipt of ofRecord) {
         if (receipt.applied) continue;
-        await engine.markSeen(entityId, event.workspaceId, event.connectionId, receipt.heads, store);
         receipt.applied = true;
+        // A write made for another entity (a create that the provider matched to a record
+        // linked elsewhere, or an entity since merged) says nothing about this one's heads.
+        if (receipt.entityId !== entityId) continue;
+        await engine.markSeen(entityId, event.workspaceId, event.connectionId, receipt.heads, store);
       }
       const { fields, echo } = splitEcho(event, ofRecord.at(-1));
       if (event.op === 'delete') {
@@ -265,13 +273,20 @@ export class SyncHandler {
     return out;
   }
 
+  /**
+   * Locks the entities and drops cached documents that are not exactly the stored one: a
+   * version this process did not write, or (should a commit have failed after a version
+   * was noted) other heads than the row's.
+   */
   private async lockAndValidate(tx: LogTransaction, ids: readonly string[]): Promise<void> {
-    const { rows } = await tx.query<{ id: string; version: string }>(
-      'SELECT id, version::text AS version FROM entity WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE',
+    const { rows } = await tx.query<{ id: string; version: string; heads: string[] }>(
+      'SELECT id, version::text AS version, heads FROM entity WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE',
       [ids],
     );
     for (const row of rows) {
-      if (this.versions.get(row.id) !== row.version) {
+      const cached = this.options.engine.cachedHeads(row.id);
+      const stale = cached !== undefined && cached.length > 0 && !sameSet(cached, row.heads);
+      if (this.versions.get(row.id) !== row.version || stale) {
         this.options.engine.forget(row.id);
         this.versions.set(row.id, row.version);
       }
@@ -285,12 +300,13 @@ export class SyncHandler {
   private async receiptsOf(tx: LogTransaction, events: readonly LogEvent[]): Promise<Map<string, Receipt[]>> {
     const { rows } = await tx.query<{
       key: string;
+      entity_id: string;
       heads: string[];
       fields: Record<string, unknown>;
       created_at: Date;
       applied: boolean;
     }>(
-      `SELECT r.connection_id || '|' || r.entity_type || '|' || r.external_id AS key, r.heads, r.fields,
+      `SELECT r.connection_id || '|' || r.entity_type || '|' || r.external_id AS key, r.entity_id, r.heads, r.fields,
               r.created_at, r.applied_at IS NOT NULL AS applied
          FROM write_receipt r
          JOIN (SELECT DISTINCT * FROM unnest($1::uuid[], $2::text[], $3::text[]) AS t(conn, type, ext)) t
@@ -302,7 +318,13 @@ export class SyncHandler {
     const out = new Map<string, Receipt[]>();
     for (const row of rows) {
       const list = out.get(row.key) ?? [];
-      list.push({ heads: row.heads, fields: row.fields, createdAt: row.created_at, applied: row.applied });
+      list.push({
+        entityId: row.entity_id,
+        heads: row.heads,
+        fields: row.fields,
+        createdAt: row.created_at,
+        applied: row.applied,
+      });
       out.set(row.key, list);
     }
     return out;
