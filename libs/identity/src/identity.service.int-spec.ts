@@ -562,4 +562,30 @@ describe('IdentityService on Postgres', () => {
     expect(other?.decision).toBe('linked-fuzzy');
     expect([a!.entityId, twin!.entityId]).toContain(other?.entityId);
   });
+
+  it('a notification of an unknown record without a key links nothing; its full record then joins the twin', async () => {
+    const ws = await seedWorkspace();
+    const identity = new IdentityService();
+    const inB = await inTx((tx) =>
+      identity.resolveChange(
+        tx,
+        person(ws.workspaceId, ws.hubspotB, 'b-1', { email: 'di.dunn@globex.example' }),
+      ),
+    );
+    const partial = { ...person(ws.workspaceId, ws.hubspotA, 'a-1', { jobTitle: 'Lead' }), partial: true };
+    expect(await inTx((tx) => identity.resolveChange(tx, partial))).toBeUndefined();
+    expect((await snapshot(ws.workspaceId)).links).toHaveLength(1);
+    // The full record, email and all, joins its twin in B.
+    const full = person(ws.workspaceId, ws.hubspotA, 'a-1', {
+      email: 'Di.Dunn@globex.example',
+      jobTitle: 'Lead',
+    });
+    expect((await inTx((tx) => identity.resolveChange(tx, full)))?.entityId).toBe(inB?.entityId);
+    // A notification that carries a key is placed by it.
+    const keyed = {
+      ...person(ws.workspaceId, ws.gmail, 'g-1', { email: 'di.dunn@globex.example' }),
+      partial: true,
+    };
+    expect((await inTx((tx) => identity.resolveChange(tx, keyed)))?.entityId).toBe(inB?.entityId);
+  });
 });

@@ -36,6 +36,11 @@ export interface IdentityChange {
   externalId: string;
   op: ChangeOp;
   fields: Record<string, unknown>;
+  /**
+   * The change carries some of the record's fields, not all (a HubSpot property-change or
+   * creation notification): without a key it cannot say who the record is.
+   */
+  partial?: boolean;
 }
 
 export interface IdentityError {
@@ -142,6 +147,10 @@ export class IdentityService {
       };
     }
     if (change.op === 'delete') return undefined;
+    // An unknown record seen only through some of its fields, none of them a key: linking it
+    // now would give it an entity of its own, and the full record (read next) another
+    // connection's twin by email. It stays unlinked until the full record arrives.
+    if (change.partial && record.keys.length === 0) return undefined;
     return this.link(tx, change, record, index, settings);
   }
 

@@ -6,6 +6,7 @@ import { LogConsumer } from '@syncline/log';
 import type { Pool } from 'pg';
 import { WORKERS_CONFIG, type WorkersConfig } from '../config/workers-config';
 import { PG_POOL, ROOT_LOGGER } from '../infra/connections';
+import { JobQueue } from '../jobs/job-queue.service';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { PushService } from './push.service';
 import { SYNC_GROUP } from './sync-group';
@@ -28,6 +29,7 @@ export class SyncConsumerService implements OnApplicationBootstrap, OnApplicatio
     @Inject(WORKERS_CONFIG) private readonly config: WorkersConfig,
     @Inject(PushService) private readonly push: PushService,
     @Inject(WorkerMetrics) private readonly metrics: WorkerMetrics,
+    @Inject(JobQueue) private readonly jobs: JobQueue,
     @Inject(ROOT_LOGGER) rootLogger: Logger,
   ) {
     this.logger = rootLogger.child({ scope: SyncConsumerService.name });
@@ -56,6 +58,8 @@ export class SyncConsumerService implements OnApplicationBootstrap, OnApplicatio
       },
       afterCommit: async () => {
         for (const connectionId of this.handler.drainTargets()) await this.push.schedule(connectionId);
+        for (const connectionId of this.handler.drainPulls())
+          await this.jobs.enqueue('connection.pull', { connectionId, reason: 'unknown record notified' });
       },
       onError: (error) => this.logger.error({ err: error }, 'sync consumer error'),
     });

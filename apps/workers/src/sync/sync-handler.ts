@@ -117,10 +117,18 @@ export class SyncHandler {
   private readonly versions = new Map<string, string>();
   private readonly connections = new Map<string, { at: number; list: TargetConnection[] }>();
   private readonly targets = new Set<string>();
+  private readonly pulls = new Set<string>();
   private readonly connectionsTtlMs: number;
 
   constructor(private readonly options: SyncHandlerOptions) {
     this.connectionsTtlMs = options.connectionsTtlMs ?? 2_000;
+  }
+
+  /** Connections to read again (they notified changes of records not yet known) since the last call. */
+  drainPulls(): string[] {
+    const list = [...this.pulls];
+    this.pulls.clear();
+    return list;
   }
 
   /** Connections owed writes by batches handled since the last call. */
@@ -151,10 +159,18 @@ export class SyncHandler {
   ): Promise<void> {
     const { identity, engine } = this.options;
     await this.linkEchoedCreates(tx, events);
-    await identity.handle(tx, events as LogEvent[]);
+    await identity.handle(
+      tx,
+      events.map((e) => ({ ...e, partial: e.origin?.partial === true })),
+    );
 
     await this.recordVersions(tx, events);
     const entityOf = await this.entitiesOf(tx, events);
+    // A notification about a record identity could not place: the full record is read now.
+    events.forEach((e, i) => {
+      if (entityOf[i] === undefined && e.op === 'upsert' && e.origin?.partial === true)
+        this.pulls.add(e.connectionId);
+    });
     const ids = [...new Set(entityOf.filter((id): id is string => id !== undefined))].sort();
     if (ids.length === 0) return;
     touchedIds.push(...ids);

@@ -135,6 +135,7 @@ function eventChange(
       if (mapped.length === 0) return undefined; // a property we do not map
       return {
         ...base,
+        origin: { ...origin, partial: true },
         externalId: id,
         op: 'upsert',
         eventKey: `${spec.objectType}:${id}:${at}:${event.propertyName}`,
@@ -149,6 +150,7 @@ function eventChange(
       if (!id) return undefined;
       return {
         ...base,
+        origin: { ...origin, partial: true },
         externalId: id,
         op: 'upsert',
         eventKey: `${spec.objectType}:${id}:${kind}:${at}`,
