@@ -47,6 +47,26 @@ describe('EntityDocument', () => {
     expect(run(false).outcome.conflicts).toHaveLength(1);
   });
 
+  it('held: an edit our later write replaced still merges, and the source is owed it when it wins', () => {
+    const doc = EntityDocument.create('e');
+    doc.applyInbound(change(CRM_A, 1, { title: 'CTO' }), {});
+    doc.markSeen(CRM_B); // we wrote CTO to B at t≈1…
+    // …over B's edit made at t=2, which reaches us afterwards.
+    const { outcome } = doc.applyInbound(
+      { ...change(CRM_B, 2, { title: 'CEO' }), held: { title: 'CTO' } },
+      {},
+    );
+    expect(outcome.values.title).toBe('CEO');
+    expect(Object.fromEntries(outcome.owed)).toEqual({ [CRM_A]: ['title'], [CRM_B]: ['title'] });
+    // Without it, B would be taken to hold CEO and never be written again.
+    const plain = EntityDocument.create('e');
+    plain.applyInbound(change(CRM_A, 1, { title: 'CTO' }), {});
+    plain.markSeen(CRM_B);
+    expect(
+      Object.fromEntries(plain.applyInbound(change(CRM_B, 2, { title: 'CEO' }), {}).outcome.owed)[CRM_B],
+    ).toEqual([]);
+  });
+
   describe('heads the document does not hold', () => {
     const foreign = () => {
       const other = EntityDocument.create('other');

@@ -310,6 +310,13 @@ export class EntityDocument {
           conflicts.push(this.concurrentConflict(change, field, now, policyFor(policies, field)));
       });
     }
+    if (isConnection)
+      for (const [field, raw] of Object.entries(change.held ?? {})) {
+        const json = canonicalJson(raw);
+        if (this.heldBy(source.id, view, field, policyFor(policies, field)) === json) continue;
+        view.stale.set(field, json);
+        staleMoved = true;
+      }
     if (isConnection) {
       const isNew = !this.views.has(source.id);
       this.views.set(source.id, view);

@@ -34,6 +34,12 @@ export interface InboundChange {
    * marked as holding the written one, so it is owed the current value again.
    */
   echo?: Record<string, unknown>;
+  /**
+   * Values the source holds once this change is applied, other than the change's own: it
+   * reports an edit made before a write of ours that replaced it (a provider without
+   * conditional writes). The edit still merges; the source is marked as holding these.
+   */
+  held?: Record<string, unknown>;
 }
 
 export interface ConflictCandidate {

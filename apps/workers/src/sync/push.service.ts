@@ -189,9 +189,10 @@ export class PushService {
       entityId: w.entityId,
       ...(w.expectedVersion ? { expectedVersion: w.expectedVersion } : {}),
     }));
+    const sentAt = new Date();
     const result = await handle.connector.push(handle.ctx, calls);
     if (result.ok) {
-      await this.recordSent(handle, writes, result.value);
+      await this.recordSent(handle, writes, result.value, sentAt);
       outcome.sent += writes.length;
       for (const w of writes) this.metrics.pushWrites.inc({ provider: handle.provider, op: w.op });
       await this.runtime.recordSuccess(handle.id);
@@ -302,6 +303,7 @@ export class PushService {
     handle: ConnectionHandle,
     writes: readonly CoalescedWrite[],
     receipts: readonly WriteReceipt[],
+    sentAt: Date,
   ): Promise<void> {
     const byKey = new Map(receipts.map((r) => [r.idempotencyKey, r]));
     const client = await this.pool.connect();
@@ -323,6 +325,7 @@ export class PushService {
             fields: w.fields,
             heads: w.heads,
             provider_version: receipt?.providerVersion ?? null,
+            sent_at: sentAt.toISOString(),
           },
         ];
       });
@@ -330,14 +333,14 @@ export class PushService {
         const json = JSON.stringify(rows);
         await client.query(
           `INSERT INTO write_receipt (connection_id, idempotency_key, workspace_id, entity_id, entity_type,
-                                      external_id, content_hash, fields, heads, provider_version)
+                                      external_id, content_hash, fields, heads, provider_version, sent_at)
            SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(connection_id uuid, idempotency_key text,
                   workspace_id uuid, entity_id uuid, entity_type text, external_id text, content_hash text,
-                  fields jsonb, heads text[], provider_version text)
+                  fields jsonb, heads text[], provider_version text, sent_at timestamptz)
            ON CONFLICT (connection_id, idempotency_key) DO UPDATE
              SET content_hash = EXCLUDED.content_hash, fields = EXCLUDED.fields, heads = EXCLUDED.heads,
                  external_id = EXCLUDED.external_id, provider_version = EXCLUDED.provider_version,
-                 created_at = now(), applied_at = NULL`,
+                 sent_at = EXCLUDED.sent_at, created_at = now(), applied_at = NULL`,
           [json],
         );
         // A record we created is linked at once, so later changes update it instead of creating again.

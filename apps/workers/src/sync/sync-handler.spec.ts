@@ -28,8 +28,22 @@ describe('splitEcho', () => {
       fieldTimes: {},
       eventTime: new Date('2026-11-30T09:59:00Z'),
     };
-    expect(splitEcho(other, written)).toEqual({ fields: { jobTitle: 'v792' } });
+    expect(splitEcho({ ...other, eventTime: new Date('2026-11-30T10:00:01Z') }, written)).toEqual({
+      fields: { jobTitle: 'v792' },
+    });
     expect(splitEcho(other, undefined)).toEqual({ fields: { jobTitle: 'v792' } });
+  });
+
+  it('an edit to another value made before our write is merged, and the source marked as holding our value', () => {
+    const overwritten = {
+      fields: { jobTitle: 'v792', firstName: 'Ada' },
+      fieldTimes: {},
+      eventTime: new Date('2026-11-30T09:59:00Z'),
+    };
+    expect(splitEcho(overwritten, written)).toEqual({
+      fields: { jobTitle: 'v792', firstName: 'Ada' },
+      held: { jobTitle: 'v743' },
+    });
   });
 
   it('judges each field by its own time where the provider gives one', () => {

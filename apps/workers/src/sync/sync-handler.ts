@@ -53,8 +53,12 @@ function originEntityId(origin: Record<string, unknown> | null): string | undefi
 }
 
 interface Receipt {
+  /** Connection and idempotency key: the receipt's key. */
+  key: string;
   /** The entity whose state was written: a receipt of another entity moves nothing here. */
   entityId: string;
+  /** When the write started: a report of the record from before it does not reflect it. */
+  sentAt: Date;
   heads: string[];
   fields: Record<string, unknown>;
   createdAt: Date;
@@ -68,26 +72,39 @@ const ECHO_WINDOW_MS = 5_000;
  * The fields of a change that report back exactly what our latest write to that record set,
  * at a time no later than the write (give or take the window): our echo, not an edit. Split
  * off, a late echo cannot undo an edit the source made in between; anything else stays.
+ *
+ * A field edited before our latest write was stored, to another value than we wrote, was
+ * replaced by that write (HubSpot has no conditional update: an edit between our read of
+ * the version and our write is overwritten): the edit still merges, and the source is
+ * marked as holding what we wrote (`held`), so that it is owed the edit if the edit wins.
+ * Clock skew between the provider and us errs towards one more write, never towards none.
  */
 export function splitEcho(
   event: Pick<LogEvent, 'fields' | 'fieldTimes' | 'eventTime'>,
   latest: Pick<Receipt, 'fields' | 'createdAt'> | undefined,
-): { fields: Record<string, unknown>; echo?: Record<string, unknown> } {
+): { fields: Record<string, unknown>; echo?: Record<string, unknown>; held?: Record<string, unknown> } {
   if (latest === undefined) return { fields: event.fields };
   const fields: Record<string, unknown> = {};
   const echo: Record<string, unknown> = {};
-  const limit = latest.createdAt.getTime() + ECHO_WINDOW_MS;
+  const held: Record<string, unknown> = {};
+  const written = latest.createdAt.getTime();
+  const limit = written + ECHO_WINDOW_MS;
   for (const [field, value] of Object.entries(event.fields)) {
     const at = event.fieldTimes[field] ? Date.parse(event.fieldTimes[field]) : event.eventTime.getTime();
-    if (
-      Object.hasOwn(latest.fields, field) &&
-      at <= limit &&
-      contentHash({ v: latest.fields[field] }) === contentHash({ v: value })
-    )
+    const ours = Object.hasOwn(latest.fields, field);
+    const same = ours && contentHash({ v: latest.fields[field] }) === contentHash({ v: value });
+    if (same && at <= limit) {
       echo[field] = value;
-    else fields[field] = value;
+      continue;
+    }
+    fields[field] = value;
+    if (ours && !same && at < written) held[field] = latest.fields[field];
   }
-  return Object.keys(echo).length === 0 ? { fields } : { fields, echo };
+  return {
+    fields,
+    ...(Object.keys(echo).length > 0 ? { echo } : {}),
+    ...(Object.keys(held).length > 0 ? { held } : {}),
+  };
 }
 
 const sameSet = (a: readonly string[], b: readonly string[]): boolean =>
@@ -179,6 +196,7 @@ export class SyncHandler {
     const receipts = await this.receiptsOf(tx, events);
     const store = new PgMergeStore(tx);
     const touched = new Map<string, Touched>();
+    const applied: string[] = [];
 
     for (const [i, event] of events.entries()) {
       const entityId = entityOf[i];
@@ -192,13 +210,17 @@ export class SyncHandler {
       const ofRecord = receipts.get(recordKey) ?? [];
       for (const receipt of ofRecord) {
         if (receipt.applied) continue;
+        // A report from before the write (a read or notification that raced it) is merged
+        // against what the source held then; a later report applies the receipt.
+        if (event.eventTime < receipt.sentAt) break;
         receipt.applied = true;
+        applied.push(receipt.key);
         // A write made for another entity (a create that the provider matched to a record
         // linked elsewhere, or an entity since merged) says nothing about this one's heads.
         if (receipt.entityId !== entityId) continue;
         await engine.markSeen(entityId, event.workspaceId, event.connectionId, receipt.heads, store);
       }
-      const { fields, echo } = splitEcho(event, ofRecord.at(-1));
+      const { fields, echo, held } = splitEcho(event, ofRecord.at(-1));
       if (event.op === 'delete') {
         entry.deletedIn.push({ connectionId: event.connectionId, at: event.eventTime.toISOString() });
         await tx.query(
@@ -218,11 +240,12 @@ export class SyncHandler {
           fields,
           fieldTimes: event.fieldTimes,
           ...(echo ? { echo } : {}),
+          ...(held ? { held } : {}),
         },
         store,
       );
     }
-    await this.markReceiptsApplied(tx, events);
+    await this.markReceiptsApplied(tx, applied);
     for (const entry of touched.values()) {
       const ref = { entityId: entry.entityId, workspaceId: entry.workspaceId, entityType: entry.entityType };
       // Moving in-step connections to the current heads owes nobody anything new.
@@ -316,13 +339,16 @@ export class SyncHandler {
   private async receiptsOf(tx: LogTransaction, events: readonly LogEvent[]): Promise<Map<string, Receipt[]>> {
     const { rows } = await tx.query<{
       key: string;
+      receipt_key: string;
       entity_id: string;
+      sent_at: Date;
       heads: string[];
       fields: Record<string, unknown>;
       created_at: Date;
       applied: boolean;
     }>(
-      `SELECT r.connection_id || '|' || r.entity_type || '|' || r.external_id AS key, r.entity_id, r.heads, r.fields,
+      `SELECT r.connection_id || '|' || r.entity_type || '|' || r.external_id AS key,
+              r.connection_id || '|' || r.idempotency_key AS receipt_key, r.entity_id, r.sent_at, r.heads, r.fields,
               r.created_at, r.applied_at IS NOT NULL AS applied
          FROM write_receipt r
          JOIN (SELECT DISTINCT * FROM unnest($1::uuid[], $2::text[], $3::text[]) AS t(conn, type, ext)) t
@@ -335,7 +361,9 @@ export class SyncHandler {
     for (const row of rows) {
       const list = out.get(row.key) ?? [];
       list.push({
+        key: row.receipt_key,
         entityId: row.entity_id,
+        sentAt: row.sent_at,
         heads: row.heads,
         fields: row.fields,
         createdAt: row.created_at,
@@ -346,13 +374,12 @@ export class SyncHandler {
     return out;
   }
 
-  private async markReceiptsApplied(tx: LogTransaction, events: readonly LogEvent[]): Promise<void> {
+  private async markReceiptsApplied(tx: LogTransaction, keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return;
     await tx.query(
-      `UPDATE write_receipt r SET applied_at = now()
-         FROM (SELECT DISTINCT * FROM unnest($1::uuid[], $2::text[], $3::text[]) AS t(conn, type, ext)) t
-        WHERE r.connection_id = t.conn AND r.entity_type = t.type AND r.external_id = t.ext
-          AND r.applied_at IS NULL`,
-      [events.map((e) => e.connectionId), events.map((e) => e.entityType), events.map((e) => e.externalId)],
+      `UPDATE write_receipt SET applied_at = now()
+        WHERE connection_id || '|' || idempotency_key = ANY($1::text[]) AND applied_at IS NULL`,
+      [keys],
     );
   }
 
