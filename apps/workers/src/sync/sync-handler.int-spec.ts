@@ -1,0 +1,187 @@
+import { randomUUID } from 'node:crypto';
+import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
+import { IdentityService } from '@syncline/identity';
+import type { LogEvent } from '@syncline/log';
+import { Pool } from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
+import { SyncHandler } from './sync-handler';
+
+let db: TestDatabase;
+let pool: Pool;
+
+beforeAll(async () => {
+  db = await createTestDatabase('sync_handler');
+  pool = new Pool({ connectionString: db.url, max: 4 });
+});
+
+afterAll(async () => {
+  await pool?.end();
+  await db?.drop();
+});
+
+async function seed() {
+  const workspaceId = randomUUID();
+  await pool.query('INSERT INTO workspace (id, name) VALUES ($1, $2)', [workspaceId, `ws-${workspaceId}`]);
+  const connection = async () => {
+    const id = randomUUID();
+    await pool.query(
+      `INSERT INTO connection (id, workspace_id, provider, external_account_id, status, reconciled_at)
+       VALUES ($1, $2, 'hubspot', $3, 'live', NULL)`,
+      [id, workspaceId, `portal-${id}`],
+    );
+    return id;
+  };
+  return { workspaceId, a: await connection(), b: await connection() };
+}
+
+function system() {
+  const engine = new MergeEngine(new PgMergeStore(pool));
+  const handler = new SyncHandler({ identity: new IdentityService(), engine, connectionsTtlMs: 0 });
+  let offset = 0;
+  const handle = async (event: Omit<LogEvent, 'partition' | 'offset' | 'ingestedAt' | 'providerVersion'>) => {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      await handler.handle(client, [
+        { ...event, partition: 0, offset: ++offset, ingestedAt: new Date(), providerVersion: null },
+      ]);
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK');
+      throw error;
+    } finally {
+      client.release();
+    }
+  };
+  return { handle };
+}
+
+const contact = (
+  workspaceId: string,
+  connectionId: string,
+  externalId: string,
+  at: Date,
+  fields: Record<string, unknown>,
+) => ({
+  workspaceId,
+  connectionId,
+  entityType: 'person' as const,
+  externalId,
+  op: 'upsert' as const,
+  eventKey: `contacts:${externalId}:${at.getTime()}`,
+  fields,
+  fieldTimes: {},
+  eventTime: at,
+  origin: null,
+});
+
+/** Plays the push stage: the outbox rows owed to a connection are "sent" and leave receipts. */
+async function sendOwed(connectionId: string, sentAt: Date) {
+  const { rows } = await pool.query<{
+    id: string;
+    workspace_id: string;
+    entity_id: string;
+    external_id: string;
+    fields: Record<string, unknown>;
+    heads: string[];
+    idempotency_key: string;
+  }>(
+    `UPDATE outbox SET status = 'sent' WHERE connection_id = $1 AND status = 'pending'
+     RETURNING id, workspace_id, entity_id, external_id, fields, heads, idempotency_key`,
+    [connectionId],
+  );
+  for (const row of rows)
+    await pool.query(
+      `INSERT INTO write_receipt (connection_id, idempotency_key, workspace_id, entity_id, entity_type,
+                                  external_id, content_hash, fields, heads, sent_at)
+       VALUES ($1, $2, $3, $4, 'person', $5, 'h', $6, $7, $8)`,
+      [
+        connectionId,
+        row.idempotency_key,
+        row.workspace_id,
+        row.entity_id,
+        row.external_id,
+        row.fields,
+        row.heads,
+        sentAt,
+      ],
+    );
+  return rows.map((r) => r.fields);
+}
+
+async function entityFields(connectionId: string, externalId: string) {
+  const { rows } = await pool.query<{ fields: Record<string, unknown> }>(
+    `SELECT e.fields FROM entity e JOIN source_link l ON l.entity_id = e.id
+      WHERE l.connection_id = $1 AND l.external_id = $2`,
+    [connectionId, externalId],
+  );
+  return rows[0]?.fields;
+}
+
+async function pendingFor(connectionId: string) {
+  const { rows } = await pool.query<{ fields: Record<string, unknown> }>(
+    `SELECT fields FROM outbox WHERE connection_id = $1 AND status = 'pending'`,
+    [connectionId],
+  );
+  return rows.map((r) => r.fields);
+}
+
+describe('the sync stage and write receipts', () => {
+  it('a report of the record from before our write is no clear of what we wrote', async () => {
+    const ws = await seed();
+    const { handle } = system();
+    const t0 = Date.now() - 60_000;
+    const at = (s: number) => new Date(t0 + s * 1000);
+    const ada = { email: 'ada@analytical.example', firstName: 'Ada', lifecycleStage: null };
+    await handle(contact(ws.workspaceId, ws.a, 'a-1', at(0), ada));
+    await handle(contact(ws.workspaceId, ws.b, 'b-1', at(1), ada));
+    // A sets the stage at 10 s; we write it to B at 12 s.
+    await handle(contact(ws.workspaceId, ws.a, 'a-1', at(10), { ...ada, lifecycleStage: 'opportunity' }));
+    expect(await sendOwed(ws.b, at(12))).toEqual([{ lifecycleStage: 'opportunity' }]);
+    // B's own edit at 11 s (before our write) arrives afterwards, as a full record without the stage.
+    await handle(contact(ws.workspaceId, ws.b, 'b-1', at(11), { ...ada, firstName: 'Augusta' }));
+    expect(await entityFields(ws.b, 'b-1')).toMatchObject({
+      firstName: 'Augusta',
+      lifecycleStage: 'opportunity',
+    });
+    // B holds the stage (we wrote it): B is owed nothing, A is owed B's edit.
+    expect(await pendingFor(ws.b)).toEqual([]);
+    expect(await pendingFor(ws.a)).toEqual([{ firstName: 'Augusta' }]);
+  });
+
+  it('an edit our later write replaced wins by its time, and the source is owed it again', async () => {
+    const ws = await seed();
+    const { handle } = system();
+    const t0 = Date.now() - 60_000;
+    const at = (s: number) => new Date(t0 + s * 1000);
+    const bo = { email: 'bo@acme.example', firstName: 'Bo', jobTitle: 'Analyst' };
+    await handle(contact(ws.workspaceId, ws.a, 'a-2', at(0), bo));
+    await handle(contact(ws.workspaceId, ws.b, 'b-2', at(1), bo));
+    await handle(contact(ws.workspaceId, ws.a, 'a-2', at(10), { ...bo, jobTitle: 'CTO' }));
+    expect(await sendOwed(ws.b, at(13))).toEqual([{ jobTitle: 'CTO' }]);
+    // B's edit at 12 s: our write at 13 s replaced it in B, so B holds CTO; the later edit wins.
+    await handle(contact(ws.workspaceId, ws.b, 'b-2', at(12), { ...bo, jobTitle: 'CEO' }));
+    expect(await entityFields(ws.b, 'b-2')).toMatchObject({ jobTitle: 'CEO' });
+    expect(await pendingFor(ws.b)).toEqual([{ jobTitle: 'CEO' }]);
+    expect(await pendingFor(ws.a)).toEqual([{ jobTitle: 'CEO' }]);
+  });
+
+  it('a report after our write applies the receipt: our values are its echo, no write owed', async () => {
+    const ws = await seed();
+    const { handle } = system();
+    const t0 = Date.now() - 60_000;
+    const at = (s: number) => new Date(t0 + s * 1000);
+    const cy = { email: 'cy@globex.example', firstName: 'Cy', phone: null };
+    await handle(contact(ws.workspaceId, ws.a, 'a-3', at(0), { ...cy, phone: '+1 415 555 0100' }));
+    await handle(contact(ws.workspaceId, ws.b, 'b-3', at(1), cy));
+    expect(await sendOwed(ws.b, at(5))).toEqual([{ phone: '+1 415 555 0100' }]);
+    await handle(contact(ws.workspaceId, ws.b, 'b-3', at(6), { ...cy, phone: '+1 415 555 0100' }));
+    expect(await pendingFor(ws.a)).toEqual([]);
+    expect(await pendingFor(ws.b)).toEqual([]);
+    const { rows } = await pool.query('SELECT applied_at FROM write_receipt WHERE connection_id = $1', [
+      ws.b,
+    ]);
+    expect(rows.map((r) => r.applied_at !== null)).toEqual([true]);
+  });
+});
