@@ -69,36 +69,41 @@ interface Receipt {
 const ECHO_WINDOW_MS = 5_000;
 
 /**
- * The fields of a change that report back exactly what our latest write to that record set,
- * at a time no later than the write (give or take the window): our echo, not an edit. Split
- * off, a late echo cannot undo an edit the source made in between; anything else stays.
+ * The fields of a change that report back exactly what one of our recent writes to that
+ * record set, at a time no later than that write (give or take the window): our echo, not
+ * an edit, even when a later write of ours has replaced it since. Split off, a late echo
+ * cannot undo an edit made in between; anything else stays.
  *
- * A field edited before our latest write was stored, to another value than we wrote, was
- * replaced by that write (HubSpot has no conditional update: an edit between our read of
- * the version and our write is overwritten): the edit still merges, and the source is
- * marked as holding what we wrote (`held`), so that it is owed the edit if the edit wins.
- * Clock skew between the provider and us errs towards one more write, never towards none.
+ * A field reported as it was before our latest write was stored, when that write set it,
+ * is no longer what the source holds: our write replaced it (HubSpot has no conditional
+ * update, so an edit between our read of the version and our write is overwritten too).
+ * An edit still merges, and the source is marked as holding what we wrote (`held`), so it
+ * is owed the edit if the edit wins. Clock skew between the provider and us errs towards
+ * one more write, never towards none.
  */
 export function splitEcho(
   event: Pick<LogEvent, 'fields' | 'fieldTimes' | 'eventTime'>,
-  latest: Pick<Receipt, 'fields' | 'createdAt'> | undefined,
+  receipts: readonly Pick<Receipt, 'fields' | 'createdAt'>[],
 ): { fields: Record<string, unknown>; echo?: Record<string, unknown>; held?: Record<string, unknown> } {
+  const latest = receipts.at(-1);
   if (latest === undefined) return { fields: event.fields };
   const fields: Record<string, unknown> = {};
   const echo: Record<string, unknown> = {};
   const held: Record<string, unknown> = {};
-  const written = latest.createdAt.getTime();
-  const limit = written + ECHO_WINDOW_MS;
   for (const [field, value] of Object.entries(event.fields)) {
     const at = event.fieldTimes[field] ? Date.parse(event.fieldTimes[field]) : event.eventTime.getTime();
-    const ours = Object.hasOwn(latest.fields, field);
-    const same = ours && contentHash({ v: latest.fields[field] }) === contentHash({ v: value });
-    if (same && at <= limit) {
-      echo[field] = value;
-      continue;
-    }
-    fields[field] = value;
-    if (ours && !same && at < written) held[field] = latest.fields[field];
+    const hash = contentHash({ v: value });
+    const wrote = (r: Pick<Receipt, 'fields'>) => Object.hasOwn(r.fields, field);
+    const echoOf = receipts.some(
+      (r) =>
+        wrote(r) &&
+        at <= r.createdAt.getTime() + ECHO_WINDOW_MS &&
+        contentHash({ v: r.fields[field] }) === hash,
+    );
+    if (echoOf) echo[field] = value;
+    else fields[field] = value;
+    if (wrote(latest) && at < latest.createdAt.getTime() && contentHash({ v: latest.fields[field] }) !== hash)
+      held[field] = latest.fields[field];
   }
   return {
     fields,
@@ -220,7 +225,7 @@ export class SyncHandler {
         if (receipt.entityId !== entityId) continue;
         await engine.markSeen(entityId, event.workspaceId, event.connectionId, receipt.heads, store);
       }
-      const { fields, echo, held } = splitEcho(event, ofRecord.at(-1));
+      const { fields, echo, held } = splitEcho(event, ofRecord);
       if (event.op === 'delete') {
         entry.deletedIn.push({ connectionId: event.connectionId, at: event.eventTime.toISOString() });
         await tx.query(
