@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ProviderKey } from '@syncline/core';
-import { type ConnectionId, err, ok, type Result, type WorkspaceId } from '@syncline/core';
+import { type ConnectionId, err, INTERNAL_PROVIDER, ok, type Result, type WorkspaceId } from '@syncline/core';
 import { Prisma, PrismaClient } from '@syncline/core/db';
 import type { ConnectionStatus } from './connections.schemas';
 
@@ -48,6 +48,9 @@ const PROVIDER_KEY = Object.fromEntries(Object.entries(DB_PROVIDER).map(([key, d
   DbProvider,
   ProviderKey
 >;
+
+/** The workspace's own connection (user edits) is no provider account: never listed or changed here. */
+const INTERNAL = INTERNAL_PROVIDER satisfies Prisma.ConnectionCreateInput['provider'];
 
 const RECORD = {
   id: true,
@@ -101,7 +104,7 @@ export class ConnectionsRepository {
 
   async list(workspaceId: WorkspaceId): Promise<ConnectionRecord[]> {
     const rows = await this.prisma.connection.findMany({
-      where: { workspaceId },
+      where: { workspaceId, provider: { not: INTERNAL } },
       select: RECORD,
       orderBy: { createdAt: 'asc' },
     });
@@ -110,7 +113,10 @@ export class ConnectionsRepository {
 
   /** Null when there is no such connection in this workspace, whether or not another has it. */
   async find(workspaceId: WorkspaceId, id: ConnectionId): Promise<ConnectionRecord | null> {
-    const row = await this.prisma.connection.findFirst({ where: { id, workspaceId }, select: RECORD });
+    const row = await this.prisma.connection.findFirst({
+      where: { id, workspaceId, provider: { not: INTERNAL } },
+      select: RECORD,
+    });
     return row && toRecord(row);
   }
 
@@ -143,7 +149,7 @@ export class ConnectionsRepository {
   ): Promise<ConnectionRecord | null> {
     return this.prisma.$transaction(async (tx) => {
       const current = await tx.connection.findFirst({
-        where: { id, workspaceId },
+        where: { id, workspaceId, provider: { not: INTERNAL } },
         select: { status: true, cursors: true },
       });
       if (!current) return null;
@@ -167,7 +173,8 @@ function toRecord(row: RecordRow): ConnectionRecord {
   return {
     id: row.id as ConnectionId,
     workspaceId: row.workspaceId as WorkspaceId,
-    provider: PROVIDER_KEY[row.provider],
+    // The workspace's own connection is never read here (see INTERNAL).
+    provider: PROVIDER_KEY[row.provider as DbProvider],
     externalAccountId: row.externalAccountId,
     displayName: row.displayName,
     status: row.status,

@@ -130,7 +130,7 @@ export class WorkerMetrics {
       }>(
         `SELECT id, backfill_seen, backfill_total,
                 EXTRACT(EPOCH FROM (now() - watermark))::float8 AS delay_s
-           FROM connection WHERE status IN ('backfilling', 'live')`,
+           FROM connection WHERE status IN ('backfilling', 'live') AND provider <> 'syncline'`,
       );
       this.backfillSeen.reset();
       this.backfillTotal.reset();

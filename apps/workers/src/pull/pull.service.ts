@@ -172,7 +172,7 @@ export class PullService {
   /** Enqueues a pull of every pending, backfilling or live connection; returns how many. */
   async enqueueAll(): Promise<number> {
     const { rows } = await this.pool.query<{ id: string }>(
-      `SELECT id FROM connection WHERE status IN ('pending', 'backfilling', 'live') ORDER BY id`,
+      `SELECT id FROM connection WHERE status IN ('pending', 'backfilling', 'live') AND provider <> 'syncline' ORDER BY id`,
     );
     const queue = this.jobs.queueOf(JOB);
     for (let at = 0; at < rows.length; at += ENQUEUE_BATCH) {

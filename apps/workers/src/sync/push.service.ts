@@ -412,7 +412,7 @@ export class PushService {
       // Again for a minute after the first time: batches in flight then (and workers whose
       // connection list was cached from before) did not yet create in this connection.
       `SELECT c.id, c.workspace_id, c.provider::text AS provider FROM connection c
-        WHERE c.status = 'live' AND (c.reconciled_at > now() - interval '60 seconds' OR c.reconciled_at IS NULL AND NOT EXISTS (
+        WHERE c.status = 'live' AND c.provider <> 'syncline' AND (c.reconciled_at > now() - interval '60 seconds' OR c.reconciled_at IS NULL AND NOT EXISTS (
             SELECT 1 FROM change_event ev
               LEFT JOIN consumer_offset o ON o.group_name = $1 AND o.partition = ev.partition
              WHERE ev.connection_id = c.id AND ev."offset" > COALESCE(o.committed_offset, 0)))`,

@@ -63,7 +63,7 @@ const contact = (
   externalId: string,
   at: Date,
   fields: Record<string, unknown>,
-) => ({
+): Omit<LogEvent, 'partition' | 'offset' | 'ingestedAt' | 'providerVersion'> => ({
   workspaceId,
   connectionId,
   entityType: 'person' as const,
@@ -160,8 +160,17 @@ describe('the sync stage and write receipts', () => {
     await handle(contact(ws.workspaceId, ws.b, 'b-2', at(1), bo));
     await handle(contact(ws.workspaceId, ws.a, 'a-2', at(10), { ...bo, jobTitle: 'CTO' }));
     expect(await sendOwed(ws.b, at(13))).toEqual([{ jobTitle: 'CTO' }]);
-    // B's edit at 12 s: our write at 13 s replaced it in B, so B holds CTO; the later edit wins.
-    await handle(contact(ws.workspaceId, ws.b, 'b-2', at(12), { ...bo, jobTitle: 'CEO' }));
+    // B's whole record as read at 12 s, before our write: its title is the old state, no edit.
+    await handle(contact(ws.workspaceId, ws.b, 'b-2', at(12), { ...bo, jobTitle: 'Analyst' }));
+    expect(await entityFields(ws.b, 'b-2')).toMatchObject({ jobTitle: 'CTO' });
+    expect(await pendingFor(ws.b)).toEqual([]);
+    // B's edit at 12 s, dated by the provider (a property-change notification): our write at
+    // 13 s replaced it in B, so B holds CTO; the later edit wins and is owed everywhere.
+    await handle({
+      ...contact(ws.workspaceId, ws.b, 'b-2', at(12), { jobTitle: 'CEO' }),
+      eventKey: 'contacts:b-2:12000:jobtitle',
+      fieldTimes: { jobTitle: at(12).toISOString() },
+    });
     expect(await entityFields(ws.b, 'b-2')).toMatchObject({ jobTitle: 'CEO' });
     expect(await pendingFor(ws.b)).toEqual([{ jobTitle: 'CEO' }]);
     expect(await pendingFor(ws.a)).toEqual([{ jobTitle: 'CEO' }]);
@@ -183,5 +192,44 @@ describe('the sync stage and write receipts', () => {
       ws.b,
     ]);
     expect(rows.map((r) => r.applied_at !== null)).toEqual([true]);
+  });
+
+  it("a person's edit in Syncline merges as theirs and is owed to every CRM; only from the workspace's own connection", async () => {
+    const ws = await seed();
+    const { handle } = system();
+    const own = randomUUID();
+    await pool.query(
+      `INSERT INTO connection (id, workspace_id, provider, external_account_id, status)
+       VALUES ($1, $2, 'syncline', 'syncline', 'live')`,
+      [own, ws.workspaceId],
+    );
+    const t0 = Date.now() - 60_000;
+    const at = (s: number) => new Date(t0 + s * 1000);
+    const di = { email: 'di@globex.example', firstName: 'Di', jobTitle: 'Analyst' };
+    await handle(contact(ws.workspaceId, ws.a, 'a-4', at(0), di));
+    await handle(contact(ws.workspaceId, ws.b, 'b-4', at(1), di));
+    const { rows } = await pool.query<{ entity_id: string }>(
+      'SELECT entity_id FROM source_link WHERE connection_id = $1 AND external_id = $2',
+      [ws.a, 'a-4'],
+    );
+    const entityId = rows[0]!.entity_id;
+    const edit = (connectionId: string, key: string, jobTitle: string) => ({
+      ...contact(ws.workspaceId, connectionId, entityId, at(5), { jobTitle }),
+      eventKey: key,
+      origin: { kind: 'user', userId: 'key-1' },
+    });
+    // Claimed from a provider connection, the same origin is nobody's edit.
+    await handle(edit(ws.a, 'edit:forged', 'Forged'));
+    expect(await entityFields(ws.a, 'a-4')).toMatchObject({ jobTitle: 'Analyst' });
+    await handle(edit(own, 'edit:1', 'Director'));
+    expect(await entityFields(ws.a, 'a-4')).toMatchObject({ jobTitle: 'Director' });
+    expect(await pendingFor(ws.a)).toEqual([{ jobTitle: 'Director' }]);
+    expect(await pendingFor(ws.b)).toEqual([{ jobTitle: 'Director' }]);
+    expect(await pendingFor(own)).toEqual([]);
+    const provenance = await pool.query<{ provenance: Record<string, { source: unknown }> }>(
+      'SELECT provenance FROM entity WHERE id = $1',
+      [entityId],
+    );
+    expect(provenance.rows[0]?.provenance.jobTitle?.source).toEqual({ kind: 'user', id: 'key-1' });
   });
 });

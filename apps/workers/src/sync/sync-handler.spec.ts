@@ -1,71 +1,72 @@
 import { describe, expect, it } from 'vitest';
 import { splitEcho } from './sync-handler';
 
+// Our write of a job title and a phone: started at 10:00:00.000, stored at 10:00:00.200.
 const written = {
   fields: { jobTitle: 'v743', phone: '+1 415 555 0100' },
-  createdAt: new Date('2026-11-30T10:00:00Z'),
+  sentAt: new Date('2026-11-30T10:00:00.000Z'),
+  createdAt: new Date('2026-11-30T10:00:00.200Z'),
 };
+const report = (fields: Record<string, unknown>, at: string, fieldTimes: Record<string, string> = {}) => ({
+  fields,
+  fieldTimes,
+  eventTime: new Date(at),
+});
 
 describe('splitEcho', () => {
-  it('splits off fields reported back exactly as written, at or before the write', () => {
-    const event = {
-      fields: { jobTitle: 'v743', firstName: 'Ada' },
-      fieldTimes: {},
-      eventTime: new Date('2026-11-30T09:59:59.990Z'),
-    };
+  it('without writes, everything is an edit', () => {
+    expect(splitEcho(report({ jobTitle: 'v792' }, '2026-11-30T09:59:00Z'), [])).toEqual({
+      fields: { jobTitle: 'v792' },
+    });
+  });
+
+  it('splits off fields reported back exactly as written, after the write started', () => {
+    const event = report({ jobTitle: 'v743', firstName: 'Ada' }, '2026-11-30T10:00:00.100Z');
     expect(splitEcho(event, [written])).toEqual({ fields: { firstName: 'Ada' }, echo: { jobTitle: 'v743' } });
   });
 
-  it('keeps a different value, a field we did not write, and a value set again long after the write', () => {
-    const later = {
+  it('keeps a different value after the write, and the same value set again long after it', () => {
+    expect(splitEcho(report({ jobTitle: 'v792' }, '2026-11-30T10:00:01Z'), [written])).toEqual({
+      fields: { jobTitle: 'v792' },
+    });
+    expect(splitEcho(report({ jobTitle: 'v743' }, '2026-11-30T10:05:00Z'), [written])).toEqual({
       fields: { jobTitle: 'v743' },
-      fieldTimes: {},
-      eventTime: new Date('2026-11-30T10:05:00Z'),
-    };
-    expect(splitEcho(later, [written])).toEqual({ fields: { jobTitle: 'v743' } });
-    const other = {
-      fields: { jobTitle: 'v792' },
-      fieldTimes: {},
-      eventTime: new Date('2026-11-30T09:59:00Z'),
-    };
-    expect(splitEcho({ ...other, eventTime: new Date('2026-11-30T10:00:01Z') }, [written])).toEqual({
-      fields: { jobTitle: 'v792' },
     });
-    expect(splitEcho(other, [])).toEqual({ fields: { jobTitle: 'v792' } });
   });
 
-  it('an edit to another value made before our write is merged, and the source marked as holding our value', () => {
-    const overwritten = {
-      fields: { jobTitle: 'v792', firstName: 'Ada' },
-      fieldTimes: {},
-      eventTime: new Date('2026-11-30T09:59:00Z'),
-    };
-    expect(splitEcho(overwritten, [written])).toEqual({
-      fields: { jobTitle: 'v792', firstName: 'Ada' },
+  it('a snapshot from before the write: the source holds what we wrote; its older values are no edits', () => {
+    const event = report({ jobTitle: null, firstName: 'Ada' }, '2026-11-30T09:59:59Z');
+    expect(splitEcho(event, [written])).toEqual({
+      fields: { firstName: 'Ada' },
       held: { jobTitle: 'v743' },
     });
   });
 
-  it('an echo of an earlier write of ours, reported after a later one, is an echo still', () => {
-    const earlier = { fields: { jobTitle: 'r2' }, createdAt: new Date('2026-11-30T09:59:00Z') };
-    const event = {
+  it('a field the provider dated before our write is an edit our write overwrote: merged, and held', () => {
+    const event = report({ jobTitle: 'v792' }, '2026-11-30T09:59:59.900Z', {
+      jobTitle: '2026-11-30T09:59:59.900Z',
+    });
+    expect(splitEcho(event, [written])).toEqual({ fields: { jobTitle: 'v792' }, held: { jobTitle: 'v743' } });
+  });
+
+  it('an echo of an earlier write of ours, reported after a later one started, only says what is held', () => {
+    const earlier = {
       fields: { jobTitle: 'r2' },
-      fieldTimes: {},
-      eventTime: new Date('2026-11-30T09:59:00.500Z'),
+      sentAt: new Date('2026-11-30T09:59:00Z'),
+      createdAt: new Date('2026-11-30T09:59:00.100Z'),
     };
-    expect(splitEcho(event, [earlier, written])).toEqual({
-      fields: {},
-      echo: { jobTitle: 'r2' },
-      held: { jobTitle: 'v743' },
+    const event = report({ jobTitle: 'r2' }, '2026-11-30T09:59:00.050Z');
+    expect(splitEcho(event, [earlier, written])).toEqual({ fields: {}, held: { jobTitle: 'v743' } });
+    // Reported after the later write, the same value is an edit back to it.
+    expect(splitEcho(report({ jobTitle: 'r2' }, '2026-11-30T10:00:01Z'), [earlier, written])).toEqual({
+      fields: { jobTitle: 'r2' },
     });
   });
 
   it('judges each field by its own time where the provider gives one', () => {
-    const event = {
-      fields: { jobTitle: 'v743', phone: '+1 415 555 0100' },
-      fieldTimes: { phone: '2026-11-30T11:00:00.000Z' },
-      eventTime: new Date('2026-11-30T09:59:59Z'),
-    };
+    const event = report({ jobTitle: 'v743', phone: '+1 415 555 0100' }, '2026-11-30T10:00:00.100Z', {
+      phone: '2026-11-30T11:00:00.000Z',
+    });
     expect(splitEcho(event, [written])).toEqual({
       fields: { phone: '+1 415 555 0100' },
       echo: { jobTitle: 'v743' },

@@ -69,47 +69,64 @@ interface Receipt {
 const ECHO_WINDOW_MS = 5_000;
 
 /**
- * The fields of a change that report back exactly what one of our recent writes to that
- * record set, at a time no later than that write (give or take the window): our echo, not
- * an edit, even when a later write of ours has replaced it since. Split off, a late echo
- * cannot undo an edit made in between; anything else stays.
+ * Sorts a provider's report of a record against our recent writes to it (oldest first):
  *
- * A field reported as it was before our latest write was stored, when that write set it,
- * is no longer what the source holds: our write replaced it (HubSpot has no conditional
- * update, so an edit between our read of the version and our write is overwritten too).
- * An edit still merges, and the source is marked as holding what we wrote (`held`), so it
- * is owed the edit if the edit wins. Clock skew between the provider and us errs towards
- * one more write, never towards none.
+ * - A field reported as it stood before our last write of it started (its time is earlier)
+ *   no longer says what the source holds: that write replaced it. The source is marked as
+ *   holding what we wrote (`held`). The reported value is merged as an edit only if the
+ *   provider dated that field itself (a property-change notification, a field history): an
+ *   edit made just before our write, which HubSpot, having no conditional update, let our
+ *   write overwrite. A whole-record snapshot dates only the record, so an older value in it
+ *   is the state before our write, not an edit, and is dropped.
+ * - A field reported exactly as one of our writes set it, no later than that write (give or
+ *   take the window), is our echo (`echo`), even when a later write has replaced it since.
+ * - Everything else is the source's edit (`fields`).
  */
 export function splitEcho(
   event: Pick<LogEvent, 'fields' | 'fieldTimes' | 'eventTime'>,
-  receipts: readonly Pick<Receipt, 'fields' | 'createdAt'>[],
+  receipts: readonly Pick<Receipt, 'fields' | 'createdAt' | 'sentAt'>[],
 ): { fields: Record<string, unknown>; echo?: Record<string, unknown>; held?: Record<string, unknown> } {
-  const latest = receipts.at(-1);
-  if (latest === undefined) return { fields: event.fields };
+  if (receipts.length === 0) return { fields: event.fields };
   const fields: Record<string, unknown> = {};
   const echo: Record<string, unknown> = {};
   const held: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(event.fields)) {
-    const at = event.fieldTimes[field] ? Date.parse(event.fieldTimes[field]) : event.eventTime.getTime();
+    const dated = event.fieldTimes[field];
+    const at = dated ? Date.parse(dated) : event.eventTime.getTime();
     const hash = contentHash({ v: value });
-    const wrote = (r: Pick<Receipt, 'fields'>) => Object.hasOwn(r.fields, field);
-    const echoOf = receipts.some(
-      (r) =>
-        wrote(r) &&
-        at <= r.createdAt.getTime() + ECHO_WINDOW_MS &&
-        contentHash({ v: r.fields[field] }) === hash,
+    const writes = receipts.filter((r) => Object.hasOwn(r.fields, field));
+    const last = writes.at(-1);
+    if (last !== undefined && at < last.sentAt.getTime()) {
+      held[field] = last.fields[field];
+      if (dated && contentHash({ v: last.fields[field] }) !== hash) fields[field] = value;
+      continue;
+    }
+    const ours = writes.some(
+      (r) => at <= r.createdAt.getTime() + ECHO_WINDOW_MS && contentHash({ v: r.fields[field] }) === hash,
     );
-    if (echoOf) echo[field] = value;
+    if (ours) echo[field] = value;
     else fields[field] = value;
-    if (wrote(latest) && at < latest.createdAt.getTime() && contentHash({ v: latest.fields[field] }) !== hash)
-      held[field] = latest.fields[field];
   }
   return {
     fields,
     ...(Object.keys(echo).length > 0 ? { echo } : {}),
     ...(Object.keys(held).length > 0 ? { held } : {}),
   };
+}
+
+/** Who made an edit in Syncline (an API key), and the conflict it settles, if any. */
+interface UserEdit {
+  userId: string;
+  resolves?: string;
+}
+
+/** The edit an event carries if it was made in Syncline (origin `{ kind: 'user', userId }`). */
+export function userEditOf(event: Pick<LogEvent, 'origin'>): UserEdit | undefined {
+  const origin = event.origin;
+  if (origin?.kind !== 'user' || typeof origin.userId !== 'string' || origin.userId === '') return undefined;
+  return typeof origin.resolves === 'string'
+    ? { userId: origin.userId, resolves: origin.resolves }
+    : { userId: origin.userId };
 }
 
 const sameSet = (a: readonly string[], b: readonly string[]): boolean =>
@@ -181,9 +198,12 @@ export class SyncHandler {
   ): Promise<void> {
     const { identity, engine } = this.options;
     await this.linkEchoedCreates(tx, events);
+    // Edits made in Syncline name their entity: identity has nothing to resolve.
     await identity.handle(
       tx,
-      events.map((e) => ({ ...e, partial: e.origin?.partial === true })),
+      events
+        .filter((e) => userEditOf(e) === undefined)
+        .map((e) => ({ ...e, partial: e.origin?.partial === true })),
     );
 
     await this.recordVersions(tx, events);
@@ -210,6 +230,11 @@ export class SyncHandler {
       if (entry === undefined) {
         entry = { entityId, workspaceId: event.workspaceId, entityType: event.entityType, deletedIn: [] };
         touched.set(entityId, entry);
+      }
+      const edit = userEditOf(event);
+      if (edit !== undefined) {
+        entry.outcome = await this.applyUserEdit(tx, store, entityId, event, edit);
+        continue;
       }
       const recordKey = `${event.connectionId}|${event.entityType}|${event.externalId}`;
       const ofRecord = receipts.get(recordKey) ?? [];
@@ -303,18 +328,81 @@ export class SyncHandler {
     );
   }
 
-  /** The canonical entity of each event's source record (following a merge), if linked. */
+  /**
+   * The canonical entity of each event's source record (following a merge), if linked. An
+   * edit made in Syncline names its entity; it counts only from the workspace's own
+   * connection, and only for an entity of that workspace and type.
+   */
   private async entitiesOf(tx: LogTransaction, events: readonly LogEvent[]): Promise<(string | undefined)[]> {
+    const isEdit = events.map((e) => userEditOf(e) !== undefined);
     const { rows } = await tx.query<{ i: string; entity_id: string }>(
       `SELECT t.i, COALESCE(e.merged_into, e.id) AS entity_id
-         FROM unnest($1::uuid[], $2::text[], $3::text[]) WITH ORDINALITY AS t(conn, type, ext, i)
+         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bool[]) WITH ORDINALITY AS t(conn, type, ext, edit, i)
          JOIN source_link l ON l.connection_id = t.conn AND l.entity_type = t.type AND l.external_id = t.ext
-         JOIN entity e ON e.id = l.entity_id`,
-      [events.map((e) => e.connectionId), events.map((e) => e.entityType), events.map((e) => e.externalId)],
+         JOIN entity e ON e.id = l.entity_id
+        WHERE NOT t.edit
+       UNION ALL
+       SELECT t.i, COALESCE(e.merged_into, e.id)
+         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bool[]) WITH ORDINALITY AS t(conn, type, ext, edit, i)
+         JOIN connection c ON c.id = t.conn AND c.provider = 'syncline'
+         JOIN entity e ON e.id::text = t.ext AND e.workspace_id = c.workspace_id AND e.entity_type = t.type
+        WHERE t.edit`,
+      [
+        events.map((e) => e.connectionId),
+        events.map((e) => e.entityType),
+        events.map((e) => e.externalId),
+        isEdit,
+      ],
     );
     const out: (string | undefined)[] = events.map(() => undefined);
     for (const row of rows) out[Number(row.i) - 1] = row.entity_id;
     return out;
+  }
+
+  /**
+   * A person's edit, made in Syncline: merged at the current heads (they saw the current
+   * view), as that person. One that settles an open conflict of the entity resolves it.
+   */
+  private async applyUserEdit(
+    tx: LogTransaction,
+    store: PgMergeStore,
+    entityId: string,
+    event: LogEvent,
+    edit: UserEdit,
+  ): Promise<MergeOutcome> {
+    const { engine } = this.options;
+    const ref = { entityId, workspaceId: event.workspaceId, entityType: event.entityType };
+    const eventKey = `${event.connectionId}:${event.eventKey}`;
+    if (edit.resolves !== undefined) {
+      const { rows } = await tx.query<{ field: string }>(
+        `SELECT field FROM merge_conflict WHERE id::text = $1 AND entity_id = $2 AND status = 'open'`,
+        [edit.resolves, entityId],
+      );
+      const field = rows[0]?.field;
+      if (field !== undefined && Object.hasOwn(event.fields, field))
+        return engine.resolveConflict(
+          {
+            ...ref,
+            conflictId: edit.resolves,
+            field,
+            value: event.fields[field],
+            userId: edit.userId,
+            at: event.eventTime,
+            eventKey,
+          },
+          store,
+        );
+    }
+    return engine.applyInbound(
+      {
+        ...ref,
+        source: { kind: 'user', id: edit.userId },
+        eventKey,
+        eventTime: event.eventTime,
+        fields: event.fields,
+      },
+      store,
+    );
   }
 
   /**
@@ -532,7 +620,7 @@ export class SyncHandler {
     }>(
       `SELECT id, provider::text AS provider, status::text AS status, delete_policy,
               reconciled_at IS NOT NULL AS reconciled
-         FROM connection WHERE workspace_id = $1 ORDER BY id`,
+         FROM connection WHERE workspace_id = $1 AND provider <> 'syncline' ORDER BY id`,
       [workspaceId],
     );
     const list = rows.map((r) => ({
