@@ -8,6 +8,8 @@ const DESCRIPTIONS: Partial<Record<HttpStatus, string>> = {
   [HttpStatus.FORBIDDEN]: "The key's role may not do this.",
   [HttpStatus.NOT_FOUND]: 'No such record in this workspace.',
   [HttpStatus.CONFLICT]: 'The record already exists.',
+  [HttpStatus.PRECONDITION_FAILED]:
+    'The record changed since the version in `If-Match` (`precondition_failed`): read it again, then retry.',
 };
 
 /** Documents the error responses a route can give, all in the `{ error: { code, message } }` shape. */

@@ -12,6 +12,7 @@ export const API_ERROR_CODES = [
   'not_found',
   'method_not_allowed',
   'conflict',
+  'precondition_failed',
   'payload_too_large',
   'unsupported_media_type',
   'rate_limited',

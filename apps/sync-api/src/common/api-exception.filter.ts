@@ -15,6 +15,7 @@ const CODE_BY_STATUS: Partial<Record<number, ApiErrorCode>> = {
   [HttpStatus.NOT_FOUND]: 'not_found',
   [HttpStatus.METHOD_NOT_ALLOWED]: 'method_not_allowed',
   [HttpStatus.CONFLICT]: 'conflict',
+  [HttpStatus.PRECONDITION_FAILED]: 'precondition_failed',
   [HttpStatus.PAYLOAD_TOO_LARGE]: 'payload_too_large',
   [HttpStatus.UNSUPPORTED_MEDIA_TYPE]: 'unsupported_media_type',
   [HttpStatus.TOO_MANY_REQUESTS]: 'rate_limited',

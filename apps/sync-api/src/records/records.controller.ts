@@ -1,10 +1,30 @@
-import { Controller, Get, HttpStatus, Inject, Param, Query, type Type } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import {
+  Body,
+  Controller,
+  Get,
+  Headers,
+  HttpStatus,
+  Inject,
+  Param,
+  Patch,
+  Query,
+  Res,
+  type Type,
+} from '@nestjs/common';
+import { ApiAcceptedResponse, ApiBearerAuth, ApiHeader, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { CurrentPrincipal } from '../auth/auth.decorators';
 import type { Principal } from '../auth/principal';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';
+import { ValidationFailedException } from '../common/api-errors';
 import {
+  type AcceptedEditView,
+  acceptedEdit,
+  type EditBody,
+  editBody,
+  idempotencyKeyHeader,
+  ifMatchHeader,
   type ListQuery,
   listQueries,
   RECORD_RESOURCES,
@@ -14,7 +34,24 @@ import {
   recordPage,
   recordView,
 } from './records.schemas';
-import { RecordsService } from './records.service';
+import { type EditOutcome, RecordsService } from './records.service';
+
+/** Headers have no schema slot on their decorator: parsed here, refused like any other input. */
+export function header<S extends z.ZodType>(schema: S, value: unknown, name: string): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw new ValidationFailedException(parsed.error.issues, { part: 'header', name });
+}
+
+/** An edit's answer: the merged record with its ETag, or 202 when it is not merged yet. */
+export function answerEdit(reply: FastifyReply, outcome: EditOutcome): RecordView | AcceptedEditView {
+  if (!outcome.applied) {
+    reply.status(HttpStatus.ACCEPTED);
+    return { accepted: true, changeKey: outcome.changeKey };
+  }
+  reply.header('etag', `"${outcome.record.version}"`);
+  return outcome.record;
+}
 
 /**
  * One controller class per collection, all from this one definition: Nest routes and
@@ -42,14 +79,49 @@ function recordsController(resource: RecordResource): Type<unknown> {
       return this.records.list(principal, resource, query);
     }
 
-    @ApiOkResponse({ standardSchema: recordView })
+    @ApiOkResponse({ standardSchema: recordView, description: 'The record; `ETag` carries its version.' })
     @ApiErrorResponses(HttpStatus.BAD_REQUEST, HttpStatus.NOT_FOUND)
     @Get(':id')
-    get(
+    async get(
       @CurrentPrincipal() principal: Principal,
       @Param('id', { schema: z.uuid() }) id: string,
+      @Res({ passthrough: true }) reply: FastifyReply,
     ): Promise<RecordView> {
-      return this.records.get(principal, resource, id);
+      const record = await this.records.get(principal, resource, id);
+      reply.header('etag', `"${record.version}"`);
+      return record;
+    }
+
+    @ApiOkResponse({
+      standardSchema: recordView,
+      description:
+        'The edit is merged as yours and on its way to every connected system; this is the record after it.',
+    })
+    @ApiAcceptedResponse({
+      standardSchema: acceptedEdit,
+      description: 'Accepted, not merged within 3 s (the sync stage is behind): read the record again later.',
+    })
+    @ApiHeader({ name: 'If-Match', required: false, description: 'The record version (`version`, `ETag`).' })
+    @ApiHeader({
+      name: 'Idempotency-Key',
+      required: false,
+      description: 'A retry with the same key is one edit.',
+    })
+    @ApiErrorResponses(HttpStatus.BAD_REQUEST, HttpStatus.NOT_FOUND, HttpStatus.PRECONDITION_FAILED)
+    @Patch(':id')
+    async edit(
+      @CurrentPrincipal() principal: Principal,
+      @Param('id', { schema: z.uuid() }) id: string,
+      @Body({ schema: editBody }) body: EditBody,
+      @Headers('if-match') ifMatch: unknown,
+      @Headers('idempotency-key') idempotencyKey: unknown,
+      @Res({ passthrough: true }) reply: FastifyReply,
+    ): Promise<RecordView | AcceptedEditView> {
+      const outcome = await this.records.edit(principal, resource, id, body, {
+        ifMatch: header(ifMatchHeader, ifMatch, 'If-Match'),
+        idempotencyKey: header(idempotencyKeyHeader, idempotencyKey, 'Idempotency-Key'),
+      });
+      return answerEdit(reply, outcome);
     }
   }
   // Distinct names keep Nest's injector and the OpenAPI operation ids apart.

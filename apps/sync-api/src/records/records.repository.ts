@@ -46,6 +46,29 @@ interface EntityRow {
   updated_at: Date;
 }
 
+export interface ConflictCursor {
+  createdAt: string;
+  id: string;
+}
+
+/** A merge_conflict row with its record's type. */
+export interface ConflictRow {
+  id: string;
+  entity_id: string;
+  entity_type: EntityType;
+  field: string;
+  kind: string;
+  policy: string;
+  status: 'open' | 'resolved';
+  candidates: Prisma.JsonValue;
+  resolution: Prisma.JsonValue;
+  created_at: Date;
+  resolved_at: Date | null;
+}
+
+const CONFLICT_COLUMNS = Prisma.sql`c.id::text, c.entity_id::text, e.entity_type, c.field, c.kind, c.policy,
+  c.status::text AS status, c.candidates, c.resolution, c.created_at, c.resolved_at`;
+
 const COLUMNS = Prisma.sql`id::text, entity_type, display_name, fields, provenance, version, merged_into::text,
   flags, updated_at`;
 
@@ -91,6 +114,42 @@ export class RecordsRepository {
        WHERE id = ${id}::uuid AND workspace_id = ${workspaceId}::uuid AND entity_type = ${entityType}`;
     const [record] = await this.withRelations(workspaceId, rows);
     return record ?? null;
+  }
+
+  /** A page of the workspace's conflicts, newest first (keyset on created_at, id). */
+  async conflicts(
+    workspaceId: WorkspaceId,
+    filter: {
+      status: 'open' | 'resolved';
+      recordId?: string | undefined;
+      after?: ConflictCursor;
+      limit: number;
+    },
+  ): Promise<ConflictRow[]> {
+    const conditions = [
+      Prisma.sql`c.workspace_id = ${workspaceId}::uuid`,
+      Prisma.sql`c.status = ${filter.status}::merge_conflict_status`,
+    ];
+    if (filter.recordId !== undefined) conditions.push(Prisma.sql`c.entity_id = ${filter.recordId}::uuid`);
+    if (filter.after !== undefined)
+      conditions.push(
+        Prisma.sql`(c.created_at, c.id) < (${filter.after.createdAt}::timestamptz, ${filter.after.id}::uuid)`,
+      );
+    return this.prisma.$queryRaw<ConflictRow[]>`
+      SELECT ${CONFLICT_COLUMNS}
+        FROM merge_conflict c JOIN entity e ON e.id = c.entity_id AND e.workspace_id = c.workspace_id
+       WHERE ${Prisma.join(conditions, ' AND ')}
+       ORDER BY c.created_at DESC, c.id DESC
+       LIMIT ${filter.limit}`;
+  }
+
+  /** One conflict of this workspace; null otherwise. */
+  async conflict(workspaceId: WorkspaceId, id: string): Promise<ConflictRow | null> {
+    const rows = await this.prisma.$queryRaw<ConflictRow[]>`
+      SELECT ${CONFLICT_COLUMNS}
+        FROM merge_conflict c JOIN entity e ON e.id = c.entity_id AND e.workspace_id = c.workspace_id
+       WHERE c.id = ${id}::uuid AND c.workspace_id = ${workspaceId}::uuid`;
+    return rows[0] ?? null;
   }
 
   /** Two queries for the whole page, not two per record. */

@@ -118,3 +118,87 @@ export const recordPage = z.object({
   nextCursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last page.'),
 });
 export type RecordPage = z.output<typeof recordPage>;
+
+/** A field value a person may set: text, a number, a flag, a list of texts, or null to clear. */
+const fieldValue = z.union([
+  z.string().max(10_000),
+  z.number().finite(),
+  z.boolean(),
+  z.null(),
+  z.array(z.string().max(1_000)).max(100),
+]);
+
+export const editBody = z.strictObject({
+  fields: z
+    .record(z.string().min(1).max(100), fieldValue)
+    .refine((fields) => Object.keys(fields).length > 0, 'at least one field')
+    .refine((fields) => Object.keys(fields).length <= 50, 'at most 50 fields')
+    .describe(
+      'Unified field names (see the record type), or custom fields the record already carries; null clears.',
+    ),
+});
+export type EditBody = z.output<typeof editBody>;
+
+/** `If-Match`: the record version as returned in `version` / `ETag` (`"12"`, `12` or `W/"12"`). */
+export const ifMatchHeader = z
+  .string()
+  .regex(/^(W\/)?"?\d{1,18}"?$/, 'a record version, as in the ETag')
+  .transform((value) => BigInt(value.replace(/^W\//, '').replaceAll('"', '')))
+  .optional();
+
+/** `Idempotency-Key`: a retried request with the same key is one edit. */
+export const idempotencyKeyHeader = z
+  .string()
+  .regex(/^[A-Za-z0-9._:-]{1,120}$/, '1–120 letters, digits, . _ : -')
+  .optional();
+
+export const acceptedEdit = z.object({
+  accepted: z.literal(true),
+  changeKey: z.string().describe('The edit on the change log; read the record again to see it merged.'),
+});
+export type AcceptedEditView = z.output<typeof acceptedEdit>;
+
+export const conflictView = z.object({
+  id: z.uuid(),
+  recordId: z.uuid(),
+  recordType: z.enum(['person', 'company', 'deal', 'meeting', 'email_activity', 'task']),
+  field: z.string(),
+  kind: z.string().describe('concurrent (edited in two places without seeing each other) | late'),
+  policy: z.string().describe('The field policy that applied: lww | priority | manual | union.'),
+  status: z.enum(['open', 'resolved']),
+  candidates: z
+    .array(
+      z.object({
+        value: z.unknown(),
+        source: z.object({ kind: z.enum(['connection', 'user']), id: z.string() }),
+        eventTime: z.iso.datetime(),
+      }),
+    )
+    .describe('Every competing value, with its source and event time.'),
+  winner: z
+    .unknown()
+    .nullable()
+    .describe('The value the policy chose; null while a manual conflict is open.'),
+  resolution: z.unknown().nullable().describe('How a person settled it: the value, who and when.'),
+  createdAt: z.iso.datetime(),
+  resolvedAt: z.iso.datetime().nullable(),
+});
+export type ConflictView = z.output<typeof conflictView>;
+
+export const conflictPage = z.object({
+  data: z.array(conflictView),
+  nextCursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last page.'),
+});
+export type ConflictPage = z.output<typeof conflictPage>;
+
+export const conflictQuery = z.object({
+  ...page,
+  status: z.enum(['open', 'resolved']).default('open'),
+  recordId: z.uuid().optional().describe("Only this record's conflicts."),
+});
+export type ConflictQuery = z.output<typeof conflictQuery>;
+
+export const resolveBody = z.strictObject({
+  value: fieldValue.describe('The value to keep: one of the candidates, or a new one.'),
+});
+export type ResolveBody = z.output<typeof resolveBody>;

@@ -1,8 +1,20 @@
-import { Inject, Injectable, NotFoundException } from '@nestjs/common';
+import { BadRequestException, HttpStatus, Inject, Injectable, NotFoundException } from '@nestjs/common';
+import { type EntityType, isUnifiedField } from '@syncline/core';
 import type { Prisma } from '@syncline/core/db';
 import type { Principal } from '../auth/principal';
-import { type EntityRecord, RecordsRepository } from './records.repository';
+import { CodedHttpException } from '../common/api-errors';
+import { EditLog } from './edits';
 import {
+  type ConflictCursor,
+  type ConflictRow,
+  type EntityRecord,
+  RecordsRepository,
+} from './records.repository';
+import {
+  type ConflictPage,
+  type ConflictQuery,
+  type ConflictView,
+  type EditBody,
   encodeCursor,
   type ListQuery,
   RECORD_RESOURCES,
@@ -11,10 +23,16 @@ import {
   type RecordView,
 } from './records.schemas';
 
+/** What an edit answers: the record as merged, or (not merged in time) that it was accepted. */
+export type EditOutcome = { applied: true; record: RecordView } | { applied: false; changeKey: string };
+
 /** Reads of the unified view, one collection per entity type; always within the caller's workspace. */
 @Injectable()
 export class RecordsService {
-  constructor(@Inject(RecordsRepository) private readonly records: RecordsRepository) {}
+  constructor(
+    @Inject(RecordsRepository) private readonly records: RecordsRepository,
+    @Inject(EditLog) private readonly edits: EditLog,
+  ) {}
 
   async list(principal: Principal, resource: RecordResource, query: ListQuery): Promise<RecordPage> {
     // One row more than asked says whether there is a next page.
@@ -37,6 +55,144 @@ export class RecordsService {
     if (!record) throw new NotFoundException(`no ${RECORD_RESOURCES[resource]} ${id}`);
     return toView(record);
   }
+
+  /**
+   * A person edits fields of a record: the edit goes on the change log as theirs and reaches
+   * every connected system like any change. With `ifMatch`, only if the record is still at
+   * that version (412 otherwise). A merged-away record is edited through its survivor.
+   */
+  async edit(
+    principal: Principal,
+    resource: RecordResource,
+    id: string,
+    body: EditBody,
+    options: { ifMatch?: bigint | undefined; idempotencyKey?: string | undefined },
+  ): Promise<EditOutcome> {
+    const entityType = RECORD_RESOURCES[resource];
+    const record = await this.records.find(principal.workspaceId, entityType, id);
+    if (!record) throw new NotFoundException(`no ${entityType} ${id}`);
+    if (options.ifMatch !== undefined && options.ifMatch !== record.version)
+      throw new CodedHttpException(
+        HttpStatus.PRECONDITION_FAILED,
+        'precondition_failed',
+        `the ${entityType} is at version ${record.version}, not ${options.ifMatch}`,
+      );
+    const target = record.mergedInto ?? record.id;
+    const unknown = unknownFields(entityType, body.fields, record.fields);
+    if (unknown.length > 0)
+      throw new BadRequestException(`not a field of a ${entityType}: ${unknown.sort().join(', ')}`);
+    return this.submit(principal, resource, target, body.fields, options.idempotencyKey);
+  }
+
+  async conflicts(principal: Principal, query: ConflictQuery): Promise<ConflictPage> {
+    const rows = await this.records.conflicts(principal.workspaceId, {
+      status: query.status,
+      recordId: query.recordId,
+      ...(query.cursor === undefined ? {} : { after: decodeConflictCursor(query.cursor) }),
+      limit: query.limit + 1,
+    });
+    const page = rows.slice(0, query.limit);
+    const last = page.at(-1);
+    return {
+      data: page.map(toConflictView),
+      nextCursor:
+        rows.length > query.limit && last
+          ? encodeConflictCursor({ createdAt: last.created_at.toISOString(), id: last.id })
+          : null,
+    };
+  }
+
+  async conflict(principal: Principal, id: string): Promise<ConflictView> {
+    const row = await this.records.conflict(principal.workspaceId, id);
+    if (!row) throw new NotFoundException(`no conflict ${id}`);
+    return toConflictView(row);
+  }
+
+  /** A person settles a conflict with a value (a candidate or a new one): a change that propagates. */
+  async resolve(principal: Principal, id: string, value: unknown): Promise<EditOutcome> {
+    const row = await this.records.conflict(principal.workspaceId, id);
+    if (!row) throw new NotFoundException(`no conflict ${id}`);
+    if (row.status !== 'open')
+      throw new CodedHttpException(HttpStatus.CONFLICT, 'conflict', `conflict ${id} is already resolved`);
+    const resource = resourceOf(row.entity_type);
+    return this.submit(principal, resource, row.entity_id, { [row.field]: value }, `resolve-${id}`, id);
+  }
+
+  private async submit(
+    principal: Principal,
+    resource: RecordResource,
+    entityId: string,
+    fields: Record<string, unknown>,
+    idempotencyKey: string | undefined,
+    resolves?: string,
+  ): Promise<EditOutcome> {
+    const accepted = await this.edits.submit({
+      workspaceId: principal.workspaceId,
+      entityType: RECORD_RESOURCES[resource],
+      entityId,
+      actor: principal.apiKeyId,
+      fields,
+      idempotencyKey,
+      resolves,
+    });
+    if (!accepted.applied) return { applied: false, changeKey: accepted.changeKey };
+    return { applied: true, record: await this.get(principal, resource, entityId) };
+  }
+}
+
+/** Fields a person may not set on this type: neither unified nor already on the record (custom). */
+function unknownFields(
+  entityType: EntityType,
+  fields: Record<string, unknown>,
+  current: Prisma.JsonValue,
+): string[] {
+  const carried = asObject(current);
+  return Object.keys(fields).filter((f) => !isUnifiedField(entityType, f) && !Object.hasOwn(carried, f));
+}
+
+const resourceOf = (entityType: EntityType): RecordResource =>
+  (Object.keys(RECORD_RESOURCES) as RecordResource[]).find((r) => RECORD_RESOURCES[r] === entityType) ??
+  'people';
+
+const encodeConflictCursor = (cursor: ConflictCursor): string =>
+  Buffer.from(JSON.stringify([cursor.createdAt, cursor.id]), 'utf8').toString('base64url');
+
+function decodeConflictCursor(value: string): ConflictCursor {
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
+    if (
+      Array.isArray(parsed) &&
+      parsed.length === 2 &&
+      typeof parsed[0] === 'string' &&
+      !Number.isNaN(Date.parse(parsed[0])) &&
+      typeof parsed[1] === 'string' &&
+      /^[0-9a-f-]{36}$/i.test(parsed[1])
+    )
+      return { createdAt: parsed[0], id: parsed[1] };
+  } catch {
+    // falls through to the refusal
+  }
+  throw new BadRequestException('cursor: not a cursor this API returned');
+}
+
+function toConflictView(row: ConflictRow): ConflictView {
+  const resolution = asObject(row.resolution);
+  const winner = asObject(resolution.winner as Prisma.JsonValue);
+  return {
+    id: row.id,
+    recordId: row.entity_id,
+    recordType: row.entity_type,
+    field: row.field,
+    kind: row.kind,
+    policy: row.policy,
+    status: row.status,
+    candidates: (Array.isArray(row.candidates) ? row.candidates : []) as ConflictView['candidates'],
+    winner: 'value' in winner ? winner.value : null,
+    resolution:
+      'userId' in resolution ? { value: resolution.value, by: resolution.userId, at: resolution.at } : null,
+    createdAt: row.created_at.toISOString(),
+    resolvedAt: row.resolved_at?.toISOString() ?? null,
+  };
 }
 
 const asObject = (value: Prisma.JsonValue): Record<string, unknown> =>

@@ -1,0 +1,120 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, ServiceUnavailableException } from '@nestjs/common';
+import { type EntityType, INTERNAL_PROVIDER, type WorkspaceId } from '@syncline/core';
+import { ChangeLog } from '@syncline/log';
+import type { Pool } from 'pg';
+import { LOG_POOL } from '../infra/change-log.module';
+
+/** The consumer group that merges changes into the unified view (apps/workers). */
+const SYNC_GROUP = 'sync';
+
+/** How long an edit waits to be merged before the API answers without the new view. */
+const APPLY_WAIT_MS = 3_000;
+const APPLY_POLL_MS = 20;
+
+export interface EditRequest {
+  workspaceId: WorkspaceId;
+  entityType: EntityType;
+  entityId: string;
+  /** Who edits: the API key (an actor of its own in the entity's history). */
+  actor: string;
+  fields: Record<string, unknown>;
+  /** A retried request with the same key is one edit. */
+  idempotencyKey?: string | undefined;
+  /** The conflict this edit settles. */
+  resolves?: string | undefined;
+}
+
+export interface AcceptedEdit {
+  changeKey: string;
+  /** Whether the sync stage had merged it when the API answered. */
+  applied: boolean;
+}
+
+/**
+ * Edits made in Syncline go on the change log like any provider's change, as changes of the
+ * workspace's own connection: the sync stage merges them (the one writer of an entity) and
+ * the writers carry them to every connected system. The API waits briefly for the merge so
+ * that it can answer with the new view.
+ */
+@Injectable()
+export class EditLog {
+  private readonly ownConnections = new Map<string, string>();
+
+  constructor(
+    @Inject(ChangeLog) private readonly log: ChangeLog,
+    @Inject(LOG_POOL) private readonly pool: Pool,
+  ) {}
+
+  async submit(edit: EditRequest): Promise<AcceptedEdit> {
+    const connectionId = await this.ownConnection(edit.workspaceId);
+    const eventKey = `edit:${edit.actor}:${edit.idempotencyKey ?? randomUUID()}`;
+    const result = await this.log.append([
+      {
+        workspaceId: edit.workspaceId,
+        connectionId,
+        entityType: edit.entityType,
+        externalId: edit.entityId,
+        op: 'upsert',
+        eventKey,
+        eventTime: new Date(),
+        fields: edit.fields,
+        origin: { kind: 'user', userId: edit.actor, ...(edit.resolves ? { resolves: edit.resolves } : {}) },
+      },
+    ]);
+    if (!result.ok) {
+      if (result.error.code === 'Closed') throw new ServiceUnavailableException('shutting down; send again');
+      throw new Error(`the change log refused an edit: ${result.error.message}`);
+    }
+    const [appended] = result.value;
+    if (appended === undefined) throw new Error('the change log returned no result for an edit');
+    const applied =
+      appended.offset === null
+        ? await this.keyApplied(connectionId, eventKey)
+        : await this.waitApplied(appended.partition, appended.offset);
+    return { changeKey: eventKey, applied };
+  }
+
+  /** The workspace's own connection, made on first use. */
+  private async ownConnection(workspaceId: WorkspaceId): Promise<string> {
+    const known = this.ownConnections.get(workspaceId);
+    if (known !== undefined) return known;
+    await this.pool.query(
+      `INSERT INTO connection (id, workspace_id, provider, external_account_id, display_name, status, reconciled_at)
+       VALUES ($1, $2, $3::provider, $4, 'Edits made in Syncline', 'live', now())
+       ON CONFLICT (workspace_id, provider, external_account_id) DO NOTHING`,
+      [randomUUID(), workspaceId, INTERNAL_PROVIDER, INTERNAL_PROVIDER],
+    );
+    const { rows } = await this.pool.query<{ id: string }>(
+      `SELECT id FROM connection WHERE workspace_id = $1 AND provider = $2::provider AND external_account_id = $3`,
+      [workspaceId, INTERNAL_PROVIDER, INTERNAL_PROVIDER],
+    );
+    const id = rows[0]?.id;
+    if (id === undefined) throw new Error(`workspace ${workspaceId} has no connection of its own`);
+    this.ownConnections.set(workspaceId, id);
+    return id;
+  }
+
+  private async waitApplied(partition: number, offset: number): Promise<boolean> {
+    const deadline = Date.now() + APPLY_WAIT_MS;
+    for (;;) {
+      const { rows } = await this.pool.query<{ done: boolean }>(
+        `SELECT committed_offset >= $3 AS done FROM consumer_offset WHERE group_name = $1 AND partition = $2`,
+        [SYNC_GROUP, partition, offset],
+      );
+      if (rows[0]?.done === true) return true;
+      if (Date.now() >= deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, APPLY_POLL_MS));
+    }
+  }
+
+  /** A repeated edit (same idempotency key): applied if the first one was. */
+  private async keyApplied(connectionId: string, eventKey: string): Promise<boolean> {
+    const { rows } = await this.pool.query<{ partition: number; offset: string }>(
+      `SELECT partition, "offset" FROM change_event WHERE connection_id = $1 AND event_key = $2`,
+      [connectionId, eventKey],
+    );
+    const row = rows[0];
+    return row === undefined ? false : this.waitApplied(row.partition, Number(row.offset));
+  }
+}
