@@ -565,6 +565,32 @@ const ROUND_TRIPS = {
     expect([...read.tokenCiphertext]).toEqual([9, 8, 7]);
   },
   // ── end sync engine round trips ──
+  // ── audit round trips ──
+  AuditLog: async (prisma) => {
+    const workspace = await seedWorkspace(prisma);
+    const bare = await prisma.auditLog.create({
+      data: { workspaceId: workspace.id, action: 'dead_letter.discarded', targetType: 'dead_letter' },
+    });
+    expect(bare.id).toMatch(UUID_V7);
+    expect(bare).toMatchObject({ actorKeyId: null, actorUserId: null, targetId: null, details: {} });
+    const created = await prisma.auditLog.create({
+      data: {
+        workspaceId: workspace.id,
+        actorKeyId: '0190a000-0000-7000-8000-0000000000f1',
+        actorUserId: '0190a000-0000-7000-8000-0000000000f2',
+        action: 'connection.created',
+        targetType: 'connection',
+        targetId: '0190a000-0000-7000-8000-0000000000f3',
+        details: { provider: 'hubspot', nested: [1, 'two', null] },
+        createdAt: AT,
+      },
+    });
+    const read = await prisma.auditLog.findUniqueOrThrow({ where: { id: created.id } });
+    expect(read).toEqual(created);
+    expect(read.details).toEqual({ provider: 'hubspot', nested: [1, 'two', null] });
+    expect(read.createdAt.toISOString()).toBe(AT.toISOString());
+  },
+  // ── end audit round trips ──
 } satisfies Record<Prisma.ModelName, RoundTrip>;
 
 describe('generated client round trip', () => {

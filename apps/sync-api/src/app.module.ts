@@ -2,6 +2,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { LoggerModule } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
+import { AdminModule } from './admin/admin.module';
 import { ApiKeysModule } from './api-keys/api-keys.module';
 import { AuthModule } from './auth/auth.module';
 import { ApiExceptionFilter } from './common/api-exception.filter';
@@ -44,6 +45,7 @@ export class AppModule {
         ConnectionsModule,
         RecordsModule,
         WebhooksModule,
+        AdminModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ApiExceptionFilter },

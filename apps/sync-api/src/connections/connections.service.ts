@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ConflictException, Inject, Injectable, NotFoundException } from '@nestjs/common';
 import { type ConnectionId, Keyring } from '@syncline/core';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
+import { AuditLogService } from '../admin/audit-log.service';
 import type { Principal } from '../auth/principal';
 import { PullQueue } from '../infra/pull-queue.module';
 import { type ConnectionRecord, ConnectionsRepository } from './connections.repository';
@@ -16,6 +17,7 @@ export class ConnectionsService {
     @Inject(ConnectionsRepository) private readonly connections: ConnectionsRepository,
     @Inject(Keyring) private readonly keyring: Keyring,
     @Inject(PullQueue) private readonly pulls: PullQueue,
+    @Inject(AuditLogService) private readonly audit: AuditLogService,
     @InjectPinoLogger(ConnectionsService.name) private readonly logger: PinoLogger,
   ) {}
 
@@ -37,6 +39,10 @@ export class ConnectionsService {
       );
     }
     this.logger.info({ connectionId: id, provider: body.provider }, 'connection created');
+    await this.audit.record(principal, 'connection.created', id, {
+      provider: body.provider,
+      externalAccountId: body.externalAccountId,
+    });
     // The first pull starts the backfill (the workers move the connection to backfilling).
     await this.requestPull(id, 'connection created');
     return this.view(created.value);
@@ -66,6 +72,9 @@ export class ConnectionsService {
     const updated = await this.connections.replaceCredentials(principal.workspaceId, connectionId, sealed);
     if (!updated) throw new NotFoundException(`no connection ${id}`);
     this.logger.info({ connectionId, status: updated.status }, 'connection credentials replaced');
+    await this.audit.record(principal, 'connection.credentials_replaced', connectionId, {
+      status: updated.status,
+    });
     if (updated.status !== 'paused' && updated.status !== 'disconnected') {
       await this.requestPull(connectionId, 'credentials replaced');
     }

@@ -1,0 +1,198 @@
+import { randomBytes } from 'node:crypto';
+import type { LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
+
+interface EntryBody {
+  id: string;
+  action: string;
+  targetType: string;
+  targetId: string | null;
+  actor: { keyId: string | null; userId: string | null };
+  details: Record<string, unknown>;
+  createdAt: string;
+}
+interface PageBody {
+  data: EntryBody[];
+  nextCursor: string | null;
+}
+
+describe('audit log', () => {
+  let t: TestApp;
+  let a: { workspaceId: string; adminKey: string };
+  let b: { workspaceId: string; adminKey: string };
+  let connectionId: string;
+  let letterId: string;
+  let queueLetterId: string;
+  // Every response body this file sees, to prove that no token ever leaves the API.
+  const bodies: string[] = [];
+  const firstToken = `pat-na1-${randomBytes(16).toString('hex')}`;
+  const secondToken = `pat-na1-${randomBytes(16).toString('hex')}`;
+
+  const call = async (
+    key: string,
+    method: 'GET' | 'POST' | 'PUT',
+    url: string,
+    payload?: object,
+  ): Promise<LightMyRequestResponse> => {
+    const res = await t.app.inject({ method, url, headers: bearer(key), ...(payload ? { payload } : {}) });
+    bodies.push(res.body);
+    return res;
+  };
+  const auditLog = async (key: string, query = ''): Promise<PageBody> => {
+    const res = await call(key, 'GET', `/api/v1/audit-log${query}`);
+    expect(res.statusCode).toBe(200);
+    return res.json<PageBody>();
+  };
+  const adminOf = async (workspaceId: string) => {
+    const key = await t.prisma.apiKey.findFirstOrThrow({
+      where: { workspaceId },
+      select: { id: true, userId: true },
+    });
+    expect(key.userId).not.toBeNull();
+    return key;
+  };
+
+  beforeAll(async () => {
+    t = await startTestApp('audit_log');
+    a = await seedWorkspace(t.prisma, 'Acme');
+    b = await seedWorkspace(t.prisma, 'Globex');
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('records a connection created and its credentials replaced, without the credentials', async () => {
+    const created = await call(a.adminKey, 'POST', '/api/v1/connections', {
+      provider: 'hubspot',
+      externalAccountId: '4711',
+      credentials: { privateAppToken: firstToken },
+    });
+    expect(created.statusCode).toBe(201);
+    connectionId = created.json<{ id: string }>().id;
+    const replaced = await call(a.adminKey, 'PUT', `/api/v1/connections/${connectionId}/credentials`, {
+      credentials: { privateAppToken: secondToken },
+    });
+    expect(replaced.statusCode).toBe(200);
+
+    const admin = await adminOf(a.workspaceId);
+    const { data, nextCursor } = await auditLog(a.adminKey);
+    expect(nextCursor).toBeNull();
+    expect(data).toEqual([
+      {
+        id: expect.any(String),
+        action: 'connection.credentials_replaced',
+        targetType: 'connection',
+        targetId: connectionId,
+        actor: { keyId: admin.id, userId: admin.userId },
+        details: { status: 'pending' },
+        createdAt: expect.any(String),
+      },
+      {
+        id: expect.any(String),
+        action: 'connection.created',
+        targetType: 'connection',
+        targetId: connectionId,
+        actor: { keyId: admin.id, userId: admin.userId },
+        details: { provider: 'hubspot', externalAccountId: '4711' },
+        createdAt: expect.any(String),
+      },
+    ]);
+  });
+
+  it('records a dead letter retried and one discarded, and nothing for a refused retry', async () => {
+    const seed = async (source: string, payload: object) => {
+      const rows = await t.prisma.$queryRaw<{ id: string }[]>`
+        INSERT INTO dead_letter (id, workspace_id, source, connection_id, event_key, payload, error_code, error_message)
+        VALUES (gen_random_uuid(), ${a.workspaceId}::uuid, ${source}, ${connectionId}::uuid, 'contact-1:7',
+                ${JSON.stringify(payload)}::jsonb, 'HandlerFailed', 'boom')
+        RETURNING id::text`;
+      return rows[0]!.id;
+    };
+    letterId = await seed('log', {
+      workspaceId: a.workspaceId,
+      connectionId,
+      eventKey: 'contact-1:7',
+      entityType: 'person',
+      externalId: 'contact-1',
+      op: 'upsert',
+      fields: { email: 'ana@example.com' },
+      fieldTimes: {},
+      eventTime: '2026-11-30T09:00:00.000Z',
+      providerVersion: null,
+      origin: null,
+    });
+    queueLetterId = await seed('queue', { queue: 'pull', jobId: 'pull.1' });
+
+    expect((await call(a.adminKey, 'POST', `/api/v1/dead-letters/${letterId}/retry`)).statusCode).toBe(200);
+    expect((await call(a.adminKey, 'POST', `/api/v1/dead-letters/${queueLetterId}/retry`)).statusCode).toBe(
+      409,
+    );
+    expect((await call(a.adminKey, 'POST', `/api/v1/dead-letters/${letterId}/retry`)).statusCode).toBe(409);
+    expect((await call(a.adminKey, 'POST', `/api/v1/dead-letters/${queueLetterId}/discard`)).statusCode).toBe(
+      200,
+    );
+
+    const { data } = await auditLog(a.adminKey);
+    expect(data.map((e) => [e.action, e.targetId])).toEqual([
+      ['dead_letter.discarded', queueLetterId],
+      ['dead_letter.retried', letterId],
+      ['connection.credentials_replaced', connectionId],
+      ['connection.created', connectionId],
+    ]);
+    expect(data[0]).toMatchObject({ targetType: 'dead_letter', details: { source: 'queue' } });
+    expect(data[1]).toMatchObject({
+      targetType: 'dead_letter',
+      details: { source: 'log', eventKey: 'contact-1:7#retry-1', partition: expect.any(Number) },
+    });
+  });
+
+  it('pages newest first by cursor', async () => {
+    const all = (await auditLog(a.adminKey)).data.map((e) => e.id);
+    const seen: string[] = [];
+    let query = '?limit=3';
+    for (let page = 0; page < 5; page++) {
+      const body = await auditLog(a.adminKey, query);
+      seen.push(...body.data.map((e) => e.id));
+      if (body.nextCursor === null) break;
+      query = `?limit=3&cursor=${encodeURIComponent(body.nextCursor)}`;
+    }
+    expect(seen).toEqual(all);
+    expect(seen).toHaveLength(4);
+  });
+
+  it('shows each workspace only its own entries', async () => {
+    const created = await call(b.adminKey, 'POST', '/api/v1/connections', {
+      provider: 'gmail',
+      externalAccountId: 'bo@globex.test',
+      credentials: { refreshToken: 'r' },
+    });
+    expect(created.statusCode).toBe(201);
+    const { data } = await auditLog(b.adminKey);
+    expect(data.map((e) => [e.action, e.targetId])).toEqual([
+      ['connection.created', created.json<{ id: string }>().id],
+    ]);
+    expect((await auditLog(a.adminKey)).data).toHaveLength(4);
+  });
+
+  it('is for admins only, and refuses a bad cursor', async () => {
+    const sales = await call(a.adminKey, 'POST', '/api/v1/api-keys', { name: 'rep', role: 'sales' });
+    const forbidden = await call(sales.json<{ key: string }>().key, 'GET', '/api/v1/audit-log');
+    expect(forbidden.statusCode).toBe(403);
+    const badCursor = await call(a.adminKey, 'GET', '/api/v1/audit-log?cursor=bm9wZQ');
+    expect(badCursor.statusCode).toBe(400);
+    expect(badCursor.json<{ error: { code: string } }>().error.code).toBe('validation_failed');
+  });
+
+  it('never holds, returns or logs a token', async () => {
+    const stored = await t.prisma.$queryRaw<
+      { row: string }[]
+    >`SELECT row_to_json(l)::text AS row FROM audit_log l`;
+    expect(stored).toHaveLength(5);
+    const everything = [...bodies, ...stored.map((s) => s.row), ...t.logs].join('\n');
+    for (const secret of [firstToken, secondToken]) expect(everything).not.toContain(secret);
+    expect([...bodies, ...stored.map((s) => s.row)].join('\n')).not.toMatch(
+      /privateAppToken|refreshToken|ciphertext/i,
+    );
+  });
+});

@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import { nextCursorField, pageQuery } from './page-cursor';
+
+/** Every action the audit log records, with the kind of row it acts on. */
+export const AUDIT_ACTIONS = {
+  'connection.created': 'connection',
+  'connection.credentials_replaced': 'connection',
+  'dead_letter.retried': 'dead_letter',
+  'dead_letter.discarded': 'dead_letter',
+} as const;
+export type AuditAction = keyof typeof AUDIT_ACTIONS;
+const ACTION_NAMES = Object.keys(AUDIT_ACTIONS) as [AuditAction, ...AuditAction[]];
+
+/**
+ * Flat values only: a credentials object (or any nested body) cannot be passed in by
+ * mistake, so no secret ends up in the trail.
+ */
+export type AuditDetails = Readonly<Record<string, string | number | boolean | null>>;
+
+export const auditLogQuery = z.object(pageQuery);
+export type AuditLogQuery = z.output<typeof auditLogQuery>;
+
+export const auditEntryView = z.object({
+  id: z.uuid(),
+  action: z.enum(ACTION_NAMES),
+  targetType: z.enum(['connection', 'dead_letter']),
+  targetId: z.string().nullable(),
+  actor: z.object({
+    keyId: z.uuid().nullable().describe('The API key that made the request.'),
+    userId: z.uuid().nullable().describe("The key's user, when the key belongs to one."),
+  }),
+  details: z
+    .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
+    .describe('What the action changed, never credentials or tokens.'),
+  createdAt: z.iso.datetime(),
+});
+export type AuditEntryView = z.output<typeof auditEntryView>;
+
+export const auditLogPage = z.object({ data: z.array(auditEntryView), nextCursor: nextCursorField });
+export type AuditLogPage = z.output<typeof auditLogPage>;
