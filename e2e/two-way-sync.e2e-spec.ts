@@ -175,4 +175,105 @@ describe('two-way sync between two CRMs', () => {
     const after = await s.emulator.writeCounts();
     expect(after).toEqual(before);
   });
+
+  interface PersonBody {
+    id: string;
+    version: number;
+    fields: Record<string, unknown>;
+    provenance: Record<string, { source: { kind: string } }>;
+  }
+  const ada = async (): Promise<PersonBody> => {
+    const res = await s.api<{ data: PersonBody[] }>(
+      'GET',
+      '/api/v1/people?email=ada.lovelace@analytical.example',
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.data).toHaveLength(1);
+    return res.body.data[0]!;
+  };
+  const titles = async () => ({
+    a: (await byEmail(PORTAL_A, 'ada.lovelace@analytical.example'))?.properties.jobtitle,
+    b: (await byEmail(PORTAL_B, 'ada.lovelace@analytical.example'))?.properties.jobtitle,
+  });
+
+  it("a salesperson's edit in Syncline reaches both CRMs; a stale version is refused", async ({
+    onTestFailed,
+  }) => {
+    onTestFailed(dumpState);
+    const before = await ada();
+    const res = await s.api<PersonBody>(
+      'PATCH',
+      `/api/v1/people/${before.id}`,
+      { fields: { jobTitle: 'Chief Analyst' } },
+      { headers: { 'if-match': `"${before.version}"` } },
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.fields.jobTitle).toBe('Chief Analyst');
+    expect(res.body.provenance.jobTitle?.source.kind).toBe('user');
+    expect(res.headers.get('etag')).toBe(`"${res.body.version}"`);
+    await waitFor(titles, {
+      until: (t) => t.a === 'Chief Analyst' && t.b === 'Chief Analyst',
+      timeoutMs: 20_000,
+      describe: 'both CRMs show the title set in Syncline',
+    });
+    const stale = await s.api<{ error: { code: string } }>(
+      'PATCH',
+      `/api/v1/people/${before.id}`,
+      { fields: { jobTitle: 'Lost update' } },
+      { headers: { 'if-match': `"${before.version}"` } },
+    );
+    expect([stale.status, stale.body.error.code]).toEqual([412, 'precondition_failed']);
+  });
+
+  it('under the manual policy both CRMs keep their own value until a person settles it in the inbox; then both show the choice', async ({
+    onTestFailed,
+  }) => {
+    onTestFailed(dumpState);
+    const person = await ada();
+    const [workspace] = await s.query<{ workspace_id: string }>(
+      'SELECT workspace_id FROM entity WHERE id = $1',
+      [person.id],
+    );
+    await s.query(
+      `INSERT INTO field_policy (workspace_id, entity_type, field, policy) VALUES ($1, 'person', 'jobTitle', 'manual')`,
+      [workspace!.workspace_id],
+    );
+    await sleep(5_500); // the workers read policies again after 5 s
+    const adaA = (await byEmail(PORTAL_A, 'ada.lovelace@analytical.example'))!;
+    const adaB = (await byEmail(PORTAL_B, 'ada.lovelace@analytical.example'))!;
+    await s.emulator.hubspot.setWebhookTarget(PORTAL_A, null);
+    await s.emulator.hubspot.setWebhookTarget(PORTAL_B, null);
+    await s.emulator.hubspot.updateContact(PORTAL_A, adaA.id, { jobtitle: 'Professor' });
+    await s.emulator.hubspot.updateContact(PORTAL_B, adaB.id, { jobtitle: 'Enchantress of Numbers' });
+    await s.emulator.hubspot.setWebhookTarget(PORTAL_A);
+    await s.emulator.hubspot.setWebhookTarget(PORTAL_B);
+    const open = await waitFor(
+      async () =>
+        (
+          await s.api<{ data: { id: string; field: string; candidates: { value: unknown }[] }[] }>(
+            'GET',
+            `/api/v1/conflicts?recordId=${person.id}`,
+          )
+        ).body.data.filter((c) => c.field === 'jobTitle'),
+      { until: (list) => list.length > 0, timeoutMs: 20_000, describe: 'an open jobTitle conflict' },
+    );
+    expect(open[0]!.candidates.map((c) => c.value)).toEqual(
+      expect.arrayContaining(['Professor', 'Enchantress of Numbers']),
+    );
+    // Nothing was written over either side while the conflict is open.
+    await sleep(2_000);
+    expect(await titles()).toEqual({ a: 'Professor', b: 'Enchantress of Numbers' });
+    const settled = await s.api<PersonBody>('POST', `/api/v1/conflicts/${open[0]!.id}/resolve`, {
+      value: 'Enchantress of Numbers',
+    });
+    expect(settled.status).toBe(200);
+    expect(settled.body.fields.jobTitle).toBe('Enchantress of Numbers');
+    await waitFor(titles, {
+      until: (t) => t.a === 'Enchantress of Numbers' && t.b === 'Enchantress of Numbers',
+      timeoutMs: 20_000,
+      describe: 'both CRMs show the value chosen in the inbox',
+    });
+    const after = await s.api<{ data: unknown[] }>('GET', `/api/v1/conflicts?recordId=${person.id}`);
+    expect(after.body.data).toEqual([]);
+  });
 });

@@ -15,6 +15,12 @@ export interface MergeEngineOptions {
   compactAfterBytes?: number;
   /** Uncompacted chunks past which a document is due for compaction (a load then reads one snapshot). */
   compactAfterChunks?: number;
+  /**
+   * How long field policies read from the store are reused (default 5 s): a policy changed
+   * elsewhere (the admin API, another process) applies to changes after that. 0 reads them
+   * for every change.
+   */
+  policyTtlMs?: number;
 }
 
 export interface MergeEngineStats {
@@ -76,7 +82,8 @@ export class MergeEngine {
   private readonly compactAfterBytes: number;
   private readonly compactAfterChunks: number;
   private readonly due = new Set<string>();
-  private readonly policyCache = new Map<string, PolicyMap>();
+  private readonly policyCache = new Map<string, { at: number; policies: PolicyMap }>();
+  private readonly policyTtlMs: number;
 
   constructor(
     private readonly defaultStore: MergeStore,
@@ -94,6 +101,7 @@ export class MergeEngine {
     );
     this.compactAfterBytes = options.compactAfterBytes ?? 32 * 1024;
     this.compactAfterChunks = options.compactAfterChunks ?? 64;
+    this.policyTtlMs = options.policyTtlMs ?? 5_000;
   }
 
   async applyInbound(change: InboundChange, store = this.defaultStore): Promise<MergeOutcome> {
@@ -246,18 +254,17 @@ export class MergeEngine {
     }
   }
 
-  /** Policies are cached; call after changing them (a rebuild replays the log anyway). */
+  /** Policies are cached for `policyTtlMs`; call after changing them to apply them at once. */
   invalidatePolicies(): void {
     this.policyCache.clear();
   }
 
   private async policies(workspaceId: string, entityType: string, store: MergeStore): Promise<PolicyMap> {
     const key = `${workspaceId}:${entityType}`;
-    let policies = this.policyCache.get(key);
-    if (policies === undefined) {
-      policies = await store.policies(workspaceId, entityType);
-      this.policyCache.set(key, policies);
-    }
+    const cached = this.policyCache.get(key);
+    if (cached !== undefined && Date.now() - cached.at < this.policyTtlMs) return cached.policies;
+    const policies = await store.policies(workspaceId, entityType);
+    this.policyCache.set(key, { at: Date.now(), policies });
     return policies;
   }
 
