@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type MergeEngine, type MergeOutcome, PgMergeStore } from '@syncline/conflicts';
 import { contentHash } from '@syncline/connectors';
-import type { EntityType, ProviderKey } from '@syncline/core';
+import { ENTITY_CHANNEL, type EntityType, type ProviderKey } from '@syncline/core';
 import type { IdentityService } from '@syncline/identity';
 import type { LogEvent, LogTransaction } from '@syncline/log';
 import { canCreateIn, type DeletePolicy, isWritable } from './writeback-rules';
@@ -484,16 +484,23 @@ export class SyncHandler {
       heads: t.outcome?.heads ?? [],
       deleted: t.deletedIn,
     }));
+    // Each saved entity is announced on commit (NOTIFY is transactional): the API streams
+    // it to the workspace's open pages (GET /api/v1/stream).
     const { rows: saved } = await tx.query<{ id: string; version: string }>(
-      `UPDATE entity e
-          SET fields = v.fields, provenance = v.provenance, heads = v.heads,
-              flags = CASE WHEN jsonb_array_length(v.deleted) = 0 THEN e.flags
-                           ELSE jsonb_set(e.flags, '{deletedIn}', COALESCE(e.flags->'deletedIn', '[]'::jsonb) || v.deleted)
-                      END,
-              version = e.version + 1, updated_at = now()
-         FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, fields jsonb, provenance jsonb, heads text[], deleted jsonb)
-        WHERE e.id = v.id
-       RETURNING e.id, e.version::text AS version`,
+      `WITH saved AS (
+         UPDATE entity e
+            SET fields = v.fields, provenance = v.provenance, heads = v.heads,
+                flags = CASE WHEN jsonb_array_length(v.deleted) = 0 THEN e.flags
+                             ELSE jsonb_set(e.flags, '{deletedIn}', COALESCE(e.flags->'deletedIn', '[]'::jsonb) || v.deleted)
+                        END,
+                version = e.version + 1, updated_at = now()
+           FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, fields jsonb, provenance jsonb, heads text[], deleted jsonb)
+          WHERE e.id = v.id
+         RETURNING e.id, e.version, e.workspace_id, e.entity_type)
+       SELECT id, version::text AS version,
+              pg_notify('${ENTITY_CHANNEL}', json_build_object('workspaceId', workspace_id, 'id', id,
+                        'type', entity_type, 'version', version)::text) AS notified
+         FROM saved`,
       [JSON.stringify(rows)],
     );
     for (const row of saved) this.versions.set(row.id, row.version);
