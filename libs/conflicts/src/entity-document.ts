@@ -456,17 +456,32 @@ export class EntityDocument {
   ): MergeOutcome {
     const { values, provenance } = this.state(policies);
     const owed = new Map<string, string[]>();
+    const held = new Map<string, Record<string, unknown>>();
     for (const [connectionId, view] of this.views) {
       const fields: string[] = [];
+      const holds: Record<string, unknown> = {};
       for (const [field, candidates] of this.current) {
         const policy = policyFor(policies, field);
         const now = this.resolve(candidates, policy);
         if (now.open) continue; // a manual conflict is written back once a person decides
-        if (this.heldBy(connectionId, view, field, policy) !== now.json) fields.push(field);
+        const json = this.heldBy(connectionId, view, field, policy);
+        if (json === now.json) continue;
+        fields.push(field);
+        if (json !== undefined) holds[field] = JSON.parse(json);
       }
       owed.set(connectionId, fields.sort());
+      held.set(connectionId, holds);
     }
-    return { entityId: this.entityId, status, values, provenance, conflicts, owed, heads: [...this.heads] };
+    return {
+      entityId: this.entityId,
+      status,
+      values,
+      provenance,
+      conflicts,
+      owed,
+      held,
+      heads: [...this.heads],
+    };
   }
 
   /**

@@ -85,6 +85,11 @@ export interface MergeOutcome {
   conflicts: ConflictRecord[];
   /** For every connection that carries the entity, the fields writeback must send it. */
   owed: Map<string, string[]>;
+  /**
+   * For every connection, what it holds now of the fields it is owed (a field it never held
+   * is absent): a report from before the write is told apart from an edit by it.
+   */
+  held: Map<string, Record<string, unknown>>;
   heads: string[];
 }
 

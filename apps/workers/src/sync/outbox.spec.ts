@@ -9,6 +9,7 @@ const row = (id: number, patch: Partial<OutboxRow>): OutboxRow => ({
   op: 'update',
   external_id: '42',
   fields: {},
+  prior: {},
   heads: [`h${id}`],
   idempotency_key: `k${id}`,
   ...patch,

@@ -9,6 +9,8 @@ export interface OutboxRow {
   op: 'create' | 'update' | 'delete';
   external_id: string | null;
   fields: Record<string, unknown>;
+  /** What the target held of these fields when the row was written (never-held fields absent). */
+  prior: Record<string, unknown>;
   heads: string[];
   idempotency_key: string;
 }
@@ -21,6 +23,8 @@ export interface CoalescedWrite {
   op: 'create' | 'update' | 'delete';
   externalId: string | null;
   fields: Record<string, unknown>;
+  /** What the target held of these fields before the first of the folded rows. */
+  prior: Record<string, unknown>;
   heads: string[];
   idempotencyKey: string;
   rowIds: string[];
@@ -50,12 +54,17 @@ export function coalesce(
         op: row.op,
         externalId: row.external_id,
         fields: { ...row.fields },
+        prior: { ...row.prior },
         heads: row.heads,
         idempotencyKey: row.idempotency_key,
         rowIds: [...(current?.rowIds ?? []), row.id],
       });
       continue;
     }
+    // What the target held before the first write of a field, not before a later one.
+    for (const field of Object.keys(row.fields))
+      if (!Object.hasOwn(current.fields, field) && Object.hasOwn(row.prior, field))
+        current.prior[field] = row.prior[field];
     current.fields = { ...current.fields, ...row.fields };
     current.heads = row.heads;
     current.rowIds.push(row.id);

@@ -140,7 +140,7 @@ export class PushService {
                         WHERE connection_id = $1 AND status IN ('pending', 'sending')
                         ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)
        RETURNING o.id::text AS id, o.workspace_id, o.entity_id, o.entity_type, o.op, o.external_id,
-                 o.fields, o.heads, o.idempotency_key`,
+                 o.fields, o.prior, o.heads, o.idempotency_key`,
       [connectionId, CLAIM_LIMIT],
     );
     return rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
@@ -323,6 +323,7 @@ export class PushService {
             external_id: externalId,
             content_hash: receipt?.contentHash ?? contentHash(w.fields),
             fields: w.fields,
+            prior: w.prior,
             heads: w.heads,
             provider_version: receipt?.providerVersion ?? null,
             sent_at: sentAt.toISOString(),
@@ -333,12 +334,13 @@ export class PushService {
         const json = JSON.stringify(rows);
         await client.query(
           `INSERT INTO write_receipt (connection_id, idempotency_key, workspace_id, entity_id, entity_type,
-                                      external_id, content_hash, fields, heads, provider_version, sent_at)
+                                      external_id, content_hash, fields, prior, heads, provider_version, sent_at)
            SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(connection_id uuid, idempotency_key text,
                   workspace_id uuid, entity_id uuid, entity_type text, external_id text, content_hash text,
-                  fields jsonb, heads text[], provider_version text, sent_at timestamptz)
+                  fields jsonb, prior jsonb, heads text[], provider_version text, sent_at timestamptz)
            ON CONFLICT (connection_id, idempotency_key) DO UPDATE
-             SET content_hash = EXCLUDED.content_hash, fields = EXCLUDED.fields, heads = EXCLUDED.heads,
+             SET content_hash = EXCLUDED.content_hash, fields = EXCLUDED.fields, prior = EXCLUDED.prior,
+                 heads = EXCLUDED.heads,
                  external_id = EXCLUDED.external_id, provider_version = EXCLUDED.provider_version,
                  sent_at = EXCLUDED.sent_at, created_at = now(), applied_at = NULL`,
           [json],

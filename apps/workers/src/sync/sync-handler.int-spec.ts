@@ -84,18 +84,19 @@ async function sendOwed(connectionId: string, sentAt: Date) {
     entity_id: string;
     external_id: string;
     fields: Record<string, unknown>;
+    prior: Record<string, unknown>;
     heads: string[];
     idempotency_key: string;
   }>(
     `UPDATE outbox SET status = 'sent' WHERE connection_id = $1 AND status = 'pending'
-     RETURNING id, workspace_id, entity_id, external_id, fields, heads, idempotency_key`,
+     RETURNING id, workspace_id, entity_id, external_id, fields, prior, heads, idempotency_key`,
     [connectionId],
   );
   for (const row of rows)
     await pool.query(
       `INSERT INTO write_receipt (connection_id, idempotency_key, workspace_id, entity_id, entity_type,
-                                  external_id, content_hash, fields, heads, sent_at)
-       VALUES ($1, $2, $3, $4, 'person', $5, 'h', $6, $7, $8)`,
+                                  external_id, content_hash, fields, prior, heads, sent_at)
+       VALUES ($1, $2, $3, $4, 'person', $5, 'h', $6, $7, $8, $9)`,
       [
         connectionId,
         row.idempotency_key,
@@ -103,6 +104,7 @@ async function sendOwed(connectionId: string, sentAt: Date) {
         row.entity_id,
         row.external_id,
         row.fields,
+        row.prior,
         row.heads,
         sentAt,
       ],
@@ -160,6 +162,11 @@ describe('the sync stage and write receipts', () => {
     await handle(contact(ws.workspaceId, ws.b, 'b-2', at(1), bo));
     await handle(contact(ws.workspaceId, ws.a, 'a-2', at(10), { ...bo, jobTitle: 'CTO' }));
     expect(await sendOwed(ws.b, at(13))).toEqual([{ jobTitle: 'CTO' }]);
+    // The write knew what B held before it.
+    const { rows: prior } = await pool.query('SELECT prior FROM write_receipt WHERE connection_id = $1', [
+      ws.b,
+    ]);
+    expect(prior.map((r) => r.prior)).toEqual([{ jobTitle: 'Analyst' }]);
     // B's whole record as read at 12 s, before our write: its title is the old state, no edit.
     await handle(contact(ws.workspaceId, ws.b, 'b-2', at(12), { ...bo, jobTitle: 'Analyst' }));
     expect(await entityFields(ws.b, 'b-2')).toMatchObject({ jobTitle: 'CTO' });

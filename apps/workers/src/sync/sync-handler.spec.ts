@@ -4,6 +4,8 @@ import { splitEcho } from './sync-handler';
 // Our write of a job title and a phone: started at 10:00:00.000, stored at 10:00:00.200.
 const written = {
   fields: { jobTitle: 'v743', phone: '+1 415 555 0100' },
+  // The target held title v700 and no phone before the write.
+  prior: { jobTitle: 'v700' },
   sentAt: new Date('2026-11-30T10:00:00.000Z'),
   createdAt: new Date('2026-11-30T10:00:00.200Z'),
 };
@@ -34,11 +36,19 @@ describe('splitEcho', () => {
     });
   });
 
-  it('a snapshot from before the write: the source holds what we wrote; its older values are no edits', () => {
-    const event = report({ jobTitle: null, firstName: 'Ada' }, '2026-11-30T09:59:59Z');
+  it('a snapshot from before the write: the source holds what we wrote; what it held before is no edit', () => {
+    const event = report({ jobTitle: 'v700', phone: null, firstName: 'Ada' }, '2026-11-30T09:59:59Z');
     expect(splitEcho(event, [written])).toEqual({
       fields: { firstName: 'Ada' },
-      held: { jobTitle: 'v743' },
+      held: { jobTitle: 'v743', phone: '+1 415 555 0100' },
+    });
+  });
+
+  it('a snapshot from before the write with a value the source did not hold: an edit our write overwrote', () => {
+    const event = report({ jobTitle: 'v799', phone: '+1 212 555 0199' }, '2026-11-30T09:59:59Z');
+    expect(splitEcho(event, [written])).toEqual({
+      fields: { jobTitle: 'v799', phone: '+1 212 555 0199' },
+      held: { jobTitle: 'v743', phone: '+1 415 555 0100' },
     });
   });
 
@@ -52,6 +62,7 @@ describe('splitEcho', () => {
   it('an echo of an earlier write of ours, reported after a later one started, only says what is held', () => {
     const earlier = {
       fields: { jobTitle: 'r2' },
+      prior: { jobTitle: 'r1' },
       sentAt: new Date('2026-11-30T09:59:00Z'),
       createdAt: new Date('2026-11-30T09:59:00.100Z'),
     };

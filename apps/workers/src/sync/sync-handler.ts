@@ -40,6 +40,8 @@ interface OutboxRow {
   op: 'create' | 'update' | 'delete';
   external_id: string | null;
   fields: Record<string, unknown>;
+  /** What the target holds of these fields now (never-held ones absent). */
+  prior?: Record<string, unknown>;
   heads: string[];
   idempotency_key: string;
 }
@@ -55,6 +57,8 @@ function originEntityId(origin: Record<string, unknown> | null): string | undefi
 interface Receipt {
   /** Connection and idempotency key: the receipt's key. */
   key: string;
+  /** What the target held of the written fields before the write (never-held ones absent). */
+  prior: Record<string, unknown>;
   /** The entity whose state was written: a receipt of another entity moves nothing here. */
   entityId: string;
   /** When the write started: a report of the record from before it does not reflect it. */
@@ -73,18 +77,19 @@ const ECHO_WINDOW_MS = 5_000;
  *
  * - A field reported as it stood before our last write of it started (its time is earlier)
  *   no longer says what the source holds: that write replaced it. The source is marked as
- *   holding what we wrote (`held`). The reported value is merged as an edit only if the
- *   provider dated that field itself (a property-change notification, a field history): an
- *   edit made just before our write, which HubSpot, having no conditional update, let our
- *   write overwrite. A whole-record snapshot dates only the record, so an older value in it
- *   is the state before our write, not an edit, and is dropped.
+ *   holding what we wrote (`held`). The reported value is still merged as an edit when it
+ *   is news: none of our writes' values, and either not what the source held when we wrote
+ *   (the write's `prior`; never-held means empty) or dated by the provider itself (a
+ *   property-change notification). That is an edit made just before our write, which
+ *   HubSpot, having no conditional update, let our write overwrite. Anything else is the
+ *   state before our write: dropped.
  * - A field reported exactly as one of our writes set it, no later than that write (give or
  *   take the window), is our echo (`echo`), even when a later write has replaced it since.
  * - Everything else is the source's edit (`fields`).
  */
 export function splitEcho(
   event: Pick<LogEvent, 'fields' | 'fieldTimes' | 'eventTime'>,
-  receipts: readonly Pick<Receipt, 'fields' | 'createdAt' | 'sentAt'>[],
+  receipts: readonly Pick<Receipt, 'fields' | 'createdAt' | 'sentAt' | 'prior'>[],
 ): { fields: Record<string, unknown>; echo?: Record<string, unknown>; held?: Record<string, unknown> } {
   if (receipts.length === 0) return { fields: event.fields };
   const fields: Record<string, unknown> = {};
@@ -98,13 +103,15 @@ export function splitEcho(
     const last = writes.at(-1);
     if (last !== undefined && at < last.sentAt.getTime()) {
       held[field] = last.fields[field];
-      if (dated && contentHash({ v: last.fields[field] }) !== hash) fields[field] = value;
+      const prior = Object.hasOwn(last.prior, field) ? last.prior[field] : null;
+      const ours = writes.some((r) => contentHash({ v: r.fields[field] }) === hash);
+      if (!ours && (dated || contentHash({ v: prior }) !== hash)) fields[field] = value;
       continue;
     }
-    const ours = writes.some(
+    const echoed = writes.some(
       (r) => at <= r.createdAt.getTime() + ECHO_WINDOW_MS && contentHash({ v: r.fields[field] }) === hash,
     );
-    if (ours) echo[field] = value;
+    if (echoed) echo[field] = value;
     else fields[field] = value;
   }
   return {
@@ -433,6 +440,7 @@ export class SyncHandler {
     const { rows } = await tx.query<{
       key: string;
       receipt_key: string;
+      prior: Record<string, unknown>;
       entity_id: string;
       sent_at: Date;
       heads: string[];
@@ -441,7 +449,7 @@ export class SyncHandler {
       applied: boolean;
     }>(
       `SELECT r.connection_id || '|' || r.entity_type || '|' || r.external_id AS key,
-              r.connection_id || '|' || r.idempotency_key AS receipt_key, r.entity_id, r.sent_at, r.heads, r.fields,
+              r.connection_id || '|' || r.idempotency_key AS receipt_key, r.prior, r.entity_id, r.sent_at, r.heads, r.fields,
               r.created_at, r.applied_at IS NOT NULL AS applied
          FROM write_receipt r
          JOIN (SELECT DISTINCT * FROM unnest($1::uuid[], $2::text[], $3::text[]) AS t(conn, type, ext)) t
@@ -455,6 +463,7 @@ export class SyncHandler {
       const list = out.get(row.key) ?? [];
       list.push({
         key: row.receipt_key,
+        prior: row.prior,
         entityId: row.entity_id,
         sentAt: row.sent_at,
         heads: row.heads,
@@ -568,6 +577,7 @@ export class SyncHandler {
             op: 'update',
             external_id: externalId,
             fields: Object.fromEntries(owed.map((f) => [f, outcome.values[f] ?? null])),
+            prior: outcome.held.get(target.id) ?? {},
             idempotency_key: `${entry.entityId}.${target.id}.${digest}`,
           });
           continue;
@@ -602,12 +612,16 @@ export class SyncHandler {
     );
     if (outbox.length === 0) return;
     await tx.query(
-      `INSERT INTO outbox (workspace_id, entity_id, entity_type, connection_id, op, external_id, fields, heads, idempotency_key)
-       SELECT workspace_id, entity_id, entity_type, connection_id, op, external_id, fields, heads, idempotency_key
+      `INSERT INTO outbox (workspace_id, entity_id, entity_type, connection_id, op, external_id, fields, prior, heads,
+                           idempotency_key)
+       SELECT workspace_id, entity_id, entity_type, connection_id, op, external_id, fields, COALESCE(prior, '{}'),
+              heads, idempotency_key
          FROM jsonb_to_recordset($1::jsonb) AS r(workspace_id uuid, entity_id uuid, entity_type text,
-              connection_id uuid, op text, external_id text, fields jsonb, heads text[], idempotency_key text)
+              connection_id uuid, op text, external_id text, fields jsonb, prior jsonb, heads text[],
+              idempotency_key text)
        ON CONFLICT (connection_id, idempotency_key) DO UPDATE
-         SET fields = EXCLUDED.fields, heads = EXCLUDED.heads, status = 'pending', attempts = 0
+         SET fields = EXCLUDED.fields, prior = EXCLUDED.prior, heads = EXCLUDED.heads, status = 'pending',
+             attempts = 0
          -- A row set aside (a stale write refused) is owed again if the target still lacks it.
          WHERE outbox.status IN ('pending', 'superseded')`,
       [JSON.stringify(outbox)],
