@@ -591,6 +591,49 @@ const ROUND_TRIPS = {
     expect(read.createdAt.toISOString()).toBe(AT.toISOString());
   },
   // ── end audit round trips ──
+  // ── field policy revision round trips ──
+  FieldPolicyRevision: async (prisma) => {
+    const workspace = await seedWorkspace(prisma);
+    const policies = {
+      jobTitle: { kind: 'manual' },
+      stage: { kind: 'priority', order: ['0190a000-0000-7000-8000-0000000000f4', 'user'] },
+    };
+    const created = await prisma.fieldPolicyRevision.create({
+      data: {
+        workspaceId: workspace.id,
+        entityType: 'deal',
+        version: 2_147_483_647,
+        policies,
+        changedBy: '0190a000-0000-7000-8000-0000000000f5',
+        createdAt: AT,
+      },
+    });
+    const read = await prisma.fieldPolicyRevision.findUniqueOrThrow({
+      where: {
+        workspaceId_entityType_version: {
+          workspaceId: workspace.id,
+          entityType: 'deal',
+          version: 2_147_483_647,
+        },
+      },
+    });
+    expect(read).toEqual(created);
+    expect(read.policies).toEqual(policies);
+    expect(read.createdAt.toISOString()).toBe(AT.toISOString());
+    // One row per version of a type: a second writer of the same version is refused.
+    await expect(
+      prisma.fieldPolicyRevision.create({
+        data: {
+          workspaceId: workspace.id,
+          entityType: 'deal',
+          version: 2_147_483_647,
+          policies: {},
+          changedBy: created.changedBy,
+        },
+      }),
+    ).rejects.toMatchObject({ code: 'P2002' });
+  },
+  // ── end field policy revision round trips ──
 } satisfies Record<Prisma.ModelName, RoundTrip>;
 
 describe('generated client round trip', () => {

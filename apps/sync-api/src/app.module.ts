@@ -17,6 +17,7 @@ import { loggerParams } from './infra/logger-params';
 import { PullQueueModule } from './infra/pull-queue.module';
 import { RedisModule } from './infra/redis.module';
 import { MetricsModule } from './metrics/metrics.module';
+import { PoliciesModule } from './policies/policies.module';
 import { RecordsModule } from './records/records.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 
@@ -46,6 +47,7 @@ export class AppModule {
         RecordsModule,
         WebhooksModule,
         AdminModule,
+        PoliciesModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ApiExceptionFilter },

@@ -5,8 +5,10 @@ import { nextCursorField, pageQuery } from './page-cursor';
 export const AUDIT_ACTIONS = {
   'connection.created': 'connection',
   'connection.credentials_replaced': 'connection',
+  'connection.oauth_connected': 'connection',
   'dead_letter.retried': 'dead_letter',
   'dead_letter.discarded': 'dead_letter',
+  'field_policy.replaced': 'field_policy',
 } as const;
 export type AuditAction = keyof typeof AUDIT_ACTIONS;
 const ACTION_NAMES = Object.keys(AUDIT_ACTIONS) as [AuditAction, ...AuditAction[]];
@@ -23,7 +25,7 @@ export type AuditLogQuery = z.output<typeof auditLogQuery>;
 export const auditEntryView = z.object({
   id: z.uuid(),
   action: z.enum(ACTION_NAMES),
-  targetType: z.enum(['connection', 'dead_letter']),
+  targetType: z.enum(['connection', 'dead_letter', 'field_policy']),
   targetId: z.string().nullable(),
   actor: z.object({
     keyId: z.uuid().nullable().describe('The API key that made the request.'),

@@ -18,6 +18,10 @@ export const API_ERROR_CODES = [
   'rate_limited',
   'unavailable',
   'internal',
+  // The OAuth connect flow (connections/oauth): its callback is authorised by the state alone.
+  'oauth_state_invalid',
+  'oauth_consent_denied',
+  'oauth_failed',
 ] as const;
 export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
 

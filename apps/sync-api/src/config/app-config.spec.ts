@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ConfigError } from '@syncline/core';
 import { describe, expect, it } from 'vitest';
-import { loadAppConfig, loadCliConfig } from './app-config';
+import { loadAppConfig, loadCliConfig, oauthCallbackBaseUrl } from './app-config';
 
 const KEYS = `k1:${randomBytes(32).toString('base64')}`;
 
@@ -64,6 +64,46 @@ describe('app config', () => {
       loadAppConfig({ SYNCLINE_ENCRYPTION_KEYS: KEYS, SYNCLINE_ENCRYPTION_ACTIVE_KEY: 'k1' }),
     ).toBeDefined();
   });
+
+  it("defaults the OAuth consent pages to the real providers' and the callback base to PUBLIC_BASE_URL", () => {
+    const config = loadAppConfig({
+      SYNCLINE_ENCRYPTION_KEYS: KEYS,
+      PUBLIC_BASE_URL: 'https://sync.example.com/',
+    });
+    expect(config).toMatchObject({
+      HUBSPOT_OAUTH_AUTHORIZE_URL: 'https://app.hubspot.com/oauth/authorize',
+      GOOGLE_OAUTH_AUTHORIZE_URL: 'https://accounts.google.com/o/oauth2/v2/auth',
+    });
+    expect(config.HUBSPOT_OAUTH_SCOPES.split(' ')).toContain('crm.objects.contacts.write');
+    expect(oauthCallbackBaseUrl(config)).toBe('https://sync.example.com');
+  });
+
+  it('reads the OAuth settings, an empty callback base meaning PUBLIC_BASE_URL', () => {
+    const config = loadAppConfig({
+      SYNCLINE_ENCRYPTION_KEYS: KEYS,
+      HUBSPOT_OAUTH_AUTHORIZE_URL: 'http://127.0.0.1:4010/oauth/authorize',
+      HUBSPOT_OAUTH_SCOPES: 'oauth crm.objects.contacts.read',
+      GOOGLE_OAUTH_AUTHORIZE_URL: 'http://127.0.0.1:4020/o/oauth2/v2/auth',
+      OAUTH_CALLBACK_BASE_URL: 'https://connect.example.com/',
+    });
+    expect(config).toMatchObject({
+      HUBSPOT_OAUTH_AUTHORIZE_URL: 'http://127.0.0.1:4010/oauth/authorize',
+      HUBSPOT_OAUTH_SCOPES: 'oauth crm.objects.contacts.read',
+      GOOGLE_OAUTH_AUTHORIZE_URL: 'http://127.0.0.1:4020/o/oauth2/v2/auth',
+    });
+    expect(oauthCallbackBaseUrl(config)).toBe('https://connect.example.com');
+    expect(
+      oauthCallbackBaseUrl(loadAppConfig({ SYNCLINE_ENCRYPTION_KEYS: KEYS, OAUTH_CALLBACK_BASE_URL: '' })),
+    ).toBe('http://127.0.0.1:3000');
+  });
+
+  it.each(['HUBSPOT_OAUTH_AUTHORIZE_URL', 'GOOGLE_OAUTH_AUTHORIZE_URL', 'OAUTH_CALLBACK_BASE_URL'])(
+    'rejects a %s that is not an http(s) URL, by name',
+    (name) => {
+      const error = configError(() => loadAppConfig({ SYNCLINE_ENCRYPTION_KEYS: KEYS, [name]: 'ftp://x/y' }));
+      expect(error.message).toMatch(new RegExp(`^\\s+${name}: `, 'm'));
+    },
+  );
 
   it('lets the CLI run without encryption keys', () => {
     expect(loadCliConfig({ DATABASE_URL: 'postgresql://db/x' })).toMatchObject({

@@ -1,11 +1,37 @@
 import { baseEnvSchema, Keyring, keyringEnvSchema, parseEnv, providerEnvSchema } from '@syncline/core';
 import { z } from 'zod';
 
+const url = z.url({ protocol: /^https?$/ });
+
+/** What the HubSpot app asks for at consent; HubSpot refuses an authorize request whose scopes differ from the app's. */
+export const DEFAULT_HUBSPOT_OAUTH_SCOPES = [
+  'oauth',
+  'crm.objects.contacts.read',
+  'crm.objects.contacts.write',
+  'crm.objects.companies.read',
+  'crm.objects.companies.write',
+  'crm.objects.deals.read',
+  'crm.objects.deals.write',
+  'crm.objects.owners.read',
+  'sales-email-read',
+].join(' ');
+
 const appEnvObject = baseEnvSchema.extend({
   PORT: z.coerce.number().int().min(1).max(65_535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
   ...keyringEnvSchema.shape,
   ...providerEnvSchema.shape,
+  /** HubSpot's consent page; the emulator serves it at `<HUBSPOT_API_BASE_URL>/oauth/authorize`. */
+  HUBSPOT_OAUTH_AUTHORIZE_URL: url.default('https://app.hubspot.com/oauth/authorize'),
+  /** Space-separated; must match the scopes set on the HubSpot app. */
+  HUBSPOT_OAUTH_SCOPES: z.string().trim().min(1).default(DEFAULT_HUBSPOT_OAUTH_SCOPES),
+  /** Google's consent page; the emulator serves it at `<GOOGLE_API_ROOT_URL>o/oauth2/v2/auth`. */
+  GOOGLE_OAUTH_AUTHORIZE_URL: url.default('https://accounts.google.com/o/oauth2/v2/auth'),
+  /**
+   * Where the browser reaches this API after consent (the redirect URIs registered with the
+   * providers are `<this>/api/v1/connections/oauth/{hubspot|google}/callback`); PUBLIC_BASE_URL when unset.
+   */
+  OAUTH_CALLBACK_BASE_URL: z.preprocess((v) => (v === '' ? undefined : v), url.optional()),
 });
 
 /** Every setting the API reads, parsed once at start. */
@@ -25,6 +51,11 @@ export const appConfigSchema = appEnvObject.superRefine((env, ctx) => {
   }
 });
 export type AppConfig = Readonly<z.output<typeof appConfigSchema>>;
+
+/** The base of the OAuth redirect URIs, without a trailing slash. */
+export function oauthCallbackBaseUrl(config: AppConfig): string {
+  return (config.OAUTH_CALLBACK_BASE_URL ?? config.PUBLIC_BASE_URL).replace(/\/+$/, '');
+}
 
 /** The CLI only talks to the database, so it does not demand the encryption keys. */
 export const cliConfigSchema = appEnvObject.pick({ NODE_ENV: true, DATABASE_URL: true, LOG_LEVEL: true });

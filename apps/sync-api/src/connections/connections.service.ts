@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ConflictException, Inject, Injectable, NotFoundException } from '@nestjs/common';
-import { type ConnectionId, Keyring } from '@syncline/core';
+import { type ConnectionId, Keyring, type ProviderKey } from '@syncline/core';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { AuditLogService } from '../admin/audit-log.service';
 import type { Principal } from '../auth/principal';
@@ -10,6 +10,14 @@ import type { ConnectionView, CreateConnectionBody, ReplaceCredentialsBody } fro
 
 /** Associated data for a connection's credentials: binds the ciphertext to its row. */
 export const credentialsAad = (id: ConnectionId): string => `connection:${id}`;
+
+/** An account an admin consented to through OAuth, with the tokens to seal. */
+export interface OAuthConnectionInput {
+  provider: ProviderKey;
+  externalAccountId: string;
+  displayName: string | null;
+  credentials: Readonly<Record<string, unknown>>;
+}
 
 @Injectable()
 export class ConnectionsService {
@@ -79,6 +87,49 @@ export class ConnectionsService {
       await this.requestPull(connectionId, 'credentials replaced');
     }
     return this.view(updated);
+  }
+
+  /**
+   * Connects an account through OAuth: a new connection, or, when the workspace already has
+   * this account, new credentials for it (consenting again is how an admin re-authorises,
+   * so no 409). Either way it is audited as `connection.oauth_connected` and pulled.
+   */
+  async connectOAuth(principal: Principal, input: OAuthConnectionInput): Promise<ConnectionView> {
+    const id = randomUUID() as ConnectionId;
+    const created = await this.connections.create({
+      id,
+      workspaceId: principal.workspaceId,
+      provider: input.provider,
+      externalAccountId: input.externalAccountId,
+      displayName: input.displayName,
+      credentials: this.keyring.seal(JSON.stringify(input.credentials), credentialsAad(id)),
+    });
+    let record: ConnectionRecord | null = created.ok ? created.value : null;
+    if (!record) {
+      const existing = (await this.connections.list(principal.workspaceId)).find(
+        (r) => r.provider === input.provider && r.externalAccountId === input.externalAccountId,
+      );
+      if (existing) {
+        const sealed = this.keyring.seal(JSON.stringify(input.credentials), credentialsAad(existing.id));
+        record = await this.connections.replaceCredentials(principal.workspaceId, existing.id, sealed);
+      }
+    }
+    // Only the workspace's own (internal) connection could collide without being listed.
+    if (!record) throw new ConflictException(`cannot connect that ${input.provider} account`);
+    const reconnected = !created.ok;
+    this.logger.info(
+      { connectionId: record.id, provider: input.provider, reconnected, status: record.status },
+      'connection connected through OAuth',
+    );
+    await this.audit.record(principal, 'connection.oauth_connected', record.id, {
+      provider: input.provider,
+      externalAccountId: input.externalAccountId,
+      reconnected,
+    });
+    if (record.status !== 'paused' && record.status !== 'disconnected') {
+      await this.requestPull(record.id, reconnected ? 'reconnected through OAuth' : 'connection created');
+    }
+    return this.view(record);
   }
 
   private async view(record: ConnectionRecord): Promise<ConnectionView> {

@@ -1,0 +1,53 @@
+import { createHash } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { type ApiKeyId, PROVIDER_KEYS, type ProviderKey, type WorkspaceId } from '@syncline/core';
+import { Redis } from 'ioredis';
+import { z } from 'zod';
+import { OAUTH_PROVIDERS, type OAuthProvider } from './oauth.schemas';
+
+/** What a state stands for: who started the connect, and what its consent may create. */
+export interface OAuthStateRecord {
+  provider: OAuthProvider;
+  workspaceId: WorkspaceId;
+  apiKeyId: ApiKeyId;
+  products: ProviderKey[];
+}
+
+const stateRecord = z.object({
+  provider: z.enum(OAUTH_PROVIDERS),
+  workspaceId: z.uuid(),
+  apiKeyId: z.uuid(),
+  products: z.array(z.enum(PROVIDER_KEYS)).min(1),
+});
+
+/**
+ * The Redis key of a state (under the app's key prefix). Only a hash of the state is
+ * stored, so the key space read back (a dump, MONITOR) does not hand out usable states.
+ */
+export const oauthStateKey = (state: string): string =>
+  `oauth-state:${createHash('sha256').update(state).digest('hex')}`;
+
+/** Pending OAuth consents in Redis: each state expires on its own and can be taken once. */
+@Injectable()
+export class OAuthStateRepository {
+  constructor(@Inject(Redis) private readonly redis: Redis) {}
+
+  /** False if the state is already pending (a collision of 256 random bits: a bug). */
+  async save(state: string, record: OAuthStateRecord, ttlSeconds: number): Promise<boolean> {
+    const saved = await this.redis.set(oauthStateKey(state), JSON.stringify(record), 'EX', ttlSeconds, 'NX');
+    return saved === 'OK';
+  }
+
+  /** The state's record, deleting it in the same step; null when unknown, expired or already taken. */
+  async take(state: string): Promise<OAuthStateRecord | null> {
+    const raw = await this.redis.getdel(oauthStateKey(state));
+    if (raw === null) return null;
+    const parsed = stateRecord.parse(JSON.parse(raw));
+    return {
+      provider: parsed.provider,
+      workspaceId: parsed.workspaceId as WorkspaceId,
+      apiKeyId: parsed.apiKeyId as ApiKeyId,
+      products: parsed.products,
+    };
+  }
+}

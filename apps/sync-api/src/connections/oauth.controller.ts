@@ -1,0 +1,94 @@
+import { Body, Controller, Get, HttpStatus, Inject, Param, Post, Query } from '@nestjs/common';
+import {
+  ApiBearerAuth,
+  ApiBody,
+  ApiCreatedResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiResponse,
+  ApiTags,
+} from '@nestjs/swagger';
+import { CurrentPrincipal, Public, Roles } from '../auth/auth.decorators';
+import type { Principal } from '../auth/principal';
+import { ApiErrorResponses } from '../common/api-error-responses.decorator';
+import { apiErrorBody } from '../common/api-errors';
+import { type ConnectionView, connectionListView } from './connections.schemas';
+import {
+  type OAuthCallbackQuery,
+  type OAuthProvider,
+  oauthCallbackQuery,
+  oauthProviderParam,
+  type StartOAuthBody,
+  type StartOAuthView,
+  startOAuthBody,
+  startOAuthView,
+} from './oauth.schemas';
+import { OAuthService } from './oauth.service';
+
+@ApiTags('connections')
+@Controller('api/v1/connections/oauth')
+export class OAuthController {
+  constructor(@Inject(OAuthService) private readonly oauth: OAuthService) {}
+
+  @ApiOperation({
+    summary:
+      "Start connecting through the provider's consent page (hubspot, or google for several products).",
+  })
+  @ApiBearerAuth()
+  @ApiCreatedResponse({
+    description: 'Send the account owner to `authorizeUrl`; the provider then redirects to the callback.',
+    standardSchema: startOAuthView,
+  })
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, HttpStatus.UNAUTHORIZED, HttpStatus.FORBIDDEN)
+  @ApiResponse({
+    status: HttpStatus.SERVICE_UNAVAILABLE,
+    description: "The provider's OAuth client is not configured, or the state store is unreachable.",
+    standardSchema: apiErrorBody,
+  })
+  // HubSpot needs no body at all.
+  @ApiBody({ required: false })
+  @Roles('admin')
+  @Post(':provider/start')
+  start(
+    @CurrentPrincipal() principal: Principal,
+    @Param('provider', { schema: oauthProviderParam }) provider: OAuthProvider,
+    @Body({ schema: startOAuthBody }) body: StartOAuthBody,
+  ): Promise<StartOAuthView> {
+    return this.oauth.start(principal, provider, body);
+  }
+
+  @ApiOperation({
+    summary: 'Where the provider redirects the browser after consent. No API key: the state authorises it.',
+  })
+  @ApiOkResponse({
+    description: 'The connections made (or re-authorised); credentials sealed, never returned.',
+    standardSchema: connectionListView,
+  })
+  @ApiResponse({
+    status: HttpStatus.BAD_REQUEST,
+    description:
+      '`oauth_state_invalid`: the state is unknown, expired, used or for another provider; ' +
+      '`oauth_failed`: the provider refused the code or ended with an error; `validation_failed`.',
+    standardSchema: apiErrorBody,
+  })
+  @ApiResponse({
+    status: HttpStatus.FORBIDDEN,
+    description:
+      '`oauth_consent_denied`: the user denied consent (or left out access a product needs); ' +
+      '`forbidden`: the key that started the connect was revoked.',
+    standardSchema: apiErrorBody,
+  })
+  @ApiResponse({
+    status: HttpStatus.SERVICE_UNAVAILABLE,
+    description: 'The provider or the state store could not be reached; start the connect again.',
+    standardSchema: apiErrorBody,
+  })
+  @Public()
+  @Get(':provider/callback')
+  callback(
+    @Param('provider', { schema: oauthProviderParam }) provider: OAuthProvider,
+    @Query({ schema: oauthCallbackQuery }) query: OAuthCallbackQuery,
+  ): Promise<{ data: ConnectionView[] }> {
+    return this.oauth.callback(provider, query);
+  }
+}

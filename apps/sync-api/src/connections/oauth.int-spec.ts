@@ -1,0 +1,355 @@
+import { Client } from '@hubspot/api-client';
+import { oauth2Refresher, type StoredCredentials } from '@syncline/connectors';
+import type { LightMyRequestResponse } from 'fastify';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_REDIS_URL } from '../../../../test/support/env';
+import { pullJobId } from '../infra/pull-queue.module';
+import { bearer, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
+import { GOOGLE_PRODUCT_SCOPES } from './oauth-google.client';
+import { oauthStateKey } from './oauth-state.repository';
+import {
+  approveConsent,
+  CALLBACK_BASE,
+  callbackPath,
+  createPortal,
+  HUBSPOT_APP,
+  type OAuthEmulators,
+  startOAuthEmulators,
+} from './oauth-testing';
+
+interface ConnectionBody {
+  id: string;
+  provider: string;
+  externalAccountId: string;
+  displayName: string | null;
+  status: string;
+  hasCredentials: boolean;
+}
+interface StartBody {
+  authorizeUrl: string;
+  state: string;
+  expiresAt: string;
+}
+
+const PORTAL_A = 61_001;
+const PORTAL_B = 61_002;
+const GOOGLE_PRODUCTS = ['google-calendar', 'gmail', 'google-tasks'] as const;
+
+describe('connecting through OAuth (emulated HubSpot and Google)', () => {
+  let oauth: OAuthEmulators;
+  let t: TestApp;
+  let redis: Redis;
+  let a: { workspaceId: string; adminKey: string };
+  let b: { workspaceId: string; adminKey: string };
+  // Every response body this file sees, and every token the connections hold: none may meet.
+  const bodies: string[] = [];
+  const tokens = new Set<string>();
+
+  const call = async (
+    method: 'GET' | 'POST',
+    url: string,
+    options: { key?: string; payload?: object } = {},
+  ): Promise<LightMyRequestResponse> => {
+    const res = await t.app.inject({
+      method,
+      url,
+      ...(options.key ? { headers: bearer(options.key) } : {}),
+      ...(options.payload ? { payload: options.payload } : {}),
+    });
+    bodies.push(res.body);
+    return res;
+  };
+  const start = async (key: string, provider: string, payload?: object): Promise<StartBody> => {
+    const res = await call('POST', `/api/v1/connections/oauth/${provider}/start`, {
+      key,
+      ...(payload ? { payload } : {}),
+    });
+    expect(res.statusCode).toBe(201);
+    return res.json<StartBody>();
+  };
+  /** Opens a connection's sealed credentials, as the workers do. */
+  const credentialsOf = async (connectionId: string): Promise<Required<StoredCredentials>> => {
+    const row = await t.prisma.connection.findUniqueOrThrow({ where: { id: connectionId } });
+    const ciphertext = Buffer.from(row.credentialsCiphertext!);
+    const opened = JSON.parse(
+      t.keyring.open({ keyId: row.credentialsKeyId!, ciphertext }, `connection:${connectionId}`),
+    ) as Required<StoredCredentials>;
+    expect(ciphertext.includes(Buffer.from(opened.accessToken))).toBe(false);
+    tokens.add(opened.accessToken);
+    tokens.add(opened.refreshToken);
+    return opened;
+  };
+  /** The state's key as the app's Redis client (with the app's key prefix) writes it. */
+  const stateKey = (state: string): string => `${t.config.REDIS_PREFIX}:${oauthStateKey(state)}`;
+  const connectHubspot = async (key: string, portalId: number): Promise<ConnectionBody[]> => {
+    const started = await start(key, 'hubspot');
+    const redirect = await approveConsent(started.authorizeUrl, { portalId });
+    const res = await call('GET', callbackPath(redirect));
+    expect(res.statusCode).toBe(200);
+    return res.json<{ data: ConnectionBody[] }>().data;
+  };
+
+  beforeAll(async () => {
+    oauth = await startOAuthEmulators();
+    await createPortal(oauth.emulators, PORTAL_A);
+    await createPortal(oauth.emulators, PORTAL_B);
+    t = await startTestApp('oauth', oauth.env);
+    a = await seedWorkspace(t.prisma, 'Acme');
+    b = await seedWorkspace(t.prisma, 'Globex');
+    redis = new Redis(TEST_REDIS_URL);
+  });
+  afterAll(async () => {
+    if (redis) {
+      const left = await redis.keys(`${t.config.REDIS_PREFIX}:oauth-state:*`);
+      if (left.length > 0) await redis.del(...left);
+      redis.disconnect();
+    }
+    await t?.close();
+    await oauth?.close();
+  });
+
+  let hubspotConnection: ConnectionBody;
+
+  it('HubSpot: start, consent in the portal, callback: a connection with sealed tokens the emulator honours', async () => {
+    const started = await start(a.adminKey, 'hubspot');
+    // A state of 256 random bits, kept in Redis for 10 minutes under its hash only.
+    expect(started.state).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const ttl = await redis.ttl(stateKey(started.state));
+    expect(ttl).toBeGreaterThan(590);
+    expect(ttl).toBeLessThanOrEqual(600);
+    expect(await redis.keys(`${t.config.REDIS_PREFIX}:*${started.state}*`)).toEqual([]);
+    const expiresIn = Date.parse(started.expiresAt) - Date.now();
+    expect(expiresIn).toBeGreaterThan(590_000);
+    expect(expiresIn).toBeLessThanOrEqual(600_000);
+
+    const authorize = new URL(started.authorizeUrl);
+    expect(`${authorize.origin}${authorize.pathname}`).toBe(`${oauth.emulators.hubspotUrl}/oauth/authorize`);
+    expect(Object.fromEntries(authorize.searchParams)).toMatchObject({
+      client_id: HUBSPOT_APP.clientId,
+      redirect_uri: `${CALLBACK_BASE}/api/v1/connections/oauth/hubspot/callback`,
+      state: started.state,
+    });
+    expect(authorize.searchParams.get('scope')?.split(' ')).toContain('crm.objects.contacts.write');
+
+    const redirect = await approveConsent(started.authorizeUrl, { portalId: PORTAL_A });
+    expect(`${redirect.origin}${redirect.pathname}`).toBe(authorize.searchParams.get('redirect_uri'));
+    expect(redirect.searchParams.get('state')).toBe(started.state);
+    // No API key: the state alone authorises the callback.
+    const res = await call('GET', callbackPath(redirect));
+    expect(res.statusCode).toBe(200);
+    const { data } = res.json<{ data: ConnectionBody[] }>();
+    expect(data).toHaveLength(1);
+    hubspotConnection = data[0]!;
+    expect(hubspotConnection).toMatchObject({
+      provider: 'hubspot',
+      externalAccountId: String(PORTAL_A),
+      displayName: `portal-${PORTAL_A}.example.test`,
+      status: 'pending',
+      hasCredentials: true,
+    });
+    expect(await redis.exists(stateKey(started.state))).toBe(0);
+
+    const row = await t.prisma.connection.findUniqueOrThrow({ where: { id: hubspotConnection.id } });
+    expect(row.workspaceId).toBe(a.workspaceId);
+    const credentials = await credentialsOf(hubspotConnection.id);
+    expect(Date.parse(credentials.expiresAt) - Date.now()).toBeGreaterThan(1_700_000);
+    // The sealed access token reads the portal through the SDK; the refresh token refreshes
+    // through the workers' own refresher.
+    const sdk = new Client({ accessToken: credentials.accessToken, basePath: oauth.emulators.hubspotUrl });
+    const info = await sdk.oauth.accessTokensApi.get(credentials.accessToken);
+    expect(info.hubId).toBe(PORTAL_A);
+    await expect(sdk.crm.contacts.basicApi.getPage()).resolves.toHaveProperty('results');
+    const refreshed = await oauth2Refresher({
+      tokenUrl: `${oauth.emulators.hubspotUrl}/oauth/v1/token`,
+      clientId: HUBSPOT_APP.clientId,
+      clientSecret: HUBSPOT_APP.clientSecret,
+    })(credentials.refreshToken);
+    expect(refreshed.ok).toBe(true);
+
+    // The first pull (the backfill) is queued, as for POST /api/v1/connections.
+    expect(await t.pullQueue.getJob(pullJobId(hubspotConnection.id))).toBeDefined();
+  });
+
+  it('GET /api/v1/connections lists it; the audit log says who connected it, without tokens', async () => {
+    const list = await call('GET', '/api/v1/connections', { key: a.adminKey });
+    expect(list.json<{ data: ConnectionBody[] }>().data.map((c) => c.id)).toEqual([hubspotConnection.id]);
+
+    const audit = await call('GET', '/api/v1/audit-log', { key: a.adminKey });
+    const entries = audit.json<{ data: { action: string; targetId: string; actor: { keyId: string } }[] }>();
+    const adminKeyId = (await t.prisma.apiKey.findFirstOrThrow({ where: { workspaceId: a.workspaceId } })).id;
+    expect(entries.data).toContainEqual(
+      expect.objectContaining({
+        action: 'connection.oauth_connected',
+        targetId: hubspotConnection.id,
+        actor: expect.objectContaining({ keyId: adminKeyId }),
+        details: { provider: 'hubspot', externalAccountId: String(PORTAL_A), reconnected: false },
+      }),
+    );
+  });
+
+  it('HubSpot again for the same portal: the same connection gets the new tokens (no 409)', async () => {
+    const before = await credentialsOf(hubspotConnection.id);
+    const data = await connectHubspot(a.adminKey, PORTAL_A);
+    expect(data.map((c) => c.id)).toEqual([hubspotConnection.id]);
+    const after = await credentialsOf(hubspotConnection.id);
+    expect(after.accessToken).not.toBe(before.accessToken);
+    expect(after.refreshToken).not.toBe(before.refreshToken);
+    expect(
+      await t.prisma.connection.count({ where: { workspaceId: a.workspaceId, provider: 'hubspot' } }),
+    ).toBe(1);
+    const audit = await t.prisma.auditLog.findMany({
+      where: { workspaceId: a.workspaceId, action: 'connection.oauth_connected' },
+      orderBy: { createdAt: 'asc' },
+    });
+    expect(audit.map((entry) => entry.details)).toEqual([
+      { provider: 'hubspot', externalAccountId: String(PORTAL_A), reconnected: false },
+      { provider: 'hubspot', externalAccountId: String(PORTAL_A), reconnected: true },
+    ]);
+  });
+
+  const email = 'rep@acme.example';
+
+  it('Google: one consent creates calendar, gmail and tasks connections for the account', async () => {
+    const started = await start(a.adminKey, 'google', { products: [...GOOGLE_PRODUCTS] });
+    const authorize = new URL(started.authorizeUrl);
+    expect(`${authorize.origin}${authorize.pathname}`).toBe(`${oauth.emulators.googleUrl}/o/oauth2/v2/auth`);
+    expect(Object.fromEntries(authorize.searchParams)).toMatchObject({
+      client_id: oauth.google.clientId,
+      redirect_uri: `${CALLBACK_BASE}/api/v1/connections/oauth/google/callback`,
+      response_type: 'code',
+      access_type: 'offline',
+      state: started.state,
+    });
+    expect(authorize.searchParams.get('scope')?.split(' ').sort()).toEqual(
+      ['email', 'openid', ...Object.values(GOOGLE_PRODUCT_SCOPES)].sort(),
+    );
+
+    const redirect = await approveConsent(started.authorizeUrl, { email });
+    const res = await call('GET', callbackPath(redirect));
+    expect(res.statusCode).toBe(200);
+    const { data } = res.json<{ data: ConnectionBody[] }>();
+    expect(data.map((c) => [c.provider, c.externalAccountId, c.status])).toEqual(
+      GOOGLE_PRODUCTS.map((product) => [product, email, 'pending']),
+    );
+
+    // One grant behind all three, each sealed to its own row.
+    const sealed = await Promise.all(data.map((c) => credentialsOf(c.id)));
+    expect(new Set(sealed.map((c) => c.refreshToken)).size).toBe(1);
+    const [credentials] = sealed;
+    const userinfo = await fetch(`${oauth.emulators.googleUrl}/oauth2/v3/userinfo`, {
+      headers: { authorization: `Bearer ${credentials!.accessToken}` },
+    });
+    expect(await userinfo.json()).toMatchObject({ email });
+    const refreshed = await oauth2Refresher({
+      tokenUrl: `${oauth.emulators.googleUrl}/token`,
+      ...oauth.google,
+    })(credentials!.refreshToken);
+    expect(refreshed.ok).toBe(true);
+
+    const list = await call('GET', '/api/v1/connections', { key: a.adminKey });
+    expect(list.json<{ data: ConnectionBody[] }>().data.map((c) => c.provider)).toEqual([
+      'hubspot',
+      ...GOOGLE_PRODUCTS,
+    ]);
+  });
+
+  it('Google: asking for one product creates only that connection, and asks only its access', async () => {
+    const started = await start(b.adminKey, 'google', { products: ['google-tasks'] });
+    const scopes = new URL(started.authorizeUrl).searchParams.get('scope')?.split(' ');
+    expect(scopes).toContain(GOOGLE_PRODUCT_SCOPES['google-tasks']);
+    expect(scopes).not.toContain(GOOGLE_PRODUCT_SCOPES.gmail);
+    const res = await call('GET', callbackPath(await approveConsent(started.authorizeUrl, { email })));
+    expect(res.statusCode).toBe(200);
+    expect(res.json<{ data: ConnectionBody[] }>().data.map((c) => c.provider)).toEqual(['google-tasks']);
+  });
+
+  it("Google: a consent that leaves out a product's access is refused, and creates nothing", async () => {
+    const started = await start(b.adminKey, 'google', { products: ['gmail', 'google-calendar'] });
+    // The user unticks Calendar on Google's granular consent screen.
+    const url = new URL(started.authorizeUrl);
+    const kept = url.searchParams
+      .get('scope')!
+      .split(' ')
+      .filter((s) => s !== GOOGLE_PRODUCT_SCOPES['google-calendar']);
+    url.searchParams.set('scope', kept.join(' '));
+    const res = await call(
+      'GET',
+      callbackPath(await approveConsent(url.toString(), { email: 'x@globex.example' })),
+    );
+    expect(res.statusCode).toBe(403);
+    expect(res.json()).toEqual({
+      error: { code: 'oauth_consent_denied', message: expect.stringContaining('google-calendar') },
+    });
+    const providers = await t.prisma.connection.findMany({
+      where: { workspaceId: b.workspaceId, externalAccountId: 'x@globex.example' },
+    });
+    expect(providers).toEqual([]);
+  });
+
+  it("workspace isolation: A's state creates in A, whoever's key the callback comes with", async () => {
+    const started = await start(a.adminKey, 'hubspot');
+    const redirect = await approveConsent(started.authorizeUrl, { portalId: PORTAL_B });
+    // B's admin key on the callback changes nothing: the state names the workspace.
+    const res = await call('GET', callbackPath(redirect), { key: b.adminKey });
+    expect(res.statusCode).toBe(200);
+    const [created] = res.json<{ data: ConnectionBody[] }>().data;
+    const row = await t.prisma.connection.findUniqueOrThrow({ where: { id: created!.id } });
+    expect(row.workspaceId).toBe(a.workspaceId);
+
+    const fromB = await call('GET', `/api/v1/connections/${created!.id}`, { key: b.adminKey });
+    expect(fromB.statusCode).toBe(404);
+    const listB = await call('GET', '/api/v1/connections', { key: b.adminKey });
+    expect(listB.json<{ data: ConnectionBody[] }>().data.map((c) => c.provider)).toEqual(['google-tasks']);
+
+    // The same portal connected from B is B's own connection, not A's reconnected.
+    const inB = await connectHubspot(b.adminKey, PORTAL_B);
+    expect(inB[0]!.id).not.toBe(created!.id);
+    expect((await t.prisma.connection.findUniqueOrThrow({ where: { id: inB[0]!.id } })).workspaceId).toBe(
+      b.workspaceId,
+    );
+  });
+
+  it('only an admin key may start: sales gets 403, no key 401', async () => {
+    const created = await call('POST', '/api/v1/api-keys', {
+      key: a.adminKey,
+      payload: { name: 'rep', role: 'sales' },
+    });
+    const salesKey = created.json<{ key: string }>().key;
+    const sales = await call('POST', '/api/v1/connections/oauth/hubspot/start', { key: salesKey });
+    expect(sales.statusCode).toBe(403);
+    expect(sales.json()).toEqual({ error: { code: 'forbidden', message: expect.any(String) } });
+    const anonymous = await call('POST', '/api/v1/connections/oauth/google/start', {
+      payload: { products: ['gmail'] },
+    });
+    expect(anonymous.statusCode).toBe(401);
+  });
+
+  it('start validates the provider and the products', async () => {
+    const cases: [string, object | undefined, string][] = [
+      ['salesforce', undefined, 'provider'],
+      ['google', undefined, 'products'],
+      ['google', { products: [] }, 'products'],
+      ['google', { products: ['gmail', 'gmail'] }, 'products'],
+      ['google', { products: ['hubspot'] }, 'products'],
+      ['hubspot', { products: ['gmail'] }, 'products'],
+    ];
+    for (const [provider, payload, field] of cases) {
+      const res = await call('POST', `/api/v1/connections/oauth/${provider}/start`, {
+        key: a.adminKey,
+        ...(payload ? { payload } : {}),
+      });
+      expect(res.statusCode, `${provider} ${JSON.stringify(payload)}`).toBe(400);
+      const { error } = res.json<{ error: { code: string; message: string } }>();
+      expect(error.code).toBe('validation_failed');
+      expect(error.message).toContain(field);
+    }
+  });
+
+  it('no response body and no log line holds a token', () => {
+    expect(tokens.size).toBeGreaterThanOrEqual(6);
+    const everything = [...bodies, ...t.logs].join('\n');
+    for (const token of tokens) expect(everything).not.toContain(token);
+    expect(bodies.join('\n')).not.toMatch(/accessToken|refreshToken|ciphertext/i);
+  });
+});

@@ -1,0 +1,164 @@
+import { randomBytes } from 'node:crypto';
+import {
+  ForbiddenException,
+  HttpStatus,
+  Inject,
+  Injectable,
+  ServiceUnavailableException,
+} from '@nestjs/common';
+import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
+import { ApiKeysService } from '../api-keys/api-keys.service';
+import type { Principal } from '../auth/principal';
+import { CodedHttpException, ValidationFailedException } from '../common/api-errors';
+import type { ConnectionView } from './connections.schemas';
+import { ConnectionsService } from './connections.service';
+import {
+  type OAuthCallbackQuery,
+  type OAuthProvider,
+  productsFor,
+  type StartOAuthBody,
+  type StartOAuthView,
+} from './oauth.schemas';
+import { GoogleOAuthClient } from './oauth-google.client';
+import { HubspotOAuthClient } from './oauth-hubspot.client';
+import type { OAuthFailure, OAuthProviderClient } from './oauth-provider.client';
+import { type OAuthStateRecord, OAuthStateRepository } from './oauth-state.repository';
+
+/** How long an admin has to consent after starting. */
+export const OAUTH_STATE_TTL_SECONDS = 600;
+/** 256 bits: a state cannot be guessed, and is all the callback needs. */
+const STATE_BYTES = 32;
+
+/**
+ * The OAuth connect flow. `start` (an admin's API key) leaves a single-use state in Redis that
+ * records the workspace, the key and the connections to create; the provider's redirect to
+ * `callback` carries no API key, so that state is its only authority: it is taken (deleted)
+ * before anything else, then the code is exchanged and the connections made as the key that
+ * started the flow, if it is still an active admin key.
+ */
+@Injectable()
+export class OAuthService {
+  private readonly clients: Record<OAuthProvider, OAuthProviderClient>;
+
+  constructor(
+    @Inject(HubspotOAuthClient) hubspot: HubspotOAuthClient,
+    @Inject(GoogleOAuthClient) google: GoogleOAuthClient,
+    @Inject(OAuthStateRepository) private readonly states: OAuthStateRepository,
+    @Inject(ConnectionsService) private readonly connections: ConnectionsService,
+    @Inject(ApiKeysService) private readonly apiKeys: ApiKeysService,
+    @InjectPinoLogger(OAuthService.name) private readonly logger: PinoLogger,
+  ) {
+    this.clients = { hubspot, google };
+  }
+
+  async start(principal: Principal, provider: OAuthProvider, body: StartOAuthBody): Promise<StartOAuthView> {
+    const client = this.configured(provider);
+    const products = productsFor[provider].safeParse(body.products);
+    if (!products.success) {
+      throw new ValidationFailedException(products.error.issues, { part: 'body', name: 'products' });
+    }
+    const state = randomBytes(STATE_BYTES).toString('base64url');
+    const record: OAuthStateRecord = {
+      provider,
+      workspaceId: principal.workspaceId,
+      apiKeyId: principal.apiKeyId,
+      products: products.data,
+    };
+    const saved = await this.redis(() => this.states.save(state, record, OAUTH_STATE_TTL_SECONDS));
+    if (!saved) throw new Error('a fresh OAuth state was already pending');
+    this.logger.info({ provider, products: products.data }, 'oauth connect started');
+    return {
+      authorizeUrl: client.authorizeUrl(state, products.data),
+      state,
+      expiresAt: new Date(Date.now() + OAUTH_STATE_TTL_SECONDS * 1000).toISOString(),
+    };
+  }
+
+  async callback(provider: OAuthProvider, query: OAuthCallbackQuery): Promise<{ data: ConnectionView[] }> {
+    // Taken whatever happens next: a state is good for one answer from the provider.
+    const record = await this.redis(() => this.states.take(query.state));
+    if (!record || record.provider !== provider) {
+      throw new CodedHttpException(
+        HttpStatus.BAD_REQUEST,
+        'oauth_state_invalid',
+        record
+          ? `this state was issued for ${record.provider}, not ${provider}; start the connect again`
+          : 'unknown, expired or already used state; start the connect again',
+      );
+    }
+    this.logger.assign({ workspaceId: record.workspaceId, apiKeyId: record.apiKeyId });
+    if (query.error !== undefined || query.code === undefined) {
+      this.logger.info({ provider, providerError: query.error }, 'oauth connect ended without consent');
+      if (query.error === 'access_denied') {
+        throw new CodedHttpException(
+          HttpStatus.FORBIDDEN,
+          'oauth_consent_denied',
+          'consent was denied at the provider; nothing was connected',
+        );
+      }
+      throw new CodedHttpException(
+        HttpStatus.BAD_REQUEST,
+        'oauth_failed',
+        `the provider ended the authorization with ${String(query.error)}; nothing was connected`,
+      );
+    }
+    const principal = await this.startedBy(record);
+    const account = await this.configured(provider).exchange(query.code, record.products);
+    if (!account.ok) throw exchangeFailure(account.error);
+
+    const data: ConnectionView[] = [];
+    for (const product of record.products) {
+      data.push(await this.connections.connectOAuth(principal, { provider: product, ...account.value }));
+    }
+    this.logger.info(
+      { provider, connectionIds: data.map((c) => c.id), products: record.products },
+      'oauth connect finished',
+    );
+    return { data };
+  }
+
+  private configured(provider: OAuthProvider): OAuthProviderClient {
+    const client = this.clients[provider];
+    const missing = client.missingSettings();
+    if (missing.length > 0) {
+      throw new ServiceUnavailableException(`${provider} OAuth is not configured: set ${missing.join(', ')}`);
+    }
+    return client;
+  }
+
+  /** The key that started the flow, if it may still act: not revoked, still an admin key. */
+  private async startedBy(record: OAuthStateRecord): Promise<Principal> {
+    const principal: Principal = {
+      workspaceId: record.workspaceId,
+      apiKeyId: record.apiKeyId,
+      role: 'admin',
+    };
+    const { data: keys } = await this.apiKeys.list(principal);
+    const key = keys.find((k) => k.id === record.apiKeyId);
+    if (!key || key.revokedAt !== null || key.role !== 'admin') {
+      throw new ForbiddenException('the API key that started this connect is no longer an active admin key');
+    }
+    return principal;
+  }
+
+  /** Redis away: a 503 the admin can retry, not a 500. */
+  private async redis<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      this.logger.warn({ err: error }, 'oauth state store failed');
+      throw new ServiceUnavailableException('cannot reach the OAuth state store right now; try again');
+    }
+  }
+}
+
+function exchangeFailure(failure: OAuthFailure): Error {
+  switch (failure.code) {
+    case 'consent_incomplete':
+      return new CodedHttpException(HttpStatus.FORBIDDEN, 'oauth_consent_denied', failure.message);
+    case 'refused':
+      return new CodedHttpException(HttpStatus.BAD_REQUEST, 'oauth_failed', failure.message);
+    case 'unavailable':
+      return new ServiceUnavailableException(failure.message);
+  }
+}

@@ -1,0 +1,12 @@
+import { Module } from '@nestjs/common';
+import { AuditLogModule } from '../admin/audit-log.module';
+import { PoliciesController } from './policies.controller';
+import { PoliciesRepository } from './policies.repository';
+import { PoliciesService } from './policies.service';
+
+@Module({
+  imports: [AuditLogModule],
+  controllers: [PoliciesController],
+  providers: [PoliciesService, PoliciesRepository],
+})
+export class PoliciesModule {}
