@@ -15,7 +15,13 @@ export async function createApp(
   config: AppConfig,
   options: AppOptions = {},
 ): Promise<NestFastifyApplication> {
-  const adapter = new FastifyAdapter({ genReqId: requestId, requestIdHeader: false });
+  // On close, idle keep-alive sockets are dropped at once (a client's spare connection would
+  // otherwise hold shutdown for the headers timeout); open streams are ended by their service.
+  const adapter = new FastifyAdapter({
+    genReqId: requestId,
+    requestIdHeader: false,
+    forceCloseConnections: 'idle',
+  });
   echoRequestId(adapter.getInstance());
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, options), adapter, {
     bufferLogs: true,

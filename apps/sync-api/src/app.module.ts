@@ -19,6 +19,7 @@ import { RedisModule } from './infra/redis.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { PoliciesModule } from './policies/policies.module';
 import { RecordsModule } from './records/records.module';
+import { StreamModule } from './stream/stream.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 
 export interface AppOptions {
@@ -45,6 +46,7 @@ export class AppModule {
         ApiKeysModule,
         ConnectionsModule,
         RecordsModule,
+        StreamModule,
         WebhooksModule,
         AdminModule,
         PoliciesModule,

@@ -5,16 +5,16 @@ import type { Params } from 'nestjs-pino';
 import type { DestinationStream, Level } from 'pino';
 import type { AppConfig } from '../config/app-config';
 
-// Secrets that webhook providers send where the shared list does not look: a Calendar
-// channel's token header, and a push URL's `?token=` (Gmail's Pub/Sub push endpoint).
+// Secrets that arrive where the shared list does not look: a Calendar channel's token
+// header, a push URL's `?token=` (Gmail's Pub/Sub push endpoint), an OAuth callback's
+// `code` and `state`, and a key someone put in a query string.
+const SECRET_PARAMS = ['token', 'key', 'secret', 'access_token', 'code', 'state'];
 const API_REDACT_PATHS = [
   ...REDACT_PATHS,
   'req.headers["x-goog-channel-token"]',
-  'req.query.token',
-  'req.query.key',
-  'req.query.secret',
+  ...SECRET_PARAMS.map((p) => `req.query.${p}`),
 ];
-const SECRET_QUERY = /([?&](?:token|key|secret)=)[^&#]*/gi;
+const SECRET_QUERY = new RegExp(`([?&](?:${SECRET_PARAMS.join('|')})=)[^&#]*`, 'gi');
 
 // Probes and scrapes arrive every few seconds and say nothing worth a log line.
 const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
