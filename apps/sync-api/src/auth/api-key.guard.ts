@@ -2,25 +2,30 @@ import {
   type CanActivate,
   type ExecutionContext,
   ForbiddenException,
+  HttpStatus,
   Injectable,
   UnauthorizedException,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { ApiKeysService } from '../api-keys/api-keys.service';
+import { CodedHttpException } from '../common/api-errors';
 import { IS_PUBLIC, REQUIRED_ROLES } from './auth.decorators';
 import type { Role } from './principal';
+import { RequestLimiter } from './request-limiter';
 
 /**
  * Global guard: every route needs `Authorization: Bearer sk_…` unless marked @Public().
- * A missing, malformed, unknown or revoked key is a 401; a key without the route's role a 403.
+ * A missing, malformed, unknown or revoked key is a 401; a key past its request allowance a
+ * 429 with `Retry-After`; a key without the route's role a 403.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly apiKeys: ApiKeysService,
+    private readonly limiter: RequestLimiter,
     @InjectPinoLogger(ApiKeyGuard.name) private readonly logger: PinoLogger,
   ) {}
 
@@ -35,6 +40,16 @@ export class ApiKeyGuard implements CanActivate {
     request.principal = principal;
     // Every later log line of this request carries the tenant and the key.
     this.logger.assign({ workspaceId: principal.workspaceId, apiKeyId: principal.apiKeyId });
+
+    const wait = await this.limiter.take(principal.apiKeyId);
+    if (wait !== null) {
+      context.switchToHttp().getResponse<FastifyReply>().header('retry-after', String(wait));
+      throw new CodedHttpException(
+        HttpStatus.TOO_MANY_REQUESTS,
+        'rate_limited',
+        `more than ${this.limiter.points} requests in 10 s with this key; retry in ${wait} s`,
+      );
+    }
 
     const roles = this.reflector.getAllAndOverride<Role[] | undefined>(REQUIRED_ROLES, targets);
     if (roles && !roles.includes(principal.role)) {

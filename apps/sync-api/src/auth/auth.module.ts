@@ -3,10 +3,11 @@ import { APP_GUARD } from '@nestjs/core';
 import { ApiKeysModule } from '../api-keys/api-keys.module';
 import { ApiKeyGuard } from './api-key.guard';
 import { MeController } from './me.controller';
+import { RequestLimiter } from './request-limiter';
 
 @Module({
   imports: [ApiKeysModule],
   controllers: [MeController],
-  providers: [{ provide: APP_GUARD, useClass: ApiKeyGuard }],
+  providers: [RequestLimiter, { provide: APP_GUARD, useClass: ApiKeyGuard }],
 })
 export class AuthModule {}

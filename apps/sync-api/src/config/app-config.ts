@@ -32,6 +32,8 @@ const appEnvObject = baseEnvSchema.extend({
    * providers are `<this>/api/v1/connections/oauth/{hubspot|google}/callback`); PUBLIC_BASE_URL when unset.
    */
   OAUTH_CALLBACK_BASE_URL: z.preprocess((v) => (v === '' ? undefined : v), url.optional()),
+  /** Requests one API key may make per 10 s, across every API process (Redis); 0 turns the limit off. */
+  API_RATE_LIMIT_PER_10S: z.coerce.number().int().min(0).default(600),
 });
 
 /** Every setting the API reads, parsed once at start. */
