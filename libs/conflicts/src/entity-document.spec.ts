@@ -1,5 +1,7 @@
+import * as Automerge from '@automerge/automerge';
 import { describe, expect, it } from 'vitest';
 import { CRM_A, CRM_B, change, conn, T0, USER } from '../test/fixtures';
+import { actorOf } from './actor';
 import { EntityDocument } from './entity-document';
 import type { PolicyMap } from './types';
 
@@ -65,6 +67,28 @@ describe('EntityDocument', () => {
     expect(
       Object.fromEntries(plain.applyInbound(change(CRM_B, 2, { title: 'CEO' }), {}).outcome.owed)[CRM_B],
     ).toEqual([]);
+  });
+
+  it('a stored change whose dependency is missing is dropped on load, and the actor edits on', () => {
+    const doc = EntityDocument.create('e');
+    const first = doc.applyInbound(change(CRM_A, 1, { stage: 'Lead' }), {}).chunk!;
+    const second = doc.applyInbound(change(CRM_A, 2, { stage: 'Won' }), {}).chunk!;
+    // The same actor's third change, stored although what it depends on never was.
+    const dangling = Automerge.encodeChange({
+      actor: actorOf(conn(CRM_A)),
+      author: null,
+      seq: 3,
+      startOp: 3,
+      time: 0,
+      message: 'lost',
+      deps: ['ff'.repeat(32)],
+      ops: [{ action: 'set', obj: '_root', key: 'stage', value: 'x', pred: [] } as never],
+    });
+    const loaded = EntityDocument.load('e', null, [first, second, dangling]);
+    expect(loaded.repaired).toBe(true);
+    const { outcome } = loaded.applyInbound(change(CRM_A, 4, { stage: 'Lost' }), {});
+    expect(outcome.values.stage).toBe('Lost');
+    expect(loaded.history().map((h) => h.eventKey)).not.toContain('lost');
   });
 
   describe('heads the document does not hold', () => {

@@ -82,9 +82,12 @@ export class EntityDocument {
   private readonly parsed = new Map<string, { json: string; value: unknown }>();
   private readonly sources = new Map<string, SourceRef>();
 
+  /** Set when the document dropped changes it could never apply (see `repair`): persist a snapshot. */
+  repaired = false;
+
   private constructor(
     readonly entityId: string,
-    private readonly handle: Handle,
+    private handle: Handle,
   ) {
     this.heads = handle.getHeads();
   }
@@ -108,6 +111,7 @@ export class EntityDocument {
     else if (parts.length > 1) handle.loadIncremental(concatBytes(parts));
     const doc = new EntityDocument(entityId, handle);
     doc.rebuild();
+    doc.repair();
     // Reading at past heads is the costly part of a load: connections synced at the current
     // heads share the current fields, and connections synced at the same heads share one read.
     const byHeads = new Map<string, Map<string, Candidate[]>>();
@@ -140,6 +144,31 @@ export class EntityDocument {
       this.maxOp = Math.max(this.maxOp, meta.maxOp);
     }
     for (const key of this.handle.keys(ROOT)) this.current.set(key, this.candidates(key));
+  }
+
+  /**
+   * Rebuilds the document from what it has applied, leaving out changes waiting for a
+   * dependency it does not have (they can never apply, and they hold their actor's sequence
+   * number). Connections' views stay: their heads are applied changes. True if anything was
+   * dropped; the caller persists a fresh snapshot (`repaired`).
+   */
+  private repair(): boolean {
+    // Nothing waiting for a dependency: the refusal has another cause.
+    if (this.handle.getMissingDeps([]).length === 0) return false;
+    // A save would keep the waiting changes: rebuilt from the applied ones only.
+    const fresh = Automerge.getBackend(Automerge.init({ actor: '00' }));
+    fresh.applyChanges(this.handle.getChanges([]));
+    this.handle.free();
+    this.handle = fresh;
+    this.heads = fresh.getHeads();
+    this.seqByActor.clear();
+    this.lastByActor.clear();
+    this.eventKeys.clear();
+    this.current.clear();
+    this.maxOp = 0;
+    this.rebuild();
+    this.repaired = true;
+    return true;
   }
 
   private viewAt(heads: readonly string[], stale: Record<string, string> = {}): View {
@@ -195,7 +224,7 @@ export class EntityDocument {
    * Merges one inbound change. A connection's change is placed at its synced heads; a
    * user's edit at the current heads (the person saw the current view).
    */
-  applyInbound(change: InboundChange, policies: PolicyMap): ApplyResult {
+  applyInbound(change: InboundChange, policies: PolicyMap, retry = true): ApplyResult {
     if (this.eventKeys.has(change.eventKey)) {
       this.stats.duplicates++;
       return { outcome: this.outcome(policies, 'duplicate', []), chunk: null, synced: new Map() };
@@ -282,10 +311,25 @@ export class EntityDocument {
       const before = new Set(this.heads);
       // The encoded change is itself a valid incremental chunk: it is what gets persisted,
       // and loading it is cheaper than applyChanges.
-      this.handle.loadIncremental(encoded);
+      let refusal: unknown;
+      try {
+        this.handle.loadIncremental(encoded);
+      } catch (error) {
+        refusal = error;
+      }
       this.heads = this.handle.getHeads();
-      const hash = this.heads.find((h) => !before.has(h));
-      if (hash === undefined) throw new Error(`change ${change.eventKey} did not become a head`);
+      const hash = refusal === undefined ? this.heads.find((h) => !before.has(h)) : undefined;
+      if (hash === undefined) {
+        // The document holds changes it cannot apply (stored with a dependency it lacks):
+        // they block this actor's sequence. Drop them and try once more.
+        if (retry && this.repair()) {
+          this.eventKeys.delete(change.eventKey);
+          return this.applyInbound(change, policies, false);
+        }
+        throw refusal instanceof Error
+          ? refusal
+          : new Error(`change ${change.eventKey} did not become a head`);
+      }
       this.seqByActor.set(actor, seq);
       this.lastByActor.set(actor, hash);
       const lastOp = startOp + ops.length - 1;

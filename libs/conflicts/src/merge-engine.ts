@@ -109,6 +109,11 @@ export class MergeEngine {
     const entry = await this.entry(change.entityId, change.workspaceId, store);
     const before = { ...entry.doc.stats };
     const result = entry.doc.applyInbound(change, policies);
+    if (entry.doc.repaired) {
+      // Changes that could never apply were dropped: a snapshot replaces the stored chunks.
+      entry.doc.repaired = false;
+      this.due.add(change.entityId);
+    }
     this.stats.merged += entry.doc.stats.merged - before.merged;
     this.stats.unchanged += entry.doc.stats.unchanged - before.unchanged;
     this.stats.duplicates += entry.doc.stats.duplicates - before.duplicates;
@@ -294,7 +299,8 @@ export class MergeEngine {
             chunkCount: stored.chunks.length,
             snapshotBytes: stored.snapshot?.length ?? 0,
           };
-    if (this.isDue(entry)) this.due.add(entityId);
+    if (this.isDue(entry) || entry.doc.repaired) this.due.add(entityId);
+    entry.doc.repaired = false;
     this.cache.set(entityId, entry, entryBytes(entry));
     return entry;
   }
