@@ -1,5 +1,6 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { Logger } from 'nestjs-pino';
 import { AppModule, type AppOptions } from './app.module';
 import type { AppConfig } from './config/app-config';
@@ -21,6 +22,14 @@ export async function createApp(
     genReqId: requestId,
     requestIdHeader: false,
     forceCloseConnections: 'idle',
+    // A URL the router cannot read (a broken percent-escape) fails before Nest sees the
+    // request: answered here in the API's error shape.
+    frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
+      const status = error.statusCode ?? 400;
+      void reply
+        .code(status)
+        .send({ error: { code: status === 414 ? 'uri_too_long' : 'bad_request', message: error.message } });
+    },
   });
   echoRequestId(adapter.getInstance());
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, options), adapter, {

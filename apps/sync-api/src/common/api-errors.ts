@@ -14,6 +14,7 @@ export const API_ERROR_CODES = [
   'conflict',
   'precondition_failed',
   'payload_too_large',
+  'uri_too_long',
   'unsupported_media_type',
   'rate_limited',
   'unavailable',

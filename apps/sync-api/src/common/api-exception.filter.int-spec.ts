@@ -12,6 +12,15 @@ describe('errors nobody planned for', () => {
     await t?.close();
   });
 
+  it.each([
+    ['a broken percent-escape', '/api/v1/people/%zz', 400, 'bad_request'],
+    ['a truncated escape', '/api/v1/policies/%E0%A4%A', 400, 'bad_request'],
+    ['a path parameter past the router limit', `/api/v1/people/${'a'.repeat(150)}`, 414, 'uri_too_long'],
+  ])('a URL the router cannot read (%s) is answered in the error shape', async (_name, url, status, code) => {
+    const res = await t.app.inject({ method: 'GET', url, headers: bearer(adminKey) });
+    expect([res.statusCode, res.json()]).toEqual([status, { error: { code, message: expect.any(String) } }]);
+  });
+
   it('answer 500 internal without driver detail, and log the detail instead', async () => {
     // The database vanishing mid-flight: every query now fails inside Prisma.
     await t.db.drop();

@@ -2,7 +2,7 @@ import type { ArgumentMetadata } from '@nestjs/common';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ValidationFailedException } from './api-errors';
-import { ZodValidationPipe } from './zod-validation.pipe';
+import { MAX_INPUT_DEPTH, ZodValidationPipe } from './zod-validation.pipe';
 
 const body = z.object({
   name: z.string().min(1),
@@ -69,5 +69,28 @@ describe('ZodValidationPipe', () => {
       '~standard': { version: 1, vendor: 'other', validate: () => ({ value: 'x' }) },
     };
     expect(() => pipe.transform('x', { type: 'body', schema: foreign })).toThrow(TypeError);
+  });
+
+  it('refuses input nested deeper than MAX_INPUT_DEPTH without recursing into it', () => {
+    const anyJson = z.object({ credentials: z.record(z.string(), z.unknown()) });
+    const nest = (levels: number): Record<string, unknown> => {
+      let value: Record<string, unknown> = { leaf: 1 };
+      for (let level = 1; level < levels; level++) value = { a: value };
+      return value;
+    };
+    // { credentials: <levels> }: the body itself is one level more.
+    expect(
+      pipe.transform({ credentials: nest(MAX_INPUT_DEPTH - 1) }, { type: 'body', schema: anyJson }),
+    ).toEqual({
+      credentials: nest(MAX_INPUT_DEPTH - 1),
+    });
+    const error = rejection(() =>
+      pipe.transform({ credentials: nest(MAX_INPUT_DEPTH) }, { type: 'body', schema: anyJson }),
+    );
+    expect(error.message).toBe(`invalid request: body: nested deeper than ${MAX_INPUT_DEPTH} levels`);
+    // Far past the point where a recursive walk (JSON.stringify) overflows the stack.
+    expect(() => pipe.transform({ credentials: nest(200_000) }, { type: 'body', schema: anyJson })).toThrow(
+      ValidationFailedException,
+    );
   });
 });

@@ -1,0 +1,243 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { ENTITY_TYPES } from '@syncline/core';
+import type { PrismaClient } from '@syncline/core/db';
+import { bearer, seedWorkspace, startTestApp, type TestApp } from '../../testing/test-app';
+import { FREE_KEY } from './schema-values';
+
+/** A workspace with an admin and a sales key. */
+export interface Tenant {
+  workspaceId: string;
+  adminKey: string;
+  salesKey: string;
+}
+
+/** Workspace A: a row of every kind a route can address by id, all of it marked. */
+export interface SeededTenant extends Tenant {
+  /** A's ids by kind (`entity:person`, `merge_conflict`, `api_key:spare`, …). */
+  ids: Record<string, string>;
+  /** Text that only A's rows hold (names, field values, payloads). */
+  marker: string;
+  /** A's secrets: key secrets and connection credentials, which no response may ever carry. */
+  secrets: string[];
+  /** Everything of A that must not reach another workspace: ids, key prefixes, the marker. */
+  needles: string[];
+}
+
+/** The API with every optional integration configured, so that no route answers 503 for want of a setting. */
+export const startConfiguredApp = (label: string): Promise<TestApp> =>
+  startTestApp(label, {
+    HUBSPOT_CLIENT_ID: 'openapi-suite',
+    HUBSPOT_CLIENT_SECRET: 'openapi-suite-secret',
+    GOOGLE_CLIENT_ID: 'openapi-suite.apps.googleusercontent.com',
+    GOOGLE_CLIENT_SECRET: 'openapi-suite-secret',
+  });
+
+/** The consumer group that merges the log (apps/workers); the API waits for it after an edit. */
+const SYNC_GROUP = 'sync';
+
+/**
+ * Workspace A with one row of every kind an API route reads or acts on, and workspace B with
+ * its own admin and sales keys (and one record of each type, so its lists are not empty).
+ */
+export async function seedTwoWorkspaces(t: TestApp): Promise<{ a: SeededTenant; b: Tenant }> {
+  const marker = `acme-only-${randomBytes(6).toString('hex')}`;
+  const token = `pat-na1-${randomBytes(16).toString('hex')}`;
+  const a = await seedWorkspace(t.prisma, 'Acme');
+  const b = await seedWorkspace(t.prisma, 'Globex');
+  const api = async (key: string, method: 'POST' | 'PUT', url: string, payload: object) => {
+    const res = await t.app.inject({ method, url, headers: bearer(key), payload });
+    if (res.statusCode >= 300)
+      throw new Error(`seeding: ${method} ${url} answered ${res.statusCode} ${res.body}`);
+    return res.json<{ id: string; key?: string }>();
+  };
+  const newKey = async (adminKey: string, name: string, role: 'sales' | 'admin') =>
+    api(adminKey, 'POST', '/api/v1/api-keys', { name, role });
+
+  const sales = await newKey(a.adminKey, `rep ${marker}`, 'sales');
+  const spare = await newKey(a.adminKey, `spare ${marker}`, 'sales');
+  const bSales = await newKey(b.adminKey, 'globex rep', 'sales');
+  const connection = await api(a.adminKey, 'POST', '/api/v1/connections', {
+    provider: 'hubspot',
+    externalAccountId: `portal-${marker}`,
+    displayName: `HubSpot ${marker}`,
+    credentials: { privateAppToken: token },
+  });
+  await api(a.adminKey, 'PUT', `/api/v1/connections/${connection.id}/credentials`, {
+    credentials: { privateAppToken: token },
+  });
+  const ids: Record<string, string> = {
+    workspace: a.workspaceId,
+    connection: connection.id,
+    'api_key:sales': sales.id,
+    'api_key:spare': spare.id,
+  };
+  const keys = await t.prisma.apiKey.findMany({ where: { workspaceId: a.workspaceId } });
+  const adminRow = keys.find((k) => k.role === 'admin');
+  if (!adminRow?.userId) throw new Error('seeding: the admin key of A has no user');
+  ids['api_key:admin'] = adminRow.id;
+  ids.user = adminRow.userId;
+
+  // A custom field every record carries and the connection maps, so edits and policies of it are valid for A.
+  await t.prisma.$executeRaw`
+    UPDATE connection SET field_mappings = ${JSON.stringify(
+      Object.fromEntries(ENTITY_TYPES.map((type) => [`${type}.${FREE_KEY}`, FREE_KEY])),
+    )}::jsonb WHERE id = ${connection.id}::uuid`;
+  for (const type of ENTITY_TYPES) {
+    ids[`entity:${type}`] = await insertEntity(t.prisma, a.workspaceId, type, marker);
+    await insertEntity(t.prisma, b.workspaceId, type, 'globex');
+  }
+  ids['entity:person-duplicate'] = await insertEntity(t.prisma, a.workspaceId, 'person', marker);
+  await t.prisma.$executeRaw`
+    INSERT INTO source_link (workspace_id, connection_id, entity_type, external_id, entity_id)
+    VALUES (${a.workspaceId}::uuid, ${connection.id}::uuid, 'person', ${`contact-${marker}`},
+            ${ids['entity:person']}::uuid)`;
+
+  ids.merge_conflict = randomUUID();
+  const candidates = [
+    {
+      value: `${marker} one`,
+      source: { kind: 'connection', id: connection.id },
+      eventTime: '2026-11-20T10:00:00.000Z',
+    },
+    { value: `${marker} two`, source: { kind: 'user', id: ids.user }, eventTime: '2026-11-20T10:00:01.000Z' },
+  ];
+  await t.prisma.$executeRaw`
+    INSERT INTO merge_conflict (id, workspace_id, entity_id, field, kind, policy, candidates, status)
+    VALUES (${ids.merge_conflict}::uuid, ${a.workspaceId}::uuid, ${ids['entity:company']}::uuid, ${FREE_KEY},
+            'concurrent', 'manual', ${JSON.stringify(candidates)}::jsonb, 'open')`;
+
+  const [outbox] = await t.prisma.$queryRaw<{ id: bigint }[]>`
+    INSERT INTO outbox (workspace_id, entity_id, entity_type, connection_id, op, fields, heads,
+                        idempotency_key, status, attempts, last_error)
+    VALUES (${a.workspaceId}::uuid, ${ids['entity:person']}::uuid, 'person', ${connection.id}::uuid, 'update',
+            ${JSON.stringify({ [FREE_KEY]: marker })}::jsonb, ARRAY[]::text[], ${`w-${marker}`}, 'failed', 5,
+            ${`refused: ${marker}`})
+    RETURNING id`;
+  const logEvent = {
+    partition: 3,
+    offset: 7,
+    workspaceId: a.workspaceId,
+    connectionId: connection.id,
+    eventKey: `contact-${marker}:1`,
+    entityType: 'person',
+    externalId: `contact-${marker}`,
+    op: 'upsert',
+    fields: { [FREE_KEY]: marker },
+    fieldTimes: {},
+    eventTime: '2026-11-20T10:00:00.000Z',
+    ingestedAt: '2026-11-20T10:00:00.000Z',
+    providerVersion: '1',
+    origin: null,
+  };
+  ids['dead_letter:log'] = await insertDeadLetter(
+    t.prisma,
+    a.workspaceId,
+    connection.id,
+    'log',
+    logEvent,
+    marker,
+  );
+  ids['dead_letter:push'] = await insertDeadLetter(
+    t.prisma,
+    a.workspaceId,
+    connection.id,
+    'push',
+    {
+      outboxIds: [String(outbox?.id)],
+    },
+    marker,
+  );
+
+  ids.possible_duplicate = randomUUID();
+  await t.prisma.$executeRaw`
+    INSERT INTO possible_duplicate (id, workspace_id, entity_type, entity_a, entity_b, score, evidence)
+    VALUES (${ids.possible_duplicate}::uuid, ${a.workspaceId}::uuid, 'person', ${ids['entity:person']}::uuid,
+            ${ids['entity:person-duplicate']}::uuid, 0.9, ${JSON.stringify([{ kind: 'name', value: marker }])}::jsonb)`;
+  ids.identity_operation = randomUUID();
+  await t.prisma.$executeRaw`
+    INSERT INTO identity_operation (id, workspace_id, kind, payload)
+    VALUES (${ids.identity_operation}::uuid, ${a.workspaceId}::uuid, 'merge', ${JSON.stringify({ note: marker })}::jsonb)`;
+  await t.prisma.$executeRaw`
+    INSERT INTO field_policy (workspace_id, entity_type, field, policy)
+    VALUES (${a.workspaceId}::uuid, 'person', ${FREE_KEY}, 'manual')`;
+  const audit = await t.prisma.auditLog.findMany({ where: { workspaceId: a.workspaceId } });
+  for (const [index, row] of audit.entries()) ids[`audit_log:${index}`] = row.id;
+
+  // No sync stage runs here: mark the whole log merged, so an edit is answered at once (200)
+  // instead of after the API's 3 s wait (202).
+  await t.prisma.$executeRaw`
+    INSERT INTO consumer_offset (group_name, partition, committed_offset)
+    SELECT ${SYNC_GROUP}, p, 9000000000000000000 FROM generate_series(0, ${t.config.LOG_PARTITIONS - 1}::int) p
+    ON CONFLICT (group_name, partition) DO UPDATE SET committed_offset = EXCLUDED.committed_offset`;
+
+  const prefixes = keys.map((k) => k.prefix);
+  return {
+    a: {
+      workspaceId: a.workspaceId,
+      adminKey: a.adminKey,
+      salesKey: requireKey(sales.key),
+      ids,
+      marker,
+      secrets: [token, a.adminKey, requireKey(sales.key), requireKey(spare.key)],
+      needles: [...new Set([...Object.values(ids), ...prefixes, marker])],
+    },
+    b: { workspaceId: b.workspaceId, adminKey: b.adminKey, salesKey: requireKey(bSales.key) },
+  };
+}
+
+function requireKey(key: string | undefined): string {
+  if (key === undefined) throw new Error('seeding: a created key came back without its secret');
+  return key;
+}
+
+async function insertEntity(
+  prisma: PrismaClient,
+  workspaceId: string,
+  type: string,
+  marker: string,
+): Promise<string> {
+  const id = randomUUID();
+  await prisma.$executeRaw`
+    INSERT INTO entity (id, workspace_id, entity_type, display_name, fields, version)
+    VALUES (${id}::uuid, ${workspaceId}::uuid, ${type}, ${`${type} ${marker}`},
+            ${JSON.stringify({ [FREE_KEY]: marker })}::jsonb, 1)`;
+  return id;
+}
+
+async function insertDeadLetter(
+  prisma: PrismaClient,
+  workspaceId: string,
+  connectionId: string,
+  source: 'log' | 'push',
+  payload: object,
+  marker: string,
+): Promise<string> {
+  const id = randomUUID();
+  await prisma.$executeRaw`
+    INSERT INTO dead_letter (id, workspace_id, source, group_name, partition, "offset", connection_id, event_key,
+                             payload, error_code, error_message, attempts)
+    VALUES (${id}::uuid, ${workspaceId}::uuid, ${source}, ${source === 'log' ? SYNC_GROUP : null},
+            ${source === 'log' ? 3 : null}, ${source === 'log' ? 7 : null}::bigint, ${connectionId}::uuid,
+            ${source === 'log' ? `contact-${marker}:1` : null}, ${JSON.stringify(payload)}::jsonb,
+            'HandlerFailed', ${`failed: ${marker}`}, 5)`;
+  return id;
+}
+
+/** Every row of the workspace in every table that has a workspace_id, as JSON text, table by table. */
+export async function workspaceRows(
+  prisma: PrismaClient,
+  workspaceId: string,
+): Promise<Record<string, string[]>> {
+  const tables = await prisma.$queryRaw<{ table_name: string }[]>`
+    SELECT table_name::text FROM information_schema.columns
+     WHERE table_schema = current_schema() AND column_name = 'workspace_id' ORDER BY table_name`;
+  const rows: Record<string, string[]> = {};
+  for (const { table_name: table } of tables) {
+    const found = await prisma.$queryRawUnsafe<{ row: string }[]>(
+      `SELECT to_jsonb(t)::text AS row FROM "${table.replaceAll('"', '""')}" t WHERE workspace_id = $1::uuid`,
+      workspaceId,
+    );
+    rows[table] = found.map((r) => r.row).sort();
+  }
+  return rows;
+}
