@@ -163,6 +163,34 @@ describe('LogConsumer', () => {
     expect(st.rows[0].events).toBe(2);
   });
 
+  it('a deadlock is retried as a whole batch after a pause, never dead-lettered', async () => {
+    let deadlocks = 0;
+    const c = consumer('g-deadlock', {
+      maxAttempts: 1,
+      pollMs: 50,
+      handler: async (tx, events, ctx) => {
+        if (events.some((e) => e.eventKey === 'contended:1') && deadlocks < 4) {
+          deadlocks++;
+          throw Object.assign(new Error('deadlock detected'), { code: '40P01' });
+        }
+        await derivedStateHandler(tx, events, ctx);
+      },
+    });
+    await log.append([
+      change(conn, { externalId: 'd-1', eventKey: 'contended:0' }),
+      change(conn, { externalId: 'd-1', eventKey: 'contended:1' }),
+    ]);
+    await c.start();
+    await until(caughtUp('g-deadlock'));
+    expect(deadlocks).toBe(4);
+    const dl = await pool.query(`SELECT 1 FROM dead_letter WHERE group_name = 'g-deadlock'`);
+    expect(dl.rows).toEqual([]);
+    const st = await pool.query(
+      `SELECT events FROM derived_state WHERE group_name = 'g-deadlock' AND external_id = 'd-1'`,
+    );
+    expect(st.rows[0].events).toBe(2);
+  });
+
   it('shares partitions between members without overlap, and the survivor takes over', async () => {
     await appendMany('share', 600, 60);
     const a = consumer('g-share', { batchSize: 10 });

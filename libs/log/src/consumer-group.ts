@@ -297,7 +297,10 @@ export class LogConsumer {
       await this.handler(tx, events, context);
       await tx.query('RELEASE SAVEPOINT batch');
       return;
-    } catch {
+    } catch (error) {
+      // A deadlock or a serialization failure says nothing about the events: the whole
+      // transaction is rolled back and the batch tried again after a pause, never dead-lettered.
+      if (isTransient(error)) throw error;
       await tx.query('ROLLBACK TO SAVEPOINT batch');
     }
     for (const event of events) {
@@ -310,6 +313,7 @@ export class LogConsumer {
           lastError = undefined;
           break;
         } catch (error) {
+          if (isTransient(error)) throw error;
           lastError = error;
           await tx.query('ROLLBACK TO SAVEPOINT one');
         }
@@ -344,3 +348,11 @@ export class LogConsumer {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** PostgreSQL errors that a retry of the same work can clear: deadlock, serialization failure, lock not available. */
+const TRANSIENT_CODES = new Set(['40P01', '40001', '55P03']);
+
+export function isTransient(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && TRANSIENT_CODES.has(code);
+}
