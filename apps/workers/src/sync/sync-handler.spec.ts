@@ -74,6 +74,14 @@ describe('splitEcho', () => {
     });
   });
 
+  it('an edit made while our write was on its way is merged, and the source marked as holding our value', () => {
+    const racing = report({ jobTitle: 'v800' }, '2026-11-30T10:00:00.100Z');
+    expect(splitEcho(racing, [written])).toEqual({
+      fields: { jobTitle: 'v800' },
+      held: { jobTitle: 'v743' },
+    });
+  });
+
   it('judges each field by its own time where the provider gives one', () => {
     const event = report({ jobTitle: 'v743', phone: '+1 415 555 0100' }, '2026-11-30T10:00:00.100Z', {
       phone: '2026-11-30T11:00:00.000Z',

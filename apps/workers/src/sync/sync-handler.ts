@@ -85,7 +85,10 @@ const ECHO_WINDOW_MS = 5_000;
  *   state before our write: dropped.
  * - A field reported exactly as one of our writes set it, no later than that write (give or
  *   take the window), is our echo (`echo`), even when a later write has replaced it since.
- * - Everything else is the source's edit (`fields`).
+ * - Everything else is the source's edit (`fields`); one made while our last write of that
+ *   field was on its way (after it started, before its receipt) may have been overwritten
+ *   by it, so the source is also marked as holding what we wrote (`held`): at worst the
+ *   winner is written once more.
  */
 export function splitEcho(
   event: Pick<LogEvent, 'fields' | 'fieldTimes' | 'eventTime'>,
@@ -111,8 +114,14 @@ export function splitEcho(
     const echoed = writes.some(
       (r) => at <= r.createdAt.getTime() + ECHO_WINDOW_MS && contentHash({ v: r.fields[field] }) === hash,
     );
-    if (echoed) echo[field] = value;
-    else fields[field] = value;
+    if (echoed) {
+      echo[field] = value;
+      continue;
+    }
+    fields[field] = value;
+    // An edit made while our write was on its way: which one the provider kept is unknown,
+    // so the source is taken to hold ours, and is written the winner again if it lacks it.
+    if (last !== undefined && at < last.createdAt.getTime()) held[field] = last.fields[field];
   }
   return {
     fields,
