@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
+import { bearer, createApiKey, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
 
 interface LetterBody {
   id: string;
@@ -113,13 +113,7 @@ describe('dead letters', () => {
     t = await startTestApp('dead_letters');
     a = await seedWorkspace(t.prisma, 'Acme');
     b = await seedWorkspace(t.prisma, 'Globex');
-    const sales = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/api-keys',
-      headers: bearer(a.adminKey),
-      payload: { name: 'rep', role: 'sales' },
-    });
-    salesKey = sales.json<{ key: string }>().key;
+    salesKey = await createApiKey(t.app, a.adminKey, 'sales', 'rep');
     connA = await connect(a.adminKey, '4711');
     connA2 = await connect(a.adminKey, '5150');
     connB = await connect(b.adminKey, '4711');

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
+import { bearer, createApiKey, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
 import { generateApiKey } from './api-key-format';
 
 describe('API-key auth', () => {
@@ -11,14 +11,7 @@ describe('API-key auth', () => {
   beforeAll(async () => {
     t = await startTestApp('auth');
     ({ workspaceId, adminKey } = await seedWorkspace(t.prisma, 'Acme'));
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/api-keys',
-      headers: bearer(adminKey),
-      payload: { name: 'rep', role: 'sales' },
-    });
-    expect(res.statusCode).toBe(201);
-    salesKey = res.json<{ key: string }>().key;
+    salesKey = await createApiKey(t.app, adminKey, 'sales', 'rep');
   });
   afterAll(async () => {
     await t?.close();

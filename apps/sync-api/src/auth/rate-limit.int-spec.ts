@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
+import { bearer, createApiKey, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
 
 describe('per-key rate limit', () => {
   let t: TestApp;
@@ -10,13 +10,7 @@ describe('per-key rate limit', () => {
   beforeAll(async () => {
     t = await startTestApp('rate_limit', { API_RATE_LIMIT_PER_10S: '4' });
     ({ adminKey } = await seedWorkspace(t.prisma, 'Acme'));
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/api-keys',
-      headers: bearer(adminKey),
-      payload: { name: 'rep', role: 'sales' },
-    });
-    salesKey = res.json<{ key: string }>().key;
+    salesKey = await createApiKey(t.app, adminKey, 'sales', 'rep');
   });
   afterAll(async () => {
     await t?.close();

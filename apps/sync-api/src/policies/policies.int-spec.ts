@@ -4,7 +4,7 @@ import { UNIFIED_FIELDS } from '@syncline/core';
 import type { LightMyRequestResponse } from 'fastify';
 import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
+import { bearer, createApiKey, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
 
 type Policy = { kind: 'lww' | 'manual' | 'union' } | { kind: 'priority'; order: string[] };
 interface PolicySetBody {
@@ -93,14 +93,7 @@ describe('field policies', () => {
     calendar = await connection(a.workspaceId, 'google_calendar');
     internal = await connection(a.workspaceId, 'syncline');
     globex = await connection(b.workspaceId, 'hubspot');
-    const sales = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/api-keys',
-      headers: bearer(a.adminKey),
-      payload: { name: 'rep', role: 'sales' },
-    });
-    expect(sales.statusCode).toBe(201);
-    salesKey = sales.json<{ key: string }>().key;
+    salesKey = await createApiKey(t.app, a.adminKey, 'sales', 'rep');
   });
   afterAll(async () => {
     await pg?.end();

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { PrismaClient } from '@syncline/core/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
+import { bearer, createApiKey, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
 
 interface RecordBody {
   id: string;
@@ -77,13 +77,7 @@ describe('unified records', () => {
     t = await startTestApp('records');
     a = await seedWorkspace(t.prisma, 'Acme');
     b = await seedWorkspace(t.prisma, 'Globex');
-    const sales = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/api-keys',
-      headers: bearer(a.adminKey),
-      payload: { name: 'rep', role: 'sales' },
-    });
-    salesKey = sales.json<{ key: string }>().key;
+    salesKey = await createApiKey(t.app, a.adminKey, 'sales', 'rep');
     const connection = await t.prisma.connection.create({
       data: { workspaceId: a.workspaceId, provider: 'hubspot', externalAccountId: '4711' },
     });

@@ -95,3 +95,20 @@ export async function seedWorkspace(
 }
 
 export const bearer = (key: string): { authorization: string } => ({ authorization: `Bearer ${key}` });
+
+/** A new API key of this role, made through the API by an admin key; returns the full key. */
+export async function createApiKey(
+  app: TestApp['app'],
+  adminKey: string,
+  role: 'admin' | 'sales',
+  name: string,
+): Promise<string> {
+  const res = await app.inject({
+    method: 'POST',
+    url: '/api/v1/api-keys',
+    headers: bearer(adminKey),
+    payload: { name, role },
+  });
+  if (res.statusCode !== 201) throw new Error(`creating a ${role} key failed: ${res.statusCode} ${res.body}`);
+  return res.json<{ key: string }>().key;
+}
