@@ -91,6 +91,23 @@ describe('EntityDocument', () => {
     expect(loaded.history().map((h) => h.eventKey)).not.toContain('lost');
   });
 
+  it("a receipt of an older write keeps the source's own latest change in its view: its next change follows it", () => {
+    const doc = EntityDocument.create('e');
+    doc.applyInbound(change(CRM_A, 1, { stage: 'Lead' }), {});
+    const written = doc.getHeads(); // what we then wrote to B
+    doc.applyInbound(change(CRM_B, 2, { owner: 'Dana' }), {}); // B's own edit, after that
+    const synced = doc.markSeen(CRM_B, written)!;
+    // B's own change was concurrent with the write: B has seen both.
+    expect(synced.heads).toHaveLength(2);
+    expect(synced.heads).toEqual(expect.arrayContaining(written));
+    const { outcome } = doc.applyInbound(change(CRM_B, 3, { owner: 'Eve' }), {});
+    expect(outcome.values.owner).toBe('Eve');
+    expect(outcome.conflicts).toEqual([]); // no conflict of B with itself
+    // The document holds a chain of B's changes: it survives a save and load.
+    const loaded = EntityDocument.load('e', doc.save(), []);
+    expect(loaded.state({}).values).toEqual({ stage: 'Lead', owner: 'Eve' });
+  });
+
   describe('heads the document does not hold', () => {
     const foreign = () => {
       const other = EntityDocument.create('other');

@@ -381,10 +381,26 @@ export class EntityDocument {
    */
   markSeen(connectionId: string, heads?: readonly string[]): SyncedState | null {
     if (heads !== undefined && this.knownHeads(heads).length !== heads.length) return null;
-    const view =
-      heads === undefined || sameHeads(heads, this.heads) ? this.currentView() : this.viewAt(heads);
+    const at = heads === undefined ? undefined : this.withOwnLatest(connectionId, heads);
+    const view = at === undefined || sameHeads(at, this.heads) ? this.currentView() : this.viewAt(at);
     this.views.set(connectionId, view);
     return this.syncedOf(view);
+  }
+
+  /**
+   * A source has seen its own changes: heads written to it before its latest change (a
+   * receipt of an older write) are joined with that change, so its next change follows its
+   * own last one (a sequence of its changes is a chain, and its operation counters never
+   * repeat).
+   */
+  private withOwnLatest(connectionId: string, heads: readonly string[]): string[] {
+    const own = this.lastByActor.get(actorOf({ kind: 'connection', id: connectionId }));
+    if (own === undefined || heads.includes(own)) return [...heads];
+    const unseen = this.handle.getChangesMeta([...heads]);
+    if (!unseen.some((m) => m.hash === own)) return [...heads];
+    // Heads that are ancestors of `own` are no heads of the joined set.
+    const beyondOwn = new Set(this.handle.getChangesMeta([own]).map((m) => m.hash));
+    return [...heads.filter((h) => beyondOwn.has(h)), own];
   }
 
   /** The heads among these that this document holds. */
