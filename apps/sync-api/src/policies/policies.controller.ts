@@ -5,7 +5,7 @@ import type { FastifyReply } from 'fastify';
 import { CurrentPrincipal, Roles } from '../auth/auth.decorators';
 import type { Principal } from '../auth/principal';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';
-import { ValidationFailedException } from '../common/api-errors';
+import { header } from '../common/headers';
 import {
   entityTypeParam,
   ifMatchVersion,
@@ -67,10 +67,8 @@ export class PoliciesController {
     @Headers('if-match') ifMatch: unknown,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<PolicySetView> {
-    const expected = ifMatchVersion.safeParse(ifMatch);
-    if (!expected.success)
-      throw new ValidationFailedException(expected.error.issues, { part: 'header', name: 'If-Match' });
-    return withEtag(reply, await this.policies.replace(principal, entityType, body, expected.data));
+    const expected = header(ifMatchVersion, ifMatch, 'If-Match');
+    return withEtag(reply, await this.policies.replace(principal, entityType, body, expected));
   }
 
   @ApiOkResponse({ description: "The type's replaced sets, newest first.", standardSchema: revisionPage })

@@ -3,10 +3,8 @@ import { Inject, Injectable, ServiceUnavailableException } from '@nestjs/common'
 import { type EntityType, INTERNAL_PROVIDER, type WorkspaceId } from '@syncline/core';
 import { ChangeLog } from '@syncline/log';
 import type { Pool } from 'pg';
+import { SYNC_CONSUMER_GROUP } from '../connections/connections.repository';
 import { LOG_POOL } from '../infra/change-log.module';
-
-/** The consumer group that merges changes into the unified view (apps/workers). */
-const SYNC_GROUP = 'sync';
 
 /** How long an edit waits to be merged before the API answers without the new view. */
 const APPLY_WAIT_MS = 3_000;
@@ -100,7 +98,7 @@ export class EditLog {
     for (;;) {
       const { rows } = await this.pool.query<{ done: boolean }>(
         `SELECT committed_offset >= $3 AS done FROM consumer_offset WHERE group_name = $1 AND partition = $2`,
-        [SYNC_GROUP, partition, offset],
+        [SYNC_CONSUMER_GROUP, partition, offset],
       );
       if (rows[0]?.done === true) return true;
       if (Date.now() >= deadline) return false;

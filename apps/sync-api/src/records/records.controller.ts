@@ -17,7 +17,7 @@ import { z } from 'zod';
 import { CurrentPrincipal } from '../auth/auth.decorators';
 import type { Principal } from '../auth/principal';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';
-import { ValidationFailedException } from '../common/api-errors';
+import { header } from '../common/headers';
 import {
   type AcceptedEditView,
   acceptedEdit,
@@ -35,13 +35,6 @@ import {
   recordView,
 } from './records.schemas';
 import { type EditOutcome, RecordsService } from './records.service';
-
-/** Headers have no schema slot on their decorator: parsed here, refused like any other input. */
-export function header<S extends z.ZodType>(schema: S, value: unknown, name: string): z.output<S> {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  throw new ValidationFailedException(parsed.error.issues, { part: 'header', name });
-}
 
 /** An edit's answer: the merged record with its ETag, or 202 when it is not merged yet. */
 export function answerEdit(reply: FastifyReply, outcome: EditOutcome): RecordView | AcceptedEditView {

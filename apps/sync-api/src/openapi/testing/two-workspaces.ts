@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ENTITY_TYPES } from '@syncline/core';
 import type { PrismaClient } from '@syncline/core/db';
+import { SYNC_CONSUMER_GROUP } from '../../connections/connections.repository';
 import { bearer, seedWorkspace, startTestApp, type TestApp } from '../../testing/test-app';
 import { FREE_KEY } from './schema-values';
 
@@ -31,9 +32,6 @@ export const startConfiguredApp = (label: string): Promise<TestApp> =>
     GOOGLE_CLIENT_ID: 'openapi-suite.apps.googleusercontent.com',
     GOOGLE_CLIENT_SECRET: 'openapi-suite-secret',
   });
-
-/** The consumer group that merges the log (apps/workers); the API waits for it after an edit. */
-const SYNC_GROUP = 'sync';
 
 /**
  * Workspace A with one row of every kind an API route reads or acts on, and workspace B with
@@ -167,7 +165,7 @@ export async function seedTwoWorkspaces(t: TestApp): Promise<{ a: SeededTenant; 
   // instead of after the API's 3 s wait (202).
   await t.prisma.$executeRaw`
     INSERT INTO consumer_offset (group_name, partition, committed_offset)
-    SELECT ${SYNC_GROUP}, p, 9000000000000000000 FROM generate_series(0, ${t.config.LOG_PARTITIONS - 1}::int) p
+    SELECT ${SYNC_CONSUMER_GROUP}, p, 9000000000000000000 FROM generate_series(0, ${t.config.LOG_PARTITIONS - 1}::int) p
     ON CONFLICT (group_name, partition) DO UPDATE SET committed_offset = EXCLUDED.committed_offset`;
 
   const prefixes = keys.map((k) => k.prefix);
@@ -216,7 +214,7 @@ async function insertDeadLetter(
   await prisma.$executeRaw`
     INSERT INTO dead_letter (id, workspace_id, source, group_name, partition, "offset", connection_id, event_key,
                              payload, error_code, error_message, attempts)
-    VALUES (${id}::uuid, ${workspaceId}::uuid, ${source}, ${source === 'log' ? SYNC_GROUP : null},
+    VALUES (${id}::uuid, ${workspaceId}::uuid, ${source}, ${source === 'log' ? SYNC_CONSUMER_GROUP : null},
             ${source === 'log' ? 3 : null}, ${source === 'log' ? 7 : null}::bigint, ${connectionId}::uuid,
             ${source === 'log' ? `contact-${marker}:1` : null}, ${JSON.stringify(payload)}::jsonb,
             'HandlerFailed', ${`failed: ${marker}`}, 5)`;
