@@ -101,9 +101,8 @@ export class PushService {
     const outcome: PushOutcome = { sent: 0, failed: 0, dropped: 0 };
     const started = Date.now();
     for (;;) {
-      const rows = await this.claim(handle.id);
+      const { rows, linked, versions } = await this.claim(handle.id);
       if (rows.length === 0) return outcome;
-      const { linked, versions } = await this.links(handle.id, rows);
       const { writes, dropped } = coalesce(rows, linked);
       for (const write of writes) {
         const version = versions.get(write.entityId);
@@ -133,36 +132,44 @@ export class PushService {
     }
   }
 
-  private async claim(connectionId: string): Promise<OutboxRow[]> {
-    const { rows } = await this.pool.query<OutboxRow>(
-      `UPDATE outbox o SET status = 'sending', claimed_at = now(), attempts = o.attempts + 1
-        WHERE o.id IN (SELECT id FROM outbox
-                        WHERE connection_id = $1 AND status IN ('pending', 'sending')
-                        ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)
-       RETURNING o.id::text AS id, o.workspace_id, o.entity_id, o.entity_type, o.op, o.external_id,
-                 o.fields, o.prior, o.heads, o.idempotency_key`,
+  /**
+   * Claims the next rows together with each record's link (external id, last seen version),
+   * read in the same statement and so the same snapshot: a merge of the target's own report
+   * that commits in between either supersedes the rows before they are claimed or is not seen
+   * at all, and then the write goes out conditional on the older version and is refused.
+   * Reading the link later could pair an old row with a version no merge had computed it for.
+   */
+  private async claim(
+    connectionId: string,
+  ): Promise<{ rows: OutboxRow[]; linked: Map<string, string>; versions: Map<string, string | null> }> {
+    const { rows } = await this.pool.query<
+      OutboxRow & { link_external_id: string | null; link_version: string | null }
+    >(
+      `WITH claimed AS (
+         UPDATE outbox o SET status = 'sending', claimed_at = now(), attempts = o.attempts + 1
+          WHERE o.id IN (SELECT id FROM outbox
+                          WHERE connection_id = $1 AND status IN ('pending', 'sending')
+                          ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)
+         RETURNING o.id, o.workspace_id, o.entity_id, o.entity_type, o.op, o.external_id,
+                   o.fields, o.prior, o.heads, o.idempotency_key)
+       SELECT c.id::text AS id, c.workspace_id, c.entity_id, c.entity_type, c.op, c.external_id, c.fields,
+              c.prior, c.heads, c.idempotency_key, l.external_id AS link_external_id,
+              l.provider_version AS link_version
+         FROM claimed c LEFT JOIN source_link l ON l.connection_id = $1 AND l.entity_id = c.entity_id`,
       [connectionId, CLAIM_LIMIT],
     );
-    return rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
-  }
-
-  private async links(
-    connectionId: string,
-    rows: readonly OutboxRow[],
-  ): Promise<{ linked: Map<string, string>; versions: Map<string, string | null> }> {
-    const { rows: links } = await this.pool.query<{
-      entity_id: string;
-      external_id: string;
-      provider_version: string | null;
-    }>(
-      `SELECT entity_id, external_id, provider_version FROM source_link
-        WHERE connection_id = $1 AND entity_id = ANY($2::uuid[])`,
-      [connectionId, [...new Set(rows.map((r) => r.entity_id))]],
-    );
-    return {
-      linked: new Map(links.map((l) => [l.entity_id, l.external_id])),
-      versions: new Map(links.map((l) => [l.entity_id, l.provider_version])),
-    };
+    const linked = new Map<string, string>();
+    const versions = new Map<string, string | null>();
+    for (const r of rows) {
+      if (r.link_external_id === null) continue;
+      linked.set(r.entity_id, r.link_external_id);
+      versions.set(r.entity_id, r.link_version);
+    }
+    // An entity with two records in one connection joins twice: one row each.
+    const claimed = [
+      ...new Map(rows.map(({ link_external_id: _id, link_version: _v, ...row }) => [row.id, row])).values(),
+    ];
+    return { rows: claimed.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1)), linked, versions };
   }
 
   private async release(writes: readonly CoalescedWrite[]): Promise<void> {
@@ -269,19 +276,26 @@ export class PushService {
         const appended = await this.log.append(current);
         if (!appended.ok)
           throw new RetryLater(`could not log the current records: ${appended.error.message}`, 'Transient');
-        // A version already on the log has been merged: the link takes it at once (a receipt of an
-        // older write may have stored an older one after it), so the waiting row can go.
+        // A version the sync stage has already merged: the link takes it at once (a receipt of an
+        // older write may have stored an older one after it), so the waiting row can go. One that
+        // is on the log but not merged yet must wait for the merge: sent at that version, the
+        // write would overwrite an edit no merge has seen (and, under `manual`, an open conflict).
         const known = current.filter((c, i) => appended.value[i]?.isNew === false && c.providerVersion);
         if (known.length > 0)
           await this.pool.query(
             `UPDATE source_link l SET provider_version = t.v
-               FROM unnest($2::text[], $3::text[], $4::text[]) AS t(type, ext, v)
-              WHERE l.connection_id = $1 AND l.entity_type = t.type AND l.external_id = t.ext`,
+               FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS t(type, ext, v, key)
+               JOIN change_event ev ON ev.connection_id = $1 AND ev.event_key = t.key
+               JOIN consumer_offset o ON o.group_name = $6 AND o.partition = ev.partition
+              WHERE ev."offset" <= o.committed_offset
+                AND l.connection_id = $1 AND l.entity_type = t.type AND l.external_id = t.ext`,
             [
               handle.id,
               known.map((c) => c.entityType),
               known.map((c) => c.externalId),
               known.map((c) => c.providerVersion),
+              known.map((c) => c.eventKey),
+              SYNC_GROUP,
             ],
           );
       } else {
