@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityType, WorkspaceId } from '@syncline/core';
 import { Prisma, PrismaClient } from '@syncline/core/db';
+import type { ListCursor, ListSort } from './records.schemas';
 
 /** An entity row of the merged view with its links and open conflicts. */
 export interface EntityRecord {
@@ -13,6 +14,8 @@ export interface EntityRecord {
   mergedInto: string | null;
   flags: Prisma.JsonValue;
   updatedAt: Date;
+  /** The name as a list sorted by name compares it (lists only). */
+  nameKey?: string;
   sourceLinks: { connectionId: string; provider: string | null; externalId: string }[];
   openConflicts: {
     id: string;
@@ -29,10 +32,27 @@ export interface EntityFilter {
   email?: string | undefined;
   /** Lower-cased; matches `domain`. */
   domain?: string | undefined;
-  /** Ids after this one (keyset paging by id). */
-  afterId?: string | undefined;
+  /** Lower-cased text to find in the name, email or domain. */
+  text?: string | undefined;
+  /** `ownerId` equals this. */
+  owner?: string | undefined;
+  /** This field of the view (e.g. `stage`) equals `stage.value`. */
+  stage?: { field: string; value: string } | undefined;
+  /** Only rows whose view changed at or after this time. */
+  updatedSince?: Date | undefined;
+  sort: ListSort;
+  /** Rows after this one in the sort order (keyset paging). */
+  after?: ListCursor | undefined;
   limit: number;
 }
+
+/** The text a search matches, written exactly as the trigram index `entity_search_trgm_idx` is. */
+const SEARCH_TEXT = Prisma.sql`lower(coalesce(display_name, '') || ' ' || coalesce(fields->>'email', '') || ' ' || coalesce(fields->>'domain', ''))`;
+/** The name order, written as the index `entity_name_lower_idx` is. */
+const NAME_KEY = Prisma.sql`lower(coalesce(display_name, ''))`;
+
+/** `%`, `_` and `\` in a searched text are literal. */
+const likeEscape = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 interface EntityRow {
   id: string;
@@ -77,9 +97,10 @@ export class RecordsRepository {
   constructor(@Inject(PrismaClient) private readonly prisma: PrismaClient) {}
 
   /**
-   * A page of one type's live records (merged-away ones left out), ordered by id. The
-   * email match is written against `lower(fields->>'email')` so an expression index on it
-   * can serve the common case; `emails` holds the further addresses of a person.
+   * A page of one type's live records (merged-away ones left out) in the asked order, with
+   * keyset paging. Every condition is written as its index is (`lower(fields->>'email')`,
+   * the search text, the owner), so each filter can use one; `emails` holds the further
+   * addresses of a person.
    */
   async list(
     workspaceId: WorkspaceId,
@@ -98,13 +119,45 @@ export class RecordsRepository {
                          WHERE lower(e.address) = ${filter.email})))`);
     }
     if (filter.domain !== undefined) conditions.push(Prisma.sql`lower(fields->>'domain') = ${filter.domain}`);
-    if (filter.afterId !== undefined) conditions.push(Prisma.sql`id > ${filter.afterId}::uuid`);
-    const rows = await this.prisma.$queryRaw<EntityRow[]>`
-      SELECT ${COLUMNS} FROM entity
+    if (filter.text !== undefined)
+      conditions.push(Prisma.sql`${SEARCH_TEXT} LIKE ${`%${likeEscape(filter.text)}%`}`);
+    if (filter.owner !== undefined) conditions.push(Prisma.sql`(fields->>'ownerId') = ${filter.owner}`);
+    if (filter.stage !== undefined)
+      conditions.push(Prisma.sql`(fields->>${filter.stage.field}) = ${filter.stage.value}`);
+    if (filter.updatedSince !== undefined)
+      conditions.push(Prisma.sql`updated_at >= ${filter.updatedSince}::timestamptz`);
+    const after = filter.after;
+    let order: Prisma.Sql;
+    switch (filter.sort) {
+      case 'id':
+        order = Prisma.sql`id`;
+        if (after !== undefined) conditions.push(Prisma.sql`id > ${after.id}::uuid`);
+        break;
+      case 'updatedAt':
+        order = Prisma.sql`updated_at, id`;
+        if (after !== undefined)
+          conditions.push(Prisma.sql`(updated_at, id) > (${after.value}::timestamptz, ${after.id}::uuid)`);
+        break;
+      case '-updatedAt':
+        order = Prisma.sql`updated_at DESC, id DESC`;
+        if (after !== undefined)
+          conditions.push(Prisma.sql`(updated_at, id) < (${after.value}::timestamptz, ${after.id}::uuid)`);
+        break;
+      case 'name':
+        order = Prisma.sql`${NAME_KEY}, id`;
+        if (after !== undefined)
+          conditions.push(Prisma.sql`(${NAME_KEY}, id) > (${after.value ?? ''}, ${after.id}::uuid)`);
+        break;
+    }
+    // The name key comes from PostgreSQL: its lower() (under the database's collation) is what
+    // the next page compares with, which JavaScript's toLowerCase need not match.
+    const rows = await this.prisma.$queryRaw<(EntityRow & { name_key: string })[]>`
+      SELECT ${COLUMNS}, ${NAME_KEY} AS name_key FROM entity
        WHERE ${Prisma.join(conditions, ' AND ')}
-       ORDER BY id
+       ORDER BY ${order}
        LIMIT ${filter.limit}`;
-    return this.withRelations(workspaceId, rows);
+    const records = await this.withRelations(workspaceId, rows);
+    return records.map((record, i) => ({ ...record, nameKey: rows[i]!.name_key }));
   }
 
   /** One record of this type in this workspace, merged or not; null otherwise. */

@@ -36,41 +36,132 @@ const page = {
   cursor: cursor.optional(),
 };
 
-/** The query each collection takes: paging for all, a lookup key where the type has one. */
+/** How a record list is ordered: by id (the default), by last change, or by name. */
+export const LIST_SORTS = ['id', 'updatedAt', '-updatedAt', 'name'] as const;
+export type ListSort = (typeof LIST_SORTS)[number];
+
+/** Where a page of a record list ended: the sort it was read under, its sort value and id. */
+export interface ListCursor {
+  sort: ListSort;
+  /** The last record's sort value (ISO time or lower-cased name); absent for `id`. */
+  value?: string;
+  id: string;
+}
+
+/**
+ * List cursors are opaque to callers. Under the default order a cursor is the last id; under
+ * another it also carries the sort and the last sort value, so a page continues exactly where
+ * the previous ended (keyset paging, no offsets) and a cursor of another order is refused.
+ */
+export const encodeListCursor = (cursor: ListCursor): string =>
+  cursor.sort === 'id'
+    ? encodeCursor(cursor.id)
+    : Buffer.from(JSON.stringify([cursor.sort, cursor.value ?? '', cursor.id]), 'utf8').toString('base64url');
+
+const listCursor = z
+  .string()
+  .max(1_000)
+  .transform((value, ctx): ListCursor => {
+    const text = Buffer.from(value, 'base64url').toString('utf8');
+    if (UUID.test(text)) return { sort: 'id', id: text.toLowerCase() };
+    try {
+      const parsed: unknown = JSON.parse(text);
+      if (
+        Array.isArray(parsed) &&
+        parsed.length === 3 &&
+        (LIST_SORTS as readonly unknown[]).includes(parsed[0]) &&
+        parsed[0] !== 'id' &&
+        typeof parsed[1] === 'string' &&
+        typeof parsed[2] === 'string' &&
+        UUID.test(parsed[2]) &&
+        (parsed[0] === 'name' || !Number.isNaN(Date.parse(parsed[1])))
+      )
+        return { sort: parsed[0] as ListSort, value: parsed[1], id: parsed[2].toLowerCase() };
+    } catch {
+      // not JSON: refused below
+    }
+    ctx.addIssue({ code: 'custom', message: 'not a cursor this API returned' });
+    return z.NEVER;
+  })
+  .describe('`nextCursor` of the previous page (read under the same `sort`).');
+
+const listBase = {
+  limit: page.limit,
+  cursor: listCursor.optional(),
+  q: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe('Text in the name, email or domain, without regard to case (substring match).'),
+  owner: z.string().trim().min(1).max(100).optional().describe('Only records whose `ownerId` is this.'),
+  updatedSince: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .describe('Only records whose merged view changed at or after this time.'),
+  sort: z
+    .enum(LIST_SORTS)
+    .default('id')
+    .describe('`id` (default), `updatedAt` (oldest change first), `-updatedAt` (newest first) or `name`.'),
+};
+
+/** A cursor continues only the order it was made under. */
+const sameSort = (query: { sort: ListSort; cursor?: ListCursor | undefined }, ctx: z.RefinementCtx) => {
+  if (query.cursor !== undefined && query.cursor.sort !== query.sort)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['cursor'],
+      message: `a cursor of sort=${query.cursor.sort}, not sort=${query.sort}`,
+    });
+};
+
+const email = z
+  .string()
+  .trim()
+  .min(1)
+  .max(320)
+  .optional()
+  .describe('Matches `email` or any of `emails`, without regard to case.');
+const stage = (field: string) =>
+  z.string().trim().min(1).max(100).optional().describe(`Only records whose \`${field}\` is this.`);
+
+/** The query each collection takes: paging, search, filters and order for all; a lookup key where the type has one. */
 export const listQueries = {
-  people: z.object({
-    ...page,
-    email: z
-      .string()
-      .trim()
-      .min(1)
-      .max(320)
-      .optional()
-      .describe('Matches `email` or any of `emails`, without regard to case.'),
-  }),
-  companies: z.object({
-    ...page,
-    domain: z
-      .string()
-      .trim()
-      .min(1)
-      .max(255)
-      .optional()
-      .describe('Matches `domain`, without regard to case.'),
-  }),
-  deals: z.object(page),
-  meetings: z.object(page),
-  tasks: z.object(page),
-  'email-activities': z.object(page),
+  people: z.object({ ...listBase, email, stage: stage('lifecycleStage') }).superRefine(sameSort),
+  companies: z
+    .object({
+      ...listBase,
+      domain: z
+        .string()
+        .trim()
+        .min(1)
+        .max(255)
+        .optional()
+        .describe('Matches `domain`, without regard to case.'),
+    })
+    .superRefine(sameSort),
+  deals: z.object({ ...listBase, stage: stage('stage') }).superRefine(sameSort),
+  meetings: z.object(listBase).superRefine(sameSort),
+  tasks: z.object(listBase).superRefine(sameSort),
+  'email-activities': z.object(listBase).superRefine(sameSort),
 } as const satisfies Record<RecordResource, z.ZodType>;
 
 /** What every list query parses to. */
 export interface ListQuery {
   limit: number;
-  cursor?: string | undefined;
+  cursor?: ListCursor | undefined;
+  q?: string | undefined;
+  owner?: string | undefined;
+  updatedSince?: string | undefined;
+  sort: ListSort;
   email?: string | undefined;
   domain?: string | undefined;
+  stage?: string | undefined;
 }
+
+/** The field `stage` filters on, per entity type. */
+export const STAGE_FIELD: Partial<Record<EntityType, string>> = { person: 'lifecycleStage', deal: 'stage' };
 
 export const provenanceEntry = z.object({
   source: z.object({ kind: z.enum(['connection', 'user']), id: z.string() }),

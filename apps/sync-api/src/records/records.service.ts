@@ -15,12 +15,14 @@ import {
   type ConflictQuery,
   type ConflictView,
   type EditBody,
-  encodeCursor,
+  encodeListCursor,
   type ListQuery,
+  type ListSort,
   RECORD_RESOURCES,
   type RecordPage,
   type RecordResource,
   type RecordView,
+  STAGE_FIELD,
 } from './records.schemas';
 
 /** What an edit answers: the record as merged, or (not merged in time) that it was accepted. */
@@ -35,18 +37,28 @@ export class RecordsService {
   ) {}
 
   async list(principal: Principal, resource: RecordResource, query: ListQuery): Promise<RecordPage> {
+    const entityType = RECORD_RESOURCES[resource];
+    const stageField = STAGE_FIELD[entityType];
     // One row more than asked says whether there is a next page.
-    const rows = await this.records.list(principal.workspaceId, RECORD_RESOURCES[resource], {
+    const rows = await this.records.list(principal.workspaceId, entityType, {
       email: query.email?.toLowerCase(),
       domain: query.domain?.toLowerCase(),
-      afterId: query.cursor,
+      text: query.q?.toLowerCase(),
+      owner: query.owner,
+      stage: query.stage !== undefined && stageField ? { field: stageField, value: query.stage } : undefined,
+      updatedSince: query.updatedSince === undefined ? undefined : new Date(query.updatedSince),
+      sort: query.sort,
+      after: query.cursor,
       limit: query.limit + 1,
     });
     const page = rows.slice(0, query.limit);
     const last = page.at(-1);
     return {
       data: page.map(toView),
-      nextCursor: rows.length > query.limit && last ? encodeCursor(last.id) : null,
+      nextCursor:
+        rows.length > query.limit && last
+          ? encodeListCursor({ sort: query.sort, id: last.id, value: sortValue(query.sort, last) })
+          : null,
     };
   }
 
@@ -197,6 +209,13 @@ function toConflictView(row: ConflictRow): ConflictView {
 
 const asObject = (value: Prisma.JsonValue): Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value) ? value : {};
+
+/** The value a list sorted by `sort` continues after (as the repository compares it). */
+function sortValue(sort: ListSort, record: EntityRecord): string | undefined {
+  if (sort === 'name') return record.nameKey ?? '';
+  if (sort === 'updatedAt' || sort === '-updatedAt') return record.updatedAt.toISOString();
+  return undefined;
+}
 
 function toView(record: EntityRecord): RecordView {
   return {

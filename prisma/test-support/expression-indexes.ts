@@ -1,0 +1,11 @@
+/**
+ * Indexes on expressions, which schema.prisma cannot declare: the migrations create them and
+ * the schema test checks they exist instead of comparing them with the Prisma schema.
+ */
+export const EXPRESSION_INDEXES = [
+  { table: 'entity', name: 'entity_email_lower_idx' },
+  { table: 'entity', name: 'entity_domain_lower_idx' },
+  { table: 'entity', name: 'entity_owner_idx' },
+  { table: 'entity', name: 'entity_search_trgm_idx' },
+  { table: 'entity', name: 'entity_name_lower_idx' },
+] as const;
