@@ -11,6 +11,7 @@ const BENCHES: Record<string, () => Promise<{ run(args: Record<string, number>):
   'hubspot-backfill': () => import('./hubspot-backfill.bench'),
   'e2e-throughput': () => import('./e2e-throughput.bench'),
   'e2e-latency': () => import('./e2e-latency.bench'),
+  'api-read': () => import('./api-read.bench'),
 };
 
 async function main(): Promise<void> {
