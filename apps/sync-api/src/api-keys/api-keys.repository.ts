@@ -2,7 +2,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { ApiKeyId, WorkspaceId } from '@syncline/core';
 import { err, ok, type Result } from '@syncline/core';
 import { PrismaClient } from '@syncline/core/db';
+import { Pool } from 'pg';
 import type { Role } from '../auth/principal';
+import { READ_POOL } from '../infra/database.module';
 
 export interface ApiKeyRecord {
   id: ApiKeyId;
@@ -41,15 +43,25 @@ const RECORD = {
 
 @Injectable()
 export class ApiKeysRepository {
-  constructor(@Inject(PrismaClient) private readonly prisma: PrismaClient) {}
+  constructor(
+    @Inject(PrismaClient) private readonly prisma: PrismaClient,
+    @Inject(READ_POOL) private readonly pool: Pool,
+  ) {}
 
-  /** Unscoped on purpose: the key itself says which workspace it belongs to. */
+  /**
+   * Unscoped on purpose: the key itself says which workspace it belongs to. Run on every
+   * request, so through `pg` rather than Prisma; never cached, so a revoked key stops at once.
+   */
   async findCredentialByPrefix(prefix: string): Promise<ApiKeyCredential | null> {
-    const row = await this.prisma.apiKey.findUnique({
-      where: { prefix },
-      select: { ...RECORD, secretHash: true },
-    });
-    return row && { ...toRecord(row), secretHash: row.secretHash };
+    const { rows } = await this.pool.query<RecordRow & { secretHash: Buffer }>(
+      `SELECT id::text AS id, workspace_id::text AS "workspaceId", name, role::text AS role, prefix,
+              created_at AS "createdAt", last_used_at AS "lastUsedAt", revoked_at AS "revokedAt",
+              secret_hash AS "secretHash"
+         FROM api_key WHERE prefix = $1`,
+      [prefix],
+    );
+    const row = rows[0];
+    return row ? { ...toRecord(row), secretHash: new Uint8Array(row.secretHash) } : null;
   }
 
   /** Records use unless another request already did within the window. */

@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityType, WorkspaceId } from '@syncline/core';
 import { Prisma, PrismaClient } from '@syncline/core/db';
+import { Pool } from 'pg';
+import { READ_POOL } from '../infra/database.module';
 import type { ListCursor, ListSort } from './records.schemas';
 
 /** An entity row of the merged view with its links and open conflicts. */
@@ -47,9 +49,9 @@ export interface EntityFilter {
 }
 
 /** The text a search matches, written exactly as the trigram index `entity_search_trgm_idx` is. */
-const SEARCH_TEXT = Prisma.sql`lower(coalesce(display_name, '') || ' ' || coalesce(fields->>'email', '') || ' ' || coalesce(fields->>'domain', ''))`;
+const SEARCH_TEXT = `lower(coalesce(display_name, '') || ' ' || coalesce(fields->>'email', '') || ' ' || coalesce(fields->>'domain', ''))`;
 /** The name order, written as the index `entity_name_lower_idx` is. */
-const NAME_KEY = Prisma.sql`lower(coalesce(display_name, ''))`;
+const NAME_KEY = `lower(coalesce(display_name, ''))`;
 
 /** `%`, `_` and `\` in a searched text are literal. */
 const likeEscape = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -60,7 +62,8 @@ interface EntityRow {
   display_name: string | null;
   fields: Prisma.JsonValue;
   provenance: Prisma.JsonValue;
-  version: bigint;
+  /** int8 as text, as `pg` reads it. */
+  version: string;
   merged_into: string | null;
   flags: Prisma.JsonValue;
   updated_at: Date;
@@ -89,14 +92,14 @@ export interface ConflictRow {
 const CONFLICT_COLUMNS = Prisma.sql`c.id::text, c.entity_id::text, e.entity_type, c.field, c.kind, c.policy,
   c.status::text AS status, c.candidates, c.resolution, c.created_at, c.resolved_at`;
 
-const COLUMNS = Prisma.sql`id::text, entity_type, display_name, fields, provenance, version, merged_into::text,
-  flags, updated_at`;
+const COLUMNS = `id::text, entity_type, display_name, fields, provenance, version::text AS version,
+  merged_into::text, flags, updated_at`;
 
 /**
  * A record's links and open conflicts, read in the statement that reads the record: one round
  * trip per request instead of three (the get by id is the API's hottest read; see bench api-read).
  */
-const RELATIONS = Prisma.sql`
+const RELATIONS = `
   COALESCE((SELECT json_agg(json_build_object('connectionId', l.connection_id, 'provider', c.provider,
                                               'externalId', l.external_id)
                             ORDER BY l.created_at, l.connection_id, l.external_id)
@@ -117,7 +120,10 @@ interface RelationColumns {
 
 @Injectable()
 export class RecordsRepository {
-  constructor(@Inject(PrismaClient) private readonly prisma: PrismaClient) {}
+  constructor(
+    @Inject(PrismaClient) private readonly prisma: PrismaClient,
+    @Inject(READ_POOL) private readonly pool: Pool,
+  ) {}
 
   /**
    * A page of one type's live records (merged-away ones left out) in the asked order, with
@@ -130,63 +136,73 @@ export class RecordsRepository {
     entityType: EntityType,
     filter: EntityFilter,
   ): Promise<EntityRecord[]> {
+    const params: unknown[] = [];
+    const p = (value: unknown): string => {
+      params.push(value);
+      return `$${params.length}`;
+    };
     const conditions = [
-      Prisma.sql`workspace_id = ${workspaceId}::uuid`,
-      Prisma.sql`entity_type = ${entityType}`,
-      Prisma.sql`merged_into IS NULL`,
+      `workspace_id = ${p(workspaceId)}::uuid`,
+      `entity_type = ${p(entityType)}`,
+      'merged_into IS NULL',
     ];
     if (filter.email !== undefined) {
-      conditions.push(Prisma.sql`(lower(fields->>'email') = ${filter.email}
+      const email = p(filter.email);
+      conditions.push(`(lower(fields->>'email') = ${email}
         OR (jsonb_typeof(fields->'emails') = 'array'
             AND EXISTS (SELECT 1 FROM jsonb_array_elements_text(fields->'emails') AS e(address)
-                         WHERE lower(e.address) = ${filter.email})))`);
+                         WHERE lower(e.address) = ${email})))`);
     }
-    if (filter.domain !== undefined) conditions.push(Prisma.sql`lower(fields->>'domain') = ${filter.domain}`);
+    if (filter.domain !== undefined) conditions.push(`lower(fields->>'domain') = ${p(filter.domain)}`);
     if (filter.text !== undefined)
-      conditions.push(Prisma.sql`${SEARCH_TEXT} LIKE ${`%${likeEscape(filter.text)}%`}`);
-    if (filter.owner !== undefined) conditions.push(Prisma.sql`(fields->>'ownerId') = ${filter.owner}`);
+      conditions.push(`${SEARCH_TEXT} LIKE ${p(`%${likeEscape(filter.text)}%`)}`);
+    if (filter.owner !== undefined) conditions.push(`(fields->>'ownerId') = ${p(filter.owner)}`);
     if (filter.stage !== undefined)
-      conditions.push(Prisma.sql`(fields->>${filter.stage.field}) = ${filter.stage.value}`);
+      conditions.push(`(fields->>${p(filter.stage.field)}) = ${p(filter.stage.value)}`);
     if (filter.updatedSince !== undefined)
-      conditions.push(Prisma.sql`updated_at >= ${filter.updatedSince}::timestamptz`);
+      conditions.push(`updated_at >= ${p(filter.updatedSince)}::timestamptz`);
     const after = filter.after;
-    let order: Prisma.Sql;
+    let order: string;
     switch (filter.sort) {
       case 'id':
-        order = Prisma.sql`id`;
-        if (after !== undefined) conditions.push(Prisma.sql`id > ${after.id}::uuid`);
+        order = 'id';
+        if (after !== undefined) conditions.push(`id > ${p(after.id)}::uuid`);
         break;
       case 'updatedAt':
-        order = Prisma.sql`updated_at, id`;
+        order = 'updated_at, id';
         if (after !== undefined)
-          conditions.push(Prisma.sql`(updated_at, id) > (${after.value}::timestamptz, ${after.id}::uuid)`);
+          conditions.push(`(updated_at, id) > (${p(after.value)}::timestamptz, ${p(after.id)}::uuid)`);
         break;
       case '-updatedAt':
-        order = Prisma.sql`updated_at DESC, id DESC`;
+        order = 'updated_at DESC, id DESC';
         if (after !== undefined)
-          conditions.push(Prisma.sql`(updated_at, id) < (${after.value}::timestamptz, ${after.id}::uuid)`);
+          conditions.push(`(updated_at, id) < (${p(after.value)}::timestamptz, ${p(after.id)}::uuid)`);
         break;
       case 'name':
-        order = Prisma.sql`${NAME_KEY}, id`;
+        order = `${NAME_KEY}, id`;
         if (after !== undefined)
-          conditions.push(Prisma.sql`(${NAME_KEY}, id) > (${after.value ?? ''}, ${after.id}::uuid)`);
+          conditions.push(`(${NAME_KEY}, id) > (${p(after.value ?? '')}, ${p(after.id)}::uuid)`);
         break;
     }
     // The name key comes from PostgreSQL: its lower() (under the database's collation) is what
     // the next page compares with, which JavaScript's toLowerCase need not match.
-    const rows = await this.prisma.$queryRaw<(EntityRow & RelationColumns & { name_key: string })[]>`
-      SELECT ${COLUMNS}, ${NAME_KEY} AS name_key, ${RELATIONS} FROM entity
-       WHERE ${Prisma.join(conditions, ' AND ')}
-       ORDER BY ${order}
-       LIMIT ${filter.limit}`;
+    const { rows } = await this.pool.query<EntityRow & RelationColumns & { name_key: string }>(
+      `SELECT ${COLUMNS}, ${NAME_KEY} AS name_key, ${RELATIONS} FROM entity
+        WHERE ${conditions.join(' AND ')}
+        ORDER BY ${order}
+        LIMIT ${p(filter.limit)}`,
+      params,
+    );
     return rows.map((row) => ({ ...toRecord(row), nameKey: row.name_key }));
   }
 
   /** One record of this type in this workspace, merged or not; null otherwise. */
   async find(workspaceId: WorkspaceId, entityType: EntityType, id: string): Promise<EntityRecord | null> {
-    const rows = await this.prisma.$queryRaw<(EntityRow & RelationColumns)[]>`
-      SELECT ${COLUMNS}, ${RELATIONS} FROM entity
-       WHERE id = ${id}::uuid AND workspace_id = ${workspaceId}::uuid AND entity_type = ${entityType}`;
+    const { rows } = await this.pool.query<EntityRow & RelationColumns>(
+      `SELECT ${COLUMNS}, ${RELATIONS} FROM entity
+        WHERE id = $1::uuid AND workspace_id = $2::uuid AND entity_type = $3`,
+      [id, workspaceId, entityType],
+    );
     return rows[0] ? toRecord(rows[0]) : null;
   }
 
@@ -234,7 +250,7 @@ function toRecord(row: EntityRow & RelationColumns): EntityRecord {
     displayName: row.display_name,
     fields: row.fields,
     provenance: row.provenance,
-    version: row.version,
+    version: BigInt(row.version),
     mergedInto: row.merged_into,
     flags: row.flags,
     updatedAt: row.updated_at,
