@@ -9,8 +9,8 @@ import { PG_POOL, ROOT_LOGGER } from '../infra/connections';
 import { JobQueue } from '../jobs/job-queue.service';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { type CoalescedWrite, coalesce, type OutboxRow } from './outbox';
+import { queueReconcileCreates } from './reconcile-creates';
 import { SYNC_GROUP } from './sync-group';
-import { CONNECTORS, CRM_RECORD_TYPES } from './writeback-rules';
 
 /** Rows one claim takes; a push job claims again until the outbox is empty or its time is up. */
 const CLAIM_LIMIT = 500;
@@ -150,6 +150,8 @@ export class PushService {
           WHERE o.id IN (SELECT id FROM outbox
                           WHERE connection_id = $1 AND status IN ('pending', 'sending')
                           ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)
+            -- A connection paused or disconnected while this push drains stops at its next claim.
+            AND EXISTS (SELECT 1 FROM connection c WHERE c.id = $1 AND c.status IN ('live', 'backfilling'))
          RETURNING o.id, o.workspace_id, o.entity_id, o.entity_type, o.op, o.external_id,
                    o.fields, o.prior, o.heads, o.idempotency_key)
        SELECT c.id::text AS id, c.workspace_id, c.entity_id, c.entity_type, c.op, c.external_id, c.fields,
@@ -426,9 +428,10 @@ export class PushService {
   async reconcile(): Promise<number> {
     const { rows: due } = await this.pool.query<{ id: string; workspace_id: string; provider: ProviderKey }>(
       // Again for a minute after the first time: batches in flight then (and workers whose
-      // connection list was cached from before) did not yet create in this connection.
+      // connection list was cached from before) did not yet create in this connection. A
+      // connection in dry run is written nothing: its creates wait for the enable.
       `SELECT c.id, c.workspace_id, c.provider::text AS provider FROM connection c
-        WHERE c.status = 'live' AND c.provider <> 'syncline' AND (c.reconciled_at > now() - interval '60 seconds' OR c.reconciled_at IS NULL AND NOT EXISTS (
+        WHERE c.status = 'live' AND c.provider <> 'syncline' AND NOT c.dry_run AND (c.reconciled_at > now() - interval '60 seconds' OR c.reconciled_at IS NULL AND NOT EXISTS (
             SELECT 1 FROM change_event ev
               LEFT JOIN consumer_offset o ON o.group_name = $1 AND o.partition = ev.partition
              WHERE ev.connection_id = c.id AND ev."offset" > COALESCE(o.committed_offset, 0)))`,
@@ -436,31 +439,14 @@ export class PushService {
     );
     let queued = 0;
     for (const connection of due) {
-      const writable = CONNECTORS[connection.provider].writable;
-      const fromCrmOnly = writable.filter((t) => CRM_RECORD_TYPES.has(t));
-      const anywhere = writable.filter((t) => !CRM_RECORD_TYPES.has(t));
-      const { rowCount } = await this.pool.query(
-        `INSERT INTO outbox (workspace_id, entity_id, entity_type, connection_id, op, fields, heads, idempotency_key)
-         SELECT e.workspace_id, e.id, e.entity_type, $1::uuid, 'create', jsonb_strip_nulls(e.fields), e.heads,
-                e.id::text || '.' || $1::text || '.create'
-           FROM entity e
-          WHERE e.workspace_id = $2 AND e.merged_into IS NULL AND e.fields <> '{}'::jsonb
-            AND (e.entity_type = ANY($3::text[])
-                 OR (e.entity_type = ANY($4::text[]) AND EXISTS (
-                       SELECT 1 FROM source_link l JOIN connection o ON o.id = l.connection_id
-                        WHERE l.entity_id = e.id AND o.provider = 'hubspot' AND o.id <> $1::uuid)))
-            AND NOT EXISTS (SELECT 1 FROM source_link l WHERE l.entity_id = e.id AND l.connection_id = $1::uuid)
-            AND NOT COALESCE(e.flags->'deletedIn', '[]'::jsonb) @> jsonb_build_array(jsonb_build_object('connectionId', $1::text))
-         ON CONFLICT (connection_id, idempotency_key) DO NOTHING`,
-        [connection.id, connection.workspace_id, anywhere, fromCrmOnly],
-      );
+      const rowCount = await queueReconcileCreates(this.pool, connection);
       await this.pool.query(
         'UPDATE connection SET reconciled_at = now() WHERE id = $1 AND reconciled_at IS NULL',
         [connection.id],
       );
-      queued += rowCount ?? 0;
-      if ((rowCount ?? 0) > 0) await this.schedule(connection.id);
-      if ((rowCount ?? 0) > 0)
+      queued += rowCount;
+      if (rowCount > 0) await this.schedule(connection.id);
+      if (rowCount > 0)
         this.logger.info(
           { connectionId: connection.id, creates: rowCount },
           'records this connection lacked queued',
