@@ -642,6 +642,43 @@ const ROUND_TRIPS = {
     ).rejects.toMatchObject({ code: 'P2002' });
   },
   // ── end field policy revision round trips ──
+  // ── dry run round trips ──
+  StagedChange: async (prisma) => {
+    const { workspace, connection } = await seedConnection(prisma);
+    expect(connection.dryRun).toBe(false);
+    const created = await prisma.stagedChange.create({
+      data: {
+        workspaceId: workspace.id,
+        connectionId: connection.id,
+        eventKey: 'contacts:42:1',
+        entityType: 'person',
+        externalId: '42',
+        op: 'upsert',
+        fields: { email: 'ada@example.com' },
+        eventTime: AT,
+        origin: { changeSource: 'CRM_UI' },
+      },
+    });
+    const read = await prisma.stagedChange.findUniqueOrThrow({ where: { id: created.id } });
+    expect(read).toEqual(created);
+    expect(read).toMatchObject({ fieldTimes: {}, providerVersion: null });
+    expect(read.eventTime.toISOString()).toBe(AT.toISOString());
+    // A re-read record (same event key) is refused, as on the log.
+    await expect(
+      prisma.stagedChange.create({
+        data: {
+          workspaceId: workspace.id,
+          connectionId: connection.id,
+          eventKey: 'contacts:42:1',
+          entityType: 'person',
+          externalId: '42',
+          op: 'upsert',
+          eventTime: AT,
+        },
+      }),
+    ).rejects.toMatchObject({ code: 'P2002' });
+  },
+  // ── end dry run round trips ──
 } satisfies Record<Prisma.ModelName, RoundTrip>;
 
 describe('generated client round trip', () => {

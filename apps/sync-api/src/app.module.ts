@@ -11,6 +11,7 @@ import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { ConnectionsModule } from './connections/connections.module';
 import { HealthModule } from './health/health.module';
+import { IdentityReviewModule } from './identity-review/identity-review.module';
 import { ChangeLogModule } from './infra/change-log.module';
 import { DatabaseModule } from './infra/database.module';
 import { loggerParams } from './infra/logger-params';
@@ -46,6 +47,7 @@ export class AppModule {
         ApiKeysModule,
         ConnectionsModule,
         RecordsModule,
+        IdentityReviewModule,
         StreamModule,
         WebhooksModule,
         AdminModule,

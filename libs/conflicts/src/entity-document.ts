@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as Automerge from '@automerge/automerge';
-import { actorOf, sourceKey, sourceOfActor } from './actor';
+import { actorOf, copyActorOf, sourceKey, sourceOfActor } from './actor';
 import { canonicalJson, decodeFieldValue, encodeFieldValue, hlcMillis, hlcOf } from './field-value';
 import { type Candidate, policyFor, type Resolution, resolveField } from './merge.policy';
 import type {
@@ -41,6 +41,41 @@ export interface DocumentStats {
   /** Changes whose every value equalled what the source had seen: a compare, no merge. */
   unchanged: number;
   duplicates: number;
+}
+
+/** A merge of entities as the survivor's document takes it in (see `absorb`). */
+export interface AbsorbInput {
+  /** The merge operation: the copied changes carry it, so a second delivery is a duplicate. */
+  operationId: string;
+  workspaceId: string;
+  at: Date;
+  /**
+   * Connections whose records moved here from the absorbed entity and that carry no other
+   * record of this one: they hold what they held of the absorbed entity.
+   */
+  connections: readonly string[];
+}
+
+/** An undone merge, as the survivor's document gives back what it took in (see `retract`). */
+export interface RetractInput {
+  /** The merge being undone. */
+  mergeOperationId: string;
+  /** The unmerge operation. */
+  operationId: string;
+  /** Who undid it: fields only the absorbed entity had are cleared in their name. */
+  by: SourceRef;
+  at: Date;
+}
+
+/** An undone merge, as the split-off entity's document takes its connections back (see `splitOff`). */
+export interface SplitOffInput {
+  operationId: string;
+  workspaceId: string;
+  entityType: string;
+  /** Connections whose records come back here and that carry no record of the survivor any more. */
+  connections: readonly string[];
+  by: SourceRef;
+  at: Date;
 }
 
 /** A connection's view of the document: the document at its synced heads, materialised. */
@@ -438,6 +473,297 @@ export class EntityDocument {
     return moved;
   }
 
+  /**
+   * Takes in the document of an entity merged into this one. Every value the absorbed entity
+   * holds (every candidate of a field, so an open conflict comes along) is written here as a
+   * copy concurrent with everything this document has: a field only the absorbed entity had
+   * is taken, one only this entity has is kept, and one both have is settled by the field's
+   * policy like any concurrent edit. Copies keep their source and time (provenance, priority
+   * and lww still hold); each is the change of an actor of its own (`copyActorOf`), derived
+   * from the operation, so replaying the log writes the same changes. The moved connections
+   * are taken to hold what they held of the absorbed entity, so each side is owed the other's
+   * values.
+   */
+  absorb(from: EntityDocument, input: AbsorbInput, policies: PolicyMap): ApplyResult {
+    const key = `merge:${input.operationId}`;
+    if (this.eventKeys.has(`${key}#0`)) {
+      this.stats.duplicates++;
+      return { outcome: this.outcome(policies, 'duplicate', []), chunk: null, synced: new Map() };
+    }
+    // One change per source and rank: a change sets a field once, and a source may hold
+    // several candidates of one field (copies from an earlier merge).
+    const buckets = new Map<string, { source: SourceRef; ops: { field: string; candidate: Candidate }[] }>();
+    for (const field of [...from.current.keys()].sort()) {
+      const have = new Set((this.current.get(field) ?? []).map((c) => c.json));
+      const ranks = new Map<string, number>();
+      for (const candidate of [...(from.current.get(field) ?? [])].sort((a, b) =>
+        a.opId < b.opId ? -1 : 1,
+      )) {
+        // The value is here already: nothing to settle.
+        if (have.has(candidate.json)) continue;
+        have.add(candidate.json);
+        const source = sourceKey(candidate.source);
+        const rank = ranks.get(source) ?? 0;
+        ranks.set(source, rank + 1);
+        const bucketKey = `${source}#${rank}`;
+        const bucket = buckets.get(bucketKey) ?? { source: candidate.source, ops: [] };
+        bucket.ops.push({ field, candidate });
+        buckets.set(bucketKey, bucket);
+      }
+    }
+    type Bucket = { source: SourceRef; ops: { field: string; candidate: Candidate }[] };
+    // An empty marker when nothing is copied, so a second delivery is still recognised.
+    const changes: [string, Bucket][] =
+      buckets.size > 0
+        ? [...buckets].sort(([a], [b]) => (a < b ? -1 : 1))
+        : [['marker', { source: { kind: 'user', id: 'merge' }, ops: [] }]];
+    const chunks: Uint8Array[] = [];
+    const touched = new Set<string>();
+    for (const [index, [bucketKey, bucket]] of changes.entries()) {
+      const salt = createHash('sha256')
+        .update(`${input.operationId}:${bucketKey}`)
+        .digest('hex')
+        .slice(0, 16);
+      const actor = copyActorOf(bucket.source, salt);
+      const message = `${key}#${index}`;
+      const encoded = Automerge.encodeChange({
+        actor,
+        author: null,
+        seq: 1,
+        startOp: 1,
+        time: Math.floor(input.at.getTime() / 1000),
+        message,
+        // No dependencies: concurrent with every change of this document.
+        deps: [],
+        ops: bucket.ops.map(
+          ({ field, candidate }) =>
+            ({
+              action: 'set',
+              obj: ROOT,
+              key: field,
+              value: encodeFieldValue(candidate.hlc, candidate.json),
+              pred: [],
+            }) as EncodableOp,
+        ),
+      });
+      const hash = this.loadChange(encoded, message);
+      this.seqByActor.set(actor, 1);
+      this.lastByActor.set(actor, hash);
+      this.maxOp = Math.max(this.maxOp, bucket.ops.length);
+      bucket.ops.forEach(({ field, candidate }, i) => {
+        const added: Candidate = { ...candidate, opId: `${1 + i}@${actor}` };
+        this.current.set(field, [...(this.current.get(field) ?? []), added]);
+        touched.add(field);
+      });
+      chunks.push(encoded);
+    }
+    const at = { workspaceId: input.workspaceId, eventTime: input.at };
+    const conflicts: ConflictRecord[] = [];
+    for (const field of [...touched].sort()) {
+      const now = this.current.get(field) ?? [];
+      if (now.length > 1 && new Set(now.map((c) => c.json)).size > 1)
+        conflicts.push(this.concurrentConflict(at, field, now, policyFor(policies, field)));
+    }
+    const synced = new Map<string, SyncedState>();
+    for (const connectionId of [...input.connections].sort()) {
+      const before = from.views.get(connectionId);
+      if (before === undefined) continue;
+      // Nothing of this entity seen; held, what it held of the other one (never held: nothing).
+      const view = this.firstView(connectionId);
+      const fields = new Set([...from.current.keys(), ...before.fields.keys(), ...view.fields.keys()]);
+      for (const field of [...fields].sort()) {
+        const policy = policyFor(policies, field);
+        const held = from.heldBy(connectionId, before, field, policy);
+        const seen = this.heldBy(connectionId, view, field, policy);
+        if (held === undefined ? seen !== undefined : seen !== held) view.stale.set(field, held ?? 'null');
+      }
+      this.views.set(connectionId, view);
+      synced.set(connectionId, this.syncedOf(view));
+    }
+    return { outcome: this.outcome(policies, 'applied', conflicts), chunk: concatBytes(chunks), synced };
+  }
+
+  /**
+   * Gives back what a merge took in (`absorb`): its copies still standing are removed as one
+   * change by the person who undid it, at the current heads. Where this entity has a value of
+   * its own beside a copy, that value stays as it was; where only a copy stood, the field is
+   * cleared, so the connections it was written to are owed the clear. A copy replaced since
+   * (an edit made after the merge) is no longer standing and the edit stays.
+   */
+  retract(input: RetractInput, policies: PolicyMap): ApplyResult {
+    const message = `unmerge:${input.operationId}`;
+    if (this.eventKeys.has(message)) {
+      this.stats.duplicates++;
+      return { outcome: this.outcome(policies, 'duplicate', []), chunk: null, synced: new Map() };
+    }
+    const prefix = `merge:${input.mergeOperationId}#`;
+    const copies = new Set(
+      this.handle
+        .getChangesMeta([])
+        .filter((m) => m.message?.startsWith(prefix) === true)
+        .map((m) => m.actor),
+    );
+    const isCopy = (c: Candidate) => copies.has(c.opId.slice(c.opId.indexOf('@') + 1));
+    const ms = input.at.getTime();
+    const ops: EncodableOp[] = [];
+    const after: { field: string; rest: Candidate[]; cleared?: number }[] = [];
+    for (const field of [...this.current.keys()].sort()) {
+      const candidates = this.current.get(field) ?? [];
+      const taken = candidates.filter(isCopy);
+      if (taken.length === 0) continue;
+      const rest = candidates.filter((c) => !isCopy(c));
+      const pred = taken.map((c) => c.opId);
+      if (rest.length > 0) {
+        ops.push({ action: 'del', obj: ROOT, key: field, pred } as EncodableOp);
+        after.push({ field, rest });
+        continue;
+      }
+      let seenHlc = -1;
+      for (const c of candidates) seenHlc = Math.max(seenHlc, c.hlc);
+      const hlc = Math.max(hlcOf(ms), seenHlc + 1);
+      ops.push({
+        action: 'set',
+        obj: ROOT,
+        key: field,
+        value: encodeFieldValue(hlc, 'null'),
+        pred,
+      } as EncodableOp);
+      after.push({ field, rest, cleared: hlc });
+    }
+    // Written even when nothing stands any more: a second delivery is then recognised.
+    const { chunk, actor, startOp } = this.writeCurrent(input.by, message, ms, ops);
+    after.forEach(({ field, rest, cleared }, index) => {
+      if (cleared === undefined) this.current.set(field, rest);
+      else
+        this.current.set(field, [
+          { opId: `${startOp + index}@${actor}`, source: input.by, hlc: cleared, json: 'null' },
+        ]);
+    });
+    return { outcome: this.outcome(policies, 'applied', []), chunk, synced: new Map() };
+  }
+
+  /**
+   * Takes back the connections of an undone merge (this is the split-off entity; `from` the
+   * survivor it was merged into). Each brings the edits it made there while merged (its own
+   * values still standing in `from`), merged here as its changes; then it is taken to hold
+   * what it held there, so it is owed this entity's values again. A field it was written
+   * there that this entity never had is cleared here, in the name of the person who undid it.
+   */
+  splitOff(from: EntityDocument, input: SplitOffInput, policies: PolicyMap): ApplyResult {
+    const message = `unmerge:${input.operationId}`;
+    if (this.eventKeys.has(message)) {
+      this.stats.duplicates++;
+      return { outcome: this.outcome(policies, 'duplicate', []), chunk: null, synced: new Map() };
+    }
+    const chunks: Uint8Array[] = [];
+    const synced = new Map<string, SyncedState>();
+    const conflicts: ConflictRecord[] = [];
+    const clear = new Set<string>();
+    for (const connectionId of [...input.connections].sort()) {
+      const there = from.views.get(connectionId);
+      if (there === undefined) continue;
+      const own = actorOf({ kind: 'connection', id: connectionId });
+      const fields: Record<string, unknown> = {};
+      const fieldTimes: Record<string, Date> = {};
+      for (const field of [...from.current.keys()].sort()) {
+        const mine = (from.current.get(field) ?? []).find((c) => c.opId.endsWith(`@${own}`));
+        if (mine === undefined) continue;
+        fields[field] = JSON.parse(mine.json);
+        fieldTimes[field] = new Date(hlcMillis(mine.hlc));
+      }
+      if (Object.keys(fields).length > 0) {
+        const edits = this.applyInbound(
+          {
+            entityId: this.entityId,
+            workspaceId: input.workspaceId,
+            entityType: input.entityType,
+            source: { kind: 'connection', id: connectionId },
+            eventKey: `unmerge:${input.operationId}:${connectionId}`,
+            eventTime: input.at,
+            fields,
+            fieldTimes,
+          },
+          policies,
+        );
+        if (edits.chunk !== null) chunks.push(edits.chunk);
+        conflicts.push(...edits.outcome.conflicts);
+      }
+      const view = this.views.get(connectionId) ?? this.firstView(connectionId);
+      const names = new Set([...from.current.keys(), ...there.fields.keys(), ...there.stale.keys()]);
+      for (const field of [...names].sort()) {
+        const policy = policyFor(policies, field);
+        const held = from.heldBy(connectionId, there, field, policy);
+        if (held === undefined || this.heldBy(connectionId, view, field, policy) === held) continue;
+        view.stale.set(field, held);
+        if (!this.current.has(field) && held !== 'null') clear.add(field);
+      }
+      this.views.set(connectionId, view);
+      synced.set(connectionId, this.syncedOf(view));
+    }
+    // The clears, and the mark that this split-off is done (written even with nothing to clear).
+    const hlc = hlcOf(input.at.getTime());
+    const cleared = [...clear].sort();
+    const { chunk, actor, startOp } = this.writeCurrent(
+      input.by,
+      message,
+      input.at.getTime(),
+      cleared.map(
+        (field) =>
+          ({
+            action: 'set',
+            obj: ROOT,
+            key: field,
+            value: encodeFieldValue(hlc, 'null'),
+            pred: [],
+          }) as EncodableOp,
+      ),
+    );
+    chunks.push(chunk);
+    cleared.forEach((field, index) => {
+      this.current.set(field, [{ opId: `${startOp + index}@${actor}`, source: input.by, hlc, json: 'null' }]);
+    });
+    return { outcome: this.outcome(policies, 'applied', conflicts), chunk: concatBytes(chunks), synced };
+  }
+
+  /** One change of `source` at the current heads (a person's change), applied and counted. */
+  private writeCurrent(
+    source: SourceRef,
+    message: string,
+    ms: number,
+    ops: EncodableOp[],
+  ): { chunk: Uint8Array; actor: string; startOp: number } {
+    const actor = actorOf(source);
+    const seq = (this.seqByActor.get(actor) ?? 0) + 1;
+    const startOp = this.maxOp + 1;
+    const chunk = Automerge.encodeChange({
+      actor,
+      author: null,
+      seq,
+      startOp,
+      time: Math.floor(ms / 1000),
+      message,
+      deps: [...this.heads],
+      ops,
+    });
+    const hash = this.loadChange(chunk, message);
+    this.seqByActor.set(actor, seq);
+    this.lastByActor.set(actor, hash);
+    this.maxOp = Math.max(this.maxOp, startOp + ops.length - 1);
+    this.stats.merged++;
+    return { chunk, actor, startOp };
+  }
+
+  /** Applies one encoded change; its hash, or an error if it did not become a head. */
+  private loadChange(encoded: Uint8Array, message: string): string {
+    const before = new Set(this.heads);
+    this.handle.loadIncremental(encoded);
+    this.heads = this.handle.getHeads();
+    const hash = this.heads.find((h) => !before.has(h));
+    if (hash === undefined) throw new Error(`change ${message} did not become a head`);
+    this.eventKeys.add(message);
+    return hash;
+  }
+
   /** Whether a connection carries this entity (has synced heads here). */
   knows(connectionId: string): boolean {
     return this.views.has(connectionId);
@@ -452,7 +778,7 @@ export class EntityDocument {
   }
 
   private concurrentConflict(
-    change: InboundChange,
+    change: Pick<InboundChange, 'workspaceId' | 'eventTime'>,
     field: string,
     candidates: Candidate[],
     policy: FieldPolicy,

@@ -1,6 +1,14 @@
 // The public surface: our own types and classes only (no Automerge or Prisma types).
-export type { ApplyResult, DocumentStats, SyncedState } from './entity-document';
+export type {
+  AbsorbInput,
+  ApplyResult,
+  DocumentStats,
+  RetractInput,
+  SplitOffInput,
+  SyncedState,
+} from './entity-document';
 export { conflictId, EntityDocument } from './entity-document';
+export { type EntityReader, newestFirst, readEntity } from './entity-reader';
 export type { ConflictDecision, EntityRef, MergeEngineOptions, MergeEngineStats } from './merge-engine';
 export { MergeEngine } from './merge-engine';
 export type { ConflictResolution, MergeStore, StoredConflict, StoredDocument } from './merge-store';

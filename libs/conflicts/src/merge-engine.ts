@@ -1,4 +1,10 @@
-import { EntityDocument } from './entity-document';
+import {
+  type AbsorbInput,
+  type ApplyResult,
+  EntityDocument,
+  type RetractInput,
+  type SplitOffInput,
+} from './entity-document';
 import { Lru } from './lru';
 import type { MergeStore } from './merge-store';
 import type { EntityState, HistoryEntry, InboundChange, MergeOutcome, PolicyMap } from './types';
@@ -262,6 +268,75 @@ export class MergeEngine {
   /** Policies are cached for `policyTtlMs`; call after changing them to apply them at once. */
   invalidatePolicies(): void {
     this.policyCache.clear();
+  }
+
+  /**
+   * A merge of entities: `survivor`'s document takes in `absorbed`'s (see
+   * EntityDocument.absorb). The absorbed document is left as it was, for an unmerge.
+   */
+  async absorb(
+    survivor: EntityRef,
+    absorbed: EntityRef,
+    input: AbsorbInput,
+    store = this.defaultStore,
+  ): Promise<MergeOutcome> {
+    const policies = await this.policies(survivor.workspaceId, survivor.entityType, store);
+    const from = await this.entry(absorbed.entityId, absorbed.workspaceId, store);
+    const entry = await this.entry(survivor.entityId, survivor.workspaceId, store);
+    return this.persist(survivor.entityId, entry, entry.doc.absorb(from.doc, input, policies), store);
+  }
+
+  /** An undone merge on the survivor's side: what it took in is given back (see EntityDocument.retract). */
+  async retract(ref: EntityRef, input: RetractInput, store = this.defaultStore): Promise<MergeOutcome> {
+    const policies = await this.policies(ref.workspaceId, ref.entityType, store);
+    const entry = await this.entry(ref.entityId, ref.workspaceId, store);
+    return this.persist(ref.entityId, entry, entry.doc.retract(input, policies), store);
+  }
+
+  /**
+   * An undone merge on the split-off side: `ref` takes its connections back from `survivor`
+   * (see EntityDocument.splitOff).
+   */
+  async splitOff(
+    ref: EntityRef,
+    survivor: EntityRef,
+    input: Omit<SplitOffInput, 'workspaceId' | 'entityType'>,
+    store = this.defaultStore,
+  ): Promise<MergeOutcome> {
+    const policies = await this.policies(ref.workspaceId, ref.entityType, store);
+    const from = await this.entry(survivor.entityId, survivor.workspaceId, store);
+    const entry = await this.entry(ref.entityId, ref.workspaceId, store);
+    const result = entry.doc.splitOff(
+      from.doc,
+      { ...input, workspaceId: ref.workspaceId, entityType: ref.entityType },
+      policies,
+    );
+    return this.persist(ref.entityId, entry, result, store);
+  }
+
+  /** Ids of the conflicts standing in the entity's document now (see EntityDocument.standingConflictIds). */
+  async standingConflictIds(ref: EntityRef, store = this.defaultStore): Promise<string[]> {
+    return (await this.entry(ref.entityId, ref.workspaceId, store)).doc.standingConflictIds();
+  }
+
+  /** Stores what a document method wrote: its chunk, the synced state that moved, its conflicts. */
+  private async persist(
+    entityId: string,
+    entry: Entry,
+    result: ApplyResult,
+    store: MergeStore,
+  ): Promise<MergeOutcome> {
+    if (result.chunk !== null) {
+      const seq = ++entry.lastSeq;
+      await store.appendChange(entityId, entry.workspaceId, seq, result.chunk);
+      entry.chunkBytes += result.chunk.length;
+      entry.chunkCount++;
+      if (this.isDue(entry)) this.due.add(entityId);
+      this.cache.reweigh(entityId, entryBytes(entry));
+    }
+    for (const [connectionId, state] of result.synced) await store.saveSynced(entityId, connectionId, state);
+    if (result.outcome.conflicts.length > 0) await store.recordConflicts(result.outcome.conflicts);
+    return result.outcome;
   }
 
   private async policies(workspaceId: string, entityType: string, store: MergeStore): Promise<PolicyMap> {

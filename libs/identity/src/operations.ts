@@ -9,6 +9,8 @@ export interface MergeIntent {
   entityType: EntityType;
   survivorId: string;
   absorbedId: string;
+  /** Who asked for it (an API key id): an unmerge clears in their name what only the survivor had. */
+  requestedBy?: string;
 }
 
 /** Undo a merge: the links it moved go back and the absorbed entity lives again. */
@@ -19,6 +21,7 @@ export interface UnmergeIntent {
   entityType: EntityType;
   /** The merge operation to undo. */
   undoes: string;
+  requestedBy?: string;
 }
 
 export type IdentityIntent = MergeIntent | UnmergeIntent;
@@ -42,6 +45,7 @@ const intentSchema = z.discriminatedUnion('kind', [
     entityType: z.enum(ENTITY_TYPES),
     survivorId: z.uuid(),
     absorbedId: z.uuid(),
+    requestedBy: z.string().min(1).max(200).optional(),
   }),
   z.strictObject({
     kind: z.literal('unmerge'),
@@ -49,6 +53,7 @@ const intentSchema = z.discriminatedUnion('kind', [
     workspaceId: z.uuid(),
     entityType: z.enum(ENTITY_TYPES),
     undoes: z.uuid(),
+    requestedBy: z.string().min(1).max(200).optional(),
   }),
 ]);
 

@@ -3,4 +3,5 @@ export * from './consumer-group';
 export * from './group-admin';
 export * from './log-event';
 export * from './partitioner';
+export * from './staging-change-log';
 export type { AppendValidationError } from './validate-changes';

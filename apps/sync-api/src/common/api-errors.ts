@@ -10,6 +10,8 @@ export const API_ERROR_CODES = [
   'unauthorized',
   'forbidden',
   'not_found',
+  // A record's past asked for a time before it existed (GET …/{id}/as-of).
+  'not_yet_existing',
   'method_not_allowed',
   'conflict',
   'precondition_failed',
@@ -23,6 +25,18 @@ export const API_ERROR_CODES = [
   'oauth_state_invalid',
   'oauth_consent_denied',
   'oauth_failed',
+  // Connection lifecycle (connections): a transition the connection's status does not allow.
+  'credentials_required',
+  'connection_paused',
+  'connection_disconnected',
+  // Identity review (possible duplicates, merges, unmerges): what a merge or its undo refuses.
+  'same_record',
+  'type_mismatch',
+  'already_merged',
+  'already_undone',
+  'not_a_merge',
+  'not_applied',
+  'merged_since',
 ] as const;
 export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
 

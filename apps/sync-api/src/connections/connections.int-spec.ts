@@ -6,6 +6,7 @@ import { bearer, seedWorkspace, startTestApp, type TestApp } from '../testing/te
 const VIEW_KEYS = [
   'createdAt',
   'displayName',
+  'dryRun',
   'externalAccountId',
   'hasCredentials',
   'id',

@@ -2,9 +2,13 @@ import { Module } from '@nestjs/common';
 import { AuditLogModule } from '../admin/audit-log.module';
 import { ApiKeysModule } from '../api-keys/api-keys.module';
 import { KeyringModule } from '../infra/keyring.module';
+import { ConnectionLifecycleRepository } from './connection-lifecycle.repository';
 import { ConnectionsController } from './connections.controller';
 import { ConnectionsRepository } from './connections.repository';
 import { ConnectionsService } from './connections.service';
+import { DryRunController } from './dry-run.controller';
+import { DryRunRepository } from './dry-run.repository';
+import { DryRunService, dryRunPoolProvider } from './dry-run.service';
 import { OAuthController } from './oauth.controller';
 import { OAuthService } from './oauth.service';
 import { GoogleOAuthClient } from './oauth-google.client';
@@ -14,14 +18,18 @@ import { OAuthStateRepository } from './oauth-state.repository';
 @Module({
   // ApiKeys: the OAuth callback checks that the key which started the connect is still active.
   imports: [KeyringModule, AuditLogModule, ApiKeysModule],
-  controllers: [ConnectionsController, OAuthController],
+  controllers: [ConnectionsController, DryRunController, OAuthController],
   providers: [
     ConnectionsService,
     ConnectionsRepository,
+    ConnectionLifecycleRepository,
     OAuthService,
     OAuthStateRepository,
     HubspotOAuthClient,
     GoogleOAuthClient,
+    DryRunService,
+    DryRunRepository,
+    dryRunPoolProvider,
   ],
 })
 export class ConnectionsModule {}

@@ -22,6 +22,8 @@ export interface ConnectionRecord {
   lastPullAt: Date | null;
   lastSuccessAt: Date | null;
   lastErrorCode: string | null;
+  /** Its changes are staged, not synced, until an admin enables it. */
+  dryRun: boolean;
 }
 
 /** Where a connection resumes after new credentials: see `statusAfterReauth`. */
@@ -34,6 +36,7 @@ export interface NewConnectionRow {
   externalAccountId: string;
   displayName: string | null;
   credentials: { keyId: string; ciphertext: Uint8Array };
+  dryRun?: boolean;
 }
 
 // The database enum spells hyphens as underscores (Prisma identifiers cannot hold '-').
@@ -50,9 +53,9 @@ const PROVIDER_KEY = Object.fromEntries(Object.entries(DB_PROVIDER).map(([key, d
 >;
 
 /** The workspace's own connection (user edits) is no provider account: never listed or changed here. */
-const INTERNAL = INTERNAL_PROVIDER satisfies Prisma.ConnectionCreateInput['provider'];
+export const INTERNAL = INTERNAL_PROVIDER satisfies Prisma.ConnectionCreateInput['provider'];
 
-const RECORD = {
+export const RECORD = {
   id: true,
   workspaceId: true,
   provider: true,
@@ -69,11 +72,12 @@ const RECORD = {
   lastPullAt: true,
   lastSuccessAt: true,
   lastErrorCode: true,
+  dryRun: true,
 } as const satisfies Prisma.ConnectionSelect;
 
 /** The consumer group whose progress is a connection's lag: the merge (apps/workers). */
 export const SYNC_CONSUMER_GROUP = 'sync';
-type RecordRow = Prisma.ConnectionGetPayload<{ select: typeof RECORD }>;
+export type RecordRow = Prisma.ConnectionGetPayload<{ select: typeof RECORD }>;
 
 @Injectable()
 export class ConnectionsRepository {
@@ -91,6 +95,7 @@ export class ConnectionsRepository {
           displayName: row.displayName,
           credentialsKeyId: row.credentials.keyId,
           credentialsCiphertext: Uint8Array.from(row.credentials.ciphertext),
+          dryRun: row.dryRun ?? false,
         },
         select: RECORD,
       });
@@ -140,7 +145,8 @@ export class ConnectionsRepository {
   /**
    * Seals in new credentials. A connection waiting for them (`needs_reauth`) resumes where
    * it was: `live` once its backfill had finished, `backfilling` mid-backfill, `pending` if
-   * it never started. Null when there is no such connection in this workspace.
+   * it never started. A disconnected one takes none: it is returned as it is. Null when there
+   * is no such connection in this workspace.
    */
   async replaceCredentials(
     workspaceId: WorkspaceId,
@@ -148,11 +154,16 @@ export class ConnectionsRepository {
     credentials: { keyId: string; ciphertext: Uint8Array },
   ): Promise<ConnectionRecord | null> {
     return this.prisma.$transaction(async (tx) => {
+      // Locked, so that a disconnect (which erases the credentials) cannot interleave.
+      await tx.$queryRaw`SELECT 1 FROM connection WHERE id = ${id}::uuid AND workspace_id = ${workspaceId}::uuid
+        FOR NO KEY UPDATE`;
       const current = await tx.connection.findFirst({
         where: { id, workspaceId, provider: { not: INTERNAL } },
         select: { status: true, cursors: true },
       });
       if (!current) return null;
+      if (current.status === 'disconnected')
+        return toRecord(await tx.connection.findUniqueOrThrow({ where: { id }, select: RECORD }));
       const resumed =
         current.status === 'needs_reauth' ? statusAfterReauth(cursorsState(current.cursors)) : null;
       const updated = await tx.connection.update({
@@ -169,7 +180,7 @@ export class ConnectionsRepository {
   }
 }
 
-function toRecord(row: RecordRow): ConnectionRecord {
+export function toRecord(row: RecordRow): ConnectionRecord {
   return {
     id: row.id as ConnectionId,
     workspaceId: row.workspaceId as WorkspaceId,
@@ -188,11 +199,12 @@ function toRecord(row: RecordRow): ConnectionRecord {
     lastPullAt: row.lastPullAt,
     lastSuccessAt: row.lastSuccessAt,
     lastErrorCode: row.lastErrorCode,
+    dryRun: row.dryRun,
   };
 }
 
 /** The workers keep `live` once a backfill finished and `backfill` while one runs (apps/workers pull). */
-function cursorsState(cursors: Prisma.JsonValue): ConnectionCursorsState {
+export function cursorsState(cursors: Prisma.JsonValue): ConnectionCursorsState {
   if (typeof cursors !== 'object' || cursors === null || Array.isArray(cursors)) return 'none';
   if ('live' in cursors) return 'live';
   return 'backfill' in cursors ? 'backfill' : 'none';

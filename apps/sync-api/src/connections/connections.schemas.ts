@@ -18,6 +18,13 @@ export const createConnectionBody = z.object({
     .record(z.string().min(1), z.unknown())
     .refine((credentials) => Object.keys(credentials).length > 0, 'must not be empty')
     .describe('For example {accessToken, refreshToken, expiresAt} or {privateAppToken}. Never returned.'),
+  dryRun: z
+    .boolean()
+    .default(false)
+    .describe(
+      'Connect in dry run: its backfill is read as usual but held out of the sync, so nothing is written ' +
+        'anywhere until `POST /{id}/enable`; `GET /{id}/dry-run` reports what enabling it would do.',
+    ),
 });
 export type CreateConnectionBody = z.output<typeof createConnectionBody>;
 
@@ -71,8 +78,20 @@ export const connectionView = z.object({
   createdAt: z.iso.datetime(),
   updatedAt: z.iso.datetime(),
   hasCredentials: z.boolean(),
+  dryRun: z.boolean().describe('In dry run: read, but nothing of it is synced until it is enabled.'),
   state: connectionState,
 });
 export type ConnectionView = z.output<typeof connectionView>;
 
 export const connectionListView = z.object({ data: z.array(connectionView) });
+
+export const disconnectQuery = z.object({
+  data: z
+    .enum(['keep', 'erase'])
+    .default('keep')
+    .describe(
+      '`keep`: the unified records keep the values the connection brought. `erase`: what only it knew goes too ' +
+        '(its change events, and the records no other connection knows).',
+    ),
+});
+export type DisconnectQuery = z.output<typeof disconnectQuery>;

@@ -1,10 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { ConflictException, Inject, Injectable, NotFoundException } from '@nestjs/common';
+import { ConflictException, HttpStatus, Inject, Injectable, NotFoundException } from '@nestjs/common';
 import { type ConnectionId, Keyring, type ProviderKey } from '@syncline/core';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { AuditLogService } from '../admin/audit-log.service';
 import type { Principal } from '../auth/principal';
+import { CodedHttpException } from '../common/api-errors';
 import { PullQueue } from '../infra/pull-queue.module';
+import { type LifecycleAction, refusalMessage } from './connection-lifecycle';
+import {
+  ConnectionLifecycleRepository,
+  type DisconnectData,
+  type LifecycleError,
+} from './connection-lifecycle.repository';
 import { type ConnectionRecord, ConnectionsRepository } from './connections.repository';
 import type { ConnectionView, CreateConnectionBody, ReplaceCredentialsBody } from './connections.schemas';
 
@@ -23,6 +30,7 @@ export interface OAuthConnectionInput {
 export class ConnectionsService {
   constructor(
     @Inject(ConnectionsRepository) private readonly connections: ConnectionsRepository,
+    @Inject(ConnectionLifecycleRepository) private readonly lifecycle: ConnectionLifecycleRepository,
     @Inject(Keyring) private readonly keyring: Keyring,
     @Inject(PullQueue) private readonly pulls: PullQueue,
     @Inject(AuditLogService) private readonly audit: AuditLogService,
@@ -40,6 +48,7 @@ export class ConnectionsService {
       externalAccountId: body.externalAccountId,
       displayName: body.displayName ?? null,
       credentials: sealed,
+      dryRun: body.dryRun,
     });
     if (!created.ok) {
       throw new ConflictException(
@@ -50,8 +59,10 @@ export class ConnectionsService {
     await this.audit.record(principal, 'connection.created', id, {
       provider: body.provider,
       externalAccountId: body.externalAccountId,
+      dryRun: body.dryRun,
     });
-    // The first pull starts the backfill (the workers move the connection to backfilling).
+    // The first pull starts the backfill (the workers move the connection to backfilling); in
+    // dry run its changes are staged, not synced.
     await this.requestPull(id, 'connection created');
     return this.view(created.value);
   }
@@ -79,11 +90,12 @@ export class ConnectionsService {
     const sealed = this.keyring.seal(JSON.stringify(body.credentials), credentialsAad(connectionId));
     const updated = await this.connections.replaceCredentials(principal.workspaceId, connectionId, sealed);
     if (!updated) throw new NotFoundException(`no connection ${id}`);
+    if (updated.status === 'disconnected') throw disconnectedRefusal(id, 'take credentials');
     this.logger.info({ connectionId, status: updated.status }, 'connection credentials replaced');
     await this.audit.record(principal, 'connection.credentials_replaced', connectionId, {
       status: updated.status,
     });
-    if (updated.status !== 'paused' && updated.status !== 'disconnected') {
+    if (updated.status !== 'paused') {
       await this.requestPull(connectionId, 'credentials replaced');
     }
     return this.view(updated);
@@ -116,6 +128,7 @@ export class ConnectionsService {
     }
     // Only the workspace's own (internal) connection could collide without being listed.
     if (!record) throw new ConflictException(`cannot connect that ${input.provider} account`);
+    if (record.status === 'disconnected') throw disconnectedRefusal(record.id, 'be connected again');
     const reconnected = !created.ok;
     this.logger.info(
       { connectionId: record.id, provider: input.provider, reconnected, status: record.status },
@@ -126,8 +139,70 @@ export class ConnectionsService {
       externalAccountId: input.externalAccountId,
       reconnected,
     });
-    if (record.status !== 'paused' && record.status !== 'disconnected') {
+    if (record.status !== 'paused') {
       await this.requestPull(record.id, reconnected ? 'reconnected through OAuth' : 'connection created');
+    }
+    return this.view(record);
+  }
+
+  /** Stops pulling and pushing it; its cursor and pending writes wait for a resume. */
+  pause(principal: Principal, id: string): Promise<ConnectionView> {
+    return this.transition(principal, id, 'pause');
+  }
+
+  /** Back where it stopped (`live`, or mid-backfill); pulled at once, its pending writes sent. */
+  resume(principal: Principal, id: string): Promise<ConnectionView> {
+    return this.transition(principal, id, 'resume');
+  }
+
+  /** Reads it again from scratch: cursors dropped, a backfill from the start. */
+  resync(principal: Principal, id: string): Promise<ConnectionView> {
+    return this.transition(principal, id, 'resync');
+  }
+
+  async disconnect(principal: Principal, id: string, data: DisconnectData): Promise<ConnectionView> {
+    const connectionId = id as ConnectionId;
+    const done = await this.lifecycle.disconnect(principal.workspaceId, connectionId, data, (tx, change) =>
+      this.audit.record(
+        principal,
+        'connection.disconnected',
+        connectionId,
+        { data, previousStatus: change.from, ...change.counts },
+        tx,
+      ),
+    );
+    if (!done.ok) throw lifecycleRefusal(done.error, id, 'be erased');
+    const { record, changed, counts } = done.value;
+    if (changed) {
+      this.logger.info({ connectionId, data, ...counts }, 'connection disconnected');
+    }
+    return this.view(record);
+  }
+
+  private async transition(
+    principal: Principal,
+    id: string,
+    action: LifecycleAction,
+  ): Promise<ConnectionView> {
+    const connectionId = id as ConnectionId;
+    const done = await this.lifecycle.transition(principal.workspaceId, connectionId, action, (tx, change) =>
+      this.audit.record(
+        principal,
+        AUDITED[action],
+        connectionId,
+        { previousStatus: change.from, status: change.record.status },
+        tx,
+      ),
+    );
+    if (!done.ok) throw lifecycleRefusal(done.error, id, action);
+    const { record, from, changed } = done.value;
+    if (changed)
+      this.logger.info({ connectionId, from, status: record.status, action }, 'connection lifecycle');
+    // Resume pulls even a connection that was not paused (a harmless nudge); resync only when
+    // it changed something. Pending writes need no job here: the workers' outbox sweep (every
+    // few seconds) sends those of every live or backfilling connection.
+    if (action === 'resume' || (action === 'resync' && changed)) {
+      await this.requestPull(connectionId, action === 'resume' ? 'resumed by an admin' : 'full resync');
     }
     return this.view(record);
   }
@@ -153,6 +228,28 @@ export class ConnectionsService {
   }
 }
 
+const AUDITED = {
+  pause: 'connection.paused',
+  resume: 'connection.resumed',
+  resync: 'connection.resync_requested',
+} as const satisfies Record<LifecycleAction, string>;
+
+function lifecycleRefusal(error: LifecycleError, id: string, action: string): Error {
+  if (error.code === 'not_found') return new NotFoundException(`no connection ${id}`);
+  return new CodedHttpException(
+    HttpStatus.CONFLICT,
+    error.code,
+    error.message ?? refusalMessage(error.code, id, action),
+  );
+}
+
+const disconnectedRefusal = (id: string, action: string): Error =>
+  new CodedHttpException(
+    HttpStatus.CONFLICT,
+    'connection_disconnected',
+    refusalMessage('connection_disconnected', id, action),
+  );
+
 function toView(record: ConnectionRecord, lagEvents: number, now: Date): ConnectionView {
   const watermark = record.watermark?.toISOString() ?? null;
   return {
@@ -166,6 +263,7 @@ function toView(record: ConnectionRecord, lagEvents: number, now: Date): Connect
     createdAt: record.createdAt.toISOString(),
     updatedAt: record.updatedAt.toISOString(),
     hasCredentials: record.hasCredentials,
+    dryRun: record.dryRun,
     state: {
       status: record.status,
       reason: record.statusReason,

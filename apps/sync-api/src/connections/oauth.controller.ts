@@ -79,6 +79,11 @@ export class OAuthController {
     standardSchema: apiErrorBody,
   })
   @ApiResponse({
+    status: HttpStatus.CONFLICT,
+    description: '`connection_disconnected`: the workspace disconnected that account, for good.',
+    standardSchema: apiErrorBody,
+  })
+  @ApiResponse({
     status: HttpStatus.SERVICE_UNAVAILABLE,
     description: 'The provider or the state store could not be reached; start the connect again.',
     standardSchema: apiErrorBody,

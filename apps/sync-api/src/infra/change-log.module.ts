@@ -1,5 +1,5 @@
 import { Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
-import { ChangeLog } from '@syncline/log';
+import { ChangeLog, StagingChangeLog } from '@syncline/log';
 import { PinoLogger } from 'nestjs-pino';
 import { Pool } from 'pg';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
@@ -10,7 +10,8 @@ export const LOG_POOL = Symbol('LOG_POOL');
 /**
  * The app's one ChangeLog (webhooks append to it), on a small pg pool of its own: the log
  * batches through `pg` directly, not through Prisma. Closed on shutdown after it has
- * flushed what is queued, so an answered webhook is never lost.
+ * flushed what is queued, so an answered webhook is never lost. Changes of a connection in
+ * dry run are staged instead (StagingChangeLog, injectable by that class too for the enable).
  */
 @Global()
 @Module({
@@ -34,13 +35,14 @@ export const LOG_POOL = Symbol('LOG_POOL');
       provide: ChangeLog,
       inject: [LOG_POOL, APP_CONFIG],
       useFactory: async (pool: Pool, config: AppConfig) => {
-        const log = new ChangeLog(pool, { partitions: config.LOG_PARTITIONS });
+        const log = new StagingChangeLog(pool, { partitions: config.LOG_PARTITIONS });
         await log.init();
         return log;
       },
     },
+    { provide: StagingChangeLog, useExisting: ChangeLog },
   ],
-  exports: [ChangeLog, LOG_POOL],
+  exports: [ChangeLog, StagingChangeLog, LOG_POOL],
 })
 export class ChangeLogModule implements OnApplicationShutdown {
   constructor(

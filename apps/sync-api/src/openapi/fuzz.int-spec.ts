@@ -5,7 +5,7 @@ import { requestsAimedAt } from './testing/aimed-requests';
 import { type ApiResponse, errorCode, errorShapeProblem, send } from './testing/api-call';
 import { type BodyCase, type FuzzContext, fuzzCaseArbitrary, fuzzRequest } from './testing/fuzz-cases';
 import { fetchOpenApiDocument, listOperations } from './testing/openapi-operations';
-import { OTHER_AUTH } from './testing/route-lists';
+import { inRunOrder, OTHER_AUTH } from './testing/route-lists';
 import { seedTwoWorkspaces, startConfiguredApp } from './testing/two-workspaces';
 
 /**
@@ -23,7 +23,7 @@ const t = await startConfiguredApp('openapi_fuzz');
 afterAll(async () => {
   await t.close();
 });
-const operations = listOperations(await fetchOpenApiDocument(t.app));
+const operations = inRunOrder(listOperations(await fetchOpenApiDocument(t.app)));
 const { a } = await seedTwoWorkspaces(t).catch(async (error: unknown) => {
   await t.close();
   throw error;

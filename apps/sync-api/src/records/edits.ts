@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, ServiceUnavailableException } from '@nestjs/common';
-import { type EntityType, INTERNAL_PROVIDER, type WorkspaceId } from '@syncline/core';
+import { type EntityType, INTERNAL_PROVIDER, type SourceChangeInput, type WorkspaceId } from '@syncline/core';
 import { ChangeLog } from '@syncline/log';
 import type { Pool } from 'pg';
 import { SYNC_CONSUMER_GROUP } from '../connections/connections.repository';
@@ -45,32 +45,42 @@ export class EditLog {
   ) {}
 
   async submit(edit: EditRequest): Promise<AcceptedEdit> {
-    const connectionId = await this.ownConnection(edit.workspaceId);
     const eventKey = `edit:${edit.actor}:${edit.idempotencyKey ?? randomUUID()}`;
-    const result = await this.log.append([
-      {
-        workspaceId: edit.workspaceId,
-        connectionId,
-        entityType: edit.entityType,
-        externalId: edit.entityId,
-        op: 'upsert',
-        eventKey,
-        eventTime: new Date(),
-        fields: edit.fields,
-        origin: { kind: 'user', userId: edit.actor, ...(edit.resolves ? { resolves: edit.resolves } : {}) },
-      },
-    ]);
+    return this.appendOwn(edit.workspaceId, (connectionId) => ({
+      workspaceId: edit.workspaceId,
+      connectionId,
+      entityType: edit.entityType,
+      externalId: edit.entityId,
+      op: 'upsert',
+      eventKey,
+      eventTime: new Date(),
+      fields: edit.fields,
+      origin: { kind: 'user', userId: edit.actor, ...(edit.resolves ? { resolves: edit.resolves } : {}) },
+    }));
+  }
+
+  /**
+   * Appends one change of the workspace's own connection (an edit, an identity operation)
+   * and waits briefly for the sync stage to have read it.
+   */
+  async appendOwn(
+    workspaceId: WorkspaceId,
+    change: (connectionId: string) => SourceChangeInput,
+  ): Promise<AcceptedEdit> {
+    const connectionId = await this.ownConnection(workspaceId);
+    const input = change(connectionId);
+    const result = await this.log.append([input]);
     if (!result.ok) {
       if (result.error.code === 'Closed') throw new ServiceUnavailableException('shutting down; send again');
-      throw new Error(`the change log refused an edit: ${result.error.message}`);
+      throw new Error(`the change log refused a change: ${result.error.message}`);
     }
     const [appended] = result.value;
-    if (appended === undefined) throw new Error('the change log returned no result for an edit');
+    if (appended === undefined) throw new Error('the change log returned no result for a change');
     const applied =
       appended.offset === null
-        ? await this.keyApplied(connectionId, eventKey)
+        ? await this.keyApplied(connectionId, input.eventKey)
         : await this.waitApplied(appended.partition, appended.offset);
-    return { changeKey: eventKey, applied };
+    return { changeKey: input.eventKey, applied };
   }
 
   /** The workspace's own connection, made on first use. */

@@ -72,7 +72,12 @@ function recordsController(resource: RecordResource): Type<unknown> {
       return this.records.list(principal, resource, query);
     }
 
-    @ApiOkResponse({ standardSchema: recordView, description: 'The record; `ETag` carries its version.' })
+    @ApiOkResponse({
+      standardSchema: recordView,
+      description:
+        'The record; `ETag` carries its version. The id of a record merged into another answers as ' +
+        'that one (its own `id`, and `Content-Location` naming it).',
+    })
     @ApiErrorResponses(HttpStatus.BAD_REQUEST, HttpStatus.NOT_FOUND)
     @Get(':id')
     async get(
@@ -82,6 +87,8 @@ function recordsController(resource: RecordResource): Type<unknown> {
     ): Promise<RecordView> {
       const record = await this.records.get(principal, resource, id);
       reply.header('etag', `"${record.version}"`);
+      if (record.id !== id.toLowerCase())
+        reply.header('content-location', `/api/v1/${resource}/${record.id}`);
       return record;
     }
 

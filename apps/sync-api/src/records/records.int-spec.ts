@@ -190,10 +190,11 @@ describe('unified records', () => {
     ]);
   });
 
-  it('reads a merged record with mergedInto set', async () => {
+  it('reads a merged record as the record it was merged into', async () => {
     const res = await get(a.adminKey, `/api/v1/people/${adaMerged}`);
     expect(res.statusCode).toBe(200);
-    expect(res.json<RecordBody>().mergedInto).toBe(ada);
+    expect(res.json<RecordBody>()).toMatchObject({ id: ada, mergedInto: null });
+    expect(res.headers['content-location']).toBe(`/api/v1/people/${ada}`);
   });
 
   it('filters companies by domain; other collections do not hold the type', async () => {

@@ -1,12 +1,15 @@
 import { Module } from '@nestjs/common';
 import { ConflictsController } from './conflicts.controller';
 import { EditLog } from './edits';
+import { HISTORY_CONTROLLERS } from './history.controller';
+import { RecordHistoryService } from './history.service';
 import { RECORDS_CONTROLLERS } from './records.controller';
 import { RecordsRepository } from './records.repository';
 import { RecordsService } from './records.service';
 
 @Module({
-  controllers: [...RECORDS_CONTROLLERS, ConflictsController],
-  providers: [RecordsService, RecordsRepository, EditLog],
+  controllers: [...RECORDS_CONTROLLERS, ...HISTORY_CONTROLLERS, ConflictsController],
+  providers: [RecordsService, RecordsRepository, EditLog, RecordHistoryService],
+  exports: [RecordsService, EditLog],
 })
 export class RecordsModule {}

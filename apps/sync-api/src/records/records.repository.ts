@@ -206,6 +206,23 @@ export class RecordsRepository {
     return rows[0] ? toRecord(rows[0]) : null;
   }
 
+  /**
+   * The record a read of this id leads to: the record itself, or the one it was merged into
+   * (followed through later merges); null when the workspace has no such record of this type.
+   */
+  async survivorOf(workspaceId: WorkspaceId, entityType: EntityType, id: string): Promise<string | null> {
+    const rows = await this.prisma.$queryRaw<{ id: string }[]>`
+      WITH RECURSIVE chain AS (
+        SELECT id, merged_into, 0 AS depth FROM entity
+         WHERE id = ${id}::uuid AND workspace_id = ${workspaceId}::uuid AND entity_type = ${entityType}
+        UNION ALL
+        SELECT e.id, e.merged_into, c.depth + 1 FROM entity e JOIN chain c ON e.id = c.merged_into
+         WHERE c.depth < 64 AND e.workspace_id = ${workspaceId}::uuid
+      )
+      SELECT id::text FROM chain ORDER BY depth DESC LIMIT 1`;
+    return rows[0]?.id ?? null;
+  }
+
   /** A page of the workspace's conflicts, newest first (keyset on created_at, id). */
   async conflicts(
     workspaceId: WorkspaceId,

@@ -62,16 +62,23 @@ export class RecordsService {
     };
   }
 
+  /** A record by id; a merged-away id answers as the record it was merged into (its own id). */
   async get(principal: Principal, resource: RecordResource, id: string): Promise<RecordView> {
-    const record = await this.records.find(principal.workspaceId, RECORD_RESOURCES[resource], id);
-    if (!record) throw new NotFoundException(`no ${RECORD_RESOURCES[resource]} ${id}`);
-    return toView(record);
+    return toView(await this.current(principal, RECORD_RESOURCES[resource], id));
+  }
+
+  private async current(principal: Principal, entityType: EntityType, id: string): Promise<EntityRecord> {
+    const survivor = await this.records.survivorOf(principal.workspaceId, entityType, id);
+    const record = survivor && (await this.records.find(principal.workspaceId, entityType, survivor));
+    if (!record) throw new NotFoundException(`no ${entityType} ${id}`);
+    return record;
   }
 
   /**
    * A person edits fields of a record: the edit goes on the change log as theirs and reaches
    * every connected system like any change. With `ifMatch`, only if the record is still at
-   * that version (412 otherwise). A merged-away record is edited through its survivor.
+   * that version (412 otherwise). A merged-away record is edited as its survivor (whose version
+   * `ifMatch` names, as its reads answer).
    */
   async edit(
     principal: Principal,
@@ -81,15 +88,14 @@ export class RecordsService {
     options: { ifMatch?: bigint | undefined; idempotencyKey?: string | undefined },
   ): Promise<EditOutcome> {
     const entityType = RECORD_RESOURCES[resource];
-    const record = await this.records.find(principal.workspaceId, entityType, id);
-    if (!record) throw new NotFoundException(`no ${entityType} ${id}`);
+    const record = await this.current(principal, entityType, id);
     if (options.ifMatch !== undefined && options.ifMatch !== record.version)
       throw new CodedHttpException(
         HttpStatus.PRECONDITION_FAILED,
         'precondition_failed',
         `the ${entityType} is at version ${record.version}, not ${options.ifMatch}`,
       );
-    const target = record.mergedInto ?? record.id;
+    const target = record.id;
     const unknown = unknownFields(entityType, body.fields, record.fields);
     if (unknown.length > 0)
       throw new BadRequestException(`not a field of a ${entityType}: ${unknown.sort().join(', ')}`);

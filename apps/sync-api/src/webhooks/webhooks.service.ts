@@ -21,6 +21,10 @@ import type { WebhookAck, WebhookOutcomeLabel } from './webhooks.schemas';
 export const pushSubscriptionAad = (id: string): string => `push-subscription:${id}`;
 
 // A paused or disconnected connection takes nothing in; a pull also needs working credentials.
+// Nothing of a paused one is lost for that: its webhook is still answered 2xx (a provider
+// retries errors), and the pull queued on resume reads from the cursor it kept, which covers
+// every change (and delete) a webhook would have carried. Appending them instead would let
+// the merge take in a connection an admin paused.
 const TAKES_CHANGES: ReadonlySet<ConnectionStatus> = new Set([
   'pending',
   'backfilling',

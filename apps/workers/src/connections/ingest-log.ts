@@ -1,22 +1,23 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import type { Result } from '@syncline/core';
-import { type AppendError, type AppendedChange, ChangeLog } from '@syncline/log';
+import { type AppendError, type AppendedChange, StagingChangeLog } from '@syncline/log';
 import type { Pool } from 'pg';
 import { WORKERS_CONFIG, type WorkersConfig } from '../config/workers-config';
 import { PG_POOL } from '../infra/connections';
 
 /**
  * The process's one ChangeLog for ingest (its micro-batcher is shared by every pull job).
+ * Changes of a connection in dry run are staged instead (see StagingChangeLog).
  * The log's partition heads are created on the first append, not at boot, so a process
  * that never ingests leaves the log untouched.
  */
 @Injectable()
 export class IngestLog implements OnApplicationShutdown {
-  private readonly log: ChangeLog;
+  private readonly log: StagingChangeLog;
   private ready: Promise<void> | undefined;
 
   constructor(@Inject(PG_POOL) pool: Pool, @Inject(WORKERS_CONFIG) config: WorkersConfig) {
-    this.log = new ChangeLog(pool, { partitions: config.LOG_PARTITIONS });
+    this.log = new StagingChangeLog(pool, { partitions: config.LOG_PARTITIONS });
   }
 
   async append(changes: readonly unknown[]): Promise<Result<AppendedChange[], AppendError>> {

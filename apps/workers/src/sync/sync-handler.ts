@@ -2,7 +2,12 @@ import { createHash } from 'node:crypto';
 import { type MergeEngine, type MergeOutcome, PgMergeStore } from '@syncline/conflicts';
 import { contentHash } from '@syncline/connectors';
 import { ENTITY_CHANNEL, type EntityType, type ProviderKey } from '@syncline/core';
-import type { IdentityService } from '@syncline/identity';
+import {
+  type IdentityService,
+  identityOperationOf,
+  type MovedLink,
+  type OperationPayload,
+} from '@syncline/identity';
 import type { LogEvent, LogTransaction } from '@syncline/log';
 import { canCreateIn, type DeletePolicy, isWritable } from './writeback-rules';
 
@@ -30,6 +35,23 @@ interface Touched {
   outcome?: MergeOutcome;
   /** Connections whose record of this entity was deleted by this batch. */
   deletedIn: { connectionId: string; at: string }[];
+  /** Merged into another entity: its view is saved, nothing is written back from it. */
+  frozen?: boolean;
+}
+
+/** A merge or unmerge of the batch as the identity stage applied it (its stored payload). */
+interface AppliedOperation {
+  kind: 'merge' | 'unmerge';
+  operationId: string;
+  /** For an unmerge, the merge it undoes. */
+  undoes?: string;
+  workspaceId: string;
+  entityType: EntityType;
+  survivorId: string;
+  absorbedId: string;
+  /** The links the merge moved to the survivor, or the unmerge gave back. */
+  links: MovedLink[];
+  requestedBy?: string;
 }
 
 interface OutboxRow {
@@ -196,7 +218,9 @@ export class SyncHandler {
   async handle(tx: LogTransaction, events: readonly LogEvent[]): Promise<void> {
     const touchedIds: string[] = [];
     try {
-      await this.handleBatch(tx, events, touchedIds);
+      const taken = await this.withoutDisconnected(tx, events);
+      if (taken.length === 0) return;
+      await this.handleBatch(tx, taken, touchedIds);
     } catch (error) {
       // The transaction rolls back: cached documents ahead of the database must go.
       for (const id of touchedIds) {
@@ -223,13 +247,23 @@ export class SyncHandler {
     );
 
     await this.recordVersions(tx, events);
+    const operations = await this.identityOperations(tx, events);
+    // Before the batch's events are placed: a copy a merge folds away is nobody's from here on.
+    const folds = new Map<string, { connections: string[]; folded: OutboxRow[] }>();
+    for (const op of operations.values())
+      if (op.kind === 'merge') folds.set(op.operationId, await this.foldMirrors(tx, op));
     const entityOf = await this.entitiesOf(tx, events);
     // A notification about a record identity could not place: the full record is read now.
     events.forEach((e, i) => {
       if (entityOf[i] === undefined && e.op === 'upsert' && e.origin?.partial === true)
         this.pulls.add(e.connectionId);
     });
-    const ids = [...new Set(entityOf.filter((id): id is string => id !== undefined))].sort();
+    const ids = [
+      ...new Set([
+        ...entityOf.filter((id): id is string => id !== undefined),
+        ...[...operations.values()].flatMap((o) => [o.survivorId, o.absorbedId]),
+      ]),
+    ].sort();
     if (ids.length === 0) return;
     touchedIds.push(...ids);
     await this.lockAndValidate(tx, ids);
@@ -238,8 +272,15 @@ export class SyncHandler {
     const store = new PgMergeStore(tx);
     const touched = new Map<string, Touched>();
     const applied: string[] = [];
+    // Records a merge leaves twice in one connection, one of them our own copy: archived there.
+    const archives: OutboxRow[] = [];
 
     for (const [i, event] of events.entries()) {
+      const operation = operations.get(i);
+      if (operation !== undefined) {
+        await this.applyIdentityOperation(tx, store, event, operation, touched, archives, folds);
+        continue;
+      }
       const entityId = entityOf[i];
       if (entityId === undefined || event.op === 'merge') continue;
       let entry = touched.get(entityId);
@@ -299,9 +340,324 @@ export class SyncHandler {
       entry.outcome ??= await engine.outcome(ref, store);
     }
     await this.saveViews(tx, [...touched.values()]);
-    await this.writeOutbox(tx, [...touched.values()]);
+    // Archives first: pushed in outbox order, a copy is gone before a write that takes its
+    // unique values (its email) reaches the record the connection keeps.
+    await this.queueArchives(tx, archives);
+    // A merged-away entity owes nothing (its pending rows were dropped by the merge).
+    const owing = [...touched.values()].filter((t) => !t.frozen);
+    await this.writeOutbox(tx, owing);
     // In this transaction, for entities it holds: a snapshot must never hold uncommitted changes.
     for (const id of touched.keys()) await engine.compactIfDue(id, store);
+  }
+
+  /**
+   * Leaves out events of disconnected connections (appended before the disconnect, or by a
+   * pull that was running): taking them in would link their records again. The key share
+   * lock holds the batch against a disconnect in progress (it locks the row FOR UPDATE), so
+   * either the disconnect waits for this batch and removes what it linked, or this batch
+   * waits for the disconnect and sees it; ordinary updates of the row are not blocked.
+   */
+  private async withoutDisconnected(tx: LogTransaction, events: readonly LogEvent[]): Promise<LogEvent[]> {
+    const ids = [...new Set(events.map((e) => e.connectionId))];
+    // Every row is locked, not only disconnected ones: a row a disconnect is changing must be
+    // waited for (and then read as it committed), which a filter on the status would skip.
+    const { rows } = await tx.query<{ id: string; status: string }>(
+      'SELECT id::text AS id, status::text AS status FROM connection WHERE id = ANY($1::uuid[]) ORDER BY id FOR KEY SHARE',
+      [ids],
+    );
+    const gone = new Set(rows.filter((r) => r.status === 'disconnected').map((r) => r.id));
+    return gone.size === 0 ? [...events] : events.filter((e) => !gone.has(e.connectionId));
+  }
+
+  /** The batch's merges and unmerges that the identity stage applied (a refused one is not stored). */
+  private async identityOperations(
+    tx: LogTransaction,
+    events: readonly LogEvent[],
+  ): Promise<Map<number, AppliedOperation>> {
+    const intents = new Map<number, string>();
+    events.forEach((e, i) => {
+      const intent = e.op === 'merge' ? identityOperationOf(e.op, e.fields) : undefined;
+      if (intent !== undefined) intents.set(i, intent.operationId);
+    });
+    const out = new Map<number, AppliedOperation>();
+    if (intents.size === 0) return out;
+    const { rows } = await tx.query<{ id: string; payload: OperationPayload }>(
+      'SELECT id, payload FROM identity_operation WHERE id = ANY($1::uuid[])',
+      [[...intents.values()]],
+    );
+    const stored = new Map(rows.map((r) => [r.id, r.payload]));
+    for (const [i, operationId] of intents) {
+      const payload = stored.get(operationId);
+      if (payload === undefined) continue;
+      const common = {
+        operationId,
+        workspaceId: payload.workspaceId,
+        entityType: payload.entityType,
+        survivorId: payload.survivorId,
+        absorbedId: payload.absorbedId,
+        ...(payload.requestedBy === undefined ? {} : { requestedBy: payload.requestedBy }),
+      };
+      out.set(
+        i,
+        payload.kind === 'merge'
+          ? { ...common, kind: 'merge', links: payload.movedLinks }
+          : { ...common, kind: 'unmerge', undoes: payload.undoes, links: payload.restoredLinks },
+      );
+    }
+    return out;
+  }
+
+  /**
+   * The documents follow a merge of entities: the survivor takes in the absorbed entity's
+   * values (EntityDocument.absorb), so every connection now linked to it is owed the union
+   * through the outbox below; the absorbed entity's view is saved once more and frozen, its
+   * pending writes are dropped (the survivor's carry everything) and its open conflicts
+   * close, standing again on the survivor. An unmerge gives back: the split-off entity takes
+   * its connections back with the edits they made while merged and is owed to them again,
+   * the survivor's document gives back what it took in, and conflicts follow.
+   */
+  private async applyIdentityOperation(
+    tx: LogTransaction,
+    store: PgMergeStore,
+    event: LogEvent,
+    op: AppliedOperation,
+    touched: Map<string, Touched>,
+    archives: OutboxRow[],
+    folds: ReadonlyMap<string, { connections: string[]; folded: OutboxRow[] }>,
+  ): Promise<void> {
+    const { engine } = this.options;
+    const ref = (entityId: string) => ({ entityId, workspaceId: op.workspaceId, entityType: op.entityType });
+    const entryOf = (entityId: string): Touched => {
+      const entry = touched.get(entityId) ?? {
+        entityId,
+        workspaceId: op.workspaceId,
+        entityType: op.entityType,
+        deletedIn: [],
+      };
+      touched.set(entityId, entry);
+      return entry;
+    };
+    const survivor = entryOf(op.survivorId);
+    const absorbed = entryOf(op.absorbedId);
+    const by = { kind: 'user', id: op.requestedBy ?? 'identity-review' } as const;
+    if (op.kind === 'merge') {
+      const { connections, folded } = folds.get(op.operationId) ?? { connections: [], folded: [] };
+      await this.seeWritten(tx, store, ref(op.absorbedId));
+      survivor.outcome = await engine.absorb(
+        ref(op.survivorId),
+        ref(op.absorbedId),
+        { operationId: op.operationId, workspaceId: op.workspaceId, at: event.eventTime, connections },
+        store,
+      );
+      absorbed.outcome = await engine.outcome(ref(op.absorbedId), store);
+      await tx.query(`UPDATE outbox SET status = 'superseded' WHERE entity_id = $1 AND status = 'pending'`, [
+        op.absorbedId,
+      ]);
+      await tx.query(
+        `UPDATE merge_conflict SET status = 'resolved', resolved_by = $2, resolved_at = now(),
+                resolution = jsonb_build_object('mergedInto', $3::text)
+          WHERE entity_id = $1 AND status = 'open'`,
+        [op.absorbedId, `merge:${op.operationId}`, op.survivorId],
+      );
+      archives.push(...folded);
+    } else {
+      // A connection that also has a record of the survivor of its own stays with it.
+      const { rows: shared } = await tx.query<{ connection_id: string }>(
+        'SELECT DISTINCT connection_id FROM source_link WHERE entity_id = $1 AND connection_id = ANY($2::uuid[])',
+        [op.survivorId, op.links.map((l) => l.connectionId)],
+      );
+      const keep = new Set(shared.map((r) => r.connection_id));
+      const connections = [...new Set(op.links.map((l) => l.connectionId))].filter((c) => !keep.has(c));
+      // The copies the merge folded are archived: the split-off entity is owed new ones.
+      await tx.query(
+        `WITH folded AS (SELECT flags->'folded' AS keys FROM entity WHERE id = $1),
+              unlinked AS (
+                DELETE FROM source_link l USING folded f
+                 WHERE l.entity_id = $1
+                   AND f.keys ? (l.connection_id::text || '|' || l.entity_type || '|' || l.external_id))
+         UPDATE entity SET flags = flags - 'folded' WHERE id = $1`,
+        [op.absorbedId],
+      );
+      const at = event.eventTime;
+      await this.seeWritten(tx, store, ref(op.survivorId));
+      absorbed.outcome = await engine.splitOff(
+        ref(op.absorbedId),
+        ref(op.survivorId),
+        { operationId: op.operationId, connections, by, at },
+        store,
+      );
+      survivor.outcome = await engine.retract(
+        ref(op.survivorId),
+        { mergeOperationId: op.undoes ?? '', operationId: op.operationId, by, at },
+        store,
+      );
+      await tx.query(
+        `UPDATE merge_conflict SET status = 'open', resolution = NULL, resolved_by = NULL, resolved_at = NULL
+          WHERE entity_id = $1 AND resolved_by = $2`,
+        [op.absorbedId, `merge:${op.undoes}`],
+      );
+      await tx.query(
+        `UPDATE merge_conflict SET status = 'resolved', resolved_by = $2, resolved_at = now()
+          WHERE entity_id = $1 AND status = 'open' AND NOT (id = ANY($3::uuid[]))`,
+        [
+          op.survivorId,
+          `unmerge:${op.operationId}`,
+          await engine.standingConflictIds(ref(op.survivorId), store),
+        ],
+      );
+    }
+    // Either side may stand merged into another entity (the absorbed one, or a survivor merged since).
+    const { rows: merged } = await tx.query<{ id: string }>(
+      'SELECT id FROM entity WHERE id = ANY($1::uuid[]) AND merged_into IS NOT NULL',
+      [[op.survivorId, op.absorbedId]],
+    );
+    const frozen = new Set(merged.map((r) => r.id));
+    survivor.frozen = frozen.has(op.survivorId);
+    absorbed.frozen = frozen.has(op.absorbedId);
+  }
+
+  /**
+   * After a merge a connection may hold two records of the survivor: its own and the one it
+   * had of the absorbed entity. When one of the two is a copy we created there (the other
+   * entity's record written to it: a receipt of our create), the copy is unlinked and
+   * archived in the provider, and the connection goes on with the record it had of its own
+   * (of the survivor, or of the absorbed entity, whose view the survivor then takes over).
+   * Two records a person made in one CRM both stay linked: folding them takes the CRM's own
+   * merge, which is not issued yet. The create rows of archived copies are set aside, so an
+   * unmerge can create the copy again. Returns the moved connections that now carry only
+   * the absorbed entity's record, and the archive writes.
+   */
+  private async foldMirrors(
+    tx: LogTransaction,
+    op: AppliedOperation,
+  ): Promise<{ connections: string[]; folded: OutboxRow[] }> {
+    const moved = op.links;
+    const { rows } = await tx.query<{
+      connection_id: string;
+      entity_type: string;
+      external_id: string;
+      moved: boolean;
+      created_for: string | null;
+    }>(
+      `SELECT l.connection_id, l.entity_type, l.external_id,
+              (l.connection_id, l.entity_type, l.external_id) IN (
+                SELECT * FROM unnest($2::uuid[], $3::text[], $4::text[])) AS moved,
+              (SELECT r.entity_id FROM write_receipt r
+                WHERE r.connection_id = l.connection_id AND r.entity_type = l.entity_type
+                  AND r.external_id = l.external_id
+                  AND r.idempotency_key = r.entity_id::text || '.' || r.connection_id::text || '.create'
+                LIMIT 1)::text AS created_for
+         FROM source_link l
+        WHERE l.entity_id = $1 AND l.connection_id = ANY($2::uuid[])
+        ORDER BY l.connection_id, l.external_id`,
+      [
+        op.survivorId,
+        moved.map((l) => l.connectionId),
+        moved.map((l) => l.entityType),
+        moved.map((l) => l.externalId),
+      ],
+    );
+    const connections: string[] = [];
+    const dropped: { connectionId: string; entityType: string; externalId: string; createdFor: string }[] =
+      [];
+    for (const connectionId of [...new Set(rows.map((r) => r.connection_id))]) {
+      const links = rows.filter((r) => r.connection_id === connectionId);
+      const own = links.filter((r) => !r.moved);
+      const theirs = links.filter((r) => r.moved);
+      const drop = (list: typeof links) =>
+        dropped.push(
+          ...list.map((r) => ({
+            connectionId,
+            entityType: r.entity_type,
+            externalId: r.external_id,
+            createdFor: r.created_for ?? '',
+          })),
+        );
+      if (own.length === 0) connections.push(connectionId);
+      else if (theirs.every((r) => r.created_for === op.absorbedId)) drop(theirs);
+      else if (own.every((r) => r.created_for === op.survivorId)) {
+        drop(own);
+        connections.push(connectionId);
+      }
+    }
+    if (dropped.length === 0) return { connections, folded: [] };
+    // The copy stays linked, to the absorbed entity and marked folded: its late reports (the
+    // notifications of our create, its archive) then find a link, so neither identity nor an
+    // echo of our id links it anew, and the merge stage leaves them be (entitiesOf).
+    const keys = dropped.map((d) => `${d.connectionId}|${d.entityType}|${d.externalId}`);
+    await tx.query(
+      `UPDATE source_link SET entity_id = $4 WHERE (connection_id, entity_type, external_id) IN (
+         SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[]))`,
+      [
+        dropped.map((d) => d.connectionId),
+        dropped.map((d) => d.entityType),
+        dropped.map((d) => d.externalId),
+        op.absorbedId,
+      ],
+    );
+    await tx.query(
+      `UPDATE entity SET flags = jsonb_set(flags, '{folded}', COALESCE(flags->'folded', '[]'::jsonb) || $2::jsonb)
+        WHERE id = $1`,
+      [op.absorbedId, JSON.stringify(keys)],
+    );
+    await tx.query(
+      `UPDATE outbox SET idempotency_key = idempotency_key || '.folded:' || $3
+        WHERE (connection_id, idempotency_key) IN (SELECT * FROM unnest($1::uuid[], $2::text[]))`,
+      [
+        dropped.map((d) => d.connectionId),
+        dropped.map((d) => `${d.createdFor}.${d.connectionId}.create`),
+        op.operationId,
+      ],
+    );
+    return {
+      connections,
+      // Under the absorbed entity, whose one link in the connection is the copy: the write goes there alone.
+      folded: dropped.map((d) => ({
+        workspace_id: op.workspaceId,
+        entity_id: op.absorbedId,
+        entity_type: d.entityType,
+        connection_id: d.connectionId,
+        op: 'delete',
+        external_id: d.externalId,
+        fields: {},
+        heads: [],
+        idempotency_key: `${op.absorbedId}.${d.connectionId}.fold:${op.operationId}:${d.externalId}`,
+      })),
+    };
+  }
+
+  /**
+   * Connections hold what we wrote them, even before their report of it comes back (which
+   * applies the receipt): a merge or unmerge reads what each holds, and one behind would be
+   * owed too little (an address the survivor had lent it stays, and a create that looks
+   * records up by address takes the wrong one). The receipts stay unapplied for that report.
+   */
+  private async seeWritten(
+    tx: LogTransaction,
+    store: PgMergeStore,
+    ref: { entityId: string; workspaceId: string; entityType: string },
+  ): Promise<void> {
+    const { rows } = await tx.query<{ connection_id: string; heads: string[] }>(
+      `SELECT connection_id, heads FROM write_receipt
+        WHERE entity_id = $1 AND applied_at IS NULL ORDER BY created_at, idempotency_key`,
+      [ref.entityId],
+    );
+    for (const row of rows)
+      await this.options.engine.markSeen(ref.entityId, ref.workspaceId, row.connection_id, row.heads, store);
+  }
+
+  private async queueArchives(tx: LogTransaction, rows: readonly OutboxRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await tx.query(
+      `INSERT INTO outbox (workspace_id, entity_id, entity_type, connection_id, op, external_id, fields, heads,
+                           idempotency_key)
+       SELECT workspace_id, entity_id, entity_type, connection_id, op, external_id, fields, heads, idempotency_key
+         FROM jsonb_to_recordset($1::jsonb) AS r(workspace_id uuid, entity_id uuid, entity_type text,
+              connection_id uuid, op text, external_id text, fields jsonb, heads text[], idempotency_key text)
+       ON CONFLICT (connection_id, idempotency_key) DO NOTHING`,
+      [JSON.stringify(rows)],
+    );
+    for (const row of rows) this.targets.add(row.connection_id);
   }
 
   /**
@@ -357,6 +713,8 @@ export class SyncHandler {
          JOIN source_link l ON l.connection_id = t.conn AND l.entity_type = t.type AND l.external_id = t.ext
          JOIN entity e ON e.id = l.entity_id
         WHERE NOT t.edit
+          -- A copy a merge folded away (foldMirrors): its reports are no one's news.
+          AND NOT COALESCE(e.flags->'folded' ? (t.conn::text || '|' || t.type || '|' || t.ext), false)
        UNION ALL
        SELECT t.i, COALESCE(e.merged_into, e.id)
          FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bool[]) WITH ORDINALITY AS t(conn, type, ext, edit, i)
@@ -549,7 +907,7 @@ export class SyncHandler {
     const outbox: OutboxRow[] = [];
     for (const entry of touched) {
       const outcome = entry.outcome;
-      if (outcome === undefined) continue;
+      if (outcome === undefined || entry.frozen) continue;
       const linked = links.get(entry.entityId) ?? new Map<string, string>();
       const providersLinked = new Set<ProviderKey>();
       const targets = await this.connectionsOf(tx, entry.workspaceId);
@@ -628,6 +986,8 @@ export class SyncHandler {
          FROM jsonb_to_recordset($1::jsonb) AS r(workspace_id uuid, entity_id uuid, entity_type text,
               connection_id uuid, op text, external_id text, fields jsonb, prior jsonb, heads text[],
               idempotency_key text)
+        -- The connection list is cached for a moment: nothing is owed to one disconnected since.
+        WHERE NOT EXISTS (SELECT 1 FROM connection c WHERE c.id = r.connection_id AND c.status = 'disconnected')
        ON CONFLICT (connection_id, idempotency_key) DO UPDATE
          SET fields = EXCLUDED.fields, prior = EXCLUDED.prior, heads = EXCLUDED.heads, status = 'pending',
              attempts = 0

@@ -20,7 +20,9 @@ export const addressesRows = (operation: Operation): boolean =>
  * Requests of the operation that would be valid for the workspace owning `ids`: every uuid
  * parameter (path or query) takes each of the ids in turn (all combinations, up to 200),
  * other path parameters each of their enum values, required parameters a valid value, and
- * the body a valid value of its schema whose uuids are the request's first id.
+ * the body a valid value of its schema whose uuids are the request's first id; when the path
+ * names a row, the body's uuids name the row after it in `ids` (a merge names the record it
+ * absorbs: the seed puts each mergeable record's duplicate right after it).
  */
 export function requestsAimedAt(operation: Operation, ids: readonly string[]): AimedRequest[] {
   const slots = operation.parameters.flatMap((parameter): { parameter: Parameter; values: string[] }[] => {
@@ -57,7 +59,11 @@ export function requestsAimedAt(operation: Operation, ids: readonly string[]): A
       else if (parameter.in === 'query') query[parameter.name] = value;
       else if (parameter.in === 'header') headers[parameter.name.toLowerCase()] = value;
     }
-    const bodyId = aims[0] ?? ids[0] ?? '';
+    const pathId = operation.parameters.some((p) => p.in === 'path' && isUuidSchema(p.schema))
+      ? aims[0]
+      : undefined;
+    const bodyId =
+      pathId === undefined ? (aims[0] ?? ids[0] ?? '') : (ids[(ids.indexOf(pathId) + 1) % ids.length] ?? '');
     requests.push({
       url: withQuery(fillPath(operation.path, path), query),
       headers,

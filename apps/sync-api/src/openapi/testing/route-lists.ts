@@ -1,3 +1,4 @@
+import { MERGE_RESOURCES } from '../../identity-review/identity-review.schemas';
 import { RECORD_RESOURCES } from '../../records/records.schemas';
 
 /**
@@ -21,4 +22,20 @@ export const PUBLIC = ['GET /healthz', 'GET /readyz'];
 export const SALES_WRITES = [
   ...Object.keys(RECORD_RESOURCES).map((resource) => `PATCH /api/v1/${resource}/{id}`),
   'POST /api/v1/conflicts/{id}/resolve',
+  // Identity review: a salesperson merges, unmerges and dismisses suggested duplicates.
+  ...MERGE_RESOURCES.map((resource) => `POST /api/v1/${resource}/{id}/merge`),
+  'POST /api/v1/identity-operations/{operationId}/unmerge',
+  'POST /api/v1/possible-duplicates/{id}/dismiss',
+];
+/**
+ * Routes that end the row they address for good (a disconnect stops a connection forever):
+ * the generic suites run them after every other route, which then find A's rows as seeded.
+ * In this order: an enable ends a dry run (whose report runs before), a disconnect ends all.
+ */
+export const RUN_LAST = ['POST /api/v1/connections/{id}/enable', 'DELETE /api/v1/connections/{id}'];
+
+/** The operations in the order the generic suites run them: RUN_LAST at the end, in its order. */
+export const inRunOrder = <T extends { key: string }>(operations: readonly T[]): T[] => [
+  ...operations.filter((op) => !RUN_LAST.includes(op.key)),
+  ...RUN_LAST.flatMap((key) => operations.filter((op) => op.key === key)),
 ];

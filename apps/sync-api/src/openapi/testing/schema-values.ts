@@ -133,7 +133,17 @@ export function schemaArbitrary(
   switch (typeOf(schema)) {
     case 'string': {
       if (schema.format === 'uuid') return uuids;
-      if (schema.format === 'date-time') return fc.date({ noInvalidDate: true }).map((d) => d.toISOString());
+      if (schema.format === 'date-time')
+        // Mostly times of this era (a record's past is asked of them), now and then any date at all.
+        return fc
+          .oneof(
+            {
+              arbitrary: fc.date({ min: new Date(0), max: new Date('2100-01-01'), noInvalidDate: true }),
+              weight: 3,
+            },
+            { arbitrary: fc.date({ noInvalidDate: true }), weight: 1 },
+          )
+          .map((d) => d.toISOString());
       if (schema.pattern !== undefined) return fc.stringMatching(new RegExp(schema.pattern));
       const minLength = schema.minLength ?? 0;
       return fc.string({ minLength, maxLength: Math.max(minLength, Math.min(schema.maxLength ?? 20, 20)) });

@@ -1,7 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
 import { ENTITY_TYPES } from '@syncline/core';
 import type { PrismaClient } from '@syncline/core/db';
+import { Pool } from 'pg';
 import { SYNC_CONSUMER_GROUP } from '../../connections/connections.repository';
+import { MERGE_RESOURCES } from '../../identity-review/identity-review.schemas';
+import { RECORD_RESOURCES } from '../../records/records.schemas';
 import { bearer, seedWorkspace, startTestApp, type TestApp } from '../../testing/test-app';
 import { FREE_KEY } from './schema-values';
 
@@ -23,6 +27,9 @@ export interface SeededTenant extends Tenant {
   /** Everything of A that must not reach another workspace: ids, key prefixes, the marker. */
   needles: string[];
 }
+
+/** The types a record can be merged into another of (identity-review's merge routes). */
+const MERGEABLE = new Set<string>(MERGE_RESOURCES.map((resource) => RECORD_RESOURCES[resource]));
 
 /** The API with every optional integration configured, so that no route answers 503 for want of a setting. */
 export const startConfiguredApp = (label: string): Promise<TestApp> =>
@@ -63,9 +70,23 @@ export async function seedTwoWorkspaces(t: TestApp): Promise<{ a: SeededTenant; 
   await api(a.adminKey, 'PUT', `/api/v1/connections/${connection.id}/credentials`, {
     credentials: { privateAppToken: token },
   });
+  // A connection in dry run, with one staged change: what its report reads.
+  const dryRun = await api(a.adminKey, 'POST', '/api/v1/connections', {
+    provider: 'hubspot',
+    externalAccountId: `portal-dry-run-${marker}`,
+    displayName: `HubSpot dry run ${marker}`,
+    credentials: { privateAppToken: token },
+    dryRun: true,
+  });
+  await t.prisma.$executeRaw`
+    INSERT INTO staged_change (workspace_id, connection_id, event_key, entity_type, external_id, op, fields, event_time)
+    VALUES (${a.workspaceId}::uuid, ${dryRun.id}::uuid, ${`contact-dry-${marker}:1`}, 'person', ${`contact-dry-${marker}`},
+            'upsert', ${JSON.stringify({ email: `${marker}@dry-run.example`, [FREE_KEY]: marker })}::json,
+            '2026-11-20T10:00:00.000Z')`;
   const ids: Record<string, string> = {
     workspace: a.workspaceId,
     connection: connection.id,
+    'connection:dry_run': dryRun.id,
     'api_key:sales': sales.id,
     'api_key:spare': spare.id,
   };
@@ -82,13 +103,17 @@ export async function seedTwoWorkspaces(t: TestApp): Promise<{ a: SeededTenant; 
     )}::jsonb WHERE id = ${connection.id}::uuid`;
   for (const type of ENTITY_TYPES) {
     ids[`entity:${type}`] = await insertEntity(t.prisma, a.workspaceId, type, marker);
+    // Right after it, so that a merge aimed at the record names its duplicate (aimed-requests.ts).
+    if (MERGEABLE.has(type))
+      ids[`entity:${type}-duplicate`] = await insertEntity(t.prisma, a.workspaceId, type, marker);
     await insertEntity(t.prisma, b.workspaceId, type, 'globex');
   }
-  ids['entity:person-duplicate'] = await insertEntity(t.prisma, a.workspaceId, 'person', marker);
   await t.prisma.$executeRaw`
     INSERT INTO source_link (workspace_id, connection_id, entity_type, external_id, entity_id)
     VALUES (${a.workspaceId}::uuid, ${connection.id}::uuid, 'person', ${`contact-${marker}`},
             ${ids['entity:person']}::uuid)`;
+
+  await mergeMarker(t, a.workspaceId, connection.id, ids, marker);
 
   ids.merge_conflict = randomUUID();
   const candidates = [
@@ -152,9 +177,20 @@ export async function seedTwoWorkspaces(t: TestApp): Promise<{ a: SeededTenant; 
     VALUES (${ids.possible_duplicate}::uuid, ${a.workspaceId}::uuid, 'person', ${ids['entity:person']}::uuid,
             ${ids['entity:person-duplicate']}::uuid, 0.9, ${JSON.stringify([{ kind: 'name', value: marker }])}::jsonb)`;
   ids.identity_operation = randomUUID();
+  // A merge as the sync stage records it (the duplicate is not actually merged: nothing runs here).
+  const merge = {
+    kind: 'merge',
+    operationId: ids.identity_operation,
+    workspaceId: a.workspaceId,
+    entityType: 'person',
+    survivorId: ids['entity:person'],
+    absorbedId: ids['entity:person-duplicate'],
+    movedLinks: [],
+    duplicates: [],
+  };
   await t.prisma.$executeRaw`
     INSERT INTO identity_operation (id, workspace_id, kind, payload)
-    VALUES (${ids.identity_operation}::uuid, ${a.workspaceId}::uuid, 'merge', ${JSON.stringify({ note: marker })}::jsonb)`;
+    VALUES (${ids.identity_operation}::uuid, ${a.workspaceId}::uuid, 'merge', ${JSON.stringify(merge)}::jsonb)`;
   await t.prisma.$executeRaw`
     INSERT INTO field_policy (workspace_id, entity_type, field, policy)
     VALUES (${a.workspaceId}::uuid, 'person', ${FREE_KEY}, 'manual')`;
@@ -200,6 +236,37 @@ async function insertEntity(
     VALUES (${id}::uuid, ${workspaceId}::uuid, ${type}, ${`${type} ${marker}`},
             ${JSON.stringify({ [FREE_KEY]: marker })}::jsonb, 1)`;
   return id;
+}
+
+/**
+ * Each record of A merges one change (the marker, from A's connection) a day before the time
+ * the generators use (schema-values.ts), so its history and its state as of then show A's data.
+ */
+async function mergeMarker(
+  t: TestApp,
+  workspaceId: string,
+  connectionId: string,
+  ids: Record<string, string>,
+  marker: string,
+): Promise<void> {
+  const pool = new Pool({ connectionString: t.db.url, max: 1 });
+  try {
+    const engine = new MergeEngine(new PgMergeStore(pool));
+    for (const [kind, entityId] of Object.entries(ids)) {
+      if (!kind.startsWith('entity:')) continue;
+      await engine.applyInbound({
+        entityId,
+        workspaceId,
+        entityType: kind.slice('entity:'.length).replace(/-duplicate$/, ''),
+        source: { kind: 'connection', id: connectionId },
+        eventKey: `seed:${entityId}`,
+        eventTime: new Date('2026-11-19T10:00:00.000Z'),
+        fields: { [FREE_KEY]: marker },
+      });
+    }
+  } finally {
+    await pool.end();
+  }
 }
 
 async function insertDeadLetter(

@@ -1,0 +1,69 @@
+import { Controller, Get, HttpCode, HttpStatus, Inject, Param, Post, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { z } from 'zod';
+import { CurrentPrincipal, Roles } from '../auth/auth.decorators';
+import type { Principal } from '../auth/principal';
+import { ApiErrorResponses } from '../common/api-error-responses.decorator';
+import { apiErrorBody } from '../common/api-errors';
+import { type ConnectionView, connectionView } from './connections.schemas';
+import { type DryRunQuery, type DryRunReportView, dryRunQuery, dryRunReportView } from './dry-run.schemas';
+import { DryRunService } from './dry-run.service';
+
+const DISCONNECTED = '`connection_disconnected`: the connection was disconnected, for good.';
+
+/** The dry run of a connection made with `"dryRun": true` (see POST /api/v1/connections). */
+@ApiTags('connections')
+@ApiBearerAuth()
+@ApiErrorResponses(HttpStatus.UNAUTHORIZED, HttpStatus.BAD_REQUEST, HttpStatus.FORBIDDEN)
+@Roles('admin')
+@Controller('api/v1/connections')
+export class DryRunController {
+  constructor(@Inject(DryRunService) private readonly dryRuns: DryRunService) {}
+
+  @ApiOkResponse({
+    description:
+      'What enabling the connection would do: which of its records would link to which unified records, the ' +
+      'records it would create, the field changes (old → new), the conflicts and the writes to every ' +
+      'connected system. Computed now, by the sync stage itself over what its backfill has read, in a ' +
+      'transaction that is rolled back: nothing is written anywhere. While it is still backfilling ' +
+      '(`complete: false`) the report covers what was read so far.',
+    standardSchema: dryRunReportView,
+  })
+  @ApiResponse({
+    status: HttpStatus.NOT_FOUND,
+    description: 'No such connection in this workspace, or it is not in dry run (never was, or was enabled).',
+    standardSchema: apiErrorBody,
+  })
+  @ApiResponse({ status: HttpStatus.CONFLICT, description: DISCONNECTED, standardSchema: apiErrorBody })
+  @ApiResponse({
+    status: HttpStatus.SERVICE_UNAVAILABLE,
+    description: '`unavailable`: other dry runs are being computed; try again shortly.',
+    standardSchema: apiErrorBody,
+  })
+  @Get(':id/dry-run')
+  report(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id', { schema: z.uuid() }) id: string,
+    @Query({ schema: dryRunQuery }) query: DryRunQuery,
+  ): Promise<DryRunReportView> {
+    return this.dryRuns.report(principal, id, query);
+  }
+
+  @ApiOkResponse({
+    description:
+      'Out of dry run: what it staged goes onto the change log (under its event keys, so nothing twice) and ' +
+      'from now on it syncs like any connection: its records are linked and merged and every system is ' +
+      'written what it is owed. Enabling a connection not in dry run answers it as it is.',
+    standardSchema: connectionView,
+  })
+  @ApiErrorResponses(HttpStatus.NOT_FOUND)
+  @ApiResponse({ status: HttpStatus.CONFLICT, description: DISCONNECTED, standardSchema: apiErrorBody })
+  @HttpCode(HttpStatus.OK)
+  @Post(':id/enable')
+  enable(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id', { schema: z.uuid() }) id: string,
+  ): Promise<ConnectionView> {
+    return this.dryRuns.enable(principal, id);
+  }
+}

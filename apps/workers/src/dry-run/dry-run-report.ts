@@ -1,0 +1,638 @@
+import { isDeepStrictEqual } from 'node:util';
+import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
+import type { EntityType, ProviderKey } from '@syncline/core';
+import { IdentityService } from '@syncline/identity';
+import { type LogEvent, type LogTransaction, partitionFor } from '@syncline/log';
+import type { Pool, PoolClient } from 'pg';
+import { queueReconcileCreates } from '../sync/reconcile-creates';
+import { SyncHandler } from '../sync/sync-handler';
+
+/**
+ * The dry run of a connection: what enabling it would do, computed by the sync stage itself
+ * (a fresh SyncHandler with its own identity caches and merge engine) over the connection's
+ * staged changes, in a transaction that is always rolled back.
+ *
+ * The stage runs on session-private copies of the workspace's rows: temporary tables named
+ * like the tables it writes (PostgreSQL looks a table up in the session's temporary schema
+ * first), filled from one REPEATABLE READ snapshot. So it locks no row another process needs
+ * (the live sync stage and the pushers never wait on a dry run), its advisory locks are
+ * skipped (they only order writers of the real tables), and once the copies are made the
+ * transaction is READ ONLY: PostgreSQL refuses any write or row lock on a real table, so
+ * nothing a dry run does can be observed outside it. What it would have done is read from
+ * the copies (links, entity views, conflicts, outbox rows) against the snapshot's real rows.
+ */
+
+export interface DryRunReportOptions {
+  /** LOG_PARTITIONS: staged changes are handled in per-partition batches as the log's consumer would. */
+  partitions: number;
+  /** Most items in each list of the report (totals are always complete). Default 100. */
+  limit?: number;
+  /** Writes shown per target connection and operation. Default 5. */
+  sampleSize?: number;
+  /** Events per sync-stage batch (the workers' consumer takes 200). */
+  batchSize?: number;
+  /** Runs with the simulated state in place, just before the rollback (tests look around then). */
+  beforeRollback?: (client: PoolClient) => Promise<void>;
+}
+
+export interface DryRunLink {
+  entityType: string;
+  externalId: string;
+  entityId: string;
+  displayName: string | null;
+}
+
+export interface DryRunCreation {
+  entityId: string;
+  entityType: string;
+  displayName: string | null;
+  /** The connection's records that would make up the new record. */
+  externalIds: string[];
+  fields: Record<string, unknown>;
+}
+
+export interface DryRunFieldChange {
+  from: unknown;
+  to: unknown;
+  /** Who the new value would come from (provenance). */
+  source: { kind: string; id: string } | null;
+}
+
+export interface DryRunChange {
+  entityId: string;
+  entityType: string;
+  displayName: string | null;
+  fields: Record<string, DryRunFieldChange>;
+}
+
+export interface DryRunConflict {
+  id: string;
+  entityId: string;
+  entityType: string;
+  field: string;
+  kind: string;
+  policy: string;
+  /** `open`: waits in the conflicts inbox (manual); `resolved`: settled by the policy. */
+  status: string;
+  candidates: { value: unknown; source: { kind: string; id: string }; eventTime: string }[];
+  winner: { value: unknown; source: { kind: string; id: string }; eventTime: string } | null;
+}
+
+export interface DryRunPossibleDuplicate {
+  id: string;
+  entityType: string;
+  entityA: string;
+  entityB: string;
+  score: number;
+}
+
+export interface DryRunWrite {
+  op: string;
+  entityId: string;
+  entityType: string;
+  externalId: string | null;
+  fields: Record<string, unknown>;
+}
+
+export interface DryRunWrites {
+  connectionId: string;
+  provider: ProviderKey;
+  displayName: string | null;
+  /** The connection in dry run itself (what the other systems bring it), not another system. */
+  self: boolean;
+  total: number;
+  /** Writes by operation: create, update, delete. */
+  counts: Record<string, number>;
+  sample: DryRunWrite[];
+}
+
+export interface DryRunFailure {
+  eventKey: string;
+  entityType: string;
+  externalId: string;
+  error: string;
+}
+
+export interface DryRunReport {
+  connectionId: string;
+  workspaceId: string;
+  provider: ProviderKey;
+  displayName: string | null;
+  status: string;
+  /** The backfill finished: the report covers every record of the connection read so far. */
+  complete: boolean;
+  backfill: { seen: number; estimatedTotal: number | null };
+  computedAt: string;
+  staged: { changes: number; records: number };
+  summary: {
+    links: number;
+    creations: number;
+    changes: number;
+    conflicts: number;
+    possibleDuplicates: number;
+    writes: number;
+    failures: number;
+  };
+  links: DryRunLink[];
+  creations: DryRunCreation[];
+  changes: DryRunChange[];
+  conflicts: DryRunConflict[];
+  possibleDuplicates: DryRunPossibleDuplicate[];
+  writes: DryRunWrites[];
+  failures: DryRunFailure[];
+  /** Some list holds fewer items than its total (see `limit`). */
+  truncated: boolean;
+}
+
+/** Thrown when the connection does not exist (in any workspace). */
+export class DryRunConnectionMissing extends Error {}
+
+/**
+ * The tables the sync stage writes or locks, and which of their rows a dry run copies: the
+ * workspace's, or (write receipts) the connection's; $1 is that id. Outbox rows already sent
+ * are copied only where their key is reused (creates and deletes): the stage upserts on it.
+ * A table left out is read as it is, and a write to it is refused (READ ONLY), never made.
+ */
+const SHADOWED: readonly {
+  table: string;
+  rows: (real: (table: string) => string) => string;
+  by: 'ws' | 'conn';
+}[] = [
+  { table: 'connection', by: 'ws', rows: () => 'workspace_id = $1' },
+  { table: 'entity', by: 'ws', rows: () => 'workspace_id = $1' },
+  { table: 'source_link', by: 'ws', rows: () => 'workspace_id = $1' },
+  { table: 'match_key', by: 'ws', rows: () => 'workspace_id = $1' },
+  { table: 'possible_duplicate', by: 'ws', rows: () => 'workspace_id = $1' },
+  { table: 'identity_operation', by: 'ws', rows: () => 'workspace_id = $1' },
+  { table: 'entity_doc', by: 'ws', rows: () => 'workspace_id = $1' },
+  {
+    table: 'entity_doc_change',
+    by: 'ws',
+    rows: (real) => `entity_id IN (SELECT entity_id FROM ${real('entity_doc')} WHERE workspace_id = $1)`,
+  },
+  {
+    table: 'entity_synced_heads',
+    by: 'ws',
+    rows: (real) => `entity_id IN (SELECT id FROM ${real('entity')} WHERE workspace_id = $1)`,
+  },
+  { table: 'merge_conflict', by: 'ws', rows: () => 'workspace_id = $1' },
+  {
+    table: 'outbox',
+    by: 'ws',
+    rows: () => `workspace_id = $1 AND (status IN ('pending', 'sending') OR op <> 'update')`,
+  },
+  { table: 'write_receipt', by: 'conn', rows: () => 'connection_id = $1' },
+];
+
+const ident = (name: string): string => `"${name.replaceAll('"', '""')}"`;
+
+/** The sync stage's advisory locks order writers of the real tables; in the copies they only block others. */
+const skipAdvisoryLocks = (sql: string): string =>
+  sql.replaceAll(/\bpg_advisory_xact_lock\s*\(/g, 'pg_temp.dry_run_skip_lock(');
+
+const CHUNK = 1_000;
+
+interface ConnectionRow {
+  id: string;
+  workspace_id: string;
+  provider: ProviderKey;
+  display_name: string | null;
+  status: string;
+  cursors: Record<string, unknown> | null;
+  backfill_seen: number;
+  backfill_total: number | null;
+}
+
+export async function computeDryRunReport(
+  pool: Pool,
+  connectionId: string,
+  options: DryRunReportOptions,
+): Promise<DryRunReport> {
+  const limit = options.limit ?? 100;
+  const client = await pool.connect();
+  let engine: MergeEngine | undefined;
+  try {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+    const { rows: found } = await client.query<ConnectionRow>(
+      `SELECT id::text AS id, workspace_id::text AS workspace_id, provider::text AS provider, display_name,
+              status::text AS status, cursors, backfill_seen, backfill_total
+         FROM connection WHERE id = $1`,
+      [connectionId],
+    );
+    const connection = found[0];
+    if (connection === undefined) throw new DryRunConnectionMissing(`no connection ${connectionId}`);
+    const workspaceId = connection.workspace_id;
+    const schema = await realSchema(client);
+    const real = (table: string) => `${ident(schema)}.${ident(table)}`;
+    const outboxBefore = await shadow(client, schema, real, workspaceId, connectionId);
+    // As it will be once enabled: its changes are the stage's input like any connection's.
+    await client.query('UPDATE pg_temp.connection SET dry_run = false WHERE id = $1', [connectionId]);
+    await client.query('SET TRANSACTION READ ONLY');
+
+    const tx: LogTransaction = {
+      query: (sql, params) => client.query(skipAdvisoryLocks(sql), params),
+    };
+    engine = new MergeEngine(new PgMergeStore(tx), { cacheBytes: 32 * 1024 * 1024, policyTtlMs: 60_000 });
+    const handler = new SyncHandler({ identity: new IdentityService(), engine, connectionsTtlMs: 60_000 });
+    const failures = await runStaged(client, tx, handler, connectionId, options);
+    const complete = connection.cursors !== null && 'live' in connection.cursors;
+    // The records it lacks are queued for it once its backfill is linked (PushService.reconcile).
+    if (complete) await queueReconcileCreates(tx, connection);
+
+    const report = await readReport(client, real, connection, outboxBefore, {
+      limit,
+      sampleSize: options.sampleSize ?? 5,
+    });
+    report.complete = complete;
+    report.failures = failures.slice(0, limit);
+    report.summary.failures = failures.length;
+    report.truncated ||= failures.length > limit;
+    if (options.beforeRollback) await options.beforeRollback(client);
+    return report;
+  } finally {
+    // Automerge documents live in WebAssembly memory until freed.
+    engine?.forget();
+    // Nothing was committed either way; a connection that cannot roll back is dropped.
+    await client.query('ROLLBACK').then(
+      () => client.release(),
+      (error: unknown) => client.release(error instanceof Error ? error : true),
+    );
+  }
+}
+
+async function realSchema(client: PoolClient): Promise<string> {
+  const { rows } = await client.query<{ schema: string }>(
+    `SELECT n.nspname AS schema FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE c.oid = 'entity'::regclass`,
+  );
+  const schema = rows[0]?.schema;
+  if (schema === undefined || schema.startsWith('pg_temp')) throw new Error('cannot find the entity table');
+  return schema;
+}
+
+/**
+ * Makes the session's copies of the tables the stage writes, with their btree indexes (the
+ * stage's ON CONFLICT targets and lookups) and their own sequences. Returns the real outbox's
+ * highest id: rows above it are the dry run's.
+ */
+async function shadow(
+  client: PoolClient,
+  schema: string,
+  real: (table: string) => string,
+  workspaceId: string,
+  connectionId: string,
+): Promise<number> {
+  await client.query(
+    `CREATE FUNCTION pg_temp.dry_run_skip_lock(bigint) RETURNS void LANGUAGE sql AS 'SELECT'`,
+  );
+  for (const { table, rows, by } of SHADOWED) {
+    await client.query(
+      `CREATE TEMP TABLE ${ident(table)} (LIKE ${real(table)} INCLUDING DEFAULTS INCLUDING CONSTRAINTS) ON COMMIT DROP`,
+    );
+    await client.query(
+      `INSERT INTO pg_temp.${ident(table)} SELECT * FROM ${real(table)} WHERE ${rows(real)}`,
+      [by === 'ws' ? workspaceId : connectionId],
+    );
+    const { rows: indexes } = await client.query<{ indexdef: string }>(
+      'SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = $2',
+      [schema, table],
+    );
+    for (const { indexdef } of indexes) {
+      const copy = indexdef.replace(
+        /^CREATE (UNIQUE )?INDEX \S+ ON (?:ONLY )?\S+ USING btree /,
+        (_m, unique: string | undefined) =>
+          `CREATE ${unique ?? ''}INDEX ON pg_temp.${ident(table)} USING btree `,
+      );
+      // Other kinds (the search's trigram indexes) serve the API's reads, not the stage.
+      if (copy !== indexdef) await client.query(copy);
+    }
+    // Fresh temporary tables have no statistics: without them the stage's joins plan badly.
+    await client.query(`ANALYZE pg_temp.${ident(table)}`);
+    const { rows: serials } = await client.query<{ column_name: string }>(
+      `SELECT a.attname AS column_name FROM pg_attribute a JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+        WHERE a.attrelid = $1::regclass AND pg_get_expr(d.adbin, d.adrelid) LIKE 'nextval(%'`,
+      [real(table)],
+    );
+    for (const { column_name: column } of serials) {
+      const sequence = ident(`dry_run_${table}_${column}`);
+      await client.query(`CREATE TEMP SEQUENCE ${sequence}`);
+      await client.query(
+        `SELECT setval('pg_temp.${sequence}', GREATEST((SELECT max(${ident(column)}) FROM ${real(table)}), 0) + 1, false)`,
+      );
+      await client.query(
+        `ALTER TABLE pg_temp.${ident(table)} ALTER COLUMN ${ident(column)} SET DEFAULT nextval('pg_temp.${sequence}')`,
+      );
+    }
+  }
+  const { rows } = await client.query<{ max: string | null }>(
+    `SELECT max(id)::text AS max FROM ${real('outbox')}`,
+  );
+  return Number(rows[0]?.max ?? 0);
+}
+
+interface StagedRow {
+  id: string;
+  workspace_id: string;
+  connection_id: string;
+  event_key: string;
+  entity_type: EntityType;
+  external_id: string;
+  op: LogEvent['op'];
+  fields: Record<string, unknown>;
+  field_times: Record<string, string>;
+  event_time: Date;
+  staged_at: Date;
+  provider_version: string | null;
+  origin: Record<string, unknown> | null;
+}
+
+/**
+ * Feeds the staged changes to the stage in the order they were staged, as the log's consumer
+ * would take them once they are on the log: per partition, in batches, each behind a
+ * savepoint; a batch that fails is retried change by change, and a change that fails alone is
+ * what the consumer would dead-letter.
+ */
+async function runStaged(
+  client: PoolClient,
+  tx: LogTransaction,
+  handler: SyncHandler,
+  connectionId: string,
+  options: DryRunReportOptions,
+): Promise<DryRunFailure[]> {
+  const batchSize = options.batchSize ?? 200;
+  const failures: DryRunFailure[] = [];
+  let after = '0';
+  for (;;) {
+    const { rows } = await client.query<StagedRow>(
+      `SELECT id::text AS id, workspace_id, connection_id, event_key, entity_type, external_id, op, fields,
+              field_times, event_time, staged_at, provider_version, origin
+         FROM staged_change s WHERE connection_id = $1 AND s.id > $2::bigint ORDER BY s.id LIMIT $3`,
+      [connectionId, after, CHUNK],
+    );
+    if (rows.length === 0) return failures;
+    after = rows.at(-1)!.id;
+    const byPartition = new Map<number, LogEvent[]>();
+    for (const row of rows) {
+      const partition = partitionFor(row.connection_id, row.entity_type, row.external_id, options.partitions);
+      const list = byPartition.get(partition) ?? [];
+      list.push({
+        partition,
+        offset: Number(row.id),
+        workspaceId: row.workspace_id,
+        connectionId: row.connection_id,
+        eventKey: row.event_key,
+        entityType: row.entity_type,
+        externalId: row.external_id,
+        op: row.op,
+        fields: row.fields,
+        fieldTimes: row.field_times,
+        eventTime: row.event_time,
+        ingestedAt: row.staged_at,
+        providerVersion: row.provider_version,
+        origin: row.origin,
+      });
+      byPartition.set(partition, list);
+    }
+    for (const partition of [...byPartition.keys()].sort((a, b) => a - b)) {
+      const events = byPartition.get(partition)!;
+      for (let at = 0; at < events.length; at += batchSize)
+        await handleBatch(client, tx, handler, events.slice(at, at + batchSize), failures);
+    }
+    if (rows.length < CHUNK) return failures;
+  }
+}
+
+async function handleBatch(
+  client: PoolClient,
+  tx: LogTransaction,
+  handler: SyncHandler,
+  events: LogEvent[],
+  failures: DryRunFailure[],
+): Promise<void> {
+  await client.query('SAVEPOINT batch');
+  try {
+    await handler.handle(tx, events);
+    await client.query('RELEASE SAVEPOINT batch');
+    return;
+  } catch {
+    await client.query('ROLLBACK TO SAVEPOINT batch');
+  }
+  for (const event of events) {
+    await client.query('SAVEPOINT one');
+    try {
+      await handler.handle(tx, [event]);
+      await client.query('RELEASE SAVEPOINT one');
+    } catch (error) {
+      await client.query('ROLLBACK TO SAVEPOINT one');
+      failures.push({
+        eventKey: event.eventKey,
+        entityType: event.entityType,
+        externalId: event.externalId,
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
+  }
+}
+
+type Source = { kind: string; id: string };
+
+async function readReport(
+  client: PoolClient,
+  real: (table: string) => string,
+  connection: ConnectionRow,
+  outboxBefore: number,
+  { limit, sampleSize }: { limit: number; sampleSize: number },
+): Promise<DryRunReport> {
+  const id = connection.id;
+  const ws = connection.workspace_id;
+
+  const { rows: staged } = await client.query<{ changes: number; records: number }>(
+    `SELECT count(*)::int AS changes, count(DISTINCT (entity_type, external_id))::int AS records
+       FROM staged_change WHERE connection_id = $1`,
+    [id],
+  );
+
+  const { rows: linkRows } = await client.query<{
+    entity_type: string;
+    external_id: string;
+    entity_id: string;
+    display_name: string | null;
+    existed: boolean;
+    fields: Record<string, unknown>;
+  }>(
+    `SELECT l.entity_type, l.external_id, COALESCE(e.merged_into, e.id)::text AS entity_id, e.display_name,
+            EXISTS (SELECT 1 FROM ${real('entity')} r WHERE r.id = COALESCE(e.merged_into, e.id)) AS existed, e.fields
+       FROM pg_temp.source_link l JOIN pg_temp.entity e ON e.id = l.entity_id
+      WHERE l.connection_id = $1
+      ORDER BY l.entity_type, l.external_id`,
+    [id],
+  );
+  const links = linkRows.filter((r) => r.existed);
+  const creations = new Map<string, DryRunCreation>();
+  for (const row of linkRows) {
+    if (row.existed) continue;
+    const creation = creations.get(row.entity_id) ?? {
+      entityId: row.entity_id,
+      entityType: row.entity_type,
+      displayName: row.display_name,
+      externalIds: [],
+      fields: row.fields,
+    };
+    creation.externalIds.push(row.external_id);
+    creations.set(row.entity_id, creation);
+  }
+
+  const { rows: changedRows } = await client.query<{
+    id: string;
+    entity_type: string;
+    display_name: string | null;
+    before: Record<string, unknown>;
+    after: Record<string, unknown>;
+    provenance: Record<string, { source?: Source }>;
+  }>(
+    `SELECT t.id::text AS id, t.entity_type, t.display_name, r.fields AS before, t.fields AS after, t.provenance
+       FROM pg_temp.entity t JOIN ${real('entity')} r ON r.id = t.id
+      WHERE t.fields IS DISTINCT FROM r.fields
+      ORDER BY t.entity_type, t.id`,
+  );
+  const changes: DryRunChange[] = [];
+  for (const row of changedRows) {
+    const fields: Record<string, DryRunFieldChange> = {};
+    for (const field of new Set([...Object.keys(row.before), ...Object.keys(row.after)])) {
+      const from = row.before[field] ?? null;
+      const to = row.after[field] ?? null;
+      if (isDeepStrictEqual(from, to)) continue;
+      const source = row.provenance[field]?.source;
+      fields[field] = { from, to, source: source ? { kind: source.kind, id: source.id } : null };
+    }
+    if (Object.keys(fields).length > 0)
+      changes.push({ entityId: row.id, entityType: row.entity_type, displayName: row.display_name, fields });
+  }
+
+  const { rows: conflictRows } = await client.query<{
+    id: string;
+    entity_id: string;
+    entity_type: string;
+    field: string;
+    kind: string;
+    policy: string;
+    status: string;
+    candidates: DryRunConflict['candidates'];
+    resolution: { winner?: DryRunConflict['winner'] } | null;
+  }>(
+    `SELECT t.id::text AS id, t.entity_id::text AS entity_id, COALESCE(e.entity_type, '') AS entity_type, t.field,
+            t.kind, t.policy, t.status::text AS status, t.candidates, t.resolution
+       FROM pg_temp.merge_conflict t
+       LEFT JOIN ${real('merge_conflict')} r ON r.id = t.id
+       LEFT JOIN pg_temp.entity e ON e.id = t.entity_id
+      WHERE r.id IS NULL OR r.status IS DISTINCT FROM t.status
+      ORDER BY t.entity_id, t.field, t.id`,
+  );
+  const conflicts = conflictRows.map(
+    (r): DryRunConflict => ({
+      id: r.id,
+      entityId: r.entity_id,
+      entityType: r.entity_type,
+      field: r.field,
+      kind: r.kind,
+      policy: r.policy,
+      status: r.status,
+      candidates: r.candidates,
+      winner: r.resolution?.winner ?? null,
+    }),
+  );
+
+  const { rows: duplicateRows } = await client.query<DryRunPossibleDuplicate>(
+    `SELECT t.id::text AS id, t.entity_type AS "entityType", t.entity_a::text AS "entityA",
+            t.entity_b::text AS "entityB", t.score
+       FROM pg_temp.possible_duplicate t LEFT JOIN ${real('possible_duplicate')} r ON r.id = t.id
+      WHERE r.id IS NULL ORDER BY t.entity_type, t.id`,
+  );
+
+  // Writes owed now that were not before: new rows, and pending rows the stage rewrote.
+  const { rows: writeRows } = await client.query<{
+    connection_id: string;
+    provider: ProviderKey;
+    display_name: string | null;
+    op: string;
+    entity_id: string;
+    entity_type: string;
+    external_id: string | null;
+    fields: Record<string, unknown>;
+  }>(
+    `SELECT t.connection_id::text AS connection_id, c.provider::text AS provider, c.display_name, t.op,
+            t.entity_id::text AS entity_id, t.entity_type, t.external_id, t.fields
+       FROM pg_temp.outbox t
+       JOIN pg_temp.connection c ON c.id = t.connection_id
+       LEFT JOIN ${real('outbox')} r ON r.id = t.id
+      WHERE t.status = 'pending'
+        AND (t.id > $1 OR r.id IS NULL OR r.status <> 'pending' OR r.fields IS DISTINCT FROM t.fields
+             OR r.heads IS DISTINCT FROM t.heads)
+      ORDER BY t.connection_id, t.op, t.id`,
+    [outboxBefore],
+  );
+  const byTarget = new Map<string, DryRunWrites>();
+  for (const row of writeRows) {
+    const target = byTarget.get(row.connection_id) ?? {
+      connectionId: row.connection_id,
+      provider: row.provider,
+      displayName: row.display_name,
+      self: row.connection_id === id,
+      total: 0,
+      counts: {},
+      sample: [],
+    };
+    target.total++;
+    target.counts[row.op] = (target.counts[row.op] ?? 0) + 1;
+    if (target.sample.filter((w) => w.op === row.op).length < sampleSize)
+      target.sample.push({
+        op: row.op,
+        entityId: row.entity_id,
+        entityType: row.entity_type,
+        externalId: row.external_id,
+        fields: row.fields,
+      });
+    byTarget.set(row.connection_id, target);
+  }
+  const writes = [...byTarget.values()].sort((a, b) =>
+    a.self === b.self ? a.connectionId.localeCompare(b.connectionId) : a.self ? 1 : -1,
+  );
+
+  const creationList = [...creations.values()].sort(
+    (a, b) => a.entityType.localeCompare(b.entityType) || a.entityId.localeCompare(b.entityId),
+  );
+  const lists = [links, creationList, changes, conflicts, duplicateRows];
+  return {
+    connectionId: id,
+    workspaceId: ws,
+    provider: connection.provider,
+    displayName: connection.display_name,
+    status: connection.status,
+    complete: false,
+    backfill: { seen: connection.backfill_seen, estimatedTotal: connection.backfill_total },
+    computedAt: new Date().toISOString(),
+    staged: staged[0] ?? { changes: 0, records: 0 },
+    summary: {
+      links: links.length,
+      creations: creationList.length,
+      changes: changes.length,
+      conflicts: conflicts.length,
+      possibleDuplicates: duplicateRows.length,
+      writes: writeRows.length,
+      failures: 0,
+    },
+    links: links.slice(0, limit).map((r) => ({
+      entityType: r.entity_type,
+      externalId: r.external_id,
+      entityId: r.entity_id,
+      displayName: r.display_name,
+    })),
+    creations: creationList.slice(0, limit),
+    changes: changes.slice(0, limit),
+    conflicts: conflicts.slice(0, limit),
+    possibleDuplicates: duplicateRows.slice(0, limit),
+    writes,
+    failures: [],
+    truncated: lists.some((list) => list.length > limit),
+  };
+}

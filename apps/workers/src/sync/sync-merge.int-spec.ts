@@ -1,0 +1,544 @@
+import { randomUUID } from 'node:crypto';
+import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
+import { type IdentityIntent, IdentityService, identityOperationChange } from '@syncline/identity';
+import type { LogEvent } from '@syncline/log';
+import { Pool } from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
+import { SyncHandler } from './sync-handler';
+
+/**
+ * Merges and unmerges of entities in the sync stage, against real Postgres: the survivor's
+ * document takes in the absorbed entity's values, every CRM is owed the union, and an
+ * unmerge gives both entities back with their systems owed their own values again.
+ */
+let db: TestDatabase;
+let pool: Pool;
+
+beforeAll(async () => {
+  db = await createTestDatabase('sync_merge');
+  pool = new Pool({ connectionString: db.url, max: 4 });
+});
+
+afterAll(async () => {
+  await pool?.end();
+  await db?.drop();
+});
+
+type Event = Omit<LogEvent, 'partition' | 'offset' | 'ingestedAt' | 'providerVersion'>;
+
+async function seed(options: { reconciled?: boolean } = {}) {
+  const workspaceId = randomUUID();
+  await pool.query('INSERT INTO workspace (id, name) VALUES ($1, $2)', [workspaceId, `ws-${workspaceId}`]);
+  const connection = async (provider: string) => {
+    const id = randomUUID();
+    await pool.query(
+      `INSERT INTO connection (id, workspace_id, provider, external_account_id, status, reconciled_at)
+       VALUES ($1, $2, $3::provider, $4, 'live', CASE WHEN $5 THEN now() END)`,
+      [id, workspaceId, provider, `acct-${id}`, options.reconciled === true],
+    );
+    return id;
+  };
+  return {
+    workspaceId,
+    a: await connection('hubspot'),
+    b: await connection('hubspot'),
+    own: await connection('syncline'),
+  };
+}
+
+function system() {
+  const engine = new MergeEngine(new PgMergeStore(pool));
+  const handler = new SyncHandler({ identity: new IdentityService(), engine, connectionsTtlMs: 0 });
+  let offset = 0;
+  /** One batch of the sync stage, in one transaction, as the consumer hands it over. */
+  const handle = async (...batch: Event[]) => {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      await handler.handle(
+        client,
+        batch.map((event) => ({
+          ...event,
+          partition: 0,
+          offset: ++offset,
+          ingestedAt: new Date(),
+          providerVersion: null,
+        })),
+      );
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK');
+      throw error;
+    } finally {
+      client.release();
+    }
+  };
+  return { handle };
+}
+
+const contact = (
+  workspaceId: string,
+  connectionId: string,
+  externalId: string,
+  at: Date,
+  fields: Record<string, unknown>,
+): Event => ({
+  workspaceId,
+  connectionId,
+  entityType: 'person',
+  externalId,
+  op: 'upsert',
+  eventKey: `contacts:${externalId}:${at.getTime()}`,
+  fields,
+  fieldTimes: {},
+  eventTime: at,
+  origin: null,
+});
+
+/** An identity operation as the API appends it: a change of the workspace's own connection. */
+const operation = (intent: IdentityIntent, own: string, at: Date): Event => {
+  const change = identityOperationChange(intent, own, at);
+  return { ...change, eventTime: at, fields: change.fields ?? {}, fieldTimes: {}, origin: null };
+};
+
+const entityOf = async (connectionId: string, externalId: string): Promise<string> => {
+  const { rows } = await pool.query<{ entity_id: string }>(
+    'SELECT entity_id FROM source_link WHERE connection_id = $1 AND external_id = $2',
+    [connectionId, externalId],
+  );
+  const id = rows[0]?.entity_id;
+  if (id === undefined) throw new Error(`${externalId} is not linked`);
+  return id;
+};
+
+async function view(entityId: string) {
+  const { rows } = await pool.query<{
+    fields: Record<string, unknown>;
+    provenance: Record<string, { source: { kind: string; id: string } }>;
+    merged_into: string | null;
+    heads: string[];
+  }>('SELECT fields, provenance, merged_into, heads FROM entity WHERE id = $1', [entityId]);
+  const row = rows[0];
+  if (row === undefined) throw new Error(`no entity ${entityId}`);
+  return row;
+}
+
+async function pendingFor(connectionId: string) {
+  const { rows } = await pool.query<{
+    entity_id: string;
+    external_id: string;
+    fields: Record<string, unknown>;
+  }>(
+    `SELECT entity_id, external_id, fields FROM outbox WHERE connection_id = $1 AND status = 'pending' ORDER BY id`,
+    [connectionId],
+  );
+  return rows;
+}
+
+/** Plays the push stage: the pending rows of a connection are "sent" and leave receipts. */
+async function sendOwed(connectionId: string, sentAt: Date) {
+  const { rows } = await pool.query(
+    `UPDATE outbox SET status = 'sent' WHERE connection_id = $1 AND status = 'pending'
+     RETURNING workspace_id, entity_id, external_id, fields, prior, heads, idempotency_key`,
+    [connectionId],
+  );
+  for (const row of rows)
+    await pool.query(
+      `INSERT INTO write_receipt (connection_id, idempotency_key, workspace_id, entity_id, entity_type,
+                                  external_id, content_hash, fields, prior, heads, sent_at)
+       VALUES ($1, $2, $3, $4, 'person', $5, 'h', $6, $7, $8, $9)`,
+      [
+        connectionId,
+        row.idempotency_key,
+        row.workspace_id,
+        row.entity_id,
+        row.external_id,
+        row.fields,
+        row.prior,
+        row.heads,
+        sentAt,
+      ],
+    );
+  return rows.map((r) => r.fields as Record<string, unknown>);
+}
+
+/** Plays the push stage for creates too: a created record is linked at once, as PushService does. */
+async function pushAll(connectionId: string, sentAt: Date) {
+  const { rows } = await pool.query(
+    `UPDATE outbox SET status = 'sent' WHERE connection_id = $1 AND status = 'pending'
+     RETURNING workspace_id, entity_id, op, external_id, fields, prior, heads, idempotency_key`,
+    [connectionId],
+  );
+  for (const row of rows) {
+    if (row.op === 'delete') continue;
+    const externalId = row.external_id ?? `made-for-${row.entity_id}`;
+    await pool.query(
+      `INSERT INTO write_receipt (connection_id, idempotency_key, workspace_id, entity_id, entity_type,
+                                  external_id, content_hash, fields, prior, heads, sent_at)
+       VALUES ($1, $2, $3, $4, 'person', $5, 'h', $6, $7, $8, $9)`,
+      [
+        connectionId,
+        row.idempotency_key,
+        row.workspace_id,
+        row.entity_id,
+        externalId,
+        row.fields,
+        row.prior,
+        row.heads,
+        sentAt,
+      ],
+    );
+    await pool.query(
+      `INSERT INTO source_link (workspace_id, connection_id, entity_type, external_id, entity_id)
+       VALUES ($1, $2, 'person', $3, $4) ON CONFLICT DO NOTHING`,
+      [row.workspace_id, connectionId, externalId, row.entity_id],
+    );
+  }
+  return rows.map((r) => ({ op: r.op as string, entityId: r.entity_id as string }));
+}
+
+const linksOf = async (entityId: string) =>
+  (
+    await pool.query<{ connection_id: string; external_id: string }>(
+      'SELECT connection_id, external_id FROM source_link WHERE entity_id = $1 ORDER BY connection_id, external_id',
+      [entityId],
+    )
+  ).rows;
+
+const t0 = Date.now() - 120_000;
+const at = (s: number) => new Date(t0 + s * 1000);
+// Two records of one person in two CRMs, different addresses: two entities, never merged silently.
+const inB = { email: 'augusta@byron.example', firstName: 'Ada', lastName: 'Lovelace', jobTitle: 'Countess' };
+const inA = { email: 'ada@analytical.example', firstName: 'Ada', lastName: 'Lovelace', jobTitle: 'CTO' };
+const phone = '+44 20 7946 0000';
+
+describe('the sync stage merges and unmerges entities', () => {
+  it('a merge gives the survivor the union, owes each CRM the other’s values; an unmerge gives both back', async () => {
+    const ws = await seed();
+    const { handle } = system();
+    await handle(contact(ws.workspaceId, ws.b, 'b-1', at(0), { ...inB, phone }));
+    await handle(contact(ws.workspaceId, ws.a, 'a-1', at(1), inA));
+    const survivor = await entityOf(ws.a, 'a-1');
+    const absorbed = await entityOf(ws.b, 'b-1');
+    expect(absorbed).not.toBe(survivor);
+    const merge = {
+      kind: 'merge',
+      operationId: randomUUID(),
+      workspaceId: ws.workspaceId,
+      entityType: 'person',
+      survivorId: survivor,
+      absorbedId: absorbed,
+      requestedBy: 'key-1',
+    } as const;
+    await handle(operation(merge, ws.own, at(10)));
+
+    const merged = await view(survivor);
+    // A's later values win the fields both had (lww); B's phone, which only it had, is taken.
+    expect(merged.fields).toEqual({ ...inA, phone });
+    expect(merged.provenance.phone?.source).toEqual({ kind: 'connection', id: ws.b });
+    expect(merged.provenance.jobTitle?.source).toEqual({ kind: 'connection', id: ws.a });
+    expect((await view(absorbed)).merged_into).toBe(survivor);
+    // Each CRM is owed what it lacks of the union, on its own record.
+    expect(await pendingFor(ws.a)).toEqual([{ entity_id: survivor, external_id: 'a-1', fields: { phone } }]);
+    expect(await pendingFor(ws.b)).toEqual([
+      {
+        entity_id: survivor,
+        external_id: 'b-1',
+        fields: { email: inA.email, jobTitle: 'CTO' },
+      },
+    ]);
+
+    // The writes go out, and both CRMs report the union back (their echo).
+    await sendOwed(ws.a, at(12));
+    await sendOwed(ws.b, at(12));
+    await handle(contact(ws.workspaceId, ws.a, 'a-1', at(13), { ...inA, phone }));
+    await handle(contact(ws.workspaceId, ws.b, 'b-1', at(13), { ...inA, phone }));
+    expect(await pendingFor(ws.a)).toEqual([]);
+    expect(await pendingFor(ws.b)).toEqual([]);
+
+    await handle(
+      operation(
+        {
+          kind: 'unmerge',
+          operationId: randomUUID(),
+          workspaceId: ws.workspaceId,
+          entityType: 'person',
+          undoes: merge.operationId,
+          requestedBy: 'key-1',
+        },
+        ws.own,
+        at(20),
+      ),
+    );
+    expect(await entityOf(ws.b, 'b-1')).toBe(absorbed);
+    const back = await view(survivor);
+    // What only the absorbed entity had is cleared, in the name of who undid the merge.
+    expect(back.fields).toEqual({ ...inA, phone: null });
+    expect(back.provenance.phone?.source).toEqual({ kind: 'user', id: 'key-1' });
+    const split = await view(absorbed);
+    expect(split.merged_into).toBeNull();
+    expect(split.fields).toEqual({ ...inB, phone });
+    // A is owed the clear; B its own values back (it holds the survivor's since the merge).
+    expect(await pendingFor(ws.a)).toEqual([
+      { entity_id: survivor, external_id: 'a-1', fields: { phone: null } },
+    ]);
+    expect(await pendingFor(ws.b)).toEqual([
+      { entity_id: absorbed, external_id: 'b-1', fields: { email: inB.email, jobTitle: 'Countess' } },
+    ]);
+  });
+
+  it('a field the absorbed entity won while merged goes back to the survivor’s own value on unmerge', async () => {
+    const ws = await seed();
+    const { handle } = system();
+    // A first, then B: B's address is the later one and wins the merged view.
+    await handle(contact(ws.workspaceId, ws.a, 'a-5', at(0), { ...inA, email: 'a5@analytical.example' }));
+    await handle(contact(ws.workspaceId, ws.b, 'b-5', at(1), { ...inB, email: 'b5@byron.example', phone }));
+    const survivor = await entityOf(ws.a, 'a-5');
+    const absorbed = await entityOf(ws.b, 'b-5');
+    const mergeId = randomUUID();
+    await handle(
+      operation(
+        {
+          kind: 'merge',
+          operationId: mergeId,
+          workspaceId: ws.workspaceId,
+          entityType: 'person',
+          survivorId: survivor,
+          absorbedId: absorbed,
+        },
+        ws.own,
+        at(10),
+      ),
+    );
+    expect((await view(survivor)).fields.email).toBe('b5@byron.example');
+    expect(await sendOwed(ws.a, at(12))).toEqual([
+      { email: 'b5@byron.example', jobTitle: 'Countess', phone },
+    ]);
+    await sendOwed(ws.b, at(12));
+    // No report of A since our write: A holds it all the same (its receipt), and is owed its own back.
+    await handle(
+      operation(
+        {
+          kind: 'unmerge',
+          operationId: randomUUID(),
+          workspaceId: ws.workspaceId,
+          entityType: 'person',
+          undoes: mergeId,
+        },
+        ws.own,
+        at(20),
+      ),
+    );
+    // A gets its own address and title back, and the phone only the absorbed one had is cleared.
+    expect((await view(survivor)).fields).toMatchObject({
+      email: 'a5@analytical.example',
+      jobTitle: 'CTO',
+      phone: null,
+    });
+    expect((await pendingFor(ws.a)).map((r) => r.fields)).toEqual([
+      { email: 'a5@analytical.example', jobTitle: 'CTO', phone: null },
+    ]);
+  });
+
+  it('edits after the merge: the moved CRM’s edit reaches the other; it goes back with the unmerge', async () => {
+    const ws = await seed();
+    const { handle } = system();
+    await handle(contact(ws.workspaceId, ws.b, 'b-2', at(0), { ...inB, email: 'countess@byron.example' }));
+    await handle(contact(ws.workspaceId, ws.a, 'a-2', at(1), { ...inA, email: 'ada.l@analytical.example' }));
+    const survivor = await entityOf(ws.a, 'a-2');
+    const absorbed = await entityOf(ws.b, 'b-2');
+    const mergeId = randomUUID();
+    await handle(
+      operation(
+        {
+          kind: 'merge',
+          operationId: mergeId,
+          workspaceId: ws.workspaceId,
+          entityType: 'person',
+          survivorId: survivor,
+          absorbedId: absorbed,
+        },
+        ws.own,
+        at(10),
+      ),
+    );
+    // B's record is now the survivor's: B's edit is merged there and owed to A.
+    await handle(contact(ws.workspaceId, ws.b, 'b-2', at(15), { lastName: 'King' }));
+    expect((await view(survivor)).fields.lastName).toBe('King');
+    expect((await pendingFor(ws.a)).at(-1)?.fields).toMatchObject({ lastName: 'King' });
+    await handle(
+      operation(
+        {
+          kind: 'unmerge',
+          operationId: randomUUID(),
+          workspaceId: ws.workspaceId,
+          entityType: 'person',
+          undoes: mergeId,
+        },
+        ws.own,
+        at(20),
+      ),
+    );
+    // The edit B made while merged comes back with it.
+    expect((await view(absorbed)).fields.lastName).toBe('King');
+  });
+
+  it('the copies we made of each in the other CRM are archived by the merge and made again by the unmerge', async () => {
+    const ws = await seed({ reconciled: true });
+    const { handle } = system();
+    await handle(contact(ws.workspaceId, ws.b, 'b-4', at(0), { ...inB, email: 'b4@byron.example', phone }));
+    await handle(contact(ws.workspaceId, ws.a, 'a-4', at(1), { ...inA, email: 'a4@analytical.example' }));
+    const survivor = await entityOf(ws.a, 'a-4');
+    const absorbed = await entityOf(ws.b, 'b-4');
+    // Each CRM got the other's person (the pair was only a possible duplicate then).
+    expect(await pushAll(ws.a, at(2))).toEqual([{ op: 'create', entityId: absorbed }]);
+    expect(await pushAll(ws.b, at(2))).toEqual([{ op: 'create', entityId: survivor }]);
+    const mergeId = randomUUID();
+    // In the merge's batch, before it: a notification of our copy in A (X's values), now a
+    // record of the survivor's in A. It is folded away with the copy, not A's edit.
+    const copyReport = contact(ws.workspaceId, ws.a, `made-for-${absorbed}`, at(9), {
+      ...inB,
+      email: 'b4@byron.example',
+      phone,
+    });
+    await handle(
+      copyReport,
+      operation(
+        {
+          kind: 'merge',
+          operationId: mergeId,
+          workspaceId: ws.workspaceId,
+          entityType: 'person',
+          survivorId: survivor,
+          absorbedId: absorbed,
+        },
+        ws.own,
+        at(10),
+      ),
+    );
+    // One record per CRM: each CRM's own, the copies unlinked and archived.
+    expect(await linksOf(survivor)).toEqual(
+      [
+        { connection_id: ws.a, external_id: 'a-4' },
+        { connection_id: ws.b, external_id: 'b-4' },
+      ].sort((x, y) => x.connection_id.localeCompare(y.connection_id)),
+    );
+    const archived = async (connectionId: string) =>
+      (
+        await pool.query<{ external_id: string }>(
+          `SELECT external_id FROM outbox WHERE connection_id = $1 AND status = 'pending' AND op = 'delete'`,
+          [connectionId],
+        )
+      ).rows.map((r) => r.external_id);
+    expect(await archived(ws.a)).toEqual([`made-for-${absorbed}`]);
+    // The copy goes first: the record A keeps takes the copy's address, unique in HubSpot.
+    const order = await pool.query<{ op: string }>(
+      `SELECT op FROM outbox WHERE connection_id = $1 AND status = 'pending' ORDER BY id`,
+      [ws.a],
+    );
+    expect(order.rows.map((r) => r.op)).toEqual(['delete', 'update']);
+    expect(await archived(ws.b)).toEqual([`made-for-${survivor}`]);
+    // B's own record (the absorbed one's) is owed the survivor's values; A's its phone.
+    const updates = async (connectionId: string) =>
+      (await pendingFor(connectionId)).filter(
+        (r) => r.external_id !== null && !r.external_id.startsWith('made-for'),
+      );
+    expect(await updates(ws.a)).toEqual([{ entity_id: survivor, external_id: 'a-4', fields: { phone } }]);
+    expect(await updates(ws.b)).toEqual([
+      {
+        entity_id: survivor,
+        external_id: 'b-4',
+        fields: { email: 'a4@analytical.example', jobTitle: 'CTO' },
+      },
+    ]);
+    // A late report of a copy (a notification of our create, after the merge) is nobody's edit.
+    await handle(
+      contact(ws.workspaceId, ws.a, `made-for-${absorbed}`, at(10.5), {
+        ...inB,
+        email: 'b4@byron.example',
+        jobTitle: null,
+      }),
+    );
+    expect((await view(survivor)).fields.jobTitle).toBe('CTO');
+    expect(await linksOf(survivor)).toHaveLength(2);
+    await pushAll(ws.a, at(11));
+    await pushAll(ws.b, at(11));
+
+    await handle(
+      operation(
+        {
+          kind: 'unmerge',
+          operationId: randomUUID(),
+          workspaceId: ws.workspaceId,
+          entityType: 'person',
+          undoes: mergeId,
+        },
+        ws.own,
+        at(20),
+      ),
+    );
+    expect(await linksOf(absorbed)).toEqual([{ connection_id: ws.b, external_id: 'b-4' }]);
+    // Apart again, each is owed to the CRM that lacks it once more.
+    const creates = async (connectionId: string) =>
+      (
+        await pool.query<{ entity_id: string }>(
+          `SELECT entity_id FROM outbox WHERE connection_id = $1 AND status = 'pending' AND op = 'create'`,
+          [connectionId],
+        )
+      ).rows.map((r) => r.entity_id);
+    expect(await creates(ws.a)).toEqual([absorbed]);
+    expect(await creates(ws.b)).toEqual([survivor]);
+  });
+
+  it('replaying the log reproduces the documents of a merge and its undo', async () => {
+    const ws = await seed();
+    const events: Event[] = [
+      contact(ws.workspaceId, ws.b, 'b-3', at(0), { ...inB, email: 'b3@byron.example', phone }),
+      contact(ws.workspaceId, ws.a, 'a-3', at(1), { ...inA, email: 'a3@analytical.example' }),
+    ];
+    const first = system();
+    for (const event of events) await first.handle(event);
+    const survivor = await entityOf(ws.a, 'a-3');
+    const absorbed = await entityOf(ws.b, 'b-3');
+    const mergeId = randomUUID();
+    events.push(
+      operation(
+        {
+          kind: 'merge',
+          operationId: mergeId,
+          workspaceId: ws.workspaceId,
+          entityType: 'person',
+          survivorId: survivor,
+          absorbedId: absorbed,
+        },
+        ws.own,
+        at(10),
+      ),
+      contact(ws.workspaceId, ws.b, 'b-3', at(15), { jobTitle: 'Analyst' }),
+    );
+    for (const event of events.slice(2)) await first.handle(event);
+    const live = { survivor: await view(survivor), absorbed: await view(absorbed) };
+    expect(live.survivor.fields).toMatchObject({ phone, jobTitle: 'Analyst' });
+
+    // Everything derived is dropped, and the same log is read again by a fresh stage.
+    const ids = [survivor, absorbed];
+    for (const table of [
+      'entity_doc_change',
+      'entity_doc',
+      'entity_synced_heads',
+      'merge_conflict',
+      'outbox',
+    ])
+      await pool.query(`DELETE FROM ${table} WHERE entity_id = ANY($1::uuid[])`, [ids]);
+    await pool.query('DELETE FROM identity_operation WHERE workspace_id = $1', [ws.workspaceId]);
+    await pool.query('DELETE FROM entity WHERE workspace_id = $1', [ws.workspaceId]);
+    const replay = system();
+    for (const event of events) await replay.handle(event);
+    const again = { survivor: await view(survivor), absorbed: await view(absorbed) };
+    expect(again.survivor.heads.sort()).toEqual(live.survivor.heads.sort());
+    expect(again.survivor.fields).toEqual(live.survivor.fields);
+    expect(again.survivor.provenance).toEqual(live.survivor.provenance);
+    expect(again.absorbed.merged_into).toBe(survivor);
+  });
+});
