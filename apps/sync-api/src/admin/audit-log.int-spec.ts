@@ -94,7 +94,7 @@ describe('audit log', () => {
         targetType: 'connection',
         targetId: connectionId,
         actor: { keyId: admin.id, userId: admin.userId },
-        details: { provider: 'hubspot', externalAccountId: '4711' },
+        details: { provider: 'hubspot', externalAccountId: '4711', dryRun: false },
         createdAt: expect.any(String),
       },
     ]);
