@@ -1,8 +1,14 @@
 import { isDeepStrictEqual } from 'node:util';
 import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
-import type { EntityType, ProviderKey } from '@syncline/core';
+import type { ProviderKey } from '@syncline/core';
 import { IdentityService } from '@syncline/identity';
-import { type LogEvent, type LogTransaction, partitionFor } from '@syncline/log';
+import {
+  type LogEvent,
+  type LogEventRow,
+  type LogTransaction,
+  partitionFor,
+  toLogEvent,
+} from '@syncline/log';
 import type { Pool, PoolClient } from 'pg';
 import { queueReconcileCreates } from '../sync/reconcile-creates';
 import { SyncHandler } from '../sync/sync-handler';
@@ -330,21 +336,8 @@ async function shadow(
   return Number(rows[0]?.max ?? 0);
 }
 
-interface StagedRow {
-  id: string;
-  workspace_id: string;
-  connection_id: string;
-  event_key: string;
-  entity_type: EntityType;
-  external_id: string;
-  op: LogEvent['op'];
-  fields: Record<string, unknown>;
-  field_times: Record<string, string>;
-  event_time: Date;
-  staged_at: Date;
-  provider_version: string | null;
-  origin: Record<string, unknown> | null;
-}
+/** A staged change read as a log row: its staging id stands for the offset it will get. */
+type StagedRow = Omit<LogEventRow, 'partition'>;
 
 /**
  * Feeds the staged changes to the stage in the order they were staged, as the log's consumer
@@ -364,33 +357,18 @@ async function runStaged(
   let after = '0';
   for (;;) {
     const { rows } = await client.query<StagedRow>(
-      `SELECT id::text AS id, workspace_id, connection_id, event_key, entity_type, external_id, op, fields,
-              field_times, event_time, staged_at, provider_version, origin
+      `SELECT id::text AS "offset", workspace_id, connection_id, event_key, entity_type, external_id, op, fields,
+              field_times, event_time, staged_at AS ingested_at, provider_version, origin
          FROM staged_change s WHERE connection_id = $1 AND s.id > $2::bigint ORDER BY s.id LIMIT $3`,
       [connectionId, after, CHUNK],
     );
     if (rows.length === 0) return failures;
-    after = rows.at(-1)!.id;
+    after = rows.at(-1)!.offset;
     const byPartition = new Map<number, LogEvent[]>();
     for (const row of rows) {
       const partition = partitionFor(row.connection_id, row.entity_type, row.external_id, options.partitions);
       const list = byPartition.get(partition) ?? [];
-      list.push({
-        partition,
-        offset: Number(row.id),
-        workspaceId: row.workspace_id,
-        connectionId: row.connection_id,
-        eventKey: row.event_key,
-        entityType: row.entity_type,
-        externalId: row.external_id,
-        op: row.op,
-        fields: row.fields,
-        fieldTimes: row.field_times,
-        eventTime: row.event_time,
-        ingestedAt: row.staged_at,
-        providerVersion: row.provider_version,
-        origin: row.origin,
-      });
+      list.push(toLogEvent({ ...row, partition }));
       byPartition.set(partition, list);
     }
     for (const partition of [...byPartition.keys()].sort((a, b) => a - b)) {

@@ -1,11 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
-import { IdentityService } from '@syncline/identity';
-import type { LogEvent } from '@syncline/log';
 import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
-import { SyncHandler } from './sync-handler';
+import { contactEvent, seedConnections, syncStage } from './testing/sync-stage';
 
 let db: TestDatabase;
 let pool: Pool;
@@ -18,62 +15,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await pool?.end();
   await db?.drop();
-});
-
-async function seed() {
-  const workspaceId = randomUUID();
-  await pool.query('INSERT INTO workspace (id, name) VALUES ($1, $2)', [workspaceId, `ws-${workspaceId}`]);
-  const connection = async () => {
-    const id = randomUUID();
-    await pool.query(
-      `INSERT INTO connection (id, workspace_id, provider, external_account_id, status, reconciled_at)
-       VALUES ($1, $2, 'hubspot', $3, 'live', NULL)`,
-      [id, workspaceId, `portal-${id}`],
-    );
-    return id;
-  };
-  return { workspaceId, a: await connection(), b: await connection() };
-}
-
-function system() {
-  const engine = new MergeEngine(new PgMergeStore(pool));
-  const handler = new SyncHandler({ identity: new IdentityService(), engine, connectionsTtlMs: 0 });
-  let offset = 0;
-  const handle = async (event: Omit<LogEvent, 'partition' | 'offset' | 'ingestedAt' | 'providerVersion'>) => {
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
-      await handler.handle(client, [
-        { ...event, partition: 0, offset: ++offset, ingestedAt: new Date(), providerVersion: null },
-      ]);
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK');
-      throw error;
-    } finally {
-      client.release();
-    }
-  };
-  return { handle };
-}
-
-const contact = (
-  workspaceId: string,
-  connectionId: string,
-  externalId: string,
-  at: Date,
-  fields: Record<string, unknown>,
-): Omit<LogEvent, 'partition' | 'offset' | 'ingestedAt' | 'providerVersion'> => ({
-  workspaceId,
-  connectionId,
-  entityType: 'person' as const,
-  externalId,
-  op: 'upsert' as const,
-  eventKey: `contacts:${externalId}:${at.getTime()}`,
-  fields,
-  fieldTimes: {},
-  eventTime: at,
-  origin: null,
 });
 
 /** Plays the push stage: the outbox rows owed to a connection are "sent" and leave receipts. */
@@ -131,18 +72,20 @@ async function pendingFor(connectionId: string) {
 
 describe('the sync stage and write receipts', () => {
   it('a report of the record from before our write is no clear of what we wrote', async () => {
-    const ws = await seed();
-    const { handle } = system();
+    const ws = await seedConnections(pool, { a: 'hubspot', b: 'hubspot' });
+    const { handle } = syncStage(pool);
     const t0 = Date.now() - 60_000;
     const at = (s: number) => new Date(t0 + s * 1000);
     const ada = { email: 'ada@analytical.example', firstName: 'Ada', lifecycleStage: null };
-    await handle(contact(ws.workspaceId, ws.a, 'a-1', at(0), ada));
-    await handle(contact(ws.workspaceId, ws.b, 'b-1', at(1), ada));
+    await handle(contactEvent(ws.workspaceId, ws.a, 'a-1', at(0), ada));
+    await handle(contactEvent(ws.workspaceId, ws.b, 'b-1', at(1), ada));
     // A sets the stage at 10 s; we write it to B at 12 s.
-    await handle(contact(ws.workspaceId, ws.a, 'a-1', at(10), { ...ada, lifecycleStage: 'opportunity' }));
+    await handle(
+      contactEvent(ws.workspaceId, ws.a, 'a-1', at(10), { ...ada, lifecycleStage: 'opportunity' }),
+    );
     expect(await sendOwed(ws.b, at(12))).toEqual([{ lifecycleStage: 'opportunity' }]);
     // B's own edit at 11 s (before our write) arrives afterwards, as a full record without the stage.
-    await handle(contact(ws.workspaceId, ws.b, 'b-1', at(11), { ...ada, firstName: 'Augusta' }));
+    await handle(contactEvent(ws.workspaceId, ws.b, 'b-1', at(11), { ...ada, firstName: 'Augusta' }));
     expect(await entityFields(ws.b, 'b-1')).toMatchObject({
       firstName: 'Augusta',
       lifecycleStage: 'opportunity',
@@ -153,14 +96,14 @@ describe('the sync stage and write receipts', () => {
   });
 
   it('an edit our later write replaced wins by its time, and the source is owed it again', async () => {
-    const ws = await seed();
-    const { handle } = system();
+    const ws = await seedConnections(pool, { a: 'hubspot', b: 'hubspot' });
+    const { handle } = syncStage(pool);
     const t0 = Date.now() - 60_000;
     const at = (s: number) => new Date(t0 + s * 1000);
     const bo = { email: 'bo@acme.example', firstName: 'Bo', jobTitle: 'Analyst' };
-    await handle(contact(ws.workspaceId, ws.a, 'a-2', at(0), bo));
-    await handle(contact(ws.workspaceId, ws.b, 'b-2', at(1), bo));
-    await handle(contact(ws.workspaceId, ws.a, 'a-2', at(10), { ...bo, jobTitle: 'CTO' }));
+    await handle(contactEvent(ws.workspaceId, ws.a, 'a-2', at(0), bo));
+    await handle(contactEvent(ws.workspaceId, ws.b, 'b-2', at(1), bo));
+    await handle(contactEvent(ws.workspaceId, ws.a, 'a-2', at(10), { ...bo, jobTitle: 'CTO' }));
     expect(await sendOwed(ws.b, at(13))).toEqual([{ jobTitle: 'CTO' }]);
     // The write knew what B held before it.
     const { rows: prior } = await pool.query('SELECT prior FROM write_receipt WHERE connection_id = $1', [
@@ -168,13 +111,13 @@ describe('the sync stage and write receipts', () => {
     ]);
     expect(prior.map((r) => r.prior)).toEqual([{ jobTitle: 'Analyst' }]);
     // B's whole record as read at 12 s, before our write: its title is the old state, no edit.
-    await handle(contact(ws.workspaceId, ws.b, 'b-2', at(12), { ...bo, jobTitle: 'Analyst' }));
+    await handle(contactEvent(ws.workspaceId, ws.b, 'b-2', at(12), { ...bo, jobTitle: 'Analyst' }));
     expect(await entityFields(ws.b, 'b-2')).toMatchObject({ jobTitle: 'CTO' });
     expect(await pendingFor(ws.b)).toEqual([]);
     // B's edit at 12 s, dated by the provider (a property-change notification): our write at
     // 13 s replaced it in B, so B holds CTO; the later edit wins and is owed everywhere.
     await handle({
-      ...contact(ws.workspaceId, ws.b, 'b-2', at(12), { jobTitle: 'CEO' }),
+      ...contactEvent(ws.workspaceId, ws.b, 'b-2', at(12), { jobTitle: 'CEO' }),
       eventKey: 'contacts:b-2:12000:jobtitle',
       fieldTimes: { jobTitle: at(12).toISOString() },
     });
@@ -184,15 +127,15 @@ describe('the sync stage and write receipts', () => {
   });
 
   it('a report after our write applies the receipt: our values are its echo, no write owed', async () => {
-    const ws = await seed();
-    const { handle } = system();
+    const ws = await seedConnections(pool, { a: 'hubspot', b: 'hubspot' });
+    const { handle } = syncStage(pool);
     const t0 = Date.now() - 60_000;
     const at = (s: number) => new Date(t0 + s * 1000);
     const cy = { email: 'cy@globex.example', firstName: 'Cy', phone: null };
-    await handle(contact(ws.workspaceId, ws.a, 'a-3', at(0), { ...cy, phone: '+1 415 555 0100' }));
-    await handle(contact(ws.workspaceId, ws.b, 'b-3', at(1), cy));
+    await handle(contactEvent(ws.workspaceId, ws.a, 'a-3', at(0), { ...cy, phone: '+1 415 555 0100' }));
+    await handle(contactEvent(ws.workspaceId, ws.b, 'b-3', at(1), cy));
     expect(await sendOwed(ws.b, at(5))).toEqual([{ phone: '+1 415 555 0100' }]);
-    await handle(contact(ws.workspaceId, ws.b, 'b-3', at(6), { ...cy, phone: '+1 415 555 0100' }));
+    await handle(contactEvent(ws.workspaceId, ws.b, 'b-3', at(6), { ...cy, phone: '+1 415 555 0100' }));
     expect(await pendingFor(ws.a)).toEqual([]);
     expect(await pendingFor(ws.b)).toEqual([]);
     const { rows } = await pool.query('SELECT applied_at FROM write_receipt WHERE connection_id = $1', [
@@ -202,8 +145,8 @@ describe('the sync stage and write receipts', () => {
   });
 
   it("a person's edit in Syncline merges as theirs and is owed to every CRM; only from the workspace's own connection", async () => {
-    const ws = await seed();
-    const { handle } = system();
+    const ws = await seedConnections(pool, { a: 'hubspot', b: 'hubspot' });
+    const { handle } = syncStage(pool);
     const own = randomUUID();
     await pool.query(
       `INSERT INTO connection (id, workspace_id, provider, external_account_id, status)
@@ -213,15 +156,15 @@ describe('the sync stage and write receipts', () => {
     const t0 = Date.now() - 60_000;
     const at = (s: number) => new Date(t0 + s * 1000);
     const di = { email: 'di@globex.example', firstName: 'Di', jobTitle: 'Analyst' };
-    await handle(contact(ws.workspaceId, ws.a, 'a-4', at(0), di));
-    await handle(contact(ws.workspaceId, ws.b, 'b-4', at(1), di));
+    await handle(contactEvent(ws.workspaceId, ws.a, 'a-4', at(0), di));
+    await handle(contactEvent(ws.workspaceId, ws.b, 'b-4', at(1), di));
     const { rows } = await pool.query<{ entity_id: string }>(
       'SELECT entity_id FROM source_link WHERE connection_id = $1 AND external_id = $2',
       [ws.a, 'a-4'],
     );
     const entityId = rows[0]!.entity_id;
     const edit = (connectionId: string, key: string, jobTitle: string) => ({
-      ...contact(ws.workspaceId, connectionId, entityId, at(5), { jobTitle }),
+      ...contactEvent(ws.workspaceId, connectionId, entityId, at(5), { jobTitle }),
       eventKey: key,
       origin: { kind: 'user', userId: 'key-1' },
     });

@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
-import { type IdentityIntent, IdentityService, identityOperationChange } from '@syncline/identity';
-import type { LogEvent } from '@syncline/log';
+import { type IdentityIntent, identityOperationChange } from '@syncline/identity';
 import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
-import { SyncHandler } from './sync-handler';
+import { contactEvent, type StageEvent, seedConnections, syncStage } from './testing/sync-stage';
 
 /**
  * Merges and unmerges of entities in the sync stage, against real Postgres: the survivor's
@@ -25,79 +23,8 @@ afterAll(async () => {
   await db?.drop();
 });
 
-type Event = Omit<LogEvent, 'partition' | 'offset' | 'ingestedAt' | 'providerVersion'>;
-
-async function seed(options: { reconciled?: boolean } = {}) {
-  const workspaceId = randomUUID();
-  await pool.query('INSERT INTO workspace (id, name) VALUES ($1, $2)', [workspaceId, `ws-${workspaceId}`]);
-  const connection = async (provider: string) => {
-    const id = randomUUID();
-    await pool.query(
-      `INSERT INTO connection (id, workspace_id, provider, external_account_id, status, reconciled_at)
-       VALUES ($1, $2, $3::provider, $4, 'live', CASE WHEN $5 THEN now() END)`,
-      [id, workspaceId, provider, `acct-${id}`, options.reconciled === true],
-    );
-    return id;
-  };
-  return {
-    workspaceId,
-    a: await connection('hubspot'),
-    b: await connection('hubspot'),
-    own: await connection('syncline'),
-  };
-}
-
-function system() {
-  const engine = new MergeEngine(new PgMergeStore(pool));
-  const handler = new SyncHandler({ identity: new IdentityService(), engine, connectionsTtlMs: 0 });
-  let offset = 0;
-  /** One batch of the sync stage, in one transaction, as the consumer hands it over. */
-  const handle = async (...batch: Event[]) => {
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
-      await handler.handle(
-        client,
-        batch.map((event) => ({
-          ...event,
-          partition: 0,
-          offset: ++offset,
-          ingestedAt: new Date(),
-          providerVersion: null,
-        })),
-      );
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK');
-      throw error;
-    } finally {
-      client.release();
-    }
-  };
-  return { handle };
-}
-
-const contact = (
-  workspaceId: string,
-  connectionId: string,
-  externalId: string,
-  at: Date,
-  fields: Record<string, unknown>,
-): Event => ({
-  workspaceId,
-  connectionId,
-  entityType: 'person',
-  externalId,
-  op: 'upsert',
-  eventKey: `contacts:${externalId}:${at.getTime()}`,
-  fields,
-  fieldTimes: {},
-  eventTime: at,
-  origin: null,
-});
-
 /** An identity operation as the API appends it: a change of the workspace's own connection. */
-const operation = (intent: IdentityIntent, own: string, at: Date): Event => {
+const operation = (intent: IdentityIntent, own: string, at: Date): StageEvent => {
   const change = identityOperationChange(intent, own, at);
   return { ...change, eventTime: at, fields: change.fields ?? {}, fieldTimes: {}, origin: null };
 };
@@ -215,10 +142,10 @@ const phone = '+44 20 7946 0000';
 
 describe('the sync stage merges and unmerges entities', () => {
   it('a merge gives the survivor the union, owes each CRM the other’s values; an unmerge gives both back', async () => {
-    const ws = await seed();
-    const { handle } = system();
-    await handle(contact(ws.workspaceId, ws.b, 'b-1', at(0), { ...inB, phone }));
-    await handle(contact(ws.workspaceId, ws.a, 'a-1', at(1), inA));
+    const ws = await seedConnections(pool, { a: 'hubspot', b: 'hubspot', own: 'syncline' });
+    const { handle } = syncStage(pool);
+    await handle(contactEvent(ws.workspaceId, ws.b, 'b-1', at(0), { ...inB, phone }));
+    await handle(contactEvent(ws.workspaceId, ws.a, 'a-1', at(1), inA));
     const survivor = await entityOf(ws.a, 'a-1');
     const absorbed = await entityOf(ws.b, 'b-1');
     expect(absorbed).not.toBe(survivor);
@@ -252,8 +179,8 @@ describe('the sync stage merges and unmerges entities', () => {
     // The writes go out, and both CRMs report the union back (their echo).
     await sendOwed(ws.a, at(12));
     await sendOwed(ws.b, at(12));
-    await handle(contact(ws.workspaceId, ws.a, 'a-1', at(13), { ...inA, phone }));
-    await handle(contact(ws.workspaceId, ws.b, 'b-1', at(13), { ...inA, phone }));
+    await handle(contactEvent(ws.workspaceId, ws.a, 'a-1', at(13), { ...inA, phone }));
+    await handle(contactEvent(ws.workspaceId, ws.b, 'b-1', at(13), { ...inA, phone }));
     expect(await pendingFor(ws.a)).toEqual([]);
     expect(await pendingFor(ws.b)).toEqual([]);
 
@@ -289,11 +216,15 @@ describe('the sync stage merges and unmerges entities', () => {
   });
 
   it('a field the absorbed entity won while merged goes back to the survivor’s own value on unmerge', async () => {
-    const ws = await seed();
-    const { handle } = system();
+    const ws = await seedConnections(pool, { a: 'hubspot', b: 'hubspot', own: 'syncline' });
+    const { handle } = syncStage(pool);
     // A first, then B: B's address is the later one and wins the merged view.
-    await handle(contact(ws.workspaceId, ws.a, 'a-5', at(0), { ...inA, email: 'a5@analytical.example' }));
-    await handle(contact(ws.workspaceId, ws.b, 'b-5', at(1), { ...inB, email: 'b5@byron.example', phone }));
+    await handle(
+      contactEvent(ws.workspaceId, ws.a, 'a-5', at(0), { ...inA, email: 'a5@analytical.example' }),
+    );
+    await handle(
+      contactEvent(ws.workspaceId, ws.b, 'b-5', at(1), { ...inB, email: 'b5@byron.example', phone }),
+    );
     const survivor = await entityOf(ws.a, 'a-5');
     const absorbed = await entityOf(ws.b, 'b-5');
     const mergeId = randomUUID();
@@ -342,10 +273,14 @@ describe('the sync stage merges and unmerges entities', () => {
   });
 
   it('edits after the merge: the moved CRM’s edit reaches the other; it goes back with the unmerge', async () => {
-    const ws = await seed();
-    const { handle } = system();
-    await handle(contact(ws.workspaceId, ws.b, 'b-2', at(0), { ...inB, email: 'countess@byron.example' }));
-    await handle(contact(ws.workspaceId, ws.a, 'a-2', at(1), { ...inA, email: 'ada.l@analytical.example' }));
+    const ws = await seedConnections(pool, { a: 'hubspot', b: 'hubspot', own: 'syncline' });
+    const { handle } = syncStage(pool);
+    await handle(
+      contactEvent(ws.workspaceId, ws.b, 'b-2', at(0), { ...inB, email: 'countess@byron.example' }),
+    );
+    await handle(
+      contactEvent(ws.workspaceId, ws.a, 'a-2', at(1), { ...inA, email: 'ada.l@analytical.example' }),
+    );
     const survivor = await entityOf(ws.a, 'a-2');
     const absorbed = await entityOf(ws.b, 'b-2');
     const mergeId = randomUUID();
@@ -364,7 +299,7 @@ describe('the sync stage merges and unmerges entities', () => {
       ),
     );
     // B's record is now the survivor's: B's edit is merged there and owed to A.
-    await handle(contact(ws.workspaceId, ws.b, 'b-2', at(15), { lastName: 'King' }));
+    await handle(contactEvent(ws.workspaceId, ws.b, 'b-2', at(15), { lastName: 'King' }));
     expect((await view(survivor)).fields.lastName).toBe('King');
     expect((await pendingFor(ws.a)).at(-1)?.fields).toMatchObject({ lastName: 'King' });
     await handle(
@@ -385,10 +320,18 @@ describe('the sync stage merges and unmerges entities', () => {
   });
 
   it('the copies we made of each in the other CRM are archived by the merge and made again by the unmerge', async () => {
-    const ws = await seed({ reconciled: true });
-    const { handle } = system();
-    await handle(contact(ws.workspaceId, ws.b, 'b-4', at(0), { ...inB, email: 'b4@byron.example', phone }));
-    await handle(contact(ws.workspaceId, ws.a, 'a-4', at(1), { ...inA, email: 'a4@analytical.example' }));
+    const ws = await seedConnections(
+      pool,
+      { a: 'hubspot', b: 'hubspot', own: 'syncline' },
+      { reconciled: true },
+    );
+    const { handle } = syncStage(pool);
+    await handle(
+      contactEvent(ws.workspaceId, ws.b, 'b-4', at(0), { ...inB, email: 'b4@byron.example', phone }),
+    );
+    await handle(
+      contactEvent(ws.workspaceId, ws.a, 'a-4', at(1), { ...inA, email: 'a4@analytical.example' }),
+    );
     const survivor = await entityOf(ws.a, 'a-4');
     const absorbed = await entityOf(ws.b, 'b-4');
     // Each CRM got the other's person (the pair was only a possible duplicate then).
@@ -397,7 +340,7 @@ describe('the sync stage merges and unmerges entities', () => {
     const mergeId = randomUUID();
     // In the merge's batch, before it: a notification of our copy in A (X's values), now a
     // record of the survivor's in A. It is folded away with the copy, not A's edit.
-    const copyReport = contact(ws.workspaceId, ws.a, `made-for-${absorbed}`, at(9), {
+    const copyReport = contactEvent(ws.workspaceId, ws.a, `made-for-${absorbed}`, at(9), {
       ...inB,
       email: 'b4@byron.example',
       phone,
@@ -454,7 +397,7 @@ describe('the sync stage merges and unmerges entities', () => {
     ]);
     // A late report of a copy (a notification of our create, after the merge) is nobody's edit.
     await handle(
-      contact(ws.workspaceId, ws.a, `made-for-${absorbed}`, at(10.5), {
+      contactEvent(ws.workspaceId, ws.a, `made-for-${absorbed}`, at(10.5), {
         ...inB,
         email: 'b4@byron.example',
         jobTitle: null,
@@ -492,12 +435,12 @@ describe('the sync stage merges and unmerges entities', () => {
   });
 
   it('replaying the log reproduces the documents of a merge and its undo', async () => {
-    const ws = await seed();
-    const events: Event[] = [
-      contact(ws.workspaceId, ws.b, 'b-3', at(0), { ...inB, email: 'b3@byron.example', phone }),
-      contact(ws.workspaceId, ws.a, 'a-3', at(1), { ...inA, email: 'a3@analytical.example' }),
+    const ws = await seedConnections(pool, { a: 'hubspot', b: 'hubspot', own: 'syncline' });
+    const events: StageEvent[] = [
+      contactEvent(ws.workspaceId, ws.b, 'b-3', at(0), { ...inB, email: 'b3@byron.example', phone }),
+      contactEvent(ws.workspaceId, ws.a, 'a-3', at(1), { ...inA, email: 'a3@analytical.example' }),
     ];
-    const first = system();
+    const first = syncStage(pool);
     for (const event of events) await first.handle(event);
     const survivor = await entityOf(ws.a, 'a-3');
     const absorbed = await entityOf(ws.b, 'b-3');
@@ -515,7 +458,7 @@ describe('the sync stage merges and unmerges entities', () => {
         ws.own,
         at(10),
       ),
-      contact(ws.workspaceId, ws.b, 'b-3', at(15), { jobTitle: 'Analyst' }),
+      contactEvent(ws.workspaceId, ws.b, 'b-3', at(15), { jobTitle: 'Analyst' }),
     );
     for (const event of events.slice(2)) await first.handle(event);
     const live = { survivor: await view(survivor), absorbed: await view(absorbed) };
@@ -533,7 +476,7 @@ describe('the sync stage merges and unmerges entities', () => {
       await pool.query(`DELETE FROM ${table} WHERE entity_id = ANY($1::uuid[])`, [ids]);
     await pool.query('DELETE FROM identity_operation WHERE workspace_id = $1', [ws.workspaceId]);
     await pool.query('DELETE FROM entity WHERE workspace_id = $1', [ws.workspaceId]);
-    const replay = system();
+    const replay = syncStage(pool);
     for (const event of events) await replay.handle(event);
     const again = { survivor: await view(survivor), absorbed: await view(absorbed) };
     expect(again.survivor.heads.sort()).toEqual(live.survivor.heads.sort());
