@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
-import { contactEvent, seedConnections, syncStage } from './testing/sync-stage';
+import { contactEvent, playPush, seedConnections, syncStage } from './testing/sync-stage';
 
 let db: TestDatabase;
 let pool: Pool;
@@ -18,40 +18,8 @@ afterAll(async () => {
 });
 
 /** Plays the push stage: the outbox rows owed to a connection are "sent" and leave receipts. */
-async function sendOwed(connectionId: string, sentAt: Date) {
-  const { rows } = await pool.query<{
-    id: string;
-    workspace_id: string;
-    entity_id: string;
-    external_id: string;
-    fields: Record<string, unknown>;
-    prior: Record<string, unknown>;
-    heads: string[];
-    idempotency_key: string;
-  }>(
-    `UPDATE outbox SET status = 'sent' WHERE connection_id = $1 AND status = 'pending'
-     RETURNING id, workspace_id, entity_id, external_id, fields, prior, heads, idempotency_key`,
-    [connectionId],
-  );
-  for (const row of rows)
-    await pool.query(
-      `INSERT INTO write_receipt (connection_id, idempotency_key, workspace_id, entity_id, entity_type,
-                                  external_id, content_hash, fields, prior, heads, sent_at)
-       VALUES ($1, $2, $3, $4, 'person', $5, 'h', $6, $7, $8, $9)`,
-      [
-        connectionId,
-        row.idempotency_key,
-        row.workspace_id,
-        row.entity_id,
-        row.external_id,
-        row.fields,
-        row.prior,
-        row.heads,
-        sentAt,
-      ],
-    );
-  return rows.map((r) => r.fields);
-}
+const sendOwed = async (connectionId: string, sentAt: Date) =>
+  (await playPush(pool, connectionId, sentAt)).map((r) => r.fields);
 
 async function entityFields(connectionId: string, externalId: string) {
   const { rows } = await pool.query<{ fields: Record<string, unknown> }>(

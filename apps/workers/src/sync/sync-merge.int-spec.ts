@@ -3,7 +3,7 @@ import { type IdentityIntent, identityOperationChange } from '@syncline/identity
 import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
-import { contactEvent, type StageEvent, seedConnections, syncStage } from './testing/sync-stage';
+import { contactEvent, playPush, type StageEvent, seedConnections, syncStage } from './testing/sync-stage';
 
 /**
  * Merges and unmerges of entities in the sync stage, against real Postgres: the survivor's
@@ -64,66 +64,14 @@ async function pendingFor(connectionId: string) {
 }
 
 /** Plays the push stage: the pending rows of a connection are "sent" and leave receipts. */
-async function sendOwed(connectionId: string, sentAt: Date) {
-  const { rows } = await pool.query(
-    `UPDATE outbox SET status = 'sent' WHERE connection_id = $1 AND status = 'pending'
-     RETURNING workspace_id, entity_id, external_id, fields, prior, heads, idempotency_key`,
-    [connectionId],
-  );
-  for (const row of rows)
-    await pool.query(
-      `INSERT INTO write_receipt (connection_id, idempotency_key, workspace_id, entity_id, entity_type,
-                                  external_id, content_hash, fields, prior, heads, sent_at)
-       VALUES ($1, $2, $3, $4, 'person', $5, 'h', $6, $7, $8, $9)`,
-      [
-        connectionId,
-        row.idempotency_key,
-        row.workspace_id,
-        row.entity_id,
-        row.external_id,
-        row.fields,
-        row.prior,
-        row.heads,
-        sentAt,
-      ],
-    );
-  return rows.map((r) => r.fields as Record<string, unknown>);
-}
-
+const sendOwed = async (connectionId: string, sentAt: Date) =>
+  (await playPush(pool, connectionId, sentAt)).map((r) => r.fields);
 /** Plays the push stage for creates too: a created record is linked at once, as PushService does. */
-async function pushAll(connectionId: string, sentAt: Date) {
-  const { rows } = await pool.query(
-    `UPDATE outbox SET status = 'sent' WHERE connection_id = $1 AND status = 'pending'
-     RETURNING workspace_id, entity_id, op, external_id, fields, prior, heads, idempotency_key`,
-    [connectionId],
-  );
-  for (const row of rows) {
-    if (row.op === 'delete') continue;
-    const externalId = row.external_id ?? `made-for-${row.entity_id}`;
-    await pool.query(
-      `INSERT INTO write_receipt (connection_id, idempotency_key, workspace_id, entity_id, entity_type,
-                                  external_id, content_hash, fields, prior, heads, sent_at)
-       VALUES ($1, $2, $3, $4, 'person', $5, 'h', $6, $7, $8, $9)`,
-      [
-        connectionId,
-        row.idempotency_key,
-        row.workspace_id,
-        row.entity_id,
-        externalId,
-        row.fields,
-        row.prior,
-        row.heads,
-        sentAt,
-      ],
-    );
-    await pool.query(
-      `INSERT INTO source_link (workspace_id, connection_id, entity_type, external_id, entity_id)
-       VALUES ($1, $2, 'person', $3, $4) ON CONFLICT DO NOTHING`,
-      [row.workspace_id, connectionId, externalId, row.entity_id],
-    );
-  }
-  return rows.map((r) => ({ op: r.op as string, entityId: r.entity_id as string }));
-}
+const pushAll = async (connectionId: string, sentAt: Date) =>
+  (await playPush(pool, connectionId, sentAt, { linkCreates: true })).map(({ op, entityId }) => ({
+    op,
+    entityId,
+  }));
 
 const linksOf = async (entityId: string) =>
   (

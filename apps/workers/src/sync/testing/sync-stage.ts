@@ -81,3 +81,59 @@ export const contactEvent = (
   eventTime: at,
   origin: null,
 });
+
+/**
+ * Plays the push stage for one connection: its pending outbox rows are "sent" and leave write
+ * receipts, as PushService's would. With `linkCreates`, a created record is also linked at
+ * once under a made-up id, and deletes leave no receipt, as PushService does.
+ */
+export async function playPush(
+  pool: Pool,
+  connectionId: string,
+  sentAt: Date,
+  options: { linkCreates?: boolean } = {},
+): Promise<{ op: string; entityId: string; fields: Record<string, unknown> }[]> {
+  const { rows } = await pool.query<{
+    workspace_id: string;
+    entity_id: string;
+    op: string;
+    external_id: string | null;
+    fields: Record<string, unknown>;
+    prior: Record<string, unknown>;
+    heads: string[];
+    idempotency_key: string;
+  }>(
+    `UPDATE outbox SET status = 'sent' WHERE connection_id = $1 AND status = 'pending'
+     RETURNING workspace_id, entity_id, op, external_id, fields, prior, heads, idempotency_key`,
+    [connectionId],
+  );
+  for (const row of rows) {
+    if (options.linkCreates && row.op === 'delete') continue;
+    const externalId = options.linkCreates
+      ? (row.external_id ?? `made-for-${row.entity_id}`)
+      : row.external_id;
+    await pool.query(
+      `INSERT INTO write_receipt (connection_id, idempotency_key, workspace_id, entity_id, entity_type,
+                                  external_id, content_hash, fields, prior, heads, sent_at)
+       VALUES ($1, $2, $3, $4, 'person', $5, 'h', $6, $7, $8, $9)`,
+      [
+        connectionId,
+        row.idempotency_key,
+        row.workspace_id,
+        row.entity_id,
+        externalId,
+        row.fields,
+        row.prior,
+        row.heads,
+        sentAt,
+      ],
+    );
+    if (options.linkCreates)
+      await pool.query(
+        `INSERT INTO source_link (workspace_id, connection_id, entity_type, external_id, entity_id)
+         VALUES ($1, $2, 'person', $3, $4) ON CONFLICT DO NOTHING`,
+        [row.workspace_id, connectionId, externalId, row.entity_id],
+      );
+  }
+  return rows.map((r) => ({ op: r.op, entityId: r.entity_id, fields: r.fields }));
+}
