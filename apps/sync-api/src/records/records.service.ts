@@ -68,7 +68,11 @@ export class RecordsService {
   }
 
   private async current(principal: Principal, entityType: EntityType, id: string): Promise<EntityRecord> {
-    const survivor = await this.records.survivorOf(principal.workspaceId, entityType, id);
+    // Most records were never merged away: one statement reads them; only a merged one has
+    // its chain followed to the survivor.
+    const asked = await this.records.find(principal.workspaceId, entityType, id);
+    if (asked !== null && asked.mergedInto === null) return asked;
+    const survivor = asked && (await this.records.survivorOf(principal.workspaceId, entityType, id));
     const record = survivor && (await this.records.find(principal.workspaceId, entityType, survivor));
     if (!record) throw new NotFoundException(`no ${entityType} ${id}`);
     return record;
