@@ -930,6 +930,12 @@ async function main(): Promise<void> {
     say(
       `     e.g. curl -s -H 'Authorization: Bearer ${workspace.apiKey}' '${apiUrl}/api/v1/people?limit=5' | jq`,
     );
+    say(
+      `     review   curl -s -H 'Authorization: Bearer ${workspace.apiKey}' '${apiUrl}/api/v1/possible-duplicates?entityType=person' | jq '.data[0] | {id, score, evidence}'`,
+    );
+    say(
+      `     history  curl -s -H 'Authorization: Bearer ${workspace.apiKey}' '${apiUrl}/api/v1/people/${editTarget?.record.id ?? '<id>'}/history' | jq '.data[:3]'`,
+    );
 
     if (failures) say(`\n✘ ${failures} check(s) above failed.`);
     say(`\nThe demo took ${elapsed()} to get here.`);
