@@ -107,8 +107,50 @@ describe('chaos: SIGKILL of workers and API while 20,000 changes flow', () => {
   };
 
   it('converges to the last edit everywhere, with no record twice', async ({ onTestFailed }) => {
+    // The people still wrong at the last look, for the trail printed on failure.
+    let stillWrong: string[] = [];
     onTestFailed(async () => {
       s.dumpLogs('chaos');
+      // Each diverged person's whole trail: what each CRM reported, what we owed and wrote.
+      for (const email of stillWrong.slice(0, 3)) {
+        const [entity] = await s.query<{ entity_id: string }>(
+          `SELECT l.entity_id FROM source_link l JOIN change_event ev
+              ON ev.connection_id = l.connection_id AND ev.external_id = l.external_id
+            WHERE lower(ev.fields->>'email') = $1 LIMIT 1`,
+          [email],
+        );
+        if (!entity) continue;
+        const id = entity.entity_id;
+        console.log(
+          `trail of ${email} (entity ${id})`,
+          await s.query(`SELECT fields->>'jobTitle' AS title, heads, version FROM entity WHERE id = $1`, [
+            id,
+          ]),
+          await s.query(
+            `SELECT ev.connection_id, ev.event_key, ev.fields->>'jobTitle' AS title, ev.event_time, ev.ingested_at,
+                    ev.provider_version, ev.origin::text AS origin
+               FROM change_event ev JOIN source_link l
+                 ON l.connection_id = ev.connection_id AND l.external_id = ev.external_id
+              WHERE l.entity_id = $1 ORDER BY ev.ingested_at DESC LIMIT 25`,
+            [id],
+          ),
+          await s.query(
+            `SELECT id, connection_id, op, status, fields->>'jobTitle' AS title, attempts, last_error, created_at,
+                    claimed_at, sent_at
+               FROM outbox WHERE entity_id = $1 ORDER BY id DESC LIMIT 15`,
+            [id],
+          ),
+          await s.query(
+            `SELECT connection_id, fields->>'jobTitle' AS title, provider_version, sent_at, applied_at
+               FROM write_receipt WHERE entity_id = $1 ORDER BY sent_at DESC LIMIT 10`,
+            [id],
+          ),
+          await s.query(
+            `SELECT connection_id, external_id, provider_version FROM source_link WHERE entity_id = $1`,
+            [id],
+          ),
+        );
+      }
       console.log(
         await s.query(
           `SELECT connection_id, op, status, count(*)::int AS n FROM outbox GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
@@ -199,6 +241,7 @@ describe('chaos: SIGKILL of workers and API while 20,000 changes flow', () => {
         const vb = cb.get(email)?.[0]?.properties.jobtitle;
         if (va !== value || vb !== value) wrong.push(`${email}: want ${value}, A ${va}, B ${vb}`);
       }
+      stillWrong = wrong.map((w) => w.split(':')[0]!);
       return wrong;
     };
     const wrong = await waitFor(diverged, {
