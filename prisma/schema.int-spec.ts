@@ -679,6 +679,71 @@ const ROUND_TRIPS = {
     ).rejects.toMatchObject({ code: 'P2002' });
   },
   // ── end dry run round trips ──
+  // ── activity association round trips ──
+  EntityAssociation: async (prisma) => {
+    const workspace = await seedWorkspace(prisma);
+    const meeting = await prisma.entity.create({
+      data: { workspaceId: workspace.id, entityType: 'meeting' },
+    });
+    const person = await prisma.entity.create({ data: { workspaceId: workspace.id, entityType: 'person' } });
+    const created = await prisma.entityAssociation.create({
+      data: {
+        activityId: meeting.id,
+        role: 'attendee',
+        email: 'ada@example.com',
+        workspaceId: workspace.id,
+        activityType: 'meeting',
+        partyId: person.id,
+        occurredAt: AT,
+      },
+    });
+    const read = await prisma.entityAssociation.findUniqueOrThrow({
+      where: {
+        activityId_role_email: { activityId: meeting.id, role: 'attendee', email: 'ada@example.com' },
+      },
+    });
+    expect(read).toEqual(created);
+    expect(read.occurredAt.toISOString()).toBe(AT.toISOString());
+    // Derived from the activity: gone with it.
+    await prisma.entity.delete({ where: { id: meeting.id } });
+    expect(await prisma.entityAssociation.count({ where: { workspaceId: workspace.id } })).toBe(0);
+  },
+  // ── end activity association round trips ──
+  // ── connection mapping revision round trips ──
+  ConnectionMappingRevision: async (prisma) => {
+    const workspace = await seedWorkspace(prisma);
+    const connectionId = '0190a000-0000-7000-8000-0000000000f6';
+    const mappings = { 'person.leadScore': 'lead_score', 'deal.amount': 'amount_eur' };
+    const created = await prisma.connectionMappingRevision.create({
+      data: {
+        connectionId,
+        version: 2_147_483_647,
+        workspaceId: workspace.id,
+        mappings,
+        changedBy: '0190a000-0000-7000-8000-0000000000f7',
+        createdAt: AT,
+      },
+    });
+    const read = await prisma.connectionMappingRevision.findUniqueOrThrow({
+      where: { connectionId_version: { connectionId, version: 2_147_483_647 } },
+    });
+    expect(read).toEqual(created);
+    expect(read.mappings).toEqual(mappings);
+    expect(read.createdAt.toISOString()).toBe(AT.toISOString());
+    // One row per version of a connection: a second writer of the same version is refused.
+    await expect(
+      prisma.connectionMappingRevision.create({
+        data: {
+          connectionId,
+          version: 2_147_483_647,
+          workspaceId: workspace.id,
+          mappings: {},
+          changedBy: created.changedBy,
+        },
+      }),
+    ).rejects.toMatchObject({ code: 'P2002' });
+  },
+  // ── end connection mapping revision round trips ──
 } satisfies Record<Prisma.ModelName, RoundTrip>;
 
 describe('generated client round trip', () => {

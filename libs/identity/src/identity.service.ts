@@ -188,6 +188,28 @@ export class IdentityService {
     return out;
   }
 
+  /**
+   * The people addresses belong to now, normalised as matching does, without creating any:
+   * for readers of participants already resolved (the sync stage's activity associations).
+   * One entry per distinct address, in order.
+   */
+  async peopleByEmail(
+    tx: IdentityTx,
+    workspaceId: string,
+    addresses: readonly unknown[],
+  ): Promise<Participant[]> {
+    const settings = this.settingsFor(workspaceId);
+    const emails = emailsIn(addresses, settings);
+    if (emails.length === 0) return [];
+    const index = await this.indexFor(tx, workspaceId, 'person');
+    const keys = emails.map((email) => encodeKey('email', email));
+    await this.refreshKeys(tx, workspaceId, 'person', keys, index);
+    return emails.map((email, i) => {
+      const holder = index.withKey(keys[i] as string)[0];
+      return { email, personId: holder === undefined ? null : index.entityId(index.survivor(holder)) };
+    });
+  }
+
   /** Applies a merge or unmerge. Idempotent: an operation id already applied returns its record. */
   async applyOperation(
     tx: IdentityTx,

@@ -10,6 +10,7 @@ import { type HubspotEmulatorOptions, HubspotState } from './hubspot-state';
 import { registerOauthRoutes } from './oauth.routes';
 import { registerObjectRoutes } from './objects.routes';
 import { registerOwnerRoutes } from './owners.routes';
+import { registerPropertyRoutes } from './properties.routes';
 import { registerSearchRoutes } from './search.routes';
 
 export type { HubspotEmulatorOptions } from './hubspot-state';
@@ -89,6 +90,7 @@ export function createHubspotEmulator(
     registerSearchRoutes(api);
     registerAssociationRoutes(api, now);
     registerOwnerRoutes(api);
+    registerPropertyRoutes(api, now);
   });
 
   return {

@@ -11,6 +11,7 @@ export const AUDIT_ACTIONS = {
   'connection.resync_requested': 'connection',
   'connection.disconnected': 'connection',
   'connection.enabled': 'connection',
+  'connection.mappings_replaced': 'connection',
   'dead_letter.retried': 'dead_letter',
   'dead_letter.discarded': 'dead_letter',
   'field_policy.replaced': 'field_policy',

@@ -29,6 +29,12 @@ export const API_ERROR_CODES = [
   'credentials_required',
   'connection_paused',
   'connection_disconnected',
+  // Field mappings (connections/{id}/mappings): a mapping the provider's properties cannot carry.
+  'mappings_unsupported',
+  'unknown_property',
+  'property_type_mismatch',
+  'property_taken',
+  'property_reserved',
   // Identity review (possible duplicates, merges, unmerges): what a merge or its undo refuses.
   'same_record',
   'type_mismatch',

@@ -9,6 +9,9 @@ import { ConnectionsService } from './connections.service';
 import { DryRunController } from './dry-run.controller';
 import { DryRunRepository } from './dry-run.repository';
 import { DryRunService, dryRunPoolProvider } from './dry-run.service';
+import { MappingsController } from './mappings.controller';
+import { MappingsRepository } from './mappings.repository';
+import { MappingsService } from './mappings.service';
 import { OAuthController } from './oauth.controller';
 import { OAuthService } from './oauth.service';
 import { GoogleOAuthClient } from './oauth-google.client';
@@ -18,7 +21,7 @@ import { OAuthStateRepository } from './oauth-state.repository';
 @Module({
   // ApiKeys: the OAuth callback checks that the key which started the connect is still active.
   imports: [KeyringModule, AuditLogModule, ApiKeysModule],
-  controllers: [ConnectionsController, DryRunController, OAuthController],
+  controllers: [ConnectionsController, DryRunController, OAuthController, MappingsController],
   providers: [
     ConnectionsService,
     ConnectionsRepository,
@@ -30,6 +33,8 @@ import { OAuthStateRepository } from './oauth-state.repository';
     DryRunService,
     DryRunRepository,
     dryRunPoolProvider,
+    MappingsService,
+    MappingsRepository,
   ],
 })
 export class ConnectionsModule {}

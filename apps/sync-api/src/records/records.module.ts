@@ -6,10 +6,12 @@ import { RecordHistoryService } from './history.service';
 import { RECORDS_CONTROLLERS } from './records.controller';
 import { RecordsRepository } from './records.repository';
 import { RecordsService } from './records.service';
+import { TIMELINE_CONTROLLERS } from './timeline.controller';
+import { RecordTimelineService } from './timeline.service';
 
 @Module({
-  controllers: [...RECORDS_CONTROLLERS, ...HISTORY_CONTROLLERS, ConflictsController],
-  providers: [RecordsService, RecordsRepository, EditLog, RecordHistoryService],
+  controllers: [...RECORDS_CONTROLLERS, ...HISTORY_CONTROLLERS, ...TIMELINE_CONTROLLERS, ConflictsController],
+  providers: [RecordsService, RecordsRepository, EditLog, RecordHistoryService, RecordTimelineService],
   exports: [RecordsService, EditLog],
 })
 export class RecordsModule {}

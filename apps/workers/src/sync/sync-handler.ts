@@ -9,6 +9,7 @@ import {
   type OperationPayload,
 } from '@syncline/identity';
 import type { LogEvent, LogTransaction } from '@syncline/log';
+import { claimBareAddresses, writeAssociations } from './associations';
 import { canCreateIn, type DeletePolicy, isWritable } from './writeback-rules';
 
 /** A connection of a workspace as writeback sees it. */
@@ -340,6 +341,22 @@ export class SyncHandler {
       entry.outcome ??= await engine.outcome(ref, store);
     }
     await this.saveViews(tx, [...touched.values()]);
+    // Who took part in each activity, from its merged view; in this transaction, so a replay rewrites it.
+    await writeAssociations(
+      tx,
+      identity,
+      [...touched.values()].map((t) => ({
+        entityId: t.entityId,
+        workspaceId: t.workspaceId,
+        entityType: t.entityType,
+        values: t.outcome?.values ?? {},
+        frozen: t.frozen === true,
+      })),
+    );
+    await claimBareAddresses(
+      tx,
+      [...touched.values()].filter((t) => t.entityType === 'person').map((t) => t.entityId),
+    );
     // Archives first: pushed in outbox order, a copy is gone before a write that takes its
     // unique values (its email) reaches the record the connection keeps.
     await this.queueArchives(tx, archives);

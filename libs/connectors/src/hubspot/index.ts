@@ -1,1 +1,9 @@
 export { hubspotConnector } from './hubspot.connector';
+export {
+  HUBSPOT_OBJECT_TYPES,
+  type HubspotProperty,
+  hubspotFieldMap,
+  listHubspotProperties,
+  type MappedField,
+  propertyTypesFor,
+} from './hubspot-properties';

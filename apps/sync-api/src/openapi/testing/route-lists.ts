@@ -30,9 +30,14 @@ export const SALES_WRITES = [
 /**
  * Routes that end the row they address for good (a disconnect stops a connection forever):
  * the generic suites run them after every other route, which then find A's rows as seeded.
- * In this order: an enable ends a dry run (whose report runs before), a disconnect ends all.
+ * In this order: a mappings PUT, an enable ends a dry run (whose report runs before), a disconnect ends all.
  */
-export const RUN_LAST = ['POST /api/v1/connections/{id}/enable', 'DELETE /api/v1/connections/{id}'];
+export const RUN_LAST = [
+  // Replaces the custom fields the seed maps (which record edits and policies name): after those.
+  'PUT /api/v1/connections/{id}/mappings',
+  'POST /api/v1/connections/{id}/enable',
+  'DELETE /api/v1/connections/{id}',
+];
 
 /** The operations in the order the generic suites run them: RUN_LAST at the end, in its order. */
 export const inRunOrder = <T extends { key: string }>(operations: readonly T[]): T[] => [

@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
 import { ENTITY_TYPES } from '@syncline/core';
 import type { PrismaClient } from '@syncline/core/db';
+import { startEmulators } from '@syncline/emulators';
 import { Pool } from 'pg';
 import { SYNC_CONSUMER_GROUP } from '../../connections/connections.repository';
 import { MERGE_RESOURCES } from '../../identity-review/identity-review.schemas';
@@ -31,14 +32,28 @@ export interface SeededTenant extends Tenant {
 /** The types a record can be merged into another of (identity-review's merge routes). */
 const MERGEABLE = new Set<string>(MERGE_RESOURCES.map((resource) => RECORD_RESOURCES[resource]));
 
-/** The API with every optional integration configured, so that no route answers 503 for want of a setting. */
-export const startConfiguredApp = (label: string): Promise<TestApp> =>
-  startTestApp(label, {
+/**
+ * The API with every optional integration configured, so that no route answers 503 for want of a
+ * setting. HubSpot is an emulator: a mappings PUT asks the portal for its properties, and must
+ * never reach the real HubSpot (the seeded token is unknown there, so it answers 401).
+ */
+export async function startConfiguredApp(label: string): Promise<TestApp> {
+  const emulators = await startEmulators({ hubspotPort: 0, googlePort: 0 });
+  const t = await startTestApp(label, {
     HUBSPOT_CLIENT_ID: 'openapi-suite',
     HUBSPOT_CLIENT_SECRET: 'openapi-suite-secret',
     GOOGLE_CLIENT_ID: 'openapi-suite.apps.googleusercontent.com',
     GOOGLE_CLIENT_SECRET: 'openapi-suite-secret',
+    HUBSPOT_API_BASE_URL: emulators.hubspotUrl,
   });
+  return {
+    ...t,
+    async close() {
+      await t.close();
+      await emulators.close();
+    },
+  };
+}
 
 /**
  * Workspace A with one row of every kind an API route reads or acts on, and workspace B with
@@ -114,6 +129,11 @@ export async function seedTwoWorkspaces(t: TestApp): Promise<{ a: SeededTenant; 
             ${ids['entity:person']}::uuid)`;
 
   await mergeMarker(t, a.workspaceId, connection.id, ids, marker);
+  // A's person took part in A's meeting, so its timeline shows A's data.
+  await t.prisma.$executeRaw`
+    INSERT INTO entity_association (workspace_id, activity_id, activity_type, role, email, party_id, occurred_at)
+    VALUES (${a.workspaceId}::uuid, ${ids['entity:meeting']}::uuid, 'meeting', 'attendee', ${`${marker}@acme.example`},
+            ${ids['entity:person']}::uuid, '2026-11-20T10:00:00.000Z')`;
 
   ids.merge_conflict = randomUUID();
   const candidates = [

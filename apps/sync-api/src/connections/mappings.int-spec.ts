@@ -1,0 +1,374 @@
+import { createHmac } from 'node:crypto';
+import { Client } from '@hubspot/api-client';
+import { type RunningEmulators, startEmulators } from '@syncline/emulators';
+import type { LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, createApiKey, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
+
+const PORTAL = 61_234;
+const PUBLIC_BASE_URL = 'https://sync.example.test';
+const HUBSPOT_SECRET = 'mappings-spec-webhook-secret';
+
+/** A signed HubSpot v3 webhook of one contact property change. */
+function propertyChange(objectId: string, propertyName: string, propertyValue: string, eventId: number) {
+  const body = JSON.stringify([
+    {
+      eventId,
+      subscriptionId: 7,
+      portalId: PORTAL,
+      appId: 999,
+      occurredAt: Date.now() - 1_000,
+      subscriptionType: 'contact.propertyChange',
+      attemptNumber: 0,
+      objectId: Number(objectId),
+      changeSource: 'CRM_UI',
+      sourceId: 'userId:1',
+      propertyName,
+      propertyValue,
+    },
+  ]);
+  const timestamp = String(Date.now());
+  const signature = createHmac('sha256', HUBSPOT_SECRET)
+    .update(`POST${PUBLIC_BASE_URL}/webhooks/hubspot${body}${timestamp}`, 'utf8')
+    .digest('base64');
+  return {
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'x-hubspot-signature-v3': signature,
+      'x-hubspot-request-timestamp': timestamp,
+    },
+  };
+}
+
+interface MappingsBody {
+  connectionId: string;
+  provider: string;
+  externalAccountId: string;
+  supportsMappings: boolean;
+  version: number;
+  mappings: { entityType: string; field: string; property: string }[];
+  fields: Record<string, { field: string; property: string; custom: boolean; mapped: boolean }[]>;
+  updatedAt: string | null;
+}
+interface ErrorBody {
+  error: { code: string; message: string };
+}
+
+describe('connection field mappings', () => {
+  let emulators: RunningEmulators;
+  let t: TestApp;
+  let a: { workspaceId: string; adminKey: string };
+  let b: { workspaceId: string; adminKey: string };
+  let salesKey: string;
+  let hubspotId: string;
+  let googleId: string;
+  let hubspot: Client;
+
+  const call = (
+    key: string,
+    method: 'GET' | 'PUT' | 'POST' | 'DELETE',
+    url: string,
+    payload?: object,
+    headers: Record<string, string> = {},
+  ): Promise<LightMyRequestResponse> =>
+    t.app.inject({ method, url, headers: { ...bearer(key), ...headers }, ...(payload ? { payload } : {}) });
+  const url = (id: string, rest = '') => `/api/v1/connections/${id}/mappings${rest}`;
+  const put = (mappings: object[], ifMatch?: string, id = hubspotId, key = a.adminKey) =>
+    call(key, 'PUT', url(id), { mappings }, ifMatch === undefined ? {} : { 'if-match': ifMatch });
+  const storedMappings = async (id: string) =>
+    (await t.prisma.connection.findUniqueOrThrow({ where: { id } })).fieldMappings;
+
+  beforeAll(async () => {
+    emulators = await startEmulators({ hubspotPort: 0, googlePort: 0 });
+    t = await startTestApp('mappings', {
+      HUBSPOT_API_BASE_URL: emulators.hubspotUrl,
+      HUBSPOT_CLIENT_SECRET: HUBSPOT_SECRET,
+      PUBLIC_BASE_URL,
+    });
+    a = await seedWorkspace(t.prisma, 'Acme');
+    b = await seedWorkspace(t.prisma, 'Globex');
+    salesKey = await createApiKey(t.app, a.adminKey, 'sales', 'rep');
+    const portal = await fetch(`${emulators.hubspotUrl}/_emulator/hubspot/portals`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ portalId: PORTAL, appId: 7302, clientSecret: 'mappings-spec-secret' }),
+    });
+    const { accessToken } = (await portal.json()) as { accessToken: string };
+    hubspot = new Client({ accessToken, basePath: emulators.hubspotUrl });
+    // Custom properties, as a portal admin makes them in HubSpot.
+    for (const [objectType, name, type] of [
+      ['contacts', 'lead_score', 'string'],
+      ['contacts', 'lead_score_number', 'number'],
+      ['deals', 'amount_eur', 'number'],
+    ] as const)
+      await hubspot.crm.properties.coreApi.create(objectType, {
+        name,
+        label: name,
+        type: type as never,
+        fieldType: (type === 'number' ? 'number' : 'text') as never,
+        groupName: 'custom',
+      });
+    const created = await call(a.adminKey, 'POST', '/api/v1/connections', {
+      provider: 'hubspot',
+      externalAccountId: String(PORTAL),
+      credentials: { accessToken },
+    });
+    expect(created.statusCode).toBe(201);
+    hubspotId = created.json<{ id: string }>().id;
+    const google = await call(a.adminKey, 'POST', '/api/v1/connections', {
+      provider: 'google-calendar',
+      externalAccountId: 'ada@example.test',
+      credentials: { accessToken: 'ya29.mappings-spec' },
+    });
+    googleId = google.json<{ id: string }>().id;
+  });
+  afterAll(async () => {
+    await t?.close();
+    await emulators?.close();
+  });
+
+  it('reads the defaults at version 0: every field in force and its property', async () => {
+    const res = await call(a.adminKey, 'GET', url(hubspotId));
+    expect(res.statusCode).toBe(200);
+    expect(res.headers.etag).toBe('"0"');
+    const body = res.json<MappingsBody>();
+    expect(body).toMatchObject({
+      connectionId: hubspotId,
+      provider: 'hubspot',
+      externalAccountId: String(PORTAL),
+      supportsMappings: true,
+      version: 0,
+      mappings: [],
+      updatedAt: null,
+    });
+    expect(body.fields.person).toContainEqual({
+      field: 'email',
+      property: 'email',
+      custom: false,
+      mapped: false,
+    });
+    expect(body.fields.deal).toContainEqual({
+      field: 'amount',
+      property: 'amount',
+      custom: false,
+      mapped: false,
+    });
+  });
+
+  it('refuses a property the portal does not have, naming it; nothing is stored', async () => {
+    const res = await put([{ entityType: 'person', field: 'leadScore', property: 'lead_scor' }]);
+    expect(res.statusCode).toBe(400);
+    const { error } = res.json<ErrorBody>();
+    expect(error.code).toBe('unknown_property');
+    expect(error.message).toContain('person.leadScore');
+    expect(error.message).toContain('lead_scor');
+    expect(await storedMappings(hubspotId)).toEqual({});
+    expect(await t.prisma.connectionMappingRevision.count()).toBe(0);
+  });
+
+  it('refuses a property whose type cannot carry the field', async () => {
+    // A number property for a custom (text) field, and a text property for the deal amount.
+    const res = await put([
+      { entityType: 'person', field: 'leadScore', property: 'lead_score_number' },
+      { entityType: 'deal', field: 'amount', property: 'dealname' },
+    ]);
+    expect(res.statusCode).toBe(400);
+    const { error } = res.json<ErrorBody>();
+    expect(error.code).toBe('property_type_mismatch');
+    expect(error.message).toContain('lead_score_number is of type number');
+    expect(error.message).toContain(
+      'deal.amount: deals property dealname is of type string; amount needs number',
+    );
+  });
+
+  it('refuses two fields on one property, our own id property, and a field mapped twice', async () => {
+    const shared = await put([
+      { entityType: 'person', field: 'leadScore', property: 'lead_score' },
+      { entityType: 'person', field: 'rating', property: 'lead_score' },
+    ]);
+    expect([shared.statusCode, shared.json<ErrorBody>().error.code]).toEqual([400, 'property_taken']);
+    expect(shared.json<ErrorBody>().error.message).toContain('person.leadScore and person.rating');
+    const reserved = await put([{ entityType: 'person', field: 'leadScore', property: 'syncline_id' }]);
+    expect([reserved.statusCode, reserved.json<ErrorBody>().error.code]).toEqual([400, 'property_reserved']);
+    const twice = await put([
+      { entityType: 'person', field: 'leadScore', property: 'lead_score' },
+      { entityType: 'person', field: 'leadScore', property: 'company' },
+    ]);
+    expect([twice.statusCode, twice.json<ErrorBody>().error.code]).toEqual([400, 'validation_failed']);
+    expect(await storedMappings(hubspotId)).toEqual({});
+  });
+
+  it('replaces the mappings when they fit the portal: versioned, stored where the workers read them, audited', async () => {
+    const res = await put(
+      [
+        { entityType: 'person', field: 'leadScore', property: 'lead_score' },
+        { entityType: 'deal', field: 'amount', property: 'amount_eur' },
+      ],
+      '"0"',
+    );
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.headers.etag).toBe('"1"');
+    const body = res.json<MappingsBody>();
+    expect(body.version).toBe(1);
+    expect(body.mappings).toEqual([
+      { entityType: 'deal', field: 'amount', property: 'amount_eur' },
+      { entityType: 'person', field: 'leadScore', property: 'lead_score' },
+    ]);
+    expect(body.fields.person).toContainEqual({
+      field: 'leadScore',
+      property: 'lead_score',
+      custom: true,
+      mapped: true,
+    });
+    expect(body.fields.deal).toContainEqual({
+      field: 'amount',
+      property: 'amount_eur',
+      custom: false,
+      mapped: true,
+    });
+    expect(await storedMappings(hubspotId)).toEqual({
+      'person.leadScore': 'lead_score',
+      'deal.amount': 'amount_eur',
+    });
+    expect((await call(a.adminKey, 'GET', url(hubspotId))).json()).toEqual(body);
+
+    const audit = await t.prisma.auditLog.findMany({
+      where: { workspaceId: a.workspaceId, action: 'connection.mappings_replaced' },
+    });
+    expect(audit).toHaveLength(1);
+    expect(audit[0]).toMatchObject({
+      targetType: 'connection',
+      targetId: hubspotId,
+      details: { version: 1, mappings: 'deal.amount=amount_eur, person.leadScore=lead_score' },
+    });
+    // The custom field is now one of the person's: policies accept it.
+    const policies = await call(a.adminKey, 'GET', '/api/v1/policies/person');
+    expect(Object.keys(policies.json<{ fields: object }>().fields)).toContain('leadScore');
+  });
+
+  it('If-Match: a stale version is 412 and changes nothing; the current one replaces', async () => {
+    const stale = await put([], '"0"');
+    expect([stale.statusCode, stale.json<ErrorBody>().error.code]).toEqual([412, 'precondition_failed']);
+    expect(stale.json<ErrorBody>().error.message).toContain('version 1');
+    const malformed = await put([], 'yesterday');
+    expect(malformed.statusCode).toBe(400);
+    const ok = await put([{ entityType: 'person', field: 'leadScore', property: 'lead_score' }], 'W/"1"');
+    expect(ok.statusCode, ok.body).toBe(200);
+    expect(ok.json<MappingsBody>().version).toBe(2);
+    expect(await storedMappings(hubspotId)).toEqual({ 'person.leadScore': 'lead_score' });
+  });
+
+  it('keeps every version as a revision, newest first, paged', async () => {
+    const first = await call(a.adminKey, 'GET', url(hubspotId, '/revisions?limit=1'));
+    expect(first.statusCode).toBe(200);
+    const page = first.json<{
+      data: { version: number; mappings: unknown[]; changedBy: { keyId: string } }[];
+      nextCursor: string | null;
+    }>();
+    expect(page.data.map((r) => r.version)).toEqual([2]);
+    expect(page.data[0]?.mappings).toEqual([
+      { entityType: 'person', field: 'leadScore', property: 'lead_score' },
+    ]);
+    expect(page.nextCursor).toBe('2');
+    const second = await call(
+      a.adminKey,
+      'GET',
+      url(hubspotId, `/revisions?limit=1&cursor=${page.nextCursor}`),
+    );
+    const rest = second.json<typeof page>();
+    expect(rest.data.map((r) => r.version)).toEqual([1]);
+    expect(rest.data[0]?.mappings).toHaveLength(2);
+    expect(rest.nextCursor).toBeNull();
+    const key = await t.prisma.apiKey.findFirstOrThrow({
+      where: { workspaceId: a.workspaceId, role: 'admin' },
+    });
+    expect(rest.data[0]?.changedBy.keyId).toBe(key.id);
+  });
+
+  it('is admin only: 403 for a salesperson, reading or writing', async () => {
+    for (const [method, path] of [
+      ['GET', url(hubspotId)],
+      ['GET', url(hubspotId, '/revisions')],
+      ['PUT', url(hubspotId)],
+    ] as const) {
+      const res = await call(salesKey, method, path, method === 'PUT' ? { mappings: [] } : undefined);
+      expect([res.statusCode, res.json<ErrorBody>().error.code], `${method} ${path}`).toEqual([
+        403,
+        'forbidden',
+      ]);
+    }
+  });
+
+  it("another workspace's connection is a 404, and its mappings stay", async () => {
+    for (const [method, path] of [
+      ['GET', url(hubspotId)],
+      ['GET', url(hubspotId, '/revisions')],
+      ['PUT', url(hubspotId)],
+    ] as const) {
+      const res = await call(b.adminKey, method, path, method === 'PUT' ? { mappings: [] } : undefined);
+      expect([res.statusCode, res.json<ErrorBody>().error.code], `${method} ${path}`).toEqual([
+        404,
+        'not_found',
+      ]);
+      expect(res.body).not.toContain(String(PORTAL));
+    }
+    expect(await storedMappings(hubspotId)).toEqual({ 'person.leadScore': 'lead_score' });
+  });
+
+  it('a Google connection has fixed fields: nothing to map, a mapping is a clear 400', async () => {
+    const read = await call(a.adminKey, 'GET', url(googleId));
+    expect(read.json<MappingsBody>()).toMatchObject({ supportsMappings: false, fields: {}, mappings: [] });
+    const res = await put(
+      [{ entityType: 'meeting', field: 'room', property: 'location' }],
+      undefined,
+      googleId,
+    );
+    expect([res.statusCode, res.json<ErrorBody>().error.code]).toEqual([400, 'mappings_unsupported']);
+    expect(res.json<ErrorBody>().error.message).toContain('google-calendar');
+  });
+
+  it('a disconnected connection is 409 to a PUT, and still reads', async () => {
+    expect((await call(a.adminKey, 'DELETE', `/api/v1/connections/${googleId}`)).statusCode).toBe(200);
+    const res = await put([], undefined, googleId);
+    expect([res.statusCode, res.json<ErrorBody>().error.code]).toEqual([409, 'connection_disconnected']);
+    expect((await call(a.adminKey, 'GET', url(googleId))).statusCode).toBe(200);
+  });
+
+  it('a token the portal refuses is 409 credentials_required, not a server error', async () => {
+    const created = await call(a.adminKey, 'POST', '/api/v1/connections', {
+      provider: 'hubspot',
+      externalAccountId: '61299',
+      credentials: { privateAppToken: 'pat-na1-not-a-token-of-the-emulator' },
+    });
+    const res = await put(
+      [{ entityType: 'person', field: 'leadScore', property: 'lead_score' }],
+      undefined,
+      created.json<{ id: string }>().id,
+    );
+    expect([res.statusCode, res.json<ErrorBody>().error.code]).toEqual([409, 'credentials_required']);
+  });
+  it('a webhook is read under the mappings in force at its arrival (no restart)', async () => {
+    const webhook = async (value: string, eventId: number) => {
+      const { body, headers } = propertyChange('501', 'lead_score', value, eventId);
+      const res = await t.app.inject({ method: 'POST', url: '/webhooks/hubspot', headers, payload: body });
+      expect(res.statusCode, res.body).toBe(200);
+    };
+    const leadScores = async () =>
+      (
+        await t.prisma.changeEvent.findMany({
+          where: { connectionId: hubspotId },
+          orderBy: { offset: 'asc' },
+        })
+      )
+        .map((e) => (e.fields as Record<string, unknown>).leadScore)
+        .filter((v) => v !== undefined);
+    expect(await storedMappings(hubspotId)).toEqual({ 'person.leadScore': 'lead_score' });
+    await webhook('warm', 1);
+    expect(await leadScores()).toEqual(['warm']);
+    // Mapped away: the same property's next change no longer carries the field.
+    expect((await put([])).statusCode).toBe(200);
+    await webhook('hot', 2);
+    expect(await leadScores()).toEqual(['warm']);
+  });
+});

@@ -1,0 +1,114 @@
+import { ENTITY_TYPES, PROVIDER_KEYS } from '@syncline/core';
+import { z } from 'zod';
+import { MAX_PAGE_SIZE, nextCursorField } from '../admin/page-cursor';
+
+const MAX_MAPPINGS = 200;
+
+const fieldName = z
+  .string()
+  .regex(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, 'a field name: a letter, then letters, digits or _ (at most 64)')
+  .describe(
+    "A unified field of the type (to move it to another property) or a new custom field's name " +
+      '(it carries text, and policies and record edits can name it).',
+  );
+
+const propertyName = z
+  .string()
+  .regex(/^[A-Za-z0-9_][A-Za-z0-9_-]{0,99}$/, "a property's internal name (letters, digits, _ or -)")
+  .describe(
+    "The provider property's internal name (HubSpot: as `GET /crm/v3/properties/{objectType}` lists it).",
+  );
+
+export const fieldMapping = z.strictObject({
+  entityType: z.enum(ENTITY_TYPES),
+  field: fieldName,
+  property: propertyName,
+});
+export type FieldMappingBody = z.output<typeof fieldMapping>;
+
+export const replaceMappingsBody = z.strictObject({
+  mappings: z
+    .array(fieldMapping)
+    .max(MAX_MAPPINGS)
+    .superRefine((mappings, ctx) => {
+      const seen = new Set<string>();
+      mappings.forEach((m, index) => {
+        const key = `${m.entityType}.${m.field}`;
+        if (seen.has(key))
+          ctx.addIssue({ code: 'custom', path: [index, 'field'], message: `${key} is mapped twice` });
+        seen.add(key);
+      });
+    })
+    .describe(
+      "The connection's whole set of overrides: a field left out goes back to the connector's default " +
+        'property (a custom field left out is no longer read or written). Empty: the defaults only.',
+    ),
+});
+export type ReplaceMappingsBody = z.output<typeof replaceMappingsBody>;
+
+/** `If-Match`: the mappings' version as in `version` / `ETag` (`"3"`, `3` or `W/"3"`). */
+export const mappingsIfMatch = z
+  .string()
+  .regex(/^(W\/)?"?\d{1,9}"?$/, "the mappings' version, as in the ETag")
+  .transform((value) => Number(value.replace(/^W\//, '').replaceAll('"', '')))
+  .optional();
+
+const fieldInForce = z.object({
+  field: z.string(),
+  property: z.string().describe('The provider property that carries it.'),
+  custom: z.boolean().describe('Outside the unified vocabulary: added by a mapping, carried as text.'),
+  mapped: z.boolean().describe("Set by this connection's mappings (otherwise the connector's default)."),
+});
+
+export const mappingsView = z.object({
+  connectionId: z.uuid(),
+  provider: z.enum(PROVIDER_KEYS),
+  externalAccountId: z
+    .string()
+    .describe('The provider account whose properties these are (HubSpot portal id).'),
+  supportsMappings: z
+    .boolean()
+    .describe(
+      'Whether the provider has properties to map (HubSpot). The Google providers have fixed fields: ' +
+        'their `fields` are empty and a PUT with any mapping answers 400 `mappings_unsupported`.',
+    ),
+  version: z
+    .number()
+    .int()
+    .describe('The version (also the `ETag`): 0 until the first replacement, then one more per PUT.'),
+  mappings: z.array(fieldMapping).describe('The overrides in force: what a PUT replaces.'),
+  fields: z
+    .record(z.string(), z.array(fieldInForce))
+    .describe(
+      'Per entity type, every field the connection reads and writes, and the property that carries it.',
+    ),
+  updatedAt: z.iso.datetime().nullable().describe('When the mappings were last replaced; null before that.'),
+});
+export type MappingsView = z.output<typeof mappingsView>;
+
+export const mappingRevisionsQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).default(50),
+  cursor: z
+    .string()
+    .regex(/^\d{1,9}$/, 'not a cursor this API returned')
+    .transform(Number)
+    .describe('`nextCursor` of the previous page.')
+    .optional(),
+});
+export type MappingRevisionsQuery = z.output<typeof mappingRevisionsQuery>;
+
+export const mappingRevisionView = z.object({
+  version: z.number().int(),
+  mappings: z.array(fieldMapping).describe('The overrides as this version made them.'),
+  changedBy: z.object({ keyId: z.uuid().describe('The API key that replaced them.') }),
+  createdAt: z.iso.datetime(),
+});
+export type MappingRevisionView = z.output<typeof mappingRevisionView>;
+
+export const mappingRevisionPage = z.object({
+  connectionId: z.uuid(),
+  externalAccountId: z.string(),
+  data: z.array(mappingRevisionView),
+  nextCursor: nextCursorField,
+});
+export type MappingRevisionPage = z.output<typeof mappingRevisionPage>;

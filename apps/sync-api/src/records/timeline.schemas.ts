@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import { MAX_PAGE_SIZE } from './records.schemas';
+
+/** The activity types a timeline can hold. */
+export const TIMELINE_TYPES = ['meeting', 'email_activity', 'task'] as const;
+export type TimelineType = (typeof TIMELINE_TYPES)[number];
+
+/** The record collections that have a timeline: people (see timeline.controller.ts for why only them). */
+export const TIMELINE_RESOURCES = ['people'] as const;
+export type TimelineResource = (typeof TIMELINE_RESOURCES)[number];
+
+/** Where a page ended: the last item's time and activity id (keyset paging, newest first). */
+export interface TimelineCursor {
+  occurredAt: string;
+  id: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Opaque to callers: base64url of `[occurredAt, id]`. */
+export const encodeTimelineCursor = (cursor: TimelineCursor): string =>
+  Buffer.from(JSON.stringify([cursor.occurredAt, cursor.id]), 'utf8').toString('base64url');
+
+const timelineCursor = z
+  .string()
+  .max(300)
+  .transform((value, ctx): TimelineCursor => {
+    try {
+      const parsed: unknown = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
+      if (
+        Array.isArray(parsed) &&
+        parsed.length === 2 &&
+        typeof parsed[0] === 'string' &&
+        !Number.isNaN(Date.parse(parsed[0])) &&
+        typeof parsed[1] === 'string' &&
+        UUID.test(parsed[1])
+      )
+        return { occurredAt: new Date(parsed[0]).toISOString(), id: parsed[1].toLowerCase() };
+    } catch {
+      // not JSON: refused below
+    }
+    ctx.addIssue({ code: 'custom', message: 'not a cursor this API returned' });
+    return z.NEVER;
+  })
+  .describe('`nextCursor` of the previous page.');
+
+const TYPE = TIMELINE_TYPES.join('|');
+
+export const timelineQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).default(50),
+  cursor: timelineCursor.optional(),
+  types: z
+    .string()
+    .regex(new RegExp(`^(${TYPE})(,(${TYPE}))*$`), 'a comma-separated list of meeting, email_activity, task')
+    .transform((value) => [...new Set(value.split(','))] as TimelineType[])
+    .optional()
+    .describe('Only these activity types, comma-separated (`meeting,email_activity,task`); all by default.'),
+});
+export type TimelineQuery = z.output<typeof timelineQuery>;
+
+export const timelineItem = z.object({
+  id: z.uuid().describe('The activity (its record in `meetings`, `email-activities` or `tasks`).'),
+  type: z.enum(TIMELINE_TYPES),
+  occurredAt: z.iso.datetime().describe('A meeting’s start; a mail’s `sentAt`, else `occurredAt`.'),
+  title: z.string().nullable().describe('A meeting’s or task’s title, a mail’s subject.'),
+  roles: z
+    .array(z.enum(['organizer', 'attendee', 'from', 'to', 'cc', 'bcc']))
+    .describe(
+      'What the record was in it: organizer or attendee of a meeting; from, to, cc or bcc of a mail.',
+    ),
+  sourceLinks: z
+    .array(
+      z.object({
+        connectionId: z.uuid(),
+        provider: z.string().nullable().describe('Null when the connection has since been removed.'),
+        externalId: z.string(),
+      }),
+    )
+    .describe('Where the activity lives (its calendar event, its message).'),
+});
+export type TimelineItem = z.output<typeof timelineItem>;
+
+export const timelinePage = z.object({
+  recordId: z.uuid().describe('The record whose timeline this is (the survivor, for a merged-away id).'),
+  data: z.array(timelineItem).describe('Newest first.'),
+  nextCursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last page.'),
+});
+export type TimelinePage = z.output<typeof timelinePage>;
