@@ -182,6 +182,7 @@ const SHADOWED: readonly {
     rows: (real) => `entity_id IN (SELECT id FROM ${real('entity')} WHERE workspace_id = $1)`,
   },
   { table: 'merge_conflict', by: 'ws', rows: () => 'workspace_id = $1' },
+  { table: 'entity_association', by: 'ws', rows: () => 'workspace_id = $1' },
   {
     table: 'outbox',
     by: 'ws',
