@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_PAGE_SIZE } from './records.schemas';
+import { pageQuery } from '../admin/page-cursor';
 
 /** The activity types a timeline can hold. */
 export const TIMELINE_TYPES = ['meeting', 'email_activity', 'task'] as const;
@@ -9,46 +9,11 @@ export type TimelineType = (typeof TIMELINE_TYPES)[number];
 export const TIMELINE_RESOURCES = ['people'] as const;
 export type TimelineResource = (typeof TIMELINE_RESOURCES)[number];
 
-/** Where a page ended: the last item's time and activity id (keyset paging, newest first). */
-export interface TimelineCursor {
-  occurredAt: string;
-  id: string;
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Opaque to callers: base64url of `[occurredAt, id]`. */
-export const encodeTimelineCursor = (cursor: TimelineCursor): string =>
-  Buffer.from(JSON.stringify([cursor.occurredAt, cursor.id]), 'utf8').toString('base64url');
-
-const timelineCursor = z
-  .string()
-  .max(300)
-  .transform((value, ctx): TimelineCursor => {
-    try {
-      const parsed: unknown = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
-      if (
-        Array.isArray(parsed) &&
-        parsed.length === 2 &&
-        typeof parsed[0] === 'string' &&
-        !Number.isNaN(Date.parse(parsed[0])) &&
-        typeof parsed[1] === 'string' &&
-        UUID.test(parsed[1])
-      )
-        return { occurredAt: new Date(parsed[0]).toISOString(), id: parsed[1].toLowerCase() };
-    } catch {
-      // not JSON: refused below
-    }
-    ctx.addIssue({ code: 'custom', message: 'not a cursor this API returned' });
-    return z.NEVER;
-  })
-  .describe('`nextCursor` of the previous page.');
-
 const TYPE = TIMELINE_TYPES.join('|');
 
 export const timelineQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).default(50),
-  cursor: timelineCursor.optional(),
+  // Keyset paging, newest first: the cursor is the last item's (occurred_at, activity id).
+  ...pageQuery,
   types: z
     .string()
     .regex(new RegExp(`^(${TYPE})(,(${TYPE}))*$`), 'a comma-separated list of meeting, email_activity, task')

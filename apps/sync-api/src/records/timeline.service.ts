@@ -1,10 +1,10 @@
 import { Inject, Injectable, NotFoundException } from '@nestjs/common';
 import type { EntityType } from '@syncline/core';
 import { Prisma, PrismaClient } from '@syncline/core/db';
+import { encodePageCursor } from '../admin/page-cursor';
 import type { Principal } from '../auth/principal';
 import { RecordsRepository } from './records.repository';
 import {
-  encodeTimelineCursor,
   TIMELINE_TYPES,
   type TimelineItem,
   type TimelinePage,
@@ -57,7 +57,7 @@ export class RecordTimelineService {
     const after =
       query.cursor === undefined
         ? Prisma.empty
-        : Prisma.sql`AND (a.occurred_at, a.activity_id) < (${query.cursor.occurredAt}::timestamptz, ${query.cursor.id}::uuid)`;
+        : Prisma.sql`AND (a.occurred_at, a.activity_id) < (${query.cursor.createdAt}::timestamptz, ${query.cursor.id}::uuid)`;
     // One row more than asked says whether there is a next page.
     const rows = await this.prisma.$queryRaw<TimelineRow[]>`
       WITH RECURSIVE party AS (
@@ -101,7 +101,7 @@ export class RecordTimelineService {
       })),
       nextCursor:
         rows.length > query.limit && last
-          ? encodeTimelineCursor({ occurredAt: last.occurred_at.toISOString(), id: last.activity_id })
+          ? encodePageCursor({ createdAt: last.occurred_at, id: last.activity_id })
           : null,
     };
   }
