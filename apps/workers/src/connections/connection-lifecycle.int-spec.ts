@@ -1,12 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { type RunningEmulators, startEmulators } from '@syncline/emulators';
 import { ChangeLog } from '@syncline/log';
-import { Redis } from 'ioredis';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, seedWorkspace, startTestApp, type TestApp } from '../../../sync-api/src/testing/test-app';
-import { loadWorkersConfig } from '../config/workers-config';
-import { createWorkers, type Workers } from '../workers';
+import { bearer, seedWorkspace, type TestApp } from '../../../sync-api/src/testing/test-app';
+import {
+  type ApiAndWorkers,
+  emulatorControl,
+  eventually,
+  startApiAndWorkers,
+} from '../testing/api-and-workers';
+import type { Workers } from '../workers';
 
 const APP_ID = 5002;
 const CLIENT_SECRET = 'lifecycle-spec-secret';
@@ -31,20 +35,14 @@ describe('connection lifecycle through the workers (API, Postgres, Redis, emulat
   let emulators: RunningEmulators;
   let workers: Workers;
   let pool: Pool;
+  let stack: ApiAndWorkers | undefined;
   const portalA = 8_900 + Math.floor(Math.random() * 500);
   const portalB = portalA + 500;
   let connectionA: string;
   let connectionB: string;
 
-  const control = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-    const res = await fetch(`${emulators.hubspotUrl}${path}`, {
-      method,
-      headers: { 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${await res.text()}`);
-    return (res.status === 204 ? undefined : await res.json()) as T;
-  };
+  const control = <T>(method: string, path: string, body?: unknown): Promise<T> =>
+    emulatorControl(emulators.hubspotUrl)<T>(method, path, body);
   const contactIn = async (portal: number): Promise<Contact> => {
     const { results } = await control<{ results: Contact[] }>(
       'GET',
@@ -97,17 +95,6 @@ describe('connection lifecycle through the workers (API, Postgres, Redis, emulat
     ).rows.map((r) => JSON.stringify(r.fields));
   const pull = (connectionId: string) => workers.jobs.enqueue('connection.pull', { connectionId });
 
-  const eventually = async <T>(check: () => Promise<T>, timeoutMs = 40_000): Promise<T> => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      try {
-        return await check();
-      } catch (error) {
-        if (Date.now() > deadline) throw error;
-        await new Promise((r) => setTimeout(r, 150));
-      }
-    }
-  };
   /** No pull or push waiting or running, nothing unmerged, no write pending. */
   const settled = () =>
     eventually(async () => {
@@ -150,25 +137,13 @@ describe('connection lifecycle through the workers (API, Postgres, Redis, emulat
         properties: { email: EMAIL, firstname: 'Ada', lastname: 'Lovelace' },
       });
     }
-    t = await startTestApp('workers_lifecycle');
-    pool = new Pool({ connectionString: t.db.url, max: 3 });
-    workers = await createWorkers(
-      loadWorkersConfig({
-        DATABASE_URL: t.db.url,
-        REDIS_URL: t.config.REDIS_URL,
-        // The API's prefix: the pulls it queues are the workers' to run.
-        REDIS_PREFIX: t.config.REDIS_PREFIX,
-        SYNCLINE_ENCRYPTION_KEYS: t.config.SYNCLINE_ENCRYPTION_KEYS,
-        LOG_LEVEL: process.env.LIFECYCLE_SPEC_LOG_LEVEL ?? 'silent',
-        METRICS_PORT: '0',
-        // Only the pulls the tests and the API ask for (the scheduled one runs once at boot).
-        PULL_INTERVAL_MS: '3600000',
-        HUBSPOT_API_BASE_URL: emulators.hubspotUrl,
-        HUBSPOT_CLIENT_ID: grants[portalA]?.clientId,
-        HUBSPOT_CLIENT_SECRET: CLIENT_SECRET,
-        HUBSPOT_APP_ID: String(APP_ID),
-      }),
-    );
+    stack = await startApiAndWorkers({
+      label: 'workers_lifecycle',
+      emulators,
+      hubspot: { appId: APP_ID, clientId: grants[portalA]?.clientId, clientSecret: CLIENT_SECRET },
+      logLevelVar: 'LIFECYCLE_SPEC_LOG_LEVEL',
+    });
+    ({ t, workers, pool } = stack);
     const seeded = await seedWorkspace(t.prisma, 'Lifecycle');
     admin = seeded.adminKey;
     workspaceId = seeded.workspaceId;
@@ -191,23 +166,8 @@ describe('connection lifecycle through the workers (API, Postgres, Redis, emulat
   });
 
   afterAll(async () => {
-    try {
-      await workers?.close();
-      await emulators?.close();
-      await pool?.end();
-    } finally {
-      if (t) {
-        // The API's close empties its pull queue; the workers' other queues share its prefix.
-        await t.close();
-        const redis = new Redis(t.config.REDIS_URL, { maxRetriesPerRequest: 1 });
-        try {
-          const keys = await redis.keys(`${t.config.REDIS_PREFIX}:*`);
-          if (keys.length > 0) await redis.del(...keys);
-        } finally {
-          redis.disconnect();
-        }
-      }
-    }
+    if (stack) await stack.stop();
+    else await emulators?.close();
   });
 
   it('both portals backfill to live and their person becomes one record', async () => {

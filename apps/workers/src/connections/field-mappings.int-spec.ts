@@ -1,12 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from '@hubspot/api-client';
 import { type RunningEmulators, startEmulators } from '@syncline/emulators';
-import { Redis } from 'ioredis';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, seedWorkspace, startTestApp, type TestApp } from '../../../sync-api/src/testing/test-app';
-import { loadWorkersConfig } from '../config/workers-config';
-import { createWorkers, type Workers } from '../workers';
+import { bearer, seedWorkspace, type TestApp } from '../../../sync-api/src/testing/test-app';
+import {
+  type ApiAndWorkers,
+  emulatorControl,
+  eventually,
+  startApiAndWorkers,
+} from '../testing/api-and-workers';
+import type { Workers } from '../workers';
 
 const APP_ID = 5003;
 const CLIENT_SECRET = 'mappings-workers-spec-secret';
@@ -29,18 +33,12 @@ describe('field mappings through the workers (API, Postgres, Redis, HubSpot emul
   let emulators: RunningEmulators;
   let workers: Workers;
   let pool: Pool;
+  let stack: ApiAndWorkers | undefined;
   let connectionId: string;
   const portal = 9_400 + Math.floor(Math.random() * 500);
 
-  const control = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-    const res = await fetch(`${emulators.hubspotUrl}${path}`, {
-      method,
-      headers: { 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${await res.text()}`);
-    return (res.status === 204 ? undefined : await res.json()) as T;
-  };
+  const control = <T>(method: string, path: string, body?: unknown): Promise<T> =>
+    emulatorControl(emulators.hubspotUrl)<T>(method, path, body);
   const contact = async (): Promise<Contact> => {
     const { results } = await control<{ results: Contact[] }>(
       'GET',
@@ -62,18 +60,6 @@ describe('field mappings through the workers (API, Postgres, Redis, HubSpot emul
     return rows[0] as { id: string; fields: Record<string, unknown> };
   };
   const pull = () => workers.jobs.enqueue('connection.pull', { connectionId });
-  const eventually = async <T>(check: () => Promise<T>, timeoutMs = 40_000): Promise<T> => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      try {
-        return await check();
-      } catch (error) {
-        if (Date.now() > deadline) throw error;
-        await new Promise((r) => setTimeout(r, 150));
-      }
-    }
-  };
-
   let hubspot: Client;
 
   beforeAll(async () => {
@@ -88,23 +74,14 @@ describe('field mappings through the workers (API, Postgres, Redis, HubSpot emul
       properties: { email: EMAIL, firstname: 'Grace', lastname: 'Hopper' },
     });
     // The API checks mappings against this portal's properties.
-    t = await startTestApp('workers_mappings', { HUBSPOT_API_BASE_URL: emulators.hubspotUrl });
-    pool = new Pool({ connectionString: t.db.url, max: 3 });
-    workers = await createWorkers(
-      loadWorkersConfig({
-        DATABASE_URL: t.db.url,
-        REDIS_URL: t.config.REDIS_URL,
-        REDIS_PREFIX: t.config.REDIS_PREFIX,
-        SYNCLINE_ENCRYPTION_KEYS: t.config.SYNCLINE_ENCRYPTION_KEYS,
-        LOG_LEVEL: process.env.MAPPINGS_SPEC_LOG_LEVEL ?? 'silent',
-        METRICS_PORT: '0',
-        PULL_INTERVAL_MS: '3600000',
-        HUBSPOT_API_BASE_URL: emulators.hubspotUrl,
-        HUBSPOT_CLIENT_ID: grant.clientId,
-        HUBSPOT_CLIENT_SECRET: CLIENT_SECRET,
-        HUBSPOT_APP_ID: String(APP_ID),
-      }),
-    );
+    stack = await startApiAndWorkers({
+      label: 'workers_mappings',
+      emulators,
+      appEnv: { HUBSPOT_API_BASE_URL: emulators.hubspotUrl },
+      hubspot: { appId: APP_ID, clientId: grant.clientId, clientSecret: CLIENT_SECRET },
+      logLevelVar: 'MAPPINGS_SPEC_LOG_LEVEL',
+    });
+    ({ t, workers, pool } = stack);
     const seeded = await seedWorkspace(t.prisma, 'Mappings');
     admin = seeded.adminKey;
     workspaceId = seeded.workspaceId;
@@ -122,22 +99,8 @@ describe('field mappings through the workers (API, Postgres, Redis, HubSpot emul
   });
 
   afterAll(async () => {
-    try {
-      await workers?.close();
-      await emulators?.close();
-      await pool?.end();
-    } finally {
-      if (t) {
-        await t.close();
-        const redis = new Redis(t.config.REDIS_URL, { maxRetriesPerRequest: 1 });
-        try {
-          const keys = await redis.keys(`${t.config.REDIS_PREFIX}:*`);
-          if (keys.length > 0) await redis.del(...keys);
-        } finally {
-          redis.disconnect();
-        }
-      }
-    }
+    if (stack) await stack.stop();
+    else await emulators?.close();
   });
 
   it('backfills to live under the default mappings: the custom property is not read', async () => {
