@@ -29,6 +29,49 @@ const operation = (intent: IdentityIntent, own: string, at: Date): StageEvent =>
   return { ...change, eventTime: at, fields: change.fields ?? {}, fieldTimes: {}, origin: null };
 };
 
+interface OwnConnection {
+  workspaceId: string;
+  own: string;
+}
+
+/** A merge of `absorbedId` into `survivorId` on the log, as the API appends it. */
+const mergeEvent = (
+  ws: OwnConnection,
+  operationId: string,
+  survivorId: string,
+  absorbedId: string,
+  at: Date,
+  requestedBy?: string,
+): StageEvent =>
+  operation(
+    {
+      kind: 'merge',
+      operationId,
+      workspaceId: ws.workspaceId,
+      entityType: 'person',
+      survivorId,
+      absorbedId,
+      ...(requestedBy === undefined ? {} : { requestedBy }),
+    },
+    ws.own,
+    at,
+  );
+
+/** The undoing of merge `undoes` on the log, as the API appends it. */
+const unmergeEvent = (ws: OwnConnection, undoes: string, at: Date, requestedBy?: string): StageEvent =>
+  operation(
+    {
+      kind: 'unmerge',
+      operationId: randomUUID(),
+      workspaceId: ws.workspaceId,
+      entityType: 'person',
+      undoes,
+      ...(requestedBy === undefined ? {} : { requestedBy }),
+    },
+    ws.own,
+    at,
+  );
+
 const entityOf = async (connectionId: string, externalId: string): Promise<string> => {
   const { rows } = await pool.query<{ entity_id: string }>(
     'SELECT entity_id FROM source_link WHERE connection_id = $1 AND external_id = $2',
@@ -97,16 +140,8 @@ describe('the sync stage merges and unmerges entities', () => {
     const survivor = await entityOf(ws.a, 'a-1');
     const absorbed = await entityOf(ws.b, 'b-1');
     expect(absorbed).not.toBe(survivor);
-    const merge = {
-      kind: 'merge',
-      operationId: randomUUID(),
-      workspaceId: ws.workspaceId,
-      entityType: 'person',
-      survivorId: survivor,
-      absorbedId: absorbed,
-      requestedBy: 'key-1',
-    } as const;
-    await handle(operation(merge, ws.own, at(10)));
+    const mergeId = randomUUID();
+    await handle(mergeEvent(ws, mergeId, survivor, absorbed, at(10), 'key-1'));
 
     const merged = await view(survivor);
     // A's later values win the fields both had (lww); B's phone, which only it had, is taken.
@@ -132,20 +167,7 @@ describe('the sync stage merges and unmerges entities', () => {
     expect(await pendingFor(ws.a)).toEqual([]);
     expect(await pendingFor(ws.b)).toEqual([]);
 
-    await handle(
-      operation(
-        {
-          kind: 'unmerge',
-          operationId: randomUUID(),
-          workspaceId: ws.workspaceId,
-          entityType: 'person',
-          undoes: merge.operationId,
-          requestedBy: 'key-1',
-        },
-        ws.own,
-        at(20),
-      ),
-    );
+    await handle(unmergeEvent(ws, mergeId, at(20), 'key-1'));
     expect(await entityOf(ws.b, 'b-1')).toBe(absorbed);
     const back = await view(survivor);
     // What only the absorbed entity had is cleared, in the name of who undid the merge.
@@ -176,39 +198,14 @@ describe('the sync stage merges and unmerges entities', () => {
     const survivor = await entityOf(ws.a, 'a-5');
     const absorbed = await entityOf(ws.b, 'b-5');
     const mergeId = randomUUID();
-    await handle(
-      operation(
-        {
-          kind: 'merge',
-          operationId: mergeId,
-          workspaceId: ws.workspaceId,
-          entityType: 'person',
-          survivorId: survivor,
-          absorbedId: absorbed,
-        },
-        ws.own,
-        at(10),
-      ),
-    );
+    await handle(mergeEvent(ws, mergeId, survivor, absorbed, at(10)));
     expect((await view(survivor)).fields.email).toBe('b5@byron.example');
     expect(await sendOwed(ws.a, at(12))).toEqual([
       { email: 'b5@byron.example', jobTitle: 'Countess', phone },
     ]);
     await sendOwed(ws.b, at(12));
     // No report of A since our write: A holds it all the same (its receipt), and is owed its own back.
-    await handle(
-      operation(
-        {
-          kind: 'unmerge',
-          operationId: randomUUID(),
-          workspaceId: ws.workspaceId,
-          entityType: 'person',
-          undoes: mergeId,
-        },
-        ws.own,
-        at(20),
-      ),
-    );
+    await handle(unmergeEvent(ws, mergeId, at(20)));
     // A gets its own address and title back, and the phone only the absorbed one had is cleared.
     expect((await view(survivor)).fields).toMatchObject({
       email: 'a5@analytical.example',
@@ -232,37 +229,12 @@ describe('the sync stage merges and unmerges entities', () => {
     const survivor = await entityOf(ws.a, 'a-2');
     const absorbed = await entityOf(ws.b, 'b-2');
     const mergeId = randomUUID();
-    await handle(
-      operation(
-        {
-          kind: 'merge',
-          operationId: mergeId,
-          workspaceId: ws.workspaceId,
-          entityType: 'person',
-          survivorId: survivor,
-          absorbedId: absorbed,
-        },
-        ws.own,
-        at(10),
-      ),
-    );
+    await handle(mergeEvent(ws, mergeId, survivor, absorbed, at(10)));
     // B's record is now the survivor's: B's edit is merged there and owed to A.
     await handle(contactEvent(ws.workspaceId, ws.b, 'b-2', at(15), { lastName: 'King' }));
     expect((await view(survivor)).fields.lastName).toBe('King');
     expect((await pendingFor(ws.a)).at(-1)?.fields).toMatchObject({ lastName: 'King' });
-    await handle(
-      operation(
-        {
-          kind: 'unmerge',
-          operationId: randomUUID(),
-          workspaceId: ws.workspaceId,
-          entityType: 'person',
-          undoes: mergeId,
-        },
-        ws.own,
-        at(20),
-      ),
-    );
+    await handle(unmergeEvent(ws, mergeId, at(20)));
     // The edit B made while merged comes back with it.
     expect((await view(absorbed)).fields.lastName).toBe('King');
   });
@@ -293,21 +265,7 @@ describe('the sync stage merges and unmerges entities', () => {
       email: 'b4@byron.example',
       phone,
     });
-    await handle(
-      copyReport,
-      operation(
-        {
-          kind: 'merge',
-          operationId: mergeId,
-          workspaceId: ws.workspaceId,
-          entityType: 'person',
-          survivorId: survivor,
-          absorbedId: absorbed,
-        },
-        ws.own,
-        at(10),
-      ),
-    );
+    await handle(copyReport, mergeEvent(ws, mergeId, survivor, absorbed, at(10)));
     // One record per CRM: each CRM's own, the copies unlinked and archived.
     expect(await linksOf(survivor)).toEqual(
       [
@@ -356,19 +314,7 @@ describe('the sync stage merges and unmerges entities', () => {
     await pushAll(ws.a, at(11));
     await pushAll(ws.b, at(11));
 
-    await handle(
-      operation(
-        {
-          kind: 'unmerge',
-          operationId: randomUUID(),
-          workspaceId: ws.workspaceId,
-          entityType: 'person',
-          undoes: mergeId,
-        },
-        ws.own,
-        at(20),
-      ),
-    );
+    await handle(unmergeEvent(ws, mergeId, at(20)));
     expect(await linksOf(absorbed)).toEqual([{ connection_id: ws.b, external_id: 'b-4' }]);
     // Apart again, each is owed to the CRM that lacks it once more.
     const creates = async (connectionId: string) =>
@@ -394,18 +340,7 @@ describe('the sync stage merges and unmerges entities', () => {
     const absorbed = await entityOf(ws.b, 'b-3');
     const mergeId = randomUUID();
     events.push(
-      operation(
-        {
-          kind: 'merge',
-          operationId: mergeId,
-          workspaceId: ws.workspaceId,
-          entityType: 'person',
-          survivorId: survivor,
-          absorbedId: absorbed,
-        },
-        ws.own,
-        at(10),
-      ),
+      mergeEvent(ws, mergeId, survivor, absorbed, at(10)),
       contactEvent(ws.workspaceId, ws.b, 'b-3', at(15), { jobTitle: 'Analyst' }),
     );
     for (const event of events.slice(2)) await first.handle(event);
