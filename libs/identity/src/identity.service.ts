@@ -210,6 +210,11 @@ export class IdentityService {
     });
   }
 
+  /** An address as matching normalises it under the workspace's settings; undefined if it is none. */
+  emailOf(workspaceId: string, address: unknown): string | undefined {
+    return emailsIn([address], this.settingsFor(workspaceId))[0];
+  }
+
   /** Applies a merge or unmerge. Idempotent: an operation id already applied returns its record. */
   async applyOperation(
     tx: IdentityTx,

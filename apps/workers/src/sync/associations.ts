@@ -95,11 +95,22 @@ export async function writeAssociations(
     if (activity.frozen || !held.has(activity.entityId)) continue;
     const at = occurredAtOf(activity.entityType, activity.values);
     if (at === undefined) continue;
+    const parties = partiesOf(activity.entityType, activity.values);
+    // One lookup for all of the activity's addresses, not one per party.
+    const people = new Map(
+      (
+        await identity.peopleByEmail(
+          tx,
+          activity.workspaceId,
+          parties.map((p) => p.address),
+        )
+      ).map((p) => [p.email, p.personId]),
+    );
     const seen = new Set<string>();
-    for (const party of partiesOf(activity.entityType, activity.values)) {
-      const [resolved] = await identity.peopleByEmail(tx, activity.workspaceId, [party.address]);
-      if (resolved === undefined) continue;
-      const key = `${party.role}|${resolved.email}`;
+    for (const party of parties) {
+      const email = identity.emailOf(activity.workspaceId, party.address);
+      if (email === undefined) continue;
+      const key = `${party.role}|${email}`;
       if (seen.has(key)) continue;
       seen.add(key);
       rows.push({
@@ -107,8 +118,8 @@ export async function writeAssociations(
         activity_id: activity.entityId,
         activity_type: activity.entityType,
         role: party.role,
-        email: resolved.email,
-        party_id: resolved.personId,
+        email,
+        party_id: people.get(email) ?? null,
         occurred_at: at.toISOString(),
       });
     }

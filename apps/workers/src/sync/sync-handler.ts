@@ -353,9 +353,15 @@ export class SyncHandler {
         frozen: t.frozen === true,
       })),
     );
+    // Only a workspace that keeps bare addresses (no person made for them) has any to claim.
     await claimBareAddresses(
       tx,
-      [...touched.values()].filter((t) => t.entityType === 'person').map((t) => t.entityId),
+      [...touched.values()]
+        .filter(
+          (t) =>
+            t.entityType === 'person' && identity.settingsFor(t.workspaceId).participants === 'bare-address',
+        )
+        .map((t) => t.entityId),
     );
     // Archives first: pushed in outbox order, a copy is gone before a write that takes its
     // unique values (its email) reaches the record the connection keeps.
