@@ -744,6 +744,48 @@ const ROUND_TRIPS = {
     ).rejects.toMatchObject({ code: 'P2002' });
   },
   // ── end connection mapping revision round trips ──
+  // ── replay round trips ──
+  Replay: async (prisma) => {
+    const workspace = await seedWorkspace(prisma);
+    const queued = await prisma.replay.create({
+      data: { workspaceId: workspace.id, mode: 'preview', createdBy: '0190a000-0000-7000-8000-0000000000f8' },
+    });
+    expect(queued.id).toMatch(UUID_V7);
+    expect(queued).toMatchObject({
+      status: 'queued',
+      fromEventTime: null,
+      eventsTotal: null,
+      eventsReplayed: 0,
+      report: null,
+      failureReason: null,
+      attempts: 0,
+      startedAt: null,
+      finishedAt: null,
+    });
+    const report = {
+      summary: { changes: 1 },
+      changes: [{ entityId: 'x', fields: { title: { from: 'a', to: 'b' } } }],
+    };
+    const done = await prisma.replay.update({
+      where: { id: queued.id },
+      data: {
+        mode: 'apply',
+        fromEventTime: AT,
+        status: 'succeeded',
+        eventsTotal: 2_147_483_647,
+        eventsReplayed: 2_147_483_647,
+        report,
+        attempts: 2,
+        startedAt: AT,
+        finishedAt: AT,
+      },
+    });
+    const read = await prisma.replay.findUniqueOrThrow({ where: { id: queued.id } });
+    expect(read).toEqual(done);
+    expect(read.report).toEqual(report);
+    expect(read.fromEventTime?.toISOString()).toBe(AT.toISOString());
+  },
+  // ── end replay round trips ──
 } satisfies Record<Prisma.ModelName, RoundTrip>;
 
 describe('generated client round trip', () => {

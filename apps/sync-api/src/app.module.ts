@@ -20,6 +20,7 @@ import { RedisModule } from './infra/redis.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { PoliciesModule } from './policies/policies.module';
 import { RecordsModule } from './records/records.module';
+import { ReplaysModule } from './replays/replays.module';
 import { StreamModule } from './stream/stream.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 
@@ -52,6 +53,7 @@ export class AppModule {
         WebhooksModule,
         AdminModule,
         PoliciesModule,
+        ReplaysModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ApiExceptionFilter },

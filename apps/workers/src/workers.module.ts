@@ -8,6 +8,7 @@ import { MaintenanceModule } from './maintenance/maintenance.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { PullModule } from './pull/pull.module';
 import { RenewModule } from './renew/renew.module';
+import { ReplayModule } from './replay/replay.module';
 import { SyncModule } from './sync/sync.module';
 
 export interface WorkersModuleOptions extends InfraDependencies {
@@ -34,6 +35,7 @@ export class WorkersModule {
         PullModule,
         RenewModule,
         SyncModule,
+        ReplayModule,
       ],
       providers,
     };

@@ -15,6 +15,7 @@ export const AUDIT_ACTIONS = {
   'dead_letter.retried': 'dead_letter',
   'dead_letter.discarded': 'dead_letter',
   'field_policy.replaced': 'field_policy',
+  'replay.requested': 'replay',
 } as const;
 export type AuditAction = keyof typeof AUDIT_ACTIONS;
 const ACTION_NAMES = Object.keys(AUDIT_ACTIONS) as [AuditAction, ...AuditAction[]];
@@ -31,7 +32,7 @@ export type AuditLogQuery = z.output<typeof auditLogQuery>;
 export const auditEntryView = z.object({
   id: z.uuid(),
   action: z.enum(ACTION_NAMES),
-  targetType: z.enum(['connection', 'dead_letter', 'field_policy']),
+  targetType: z.enum(['connection', 'dead_letter', 'field_policy', 'replay']),
   targetId: z.string().nullable(),
   actor: z.object({
     keyId: z.uuid().nullable().describe('The API key that made the request.'),

@@ -43,6 +43,8 @@ export const API_ERROR_CODES = [
   'not_a_merge',
   'not_applied',
   'merged_since',
+  // Replays (POST /api/v1/replays): one per workspace at a time.
+  'replay_running',
 ] as const;
 export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
 

@@ -32,10 +32,14 @@ const fastifyConfig = t.app.getHttpAdapter().getInstance().initialConfig;
 const bodyLimit = fastifyConfig.bodyLimit ?? 1024 * 1024;
 const maxParamLength = fastifyConfig.maxParamLength ?? 100;
 
-/** Puts back what a case may have settled or revoked, so that every case finds A as seeded. */
+/** Puts back what a case may have settled, revoked or queued, so that every case finds A as seeded. */
 const reopenA = () => t.prisma.$executeRaw`
   WITH letters AS (
     UPDATE dead_letter SET status = 'open', resolved_at = NULL WHERE workspace_id = ${a.workspaceId}::uuid
+  ), replays AS (
+    -- No workers run here: a queued replay would answer every later request 409 replay_running.
+    UPDATE replay SET status = 'failed', failure_reason = 'set aside between fuzz cases', finished_at = now()
+     WHERE workspace_id = ${a.workspaceId}::uuid AND status IN ('queued', 'running')
   ), conflicts AS (
     UPDATE merge_conflict SET status = 'open', resolution = NULL, resolved_by = NULL, resolved_at = NULL
      WHERE workspace_id = ${a.workspaceId}::uuid

@@ -22,8 +22,8 @@ import { PoliciesService } from './policies.service';
 
 const APPLIES =
   'A new set applies to changes merged afterwards (the sync workers read policies again every 5 s); ' +
-  'values already merged and conflicts already recorded stay as they were: history is not replayed ' +
-  'under the new policy.';
+  'values already merged and conflicts already recorded stay as they were until a replay ' +
+  '(POST /api/v1/replays) rebuilds them under the new policy.';
 
 /** Field merge policies per entity type. Both roles read them; admins replace them. */
 @ApiTags('policies')

@@ -9,6 +9,7 @@ import { TEST_REDIS_PREFIX, TEST_REDIS_URL } from '../../../../test/support/env'
 import { createApp } from '../app.factory';
 import { type AppConfig, loadAppConfig } from '../config/app-config';
 import { PULL_QUEUE_NAME } from '../infra/pull-queue.module';
+import { REPLAY_QUEUE_NAME } from '../replays/replay-queue';
 import { WorkspacesRepository } from '../workspaces/workspaces.repository';
 import { WorkspacesService } from '../workspaces/workspaces.service';
 
@@ -74,6 +75,13 @@ export async function startTestApp(label: string, overrides: NodeJS.ProcessEnv =
         await pullQueue.waitUntilReady();
         await pullQueue.obliterate({ force: true });
         await pullQueue.close();
+        // Replays the app queued (no workers ran them here).
+        const replayQueue = new Queue(REPLAY_QUEUE_NAME, {
+          connection: queueRedis,
+          prefix: config.REDIS_PREFIX,
+        });
+        await replayQueue.obliterate({ force: true });
+        await replayQueue.close();
       }
       queueRedis.disconnect();
       await prisma.$disconnect();

@@ -159,7 +159,7 @@ export class DryRunConnectionMissing extends Error {}
  * are copied only where their key is reused (creates and deletes): the stage upserts on it.
  * A table left out is read as it is, and a write to it is refused (READ ONLY), never made.
  */
-const SHADOWED: readonly {
+export const SHADOWED: readonly {
   table: string;
   rows: (real: (table: string) => string) => string;
   by: 'ws' | 'conn';
@@ -191,10 +191,10 @@ const SHADOWED: readonly {
   { table: 'write_receipt', by: 'conn', rows: () => 'connection_id = $1' },
 ];
 
-const ident = (name: string): string => `"${name.replaceAll('"', '""')}"`;
+export const ident = (name: string): string => `"${name.replaceAll('"', '""')}"`;
 
 /** The sync stage's advisory locks order writers of the real tables; in the copies they only block others. */
-const skipAdvisoryLocks = (sql: string): string =>
+export const skipAdvisoryLocks = (sql: string): string =>
   sql.replaceAll(/\bpg_advisory_xact_lock\s*\(/g, 'pg_temp.dry_run_skip_lock(');
 
 const CHUNK = 1_000;
@@ -267,7 +267,7 @@ export async function computeDryRunReport(
   }
 }
 
-async function realSchema(client: PoolClient): Promise<string> {
+export async function realSchema(client: PoolClient): Promise<string> {
   const { rows } = await client.query<{ schema: string }>(
     `SELECT n.nspname AS schema FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE c.oid = 'entity'::regclass`,
@@ -282,12 +282,14 @@ async function realSchema(client: PoolClient): Promise<string> {
  * stage's ON CONFLICT targets and lookups) and their own sequences. Returns the real outbox's
  * highest id: rows above it are the dry run's.
  */
-async function shadow(
+export async function shadow(
   client: PoolClient,
   schema: string,
   real: (table: string) => string,
   workspaceId: string,
   connectionId: string,
+  /** Other rows to copy for some tables (a replay copies the workspace's whole outbox and receipts); $1 is the workspace. */
+  rowsOverride: Readonly<Record<string, string>> = {},
 ): Promise<number> {
   await client.query(
     `CREATE FUNCTION pg_temp.dry_run_skip_lock(bigint) RETURNS void LANGUAGE sql AS 'SELECT'`,
@@ -297,8 +299,8 @@ async function shadow(
       `CREATE TEMP TABLE ${ident(table)} (LIKE ${real(table)} INCLUDING DEFAULTS INCLUDING CONSTRAINTS) ON COMMIT DROP`,
     );
     await client.query(
-      `INSERT INTO pg_temp.${ident(table)} SELECT * FROM ${real(table)} WHERE ${rows(real)}`,
-      [by === 'ws' ? workspaceId : connectionId],
+      `INSERT INTO pg_temp.${ident(table)} SELECT * FROM ${real(table)} WHERE ${rowsOverride[table] ?? rows(real)}`,
+      [by === 'ws' || rowsOverride[table] !== undefined ? workspaceId : connectionId],
     );
     const { rows: indexes } = await client.query<{ indexdef: string }>(
       'SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = $2',

@@ -47,6 +47,8 @@ export const QUEUES = {
   pull: { attempts: 6, backoffMs: 2_000 },
   // Writing to a connection: one job drains the connection's outbox, coalesced and batched.
   push: { attempts: 8, backoffMs: 1_000 },
+  // Rebuilding a workspace's derived state from the log: long, rare, one at a time per process.
+  replay: { concurrency: 1, attempts: 3, backoffMs: 5_000 },
 } as const satisfies Record<string, QueueDefinition>;
 
 export const JOBS = {
@@ -92,6 +94,17 @@ export const JOBS = {
     queue: 'push',
     schema: z.strictObject({ connectionId: z.uuid(), slot: z.number().int().nonnegative() }),
     jobId: (p) => `push.${p.connectionId}.${p.slot}`,
+  }),
+
+  /**
+   * Runs a replay of a workspace (POST /api/v1/replays): its id is the replay row's, so the
+   * API's enqueue and a retry are one job; the row's status makes a retry of an applied
+   * replay a no-op (an apply marks itself succeeded in its own transaction).
+   */
+  'workspace.replay': job({
+    queue: 'replay',
+    schema: z.strictObject({ replayId: z.uuid() }),
+    jobId: (p) => `replay.${p.replayId}`,
   }),
 
   /** Re-enqueues pushes for outbox rows left pending or claimed by a process that died. */

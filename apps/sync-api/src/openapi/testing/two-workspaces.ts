@@ -214,6 +214,29 @@ export async function seedTwoWorkspaces(t: TestApp): Promise<{ a: SeededTenant; 
   await t.prisma.$executeRaw`
     INSERT INTO field_policy (workspace_id, entity_type, field, policy)
     VALUES (${a.workspaceId}::uuid, 'person', ${FREE_KEY}, 'manual')`;
+  // A finished replay whose report names A's person (GET /api/v1/replays/{id}); finished, so a new one may start.
+  const replay = await t.prisma.replay.create({
+    data: {
+      workspaceId: a.workspaceId,
+      mode: 'preview',
+      status: 'succeeded',
+      createdBy: adminRow.id,
+      eventsTotal: 1,
+      eventsReplayed: 1,
+      report: {
+        summary: { changes: 1 },
+        changes: [
+          {
+            entityId: ids['entity:person'] as string,
+            entityType: 'person',
+            displayName: `person ${marker}`,
+            fields: { [FREE_KEY]: { from: marker, to: `${marker} replayed`, source: null } },
+          },
+        ],
+      },
+    },
+  });
+  ids.replay = replay.id;
   const audit = await t.prisma.auditLog.findMany({ where: { workspaceId: a.workspaceId } });
   for (const [index, row] of audit.entries()) ids[`audit_log:${index}`] = row.id;
 

@@ -1,0 +1,382 @@
+import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
+import { IdentityService } from '@syncline/identity';
+import { ChangeLog, LogConsumer } from '@syncline/log';
+import { Pool } from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
+import { SYNC_GROUP } from '../sync/sync-group';
+import { SyncHandler } from '../sync/sync-handler';
+import { contactEvent, playPush, seedConnections } from '../sync/testing/sync-stage';
+import { applyReplay, previewReplay, ReplayRefused } from './replay-rebuild';
+
+/**
+ * Replay against the real sync stage on a real database: the live stage is the `sync`
+ * consumer group (LogConsumer + SyncHandler, one long-lived handler as a worker has it) over
+ * events on the real change log; a replay rebuilds the workspace from those events.
+ *
+ * The world: one person in CRM A and CRM B (same address: one entity). Both edited jobTitle
+ * and phone without seeing each other; under lww B's later values won and were written to A,
+ * whose report of them (the echo) came back. Then the admin changes the policies: jobTitle by
+ * priority [A, B], phone manual.
+ */
+
+const PARTITIONS = 4;
+let db: TestDatabase;
+let pool: Pool;
+let log: ChangeLog;
+const live = () =>
+  new SyncHandler({ identity: new IdentityService(), engine: liveEngine, connectionsTtlMs: 0 });
+let liveEngine: MergeEngine;
+let liveHandler: SyncHandler;
+
+/** The live sync group: every partition to its head. */
+async function runLive(): Promise<void> {
+  const consumer = new LogConsumer({
+    group: SYNC_GROUP,
+    partitions: PARTITIONS,
+    connection: db.url,
+    handler: (tx, events) => liveHandler.handle(tx, events),
+  });
+  await consumer.start();
+  try {
+    await consumer.processAvailable();
+  } finally {
+    await consumer.stop();
+  }
+}
+
+const append = async (...events: ReturnType<typeof contactEvent>[]) => {
+  // As a connector appends them: no origin rather than a null one.
+  const appended = await log.append(events.map(({ origin: _o, ...e }) => e));
+  if (!appended.ok) throw new Error(appended.error.message);
+};
+
+const rows = async <R extends object = Record<string, unknown>>(sql: string, params: unknown[] = []) =>
+  (await pool.query<R>(sql, params)).rows;
+
+/** Everything a rebuild could touch, for "nothing was written". */
+const world = async (workspaceId: string) => ({
+  entities: await rows(
+    'SELECT id, fields, provenance, heads, version, flags, merged_into FROM entity WHERE workspace_id = $1 ORDER BY id',
+    [workspaceId],
+  ),
+  links: await rows('SELECT * FROM source_link WHERE workspace_id = $1 ORDER BY 2, 3, 4', [workspaceId]),
+  docs: await rows(
+    `SELECT d.entity_id, md5(d.doc) AS doc, (SELECT string_agg(md5(c.chunk), ',' ORDER BY c.seq) FROM entity_doc_change c
+       WHERE c.entity_id = d.entity_id) AS chunks FROM entity_doc d WHERE d.workspace_id = $1 ORDER BY 1`,
+    [workspaceId],
+  ),
+  synced: await rows(
+    `SELECT s.* FROM entity_synced_heads s JOIN entity e ON e.id = s.entity_id WHERE e.workspace_id = $1 ORDER BY 1, 2`,
+    [workspaceId],
+  ),
+  conflicts: await rows('SELECT * FROM merge_conflict WHERE workspace_id = $1 ORDER BY id', [workspaceId]),
+  outbox: await rows('SELECT * FROM outbox WHERE workspace_id = $1 ORDER BY id', [workspaceId]),
+  receipts: await rows('SELECT * FROM write_receipt WHERE workspace_id = $1 ORDER BY 1, 2', [workspaceId]),
+  outboxSequence: await rows('SELECT last_value, is_called FROM outbox_id_seq'),
+});
+
+const t0 = Date.now() - 120_000;
+const at = (s: number) => new Date(t0 + s * 1000);
+const person = { email: 'ada@analytical.example', firstName: 'Ada', lastName: 'Lovelace' };
+
+interface World {
+  workspaceId: string;
+  a: string;
+  b: string;
+  entityId: string;
+}
+
+/** The world above, merged and written back by the live stage under lww. */
+async function seedWorld(): Promise<World> {
+  const ws = await seedConnections(pool, { a: 'hubspot', b: 'hubspot', own: 'syncline' });
+  await append(
+    contactEvent(ws.workspaceId, ws.a, 'a-1', at(0), { ...person, jobTitle: 'CTO', phone: '+44 1' }),
+    contactEvent(ws.workspaceId, ws.b, 'b-1', at(1), { ...person, jobTitle: 'Countess', phone: '+44 2' }),
+  );
+  await runLive();
+  const [link] = await rows<{ entity_id: string }>(
+    'SELECT entity_id FROM source_link WHERE connection_id = $1',
+    [ws.a],
+  );
+  const entityId = link!.entity_id;
+  expect(await rows('SELECT entity_id FROM source_link WHERE connection_id = $1', [ws.b])).toEqual([
+    { entity_id: entityId },
+  ]);
+  // A is written B's winning values and reports them back (the echo); the receipt recognises it.
+  const sent = await playPush(pool, ws.a, at(10));
+  expect(sent.map((s) => s.fields)).toEqual([{ jobTitle: 'Countess', phone: '+44 2' }]);
+  await append(
+    contactEvent(ws.workspaceId, ws.a, 'a-1', at(11), { ...person, jobTitle: 'Countess', phone: '+44 2' }),
+  );
+  await runLive();
+  const [entity] = await rows<{ fields: Record<string, unknown> }>(
+    'SELECT fields FROM entity WHERE id = $1',
+    [entityId],
+  );
+  expect(entity?.fields).toMatchObject({ jobTitle: 'Countess', phone: '+44 2' });
+  expect(await pendingWrites(ws.workspaceId)).toEqual([]);
+  return { workspaceId: ws.workspaceId, a: ws.a, b: ws.b, entityId };
+}
+
+async function changePolicies(w: World): Promise<void> {
+  await pool.query(
+    `INSERT INTO field_policy (workspace_id, entity_type, field, policy, priority)
+     VALUES ($1, 'person', 'jobTitle', 'priority', $2), ($1, 'person', 'phone', 'manual', '[]')`,
+    [w.workspaceId, JSON.stringify([w.a, w.b])],
+  );
+}
+
+const pendingWrites = (workspaceId: string) =>
+  rows<{ connection_id: string; op: string; fields: Record<string, unknown> }>(
+    `SELECT connection_id, op, fields FROM outbox WHERE workspace_id = $1 AND status = 'pending' ORDER BY connection_id`,
+    [workspaceId],
+  );
+
+beforeAll(async () => {
+  db = await createTestDatabase('replay');
+  pool = new Pool({ connectionString: db.url, max: 6 });
+  log = new ChangeLog(pool, { partitions: PARTITIONS });
+  await log.init();
+  liveEngine = new MergeEngine(new PgMergeStore(pool));
+  liveHandler = live();
+});
+
+afterAll(async () => {
+  await log?.close();
+  await pool?.end();
+  await db?.drop();
+});
+
+describe('replay of a workspace after a policy change', () => {
+  let w: World;
+  beforeAll(async () => {
+    w = await seedWorld();
+    await changePolicies(w);
+  });
+
+  it('preview reports the values that would change and writes nothing', async () => {
+    const before = await world(w.workspaceId);
+    let seenInside: unknown;
+    const report = await previewReplay(pool, w.workspaceId, 'beginning', {
+      partitions: PARTITIONS,
+      // Inside, the copies do hold the rebuilt state (so the comparison is not vacuous).
+      inspect: async (client) => {
+        seenInside = (await client.query('SELECT fields FROM entity WHERE id = $1', [w.entityId])).rows[0];
+      },
+    });
+    expect(seenInside).toMatchObject({ fields: { jobTitle: 'CTO' } });
+    expect(report.scope).toMatchObject({ entities: 1, events: 3 });
+    expect(report.summary).toMatchObject({ changes: 1, created: 0, gone: 0, linksMoved: 0, failures: 0 });
+    expect(report.changes).toEqual([
+      {
+        entityId: w.entityId,
+        entityType: 'person',
+        displayName: expect.any(String),
+        fields: {
+          // Phone is manual now: its value stays as it is until a person settles the conflict.
+          jobTitle: { from: 'Countess', to: 'CTO', source: { kind: 'connection', id: w.a } },
+        },
+      },
+    ]);
+    expect(report.conflicts).toEqual([
+      expect.objectContaining({
+        entityId: w.entityId,
+        field: 'phone',
+        policy: 'manual',
+        change: 'appeared',
+        after: 'open',
+      }),
+    ]);
+    // What apply would owe: the final jobTitle to both CRMs (A holds B's value we wrote it).
+    expect(report.writes.map((x) => [x.connectionId, x.fields.jobTitle])).toEqual(
+      expect.arrayContaining([
+        [w.a, 'CTO'],
+        [w.b, 'CTO'],
+      ]),
+    );
+    expect(await world(w.workspaceId)).toEqual(before);
+    expect(await pendingWrites(w.workspaceId)).toEqual([]);
+  });
+
+  it('apply changes the value, records conflicts as the new policies say, and owes the CRMs the final value only', async () => {
+    const before = await world(w.workspaceId);
+    const versionBefore = Number((before.entities[0] as { version: string }).version);
+    const report = await applyReplay(pool, w.workspaceId, 'beginning', { partitions: PARTITIONS });
+    expect(report.summary).toMatchObject({ changes: 1, conflictsAppeared: 1, failures: 0 });
+
+    const [entity] = await rows<{
+      fields: Record<string, unknown>;
+      provenance: Record<string, { source: unknown }>;
+      version: string;
+    }>('SELECT fields, provenance, version FROM entity WHERE id = $1', [w.entityId]);
+    expect(entity?.fields.jobTitle).toBe('CTO');
+    expect(entity?.provenance.jobTitle?.source).toEqual({ kind: 'connection', id: w.a });
+    // Every worker's cached document is dropped: the version is past any it wrote.
+    expect(Number(entity?.version)).toBeGreaterThan(versionBefore);
+
+    const conflicts = await rows<{ field: string; policy: string; status: string; resolution: unknown }>(
+      `SELECT field, policy, status::text AS status, resolution FROM merge_conflict WHERE entity_id = $1 ORDER BY field`,
+      [w.entityId],
+    );
+    expect(conflicts).toEqual([
+      expect.objectContaining({
+        field: 'jobTitle',
+        policy: 'priority',
+        status: 'resolved',
+        resolution: {
+          winner: expect.objectContaining({ value: 'CTO', source: { kind: 'connection', id: w.a } }),
+        },
+      }),
+      expect.objectContaining({ field: 'phone', policy: 'manual', status: 'open' }),
+    ]);
+    // Each CRM is owed the final jobTitle once, and never B's old value; phone waits for a person.
+    const owed = await pendingWrites(w.workspaceId);
+    expect(owed.map((r) => [r.connection_id, r.op, r.fields])).toEqual(
+      [
+        [w.a, 'update', { jobTitle: 'CTO' }],
+        [w.b, 'update', { jobTitle: 'CTO' }],
+      ].sort((x, y) => String(x[0]).localeCompare(String(y[0]))),
+    );
+
+    // The live stage goes on from the rebuilt state with its cached document dropped: a new
+    // edit in B (after seeing everything) merges onto it without error and owes A only that.
+    await append(
+      contactEvent(w.workspaceId, w.b, 'b-1', at(30), {
+        ...person,
+        jobTitle: 'CTO',
+        phone: '+44 2',
+        lastName: 'King',
+      }),
+    );
+    await runLive();
+    const [after] = await rows<{ fields: Record<string, unknown> }>(
+      'SELECT fields FROM entity WHERE id = $1',
+      [w.entityId],
+    );
+    expect(after?.fields).toMatchObject({ jobTitle: 'CTO', lastName: 'King' });
+  });
+});
+
+describe('replay of an unchanged workspace', () => {
+  it('from the beginning changes nothing: empty report, identical documents and heads', async () => {
+    const w = await seedWorld();
+    const before = await world(w.workspaceId);
+    const preview = await previewReplay(pool, w.workspaceId, 'beginning', { partitions: PARTITIONS });
+    expect(preview.summary).toEqual({
+      changes: 0,
+      created: 0,
+      gone: 0,
+      conflictsAppeared: 0,
+      conflictsDisappeared: 0,
+      linksMoved: 0,
+      writes: 0,
+      failures: 0,
+    });
+    const applied = await applyReplay(pool, w.workspaceId, 'beginning', { partitions: PARTITIONS });
+    expect(applied.summary).toEqual(preview.summary);
+    const after = await world(w.workspaceId);
+    const strip = (entities: unknown[]) =>
+      entities.map((e) => {
+        const { version: _v, ...rest } = e as { version: string };
+        return rest;
+      });
+    expect(strip(after.entities)).toEqual(strip(before.entities));
+    expect(after.links).toEqual(before.links);
+    expect(after.synced.map(({ updated_at: _u, ...s }) => s)).toEqual(
+      before.synced.map(({ updated_at: _u, ...s }) => s),
+    );
+    expect(after.conflicts).toEqual(before.conflicts);
+    expect(await pendingWrites(w.workspaceId)).toEqual([]);
+  });
+
+  it('from an event time rebuilds only the records with events since, and changes nothing either', async () => {
+    const w = await seedWorld();
+    await append(
+      contactEvent(w.workspaceId, w.b, 'b-2', at(2), { email: 'alan@bletchley.example', firstName: 'Alan' }),
+    );
+    await runLive();
+    const report = await previewReplay(pool, w.workspaceId, { eventTime: at(5) }, { partitions: PARTITIONS });
+    // Only Ada has an event at or after at(5) (A's echo); Alan is left alone.
+    expect(report.scope).toMatchObject({ entities: 1, events: 3 });
+    expect(report.summary.changes).toBe(0);
+  });
+});
+
+describe('replay while the live stage runs', () => {
+  it('an apply holds the live stage for this workspace; events appended meanwhile are merged once, after it', async () => {
+    const w = await seedWorld();
+    await changePolicies(w);
+    let release!: () => void;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let inside!: () => void;
+    const reachedInside = new Promise<void>((r) => {
+      inside = r;
+    });
+    const replay = applyReplay(pool, w.workspaceId, 'beginning', {
+      partitions: PARTITIONS,
+      beforeCommit: async () => {
+        inside();
+        await held;
+      },
+    });
+    await reachedInside;
+    // A new edit in B lands on the log while the apply is open: the live stage must wait.
+    await append(
+      contactEvent(w.workspaceId, w.b, 'b-1', at(40), { ...person, jobTitle: 'Countess', lastName: 'Byron' }),
+    );
+    const liveRun = runLive();
+    const waited = await Promise.race([
+      liveRun.then(() => 'ran'),
+      new Promise((r) => setTimeout(() => r('waiting'), 1_500)),
+    ]);
+    expect(waited).toBe('waiting');
+    // It waits on the connection row lock (FOR KEY SHARE against the replay's FOR UPDATE).
+    const blocked = await rows<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+    );
+    expect(blocked[0]?.n).toBeGreaterThan(0);
+    release();
+    const report = await replay;
+    // The new event was not part of the rebuild (it was not committed by the live stage)...
+    expect(report.scope.events).toBe(3);
+    await liveRun;
+    // ...and the live stage merged it exactly once, on top of the rebuilt state.
+    const [entity] = await rows<{ fields: Record<string, unknown> }>(
+      'SELECT fields FROM entity WHERE id = $1',
+      [w.entityId],
+    );
+    // B's new jobTitle saw everything (its view caught up on the rebuilt state)? It still ranks after A.
+    expect(entity?.fields.lastName).toBe('Byron');
+    const applied = await rows<{ n: number }>(
+      `SELECT count(*)::int AS n FROM entity_doc_change c WHERE c.entity_id = $1 AND position($2::bytea IN c.chunk) > 0`,
+      [w.entityId, Buffer.from(`contacts:b-1:${at(40).getTime()}`)],
+    );
+    const [doc] = await rows<{ doc: Buffer }>('SELECT doc FROM entity_doc WHERE entity_id = $1', [
+      w.entityId,
+    ]);
+    const inSnapshot = doc?.doc.includes(Buffer.from(`contacts:b-1:${at(40).getTime()}`)) ? 1 : 0;
+    expect((applied[0]?.n ?? 0) + inSnapshot).toBe(1);
+    const [offset] = await rows<{ behind: number }>(
+      `SELECT count(*)::int AS behind FROM change_event e JOIN consumer_offset o ON o.partition = e.partition
+        WHERE o.group_name = $1 AND e."offset" > o.committed_offset`,
+      [SYNC_GROUP],
+    );
+    expect(offset?.behind).toBe(0);
+  });
+});
+
+describe('a replay that cannot rebuild', () => {
+  it('is refused with its reason and leaves the live state untouched', async () => {
+    const w = await seedWorld();
+    // Retention removed B's events: the record is linked, but the log no longer holds its history.
+    await pool.query(`DELETE FROM change_event WHERE connection_id = $1`, [w.b]);
+    const before = await world(w.workspaceId);
+    const failed = applyReplay(pool, w.workspaceId, 'beginning', { partitions: PARTITIONS });
+    await expect(failed).rejects.toBeInstanceOf(ReplayRefused);
+    await expect(failed).rejects.toThrow(/history_incomplete.*1 linked record/);
+    expect(await world(w.workspaceId)).toEqual(before);
+  });
+});
