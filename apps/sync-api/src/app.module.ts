@@ -15,6 +15,7 @@ import { IdentityReviewModule } from './identity-review/identity-review.module';
 import { ChangeLogModule } from './infra/change-log.module';
 import { DatabaseModule } from './infra/database.module';
 import { loggerParams } from './infra/logger-params';
+import { PgListenerModule } from './infra/pg-listener';
 import { PullQueueModule } from './infra/pull-queue.module';
 import { RedisModule } from './infra/redis.module';
 import { MetricsModule } from './metrics/metrics.module';
@@ -39,6 +40,7 @@ export class AppModule {
         ConfigModule.forRoot(config),
         LoggerModule.forRoot(loggerParams(config, options.logDestination)),
         DatabaseModule,
+        PgListenerModule,
         RedisModule,
         ChangeLogModule,
         PullQueueModule,

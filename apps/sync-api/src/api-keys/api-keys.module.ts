@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
+import { ApiKeyCache } from './api-key-cache';
 import { ApiKeysController } from './api-keys.controller';
 import { ApiKeysRepository } from './api-keys.repository';
 import { ApiKeysService } from './api-keys.service';
 
 @Module({
   controllers: [ApiKeysController],
-  providers: [ApiKeysService, ApiKeysRepository],
+  providers: [ApiKeysService, ApiKeysRepository, ApiKeyCache],
   exports: [ApiKeysService],
 })
 export class ApiKeysModule {}

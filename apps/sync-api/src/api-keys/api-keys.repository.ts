@@ -5,6 +5,7 @@ import { PrismaClient } from '@syncline/core/db';
 import { Pool } from 'pg';
 import type { Role } from '../auth/principal';
 import { READ_POOL } from '../infra/database.module';
+import { API_KEY_CHANNEL } from './api-key-cache';
 
 export interface ApiKeyRecord {
   id: ApiKeyId;
@@ -49,8 +50,8 @@ export class ApiKeysRepository {
   ) {}
 
   /**
-   * Unscoped on purpose: the key itself says which workspace it belongs to. Run on every
-   * request, so through `pg` rather than Prisma; never cached, so a revoked key stops at once.
+   * Unscoped on purpose: the key itself says which workspace it belongs to. Run for every
+   * key the process has not cached (ApiKeyCache), so through `pg` rather than Prisma.
    */
   async findCredentialByPrefix(prefix: string): Promise<ApiKeyCredential | null> {
     const { rows } = await this.pool.query<RecordRow & { secretHash: Buffer }>(
@@ -89,15 +90,26 @@ export class ApiKeysRepository {
     return rows.map(toRecord);
   }
 
-  /** Revoking twice is fine; a key of another workspace is `not_found`, exactly like a missing one. */
-  async revoke(workspaceId: WorkspaceId, id: ApiKeyId, at: Date): Promise<Result<void, 'not_found'>> {
-    const { count } = await this.prisma.apiKey.updateMany({
-      where: { id, workspaceId, revokedAt: null },
-      data: { revokedAt: at },
-    });
-    if (count > 0) return ok(undefined);
+  /**
+   * Revoking twice is fine; a key of another workspace is `not_found`, exactly like a missing
+   * one (the prefix is that of a key revoked now, null if it already was). The revocation is announced on API_KEY_CHANNEL as it commits, so that every API
+   * process drops the key from its cache.
+   */
+  async revoke(
+    workspaceId: WorkspaceId,
+    id: ApiKeyId,
+    at: Date,
+  ): Promise<Result<{ prefix: string | null }, 'not_found'>> {
+    const revoked = await this.prisma.$queryRaw<{ prefix: string }[]>`
+      WITH revoked AS (
+        UPDATE api_key SET revoked_at = ${at}
+         WHERE id = ${id}::uuid AND workspace_id = ${workspaceId}::uuid AND revoked_at IS NULL
+        RETURNING prefix
+      )
+      SELECT prefix FROM revoked CROSS JOIN LATERAL (SELECT pg_notify(${API_KEY_CHANNEL}, revoked.prefix)) AS announced`;
+    if (revoked[0]) return ok({ prefix: revoked[0].prefix });
     const exists = await this.prisma.apiKey.count({ where: { id, workspaceId } });
-    return exists > 0 ? ok(undefined) : err('not_found');
+    return exists > 0 ? ok({ prefix: null }) : err('not_found');
   }
 }
 

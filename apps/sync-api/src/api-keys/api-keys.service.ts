@@ -3,6 +3,7 @@ import type { ApiKeyId } from '@syncline/core';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { generateApiKey, parseBearerApiKey, verifyApiKeySecret } from '../auth/api-key-format';
 import type { Principal } from '../auth/principal';
+import { ApiKeyCache } from './api-key-cache';
 import { type ApiKeyRecord, ApiKeysRepository } from './api-keys.repository';
 import type { ApiKeyView, CreateApiKeyBody, CreatedApiKeyView } from './api-keys.schemas';
 
@@ -14,6 +15,7 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 export class ApiKeysService {
   constructor(
     private readonly apiKeys: ApiKeysRepository,
+    private readonly cache: ApiKeyCache,
     @InjectPinoLogger(ApiKeysService.name) private readonly logger: PinoLogger,
   ) {}
 
@@ -21,7 +23,12 @@ export class ApiKeysService {
   async authenticate(authorization: string | undefined): Promise<Principal | null> {
     const presented = parseBearerApiKey(authorization);
     if (!presented) return null;
-    const credential = await this.apiKeys.findCredentialByPrefix(presented.prefix);
+    const generation = this.cache.generation;
+    let credential = this.cache.get(presented.prefix);
+    if (!credential) {
+      credential = (await this.apiKeys.findCredentialByPrefix(presented.prefix)) ?? undefined;
+      if (credential) this.cache.put(credential, generation);
+    }
     if (!credential || !verifyApiKeySecret(presented.secret, credential.secretHash)) return null;
     if (credential.revokedAt) return null;
 
@@ -29,6 +36,7 @@ export class ApiKeysService {
     const staleBefore = new Date(now.getTime() - LAST_USED_RESOLUTION_MS);
     if (!credential.lastUsedAt || credential.lastUsedAt < staleBefore) {
       await this.apiKeys.touchLastUsed(credential.id, now, staleBefore);
+      this.cache.touched(credential.prefix, now);
     }
     return { workspaceId: credential.workspaceId, apiKeyId: credential.id, role: credential.role };
   }
@@ -54,6 +62,8 @@ export class ApiKeysService {
   async revoke(principal: Principal, id: string): Promise<void> {
     const revoked = await this.apiKeys.revoke(principal.workspaceId, id as ApiKeyId, new Date());
     if (!revoked.ok) throw new NotFoundException(`no API key ${id}`);
+    // This process drops it now; the others when they hear the notification.
+    if (revoked.value.prefix) this.cache.forget(revoked.value.prefix);
     this.logger.info({ revokedApiKeyId: id }, 'api key revoked');
   }
 }

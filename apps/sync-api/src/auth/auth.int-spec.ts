@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API_KEY_CHANNEL } from '../api-keys/api-key-cache';
 import { bearer, createApiKey, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
 import { generateApiKey } from './api-key-format';
 
@@ -63,9 +64,14 @@ describe('API-key auth', () => {
     // Once the last use is older than the window, the next request records again.
     const old = new Date(Date.now() - 5 * 60_000);
     await t.prisma.apiKey.update({ where: { prefix: prefix! }, data: { lastUsedAt: old } });
-    await me(bearer(salesKey));
-    const third = await t.prisma.apiKey.findUniqueOrThrow({ where: { prefix: prefix! } });
-    expect(third.lastUsedAt!.getTime()).toBeGreaterThan(old.getTime());
+    // A changed key row is announced, so that API processes read it again instead of their cache.
+    await t.prisma.$executeRaw`SELECT pg_notify(${API_KEY_CHANNEL}, ${prefix!})`;
+    let third = old;
+    for (const deadline = Date.now() + 2_000; third <= old && Date.now() < deadline; ) {
+      await me(bearer(salesKey));
+      third = (await t.prisma.apiKey.findUniqueOrThrow({ where: { prefix: prefix! } })).lastUsedAt!;
+    }
+    expect(third.getTime()).toBeGreaterThan(old.getTime());
   });
 
   it('403 for a sales key on admin routes', async () => {

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ApiKeyCache } from '../api-keys/api-key-cache';
 import { bearer } from '../testing/test-app';
 import { requestsAimedAt } from './testing/aimed-requests';
 import { type ApiResponse, errorCode, errorShapeProblem, send } from './testing/api-call';
@@ -33,7 +34,12 @@ const bodyLimit = fastifyConfig.bodyLimit ?? 1024 * 1024;
 const maxParamLength = fastifyConfig.maxParamLength ?? 100;
 
 /** Puts back what a case may have settled, revoked or queued, so that every case finds A as seeded. */
-const reopenA = () => t.prisma.$executeRaw`
+const reopenA = async () => {
+  await reopenARows();
+  // The keys' rows changed by hand: the app must read them again.
+  t.app.get(ApiKeyCache).forget(undefined);
+};
+const reopenARows = () => t.prisma.$executeRaw`
   WITH letters AS (
     UPDATE dead_letter SET status = 'open', resolved_at = NULL WHERE workspace_id = ${a.workspaceId}::uuid
   ), replays AS (
