@@ -280,6 +280,30 @@ describe('EntityDocument', () => {
     expect(owedOf(doc)[CRM_B]).toEqual([]);
   });
 
+  it.each([
+    ['lww', {}],
+    ['manual', { stage: { kind: 'manual' } }],
+    ['priority', { stage: { kind: 'priority', order: [CRM_B, CRM_A] } }],
+  ] as const)(
+    '%s: a read of the source’s own past, merged after its later edit, changes nothing and owes it nothing',
+    (_kind, policies) => {
+      const doc = EntityDocument.create('e');
+      doc.applyInbound(change(CRM_A, 10, { stage: 'Lead', amount: 5 }), policies);
+      doc.markSeen(CRM_B);
+      // CRM A's notification of its edit at 30, then a full read of the record taken at 20
+      // (between its two edits) that reached the log after the notification.
+      doc.applyInbound(change(CRM_A, 30, { stage: 'Won' }), policies);
+      const { outcome } = doc.applyInbound(change(CRM_A, 20, { stage: 'Proposal', amount: 5 }), policies);
+      expect(outcome.values).toEqual({ stage: 'Won', amount: 5 });
+      expect(outcome.conflicts).toEqual([]);
+      // A holds its own latest edit; only B is owed it.
+      expect(Object.fromEntries(outcome.owed)).toEqual({ [CRM_A]: [], [CRM_B]: ['stage'] });
+      // A later edit of the field in A is a change like any other.
+      const next = doc.applyInbound(change(CRM_A, 40, { stage: 'Lost' }), policies);
+      expect(next.outcome.values.stage).toBe('Lost');
+    },
+  );
+
   it('skips Automerge when the values equal what the source had seen (content compare)', () => {
     const doc = EntityDocument.create('e');
     doc.applyInbound(change(CRM_A, 1, { stage: 'Won', amount: { value: 5, currency: 'EUR' } }), {});

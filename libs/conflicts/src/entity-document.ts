@@ -298,6 +298,12 @@ export class EntityDocument {
       if (json === 'null' && held === undefined) continue;
       const fieldTime = change.fieldTimes?.[field];
       const ms = fieldTime === undefined ? eventMs : new Date(fieldTime).getTime();
+      // A read of the source's own past (a full record read before a property changed, on
+      // the log after that change's notification): the source has since reported a later
+      // value of this field itself, and that is what it holds. The older value neither
+      // merges nor marks the source as holding it (which would owe the source its own edit).
+      if (isConnection && visible.some((c) => sameSource(c.source, source) && hlcMillis(c.hlc) > ms))
+        continue;
       let seenHlc = -1;
       for (const c of visible) seenHlc = Math.max(seenHlc, c.hlc);
       if (policy.kind === 'lww' && seenHlc >= 0 && ms < hlcMillis(seenHlc)) {
@@ -995,6 +1001,10 @@ function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
     offset += part.length;
   }
   return out;
+}
+
+function sameSource(a: SourceRef, b: SourceRef): boolean {
+  return a.kind === b.kind && a.id === b.id;
 }
 
 function sameHeads(a: readonly string[], b: readonly string[]): boolean {

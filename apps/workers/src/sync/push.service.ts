@@ -9,6 +9,7 @@ import { PG_POOL, ROOT_LOGGER } from '../infra/connections';
 import { JobQueue } from '../jobs/job-queue.service';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { type CoalescedWrite, coalesce, type OutboxRow } from './outbox';
+import { versionMayReplace } from './provider-version';
 import { queueReconcileCreates } from './reconcile-creates';
 import { SYNC_GROUP } from './sync-group';
 
@@ -290,7 +291,8 @@ export class PushService {
                JOIN change_event ev ON ev.connection_id = $1 AND ev.event_key = t.key
                JOIN consumer_offset o ON o.group_name = $6 AND o.partition = ev.partition
               WHERE ev."offset" <= o.committed_offset
-                AND l.connection_id = $1 AND l.entity_type = t.type AND l.external_id = t.ext`,
+                AND l.connection_id = $1 AND l.entity_type = t.type AND l.external_id = t.ext
+                AND ${versionMayReplace('t.v', 'l.provider_version')}`,
             [
               handle.id,
               known.map((c) => c.entityType),
@@ -376,7 +378,8 @@ export class PushService {
              FROM jsonb_to_recordset($1::jsonb) AS r(connection_id uuid, entity_type text, external_id text,
                   provider_version text)
             WHERE r.provider_version IS NOT NULL AND l.connection_id = r.connection_id
-              AND l.entity_type = r.entity_type AND l.external_id = r.external_id`,
+              AND l.entity_type = r.entity_type AND l.external_id = r.external_id
+              AND ${versionMayReplace('r.provider_version', 'l.provider_version')}`,
           [json],
         );
       }

@@ -63,6 +63,50 @@ describe('the sync stage and write receipts', () => {
     expect(await pendingFor(ws.a)).toEqual([{ firstName: 'Augusta' }]);
   });
 
+  it("a read of the source's own past, merged after its later edit, owes it nothing and moves no version back", async () => {
+    const ws = await seedConnections(pool, { a: 'hubspot', b: 'hubspot' });
+    const { handle } = syncStage(pool);
+    const t0 = Date.now() - 60_000;
+    const at = (s: number) => new Date(t0 + s * 1000);
+    const version = (s: number) => at(s).toISOString();
+    const cy = { email: 'cy@acme.example', firstName: 'Cy', jobTitle: 'Analyst' };
+    const full = (s: number, fields: Record<string, unknown>) => ({
+      ...contactEvent(ws.workspaceId, ws.a, 'a-9', at(s), fields),
+      providerVersion: version(s),
+    });
+    await handle(full(0, cy));
+    await handle(contactEvent(ws.workspaceId, ws.b, 'b-9', at(1), cy));
+    await sendOwed(ws.b, at(2));
+    // A's edit at 30 s arrives as a notification; a full read taken at 20 s lands after it.
+    await handle({
+      ...contactEvent(ws.workspaceId, ws.a, 'a-9', at(30), { jobTitle: 'CTO' }),
+      eventKey: 'a-9:notification:30',
+    });
+    await handle(full(20, { ...cy, jobTitle: 'Lead Analyst' }));
+    expect(await entityFields(ws.a, 'a-9')).toMatchObject({ jobTitle: 'CTO' });
+    expect(await pendingFor(ws.a)).toEqual([]);
+    expect(await pendingFor(ws.b)).toEqual([{ jobTitle: 'CTO' }]);
+
+    const linkVersion = async () =>
+      (
+        await pool.query<{ v: string }>(
+          `SELECT provider_version AS v FROM source_link WHERE connection_id = $1 AND external_id = 'a-9'`,
+          [ws.a],
+        )
+      ).rows[0]?.v;
+    expect(await linkVersion()).toBe(version(20));
+    // A newer version (our write's receipt, say) is not moved back by an older read ...
+    await pool.query(
+      `UPDATE source_link SET provider_version = $2 WHERE connection_id = $1 AND external_id = 'a-9'`,
+      [ws.a, version(40)],
+    );
+    await handle(full(35, { ...cy, jobTitle: 'CTO' }));
+    expect(await linkVersion()).toBe(version(40));
+    // ... and a later one takes its place.
+    await handle(full(50, { ...cy, jobTitle: 'CTO' }));
+    expect(await linkVersion()).toBe(version(50));
+  });
+
   it('an edit our later write replaced wins by its time, and the source is owed it again', async () => {
     const ws = await seedConnections(pool, { a: 'hubspot', b: 'hubspot' });
     const { handle } = syncStage(pool);

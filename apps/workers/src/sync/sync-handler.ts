@@ -10,6 +10,7 @@ import {
 } from '@syncline/identity';
 import type { LogEvent, LogTransaction } from '@syncline/log';
 import { claimBareAddresses, writeAssociations } from './associations';
+import { versionMayReplace } from './provider-version';
 import { canCreateIn, type DeletePolicy, isWritable } from './writeback-rules';
 
 /** A connection of a workspace as writeback sees it. */
@@ -713,7 +714,8 @@ export class SyncHandler {
     await tx.query(
       `UPDATE source_link l SET provider_version = t.v
          FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS t(conn, type, ext, v)
-        WHERE l.connection_id = t.conn AND l.entity_type = t.type AND l.external_id = t.ext`,
+        WHERE l.connection_id = t.conn AND l.entity_type = t.type AND l.external_id = t.ext
+          AND ${versionMayReplace('t.v', 'l.provider_version')}`,
       [
         list.map((e) => e.connectionId),
         list.map((e) => e.entityType),

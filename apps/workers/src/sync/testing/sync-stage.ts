@@ -6,7 +6,9 @@ import type { Pool } from 'pg';
 import { SyncHandler } from '../sync-handler';
 
 /** A log event as a test writes it: the log's own columns are filled in by `handle`. */
-export type StageEvent = Omit<LogEvent, 'partition' | 'offset' | 'ingestedAt' | 'providerVersion'>;
+export type StageEvent = Omit<LogEvent, 'partition' | 'offset' | 'ingestedAt' | 'providerVersion'> & {
+  providerVersion?: string | null;
+};
 
 /**
  * The sync stage in-process against a test database: each `handle` call is one batch, in one
@@ -27,7 +29,7 @@ export function syncStage(pool: Pool): { handle: (...batch: StageEvent[]) => Pro
           partition: 0,
           offset: ++offset,
           ingestedAt: new Date(),
-          providerVersion: null,
+          providerVersion: event.providerVersion ?? null,
         })),
       );
       await client.query('COMMIT');
