@@ -1,38 +1,93 @@
-import { Pool } from 'pg';
-import { afterAll, beforeAll, describe } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { Pool, type PoolClient } from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
 import { mergeStoreAcceptance } from '../test/merge-store.acceptance';
 import { PgMergeStore } from './pg-merge-store';
 
+let db: TestDatabase;
+let pool: Pool;
+
+beforeAll(async () => {
+  db = await createTestDatabase('conflicts_store');
+  pool = new Pool({ connectionString: db.url, max: 2 });
+});
+
+afterAll(async () => {
+  await pool?.end();
+  await db?.drop();
+});
+
+/** Each case runs inside one transaction, as a log consumer's handler does, and commits. */
+async function inTransaction(body: (client: PoolClient) => Promise<void>): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query(
+      'TRUNCATE entity_doc, entity_doc_change, entity_synced_heads, merge_conflict, field_policy',
+    );
+    await body(client);
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK');
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
 describe('PgMergeStore', () => {
-  let db: TestDatabase;
-  let pool: Pool;
+  mergeStoreAcceptance((body) => inTransaction((client) => body(new PgMergeStore(client))));
+});
 
-  beforeAll(async () => {
-    db = await createTestDatabase('conflicts_store');
-    pool = new Pool({ connectionString: db.url, max: 2 });
-  });
+describe('PgMergeStore with deferred writes', () => {
+  // The same contract, flushed once before the commit as the sync stage does.
+  mergeStoreAcceptance((body) =>
+    inTransaction(async (client) => {
+      const store = new PgMergeStore(client, { deferWrites: true });
+      await body(store);
+      await store.flush();
+    }),
+  );
 
-  afterAll(async () => {
-    await pool?.end();
-    await db?.drop();
-  });
+  it('holds changes and synced heads back until flushed, and a load of their entity flushes first', async () => {
+    await inTransaction(async (client) => {
+      const store = new PgMergeStore(client, { deferWrites: true });
+      const [entity, other, workspace, connection] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+      const count = async (table: string) =>
+        Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`)).rows[0]!.n);
+      await store.appendChange(entity, workspace, 1, Uint8Array.of(1, 2, 3));
+      await store.appendChange(entity, workspace, 2, Uint8Array.of(4));
+      await store.saveSynced(entity, connection, { heads: ['h1'], stale: {} });
+      await store.saveSynced(entity, connection, { heads: ['h2'], stale: { stage: '"Lost"' } });
+      await store.appendChange(other, workspace, 1, Uint8Array.of(9));
+      expect([
+        await count('entity_doc'),
+        await count('entity_doc_change'),
+        await count('entity_synced_heads'),
+      ]).toEqual([0, 0, 0]);
 
-  // Each case runs inside one transaction, as a log consumer's handler does, and commits.
-  mergeStoreAcceptance(async (body) => {
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
-      await client.query(
-        'TRUNCATE entity_doc, entity_doc_change, entity_synced_heads, merge_conflict, field_policy',
-      );
-      await body(new PgMergeStore(client));
-      await client.query('COMMIT');
-    } catch (error) {
+      const loaded = await store.load(entity);
+      expect(loaded?.chunks).toEqual([Uint8Array.of(1, 2, 3), Uint8Array.of(4)]);
+      expect(loaded?.lastSeq).toBe(2);
+      // The last state of a pair is the one stored.
+      expect(loaded?.synced.get(connection)).toEqual({ heads: ['h2'], stale: { stage: '"Lost"' } });
+      expect([
+        await count('entity_doc'),
+        await count('entity_doc_change'),
+        await count('entity_synced_heads'),
+      ]).toEqual([2, 3, 1]);
+
+      // Flushed, nothing is held; a flush with nothing held writes nothing.
+      await store.appendChange(other, workspace, 2, Uint8Array.of(10));
+      await store.flush();
+      await store.flush();
+      expect(await count('entity_doc_change')).toBe(4);
+      // A second writer of a seq still fails loudly, at the flush.
+      await store.appendChange(other, workspace, 2, Uint8Array.of(11));
+      await expect(store.flush()).rejects.toThrow(/duplicate key/);
       await client.query('ROLLBACK');
-      throw error;
-    } finally {
-      client.release();
-    }
+      await client.query('BEGIN');
+    });
   });
 });

@@ -45,10 +45,75 @@ const toCandidate = (c: StoredCandidate) => ({
  * MergeStore on PostgreSQL through plain SQL, inside the caller's transaction, so merged
  * state commits together with the log offset that produced it.
  */
+export interface PgMergeStoreOptions {
+  /**
+   * Holds appended changes and synced heads until `flush` (or a load or compaction of an
+   * entity that has some), and writes them in three multi-row statements instead of one
+   * statement each: for a caller that applies a batch of changes in one transaction and
+   * flushes before it commits (the sync stage).
+   */
+  deferWrites?: boolean;
+}
+
 export class PgMergeStore implements MergeStore {
-  constructor(private readonly tx: SqlTransaction) {}
+  private readonly deferWrites: boolean;
+  private readonly newDocs = new Map<string, string>();
+  private readonly changes: { entityId: string; seq: number; chunk: Uint8Array }[] = [];
+  private readonly synced = new Map<string, { entityId: string; connectionId: string; state: SyncedState }>();
+  private readonly deferred = new Set<string>();
+
+  constructor(
+    private readonly tx: SqlTransaction,
+    options: PgMergeStoreOptions = {},
+  ) {
+    this.deferWrites = options.deferWrites === true;
+  }
+
+  /** Writes what `deferWrites` held back. A no-op without it, or with nothing held. */
+  async flush(): Promise<void> {
+    if (this.deferred.size === 0) return;
+    const docs = [...this.newDocs];
+    const changes = this.changes.splice(0);
+    const synced = [...this.synced.values()];
+    this.newDocs.clear();
+    this.synced.clear();
+    this.deferred.clear();
+    if (docs.length > 0)
+      await this.tx.query(
+        `INSERT INTO entity_doc (entity_id, workspace_id, doc)
+         SELECT e, w, '\\x'::bytea FROM unnest($1::uuid[], $2::uuid[]) AS t(e, w)
+         ON CONFLICT (entity_id) DO NOTHING`,
+        [docs.map(([e]) => e), docs.map(([, w]) => w)],
+      );
+    // The primary key refuses a second writer of the same seq: a stale cache fails loudly.
+    if (changes.length > 0)
+      await this.tx.query(
+        `INSERT INTO entity_doc_change (entity_id, seq, chunk)
+         SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::bytea[])`,
+        [changes.map((c) => c.entityId), changes.map((c) => c.seq), changes.map((c) => Buffer.from(c.chunk))],
+      );
+    if (synced.length > 0)
+      await this.tx.query(
+        `INSERT INTO entity_synced_heads (entity_id, connection_id, heads, stale)
+         SELECT r.entity_id, r.connection_id, ARRAY(SELECT jsonb_array_elements_text(r.heads)), r.stale
+           FROM jsonb_to_recordset($1::jsonb) AS r(entity_id uuid, connection_id uuid, heads jsonb, stale jsonb)
+         ON CONFLICT (entity_id, connection_id) DO UPDATE
+           SET heads = EXCLUDED.heads, stale = EXCLUDED.stale, updated_at = CURRENT_TIMESTAMP`,
+        [
+          JSON.stringify(
+            synced.map((s) => ({
+              entity_id: s.entityId,
+              connection_id: s.connectionId,
+              heads: s.state.heads,
+              stale: s.state.stale,
+            })),
+          ),
+        ],
+      );
+  }
 
   async load(entityId: string): Promise<StoredDocument | null> {
+    if (this.deferred.has(entityId)) await this.flush();
     const docs = await this.tx.query<{ workspace_id: string; doc: Buffer; compacted_seq: string }>(
       `SELECT workspace_id, doc, compacted_seq FROM entity_doc WHERE entity_id = $1`,
       [entityId],
@@ -77,6 +142,12 @@ export class PgMergeStore implements MergeStore {
   }
 
   async appendChange(entityId: string, workspaceId: string, seq: number, chunk: Uint8Array): Promise<void> {
+    if (this.deferWrites) {
+      if (seq === 1) this.newDocs.set(entityId, workspaceId);
+      this.changes.push({ entityId, seq, chunk });
+      this.deferred.add(entityId);
+      return;
+    }
     if (seq === 1) {
       await this.tx.query(
         `INSERT INTO entity_doc (entity_id, workspace_id, doc) VALUES ($1, $2, '\\x'::bytea)
@@ -98,6 +169,8 @@ export class PgMergeStore implements MergeStore {
     snapshot: Uint8Array,
     throughSeq: number,
   ): Promise<void> {
+    // The chunks it folds must be there to be dropped.
+    await this.flush();
     await this.tx.query(
       `INSERT INTO entity_doc (entity_id, workspace_id, doc, doc_bytes, compacted_seq) VALUES ($1, $2, $3, $4, $5)
        ON CONFLICT (entity_id) DO UPDATE
@@ -114,6 +187,14 @@ export class PgMergeStore implements MergeStore {
   }
 
   async saveSynced(entityId: string, connectionId: string, state: SyncedState): Promise<void> {
+    if (this.deferWrites) {
+      // The last state of a pair is the one that counts.
+      const key = `${entityId}|${connectionId}`;
+      this.synced.delete(key);
+      this.synced.set(key, { entityId, connectionId, state });
+      this.deferred.add(entityId);
+      return;
+    }
     await this.tx.query(
       `INSERT INTO entity_synced_heads (entity_id, connection_id, heads, stale) VALUES ($1, $2, $3, $4)
        ON CONFLICT (entity_id, connection_id) DO UPDATE

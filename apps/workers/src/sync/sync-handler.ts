@@ -271,7 +271,9 @@ export class SyncHandler {
     await this.lockAndValidate(tx, ids);
 
     const receipts = await this.receiptsOf(tx, events);
-    const store = new PgMergeStore(tx);
+    // Appended changes and synced heads go out in a few multi-row statements at the end of the
+    // batch (or before a load or compaction that needs them), not one statement each.
+    const store = new PgMergeStore(tx, { deferWrites: true });
     const touched = new Map<string, Touched>();
     const applied: string[] = [];
     // Records a merge leaves twice in one connection, one of them our own copy: archived there.
@@ -372,6 +374,7 @@ export class SyncHandler {
     await this.writeOutbox(tx, owing);
     // In this transaction, for entities it holds: a snapshot must never hold uncommitted changes.
     for (const id of touched.keys()) await engine.compactIfDue(id, store);
+    await store.flush();
   }
 
   /**
