@@ -39,6 +39,7 @@ export async function run(
   });
   log(`merge-soak: ${merges} merges over ${entities} entities, warm-up ${warmup}, sample every ${every}`);
   const samples: number[] = [];
+  const stored: number[] = [];
   const started = process.hrtime.bigint();
   for (let i = 0; i < merges; i++) {
     const event = next(i);
@@ -51,9 +52,11 @@ export async function run(
       gc();
       const rss = process.memoryUsage().rss / 2 ** 20;
       samples.push(rss);
+      const storeMb = store.storedBytes() / 2 ** 20;
+      stored.push(storeMb);
       const { heapUsed, arrayBuffers } = process.memoryUsage();
       log(
-        `merge-soak: ${i + 1} rss ${rss.toFixed(0)} MB, heap ${(heapUsed / 2 ** 20).toFixed(0)} MB, array buffers ${(arrayBuffers / 2 ** 20).toFixed(0)} MB, conflicts ${store.conflictsRecorded}, cached ${JSON.stringify(engine.cached)}, stats ${JSON.stringify(engine.stats)}`,
+        `merge-soak: ${i + 1} rss ${rss.toFixed(0)} MB, store ${storeMb.toFixed(0)} MB, heap ${(heapUsed / 2 ** 20).toFixed(0)} MB, array buffers ${(arrayBuffers / 2 ** 20).toFixed(0)} MB, conflicts ${store.conflictsRecorded}, cached ${JSON.stringify(engine.cached)}, stats ${JSON.stringify(engine.stats)}`,
       );
     }
   }
@@ -68,6 +71,9 @@ export async function run(
     rss_last_mb: Math.round(last),
     rss_max_mb: Math.round(Math.max(0, ...samples)),
     drift_pct: first === 0 ? 0 : Number((((last - first) / first) * 100).toFixed(1)),
+    // What the in-memory store (PostgreSQL's stand-in) holds: the documents' stored history.
+    store_first_mb: Math.round(stored[0] ?? 0),
+    store_last_mb: Math.round(stored.at(-1) ?? 0),
     merges_per_s: Math.round(merges / seconds),
     samples: samples.length,
     compactions: engine.stats.compactions,
@@ -88,6 +94,16 @@ function gc(): void {
  */
 class SoakStore extends InMemoryMergeStore {
   conflictsRecorded = 0;
+
+  /** Bytes of stored snapshots and change chunks. */
+  storedBytes(): number {
+    let bytes = 0;
+    for (const doc of this.documents.values()) {
+      bytes += doc.snapshot?.length ?? 0;
+      for (const c of doc.chunks) bytes += c.chunk.length;
+    }
+    return bytes;
+  }
 
   override async recordConflicts(conflicts: readonly ConflictRecord[]): Promise<void> {
     this.conflictsRecorded += conflicts.length;
