@@ -709,6 +709,54 @@ const ROUND_TRIPS = {
     expect(await prisma.entityAssociation.count({ where: { workspaceId: workspace.id } })).toBe(0);
   },
   // ── end activity association round trips ──
+  // ── entity relation round trips ──
+  EntityRelation: async (prisma) => {
+    const workspace = await seedWorkspace(prisma);
+    const person = await prisma.entity.create({ data: { workspaceId: workspace.id, entityType: 'person' } });
+    const company = await prisma.entity.create({
+      data: { workspaceId: workspace.id, entityType: 'company' },
+    });
+    const connectionId = '0190a000-0000-7000-8000-0000000000f1';
+    const created = await prisma.entityRelation.create({
+      data: {
+        key: `${connectionId}|person|101|company|202`,
+        workspaceId: workspace.id,
+        kind: 'crm',
+        fromType: 'person',
+        fromId: person.id,
+        toType: 'company',
+        toId: company.id,
+        connectionId,
+        fromExternalId: '101',
+        toExternalId: '202',
+      },
+    });
+    const derived = await prisma.entityRelation.create({
+      data: {
+        key: `derived|${person.id}|${company.id}`,
+        workspaceId: workspace.id,
+        kind: 'derived',
+        fromType: 'person',
+        fromId: person.id,
+        toType: 'company',
+        toId: company.id,
+        evidence: { domain: 'acme.example', email: 'ada@acme.example' },
+      },
+    });
+    expect(await prisma.entityRelation.findUniqueOrThrow({ where: { key: created.key } })).toEqual(created);
+    expect((await prisma.entityRelation.findUniqueOrThrow({ where: { key: derived.key } })).evidence).toEqual(
+      {
+        domain: 'acme.example',
+        email: 'ada@acme.example',
+      },
+    );
+    // The associated entity gone: the CRM row waits unresolved; the carrying entity gone: all go.
+    await prisma.entity.delete({ where: { id: company.id } });
+    expect((await prisma.entityRelation.findUniqueOrThrow({ where: { key: created.key } })).toId).toBeNull();
+    await prisma.entity.delete({ where: { id: person.id } });
+    expect(await prisma.entityRelation.count({ where: { workspaceId: workspace.id } })).toBe(0);
+  },
+  // ── end entity relation round trips ──
   // ── connection mapping revision round trips ──
   ConnectionMappingRevision: async (prisma) => {
     const workspace = await seedWorkspace(prisma);

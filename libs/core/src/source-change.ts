@@ -34,3 +34,40 @@ export const sourceChangeSchema = z.strictObject({
 
 export type SourceChangeInput = z.input<typeof sourceChangeSchema>;
 export type SourceChange = z.output<typeof sourceChangeSchema>;
+
+/** The entity types a CRM associates records of (HubSpot contacts, companies, deals). */
+export const ASSOCIABLE_TYPES = ['person', 'company', 'deal'] as const satisfies readonly EntityType[];
+export type AssociableType = (typeof ASSOCIABLE_TYPES)[number];
+
+/**
+ * A reserved key of an upsert's `fields`: the records of the same connection that the source
+ * record is associated with, per entity type, as external ids. It travels on the log with the
+ * record's fields (the log has no column of its own for it), and the sync stage takes it out
+ * before identity and merge: it is never a field of the merged view. Each type given is the
+ * complete set at that version (an empty list: none); a type left out, or no key at all (a
+ * webhook's single property), says nothing, and what was known stays.
+ */
+export const ASSOCIATIONS_FIELD = 'associations';
+export type RecordAssociations = Partial<Record<AssociableType, string[]>>;
+
+/** The associations an event's fields carry, if any; malformed entries are ignored. */
+export function associationsOf(fields: Readonly<Record<string, unknown>>): RecordAssociations | undefined {
+  const raw = fields[ASSOCIATIONS_FIELD];
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined;
+  const out: RecordAssociations = {};
+  for (const type of ASSOCIABLE_TYPES) {
+    const ids = (raw as Record<string, unknown>)[type];
+    if (!Array.isArray(ids)) continue;
+    out[type] = [
+      ...new Set(ids.filter((id): id is string => typeof id === 'string' && id.length > 0)),
+    ].sort();
+  }
+  return out;
+}
+
+/** The fields without the reserved associations key (what identity and merge see). */
+export function withoutAssociations<T extends Readonly<Record<string, unknown>>>(fields: T): T {
+  if (!Object.hasOwn(fields, ASSOCIATIONS_FIELD)) return fields;
+  const { [ASSOCIATIONS_FIELD]: _dropped, ...rest } = fields;
+  return rest as T;
+}

@@ -1,5 +1,6 @@
 import type { Client } from '@hubspot/api-client';
 import { AssociationSpecAssociationCategoryEnum as Category } from '@hubspot/api-client/lib/codegen/crm/associations/v4';
+import { FilterOperatorEnum } from '@hubspot/api-client/lib/codegen/crm/contacts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HubspotHarness } from './testing/hubspot-harness';
 import { HubspotSchemas } from './testing/hubspot-schemas';
@@ -138,6 +139,50 @@ describe('HubSpot emulator: v4 associations through @hubspot/api-client', () => 
     await v4().basicApi.archive('deals', deal.id, 'companies', ids.company);
     expect((await v4().basicApi.getPage('deals', deal.id, 'companies')).results).toEqual([]);
     expect((await v4().basicApi.getPage('companies', ids.company, 'deals')).results).toEqual([]);
+  });
+
+  it('moves the modified date of both records when an association changes, so a search finds them', async () => {
+    const contact = await client.crm.contacts.basicApi.create({
+      properties: { email: 'touched@assoc.test' },
+      associations: [],
+    });
+    const company = await client.crm.companies.basicApi.create({
+      properties: { name: 'Touched' },
+      associations: [],
+    });
+    const before = (await client.crm.contacts.basicApi.getById(contact.id)).updatedAt.getTime();
+    await new Promise((r) => setTimeout(r, 5));
+    await v4().basicApi.createDefault('contacts', contact.id, 'companies', company.id);
+    const after = await client.crm.contacts.basicApi.getById(contact.id, ['lastmodifieddate']);
+    expect(after.updatedAt.getTime()).toBeGreaterThan(before);
+    expect(Date.parse(after.properties.lastmodifieddate ?? '')).toBe(after.updatedAt.getTime());
+    const companyAfter = await client.crm.companies.basicApi.getById(company.id);
+    expect(companyAfter.updatedAt.getTime()).toBe(after.updatedAt.getTime());
+    const found = await client.crm.contacts.searchApi.doSearch({
+      filterGroups: [
+        {
+          filters: [
+            {
+              propertyName: 'lastmodifieddate',
+              operator: FilterOperatorEnum.Gte,
+              value: String(after.updatedAt.getTime()),
+            },
+          ],
+        },
+      ],
+      limit: 10,
+    });
+    expect(found.results.map((r) => r.id)).toContain(contact.id);
+    // Removing it moves the date again; an add of what is already there changes nothing.
+    await v4().basicApi.createDefault('contacts', contact.id, 'companies', company.id);
+    expect((await client.crm.contacts.basicApi.getById(contact.id)).updatedAt.getTime()).toBe(
+      after.updatedAt.getTime(),
+    );
+    await new Promise((r) => setTimeout(r, 5));
+    await v4().basicApi.archive('contacts', contact.id, 'companies', company.id);
+    expect((await client.crm.contacts.basicApi.getById(contact.id)).updatedAt.getTime()).toBeGreaterThan(
+      after.updatedAt.getTime(),
+    );
   });
 
   it('moves associations to the survivor of a merge', async () => {

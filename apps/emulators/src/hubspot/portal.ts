@@ -236,9 +236,9 @@ export class Portal {
       }
     }
     const at = this.now();
-    for (const delta of this.associations.add(from, a.id, to, b.id, typeIds)) {
-      this.emit({ kind: 'associationChange', delta, source, at });
-    }
+    const deltas = this.associations.add(from, a.id, to, b.id, typeIds);
+    if (deltas.length > 0) this.touchBoth(from, a.id, to, b.id, source, at);
+    for (const delta of deltas) this.emit({ kind: 'associationChange', delta, source, at });
     return ok({ fromId: a.id, toId: b.id });
   }
 
@@ -253,9 +253,22 @@ export class Portal {
     const a = this.stores[from].get(fromId)?.id ?? fromId;
     const b = this.stores[to].get(toId)?.id ?? toId;
     const at = this.now();
-    for (const delta of this.associations.remove(from, a, to, b, typeIds)) {
-      this.emit({ kind: 'associationChange', delta, source, at });
-    }
+    const deltas = this.associations.remove(from, a, to, b, typeIds);
+    if (deltas.length > 0) this.touchBoth(from, a, to, b, source, at);
+    for (const delta of deltas) this.emit({ kind: 'associationChange', delta, source, at });
+  }
+
+  /** Both ends of a changed association get a new modified date (see RecordStore.touchAssociations). */
+  private touchBoth(
+    from: ObjectTypeName,
+    fromId: string,
+    to: ObjectTypeName,
+    toId: string,
+    source: WriteSource,
+    at: number,
+  ): void {
+    this.stores[from].touchAssociations(fromId, source, at);
+    this.stores[to].touchAssociations(toId, source, at);
   }
 
   private emitProperty(

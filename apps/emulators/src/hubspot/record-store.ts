@@ -234,6 +234,16 @@ export class RecordStore {
     return ok({ record: primary, mergedId: merged.id, numberOfPropertiesMoved: moved });
   }
 
+  /**
+   * An association of the record changed: HubSpot recalculates its association properties
+   * (`associatedcompanyid`, `num_associated_contacts`, …), which moves its modified date, so a
+   * search by modified date finds the record again. No property change is reported for it.
+   */
+  touchAssociations(id: string, source: WriteSource, at: number): void {
+    const record = this.get(id);
+    if (record) this.touch(record, source, at);
+  }
+
   private set(record: StoredRecord, name: string, value: string, source: WriteSource, at: number): void {
     if (value === '') record.properties.delete(name);
     else record.properties.set(name, value);

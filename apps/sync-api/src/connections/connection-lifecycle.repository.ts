@@ -187,7 +187,9 @@ export class ConnectionLifecycleRepository {
           await tx.$executeRaw`DELETE FROM entity_doc_change WHERE entity_id = ANY(${doomed}::uuid[])`;
           await tx.$executeRaw`DELETE FROM entity_doc WHERE entity_id = ANY(${doomed}::uuid[])`;
           await tx.$executeRaw`DELETE FROM merge_conflict WHERE entity_id = ANY(${doomed}::uuid[])`;
-          // Cascades to their source links, match keys and possible duplicates.
+          // What its records said about associations goes with them (derived ones stay).
+          await tx.$executeRaw`DELETE FROM entity_relation WHERE connection_id = ${id}::uuid`;
+          // Cascades to their source links, match keys, possible duplicates and relations.
           counts.entities = await tx.$executeRaw`
             DELETE FROM entity WHERE id = ANY(${doomed}::uuid[]) AND workspace_id = ${workspaceId}::uuid`;
           counts.changeEvents = await tx.$executeRaw`

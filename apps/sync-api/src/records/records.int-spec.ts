@@ -22,6 +22,7 @@ interface PageBody {
 }
 
 const RECORD_KEYS = [
+  'associations',
   'displayName',
   'fields',
   'flags',

@@ -19,6 +19,18 @@ export interface EntityRecord {
   /** The name as a list sorted by name compares it (lists only). */
   nameKey?: string;
   sourceLinks: { connectionId: string; provider: string | null; externalId: string }[];
+  /** The people, companies and deals associated with it, one per entity with every source. */
+  associations: {
+    id: string;
+    type: EntityType;
+    displayName: string | null;
+    sources: {
+      kind: 'connection' | 'derived';
+      connectionId: string | null;
+      provider: string | null;
+      evidence: Prisma.JsonValue;
+    }[];
+  }[];
   openConflicts: {
     id: string;
     field: string;
@@ -96,6 +108,35 @@ const COLUMNS = `id::text, entity_type, display_name, fields, provenance, versio
   merged_into::text, flags, updated_at`;
 
 /**
+ * A record's associations (entity_relation, written by the sync stage): the rows of the record
+ * and of every record merged into it, at either end, each far end followed to its survivor;
+ * one entry per associated entity, with every source that says it (connections, or "derived"
+ * with its evidence). CRM rows whose associated record is not known yet are left out.
+ */
+const RELATED = `
+  COALESCE((SELECT json_agg(json_build_object('id', g.id, 'type', g.entity_type, 'displayName', g.display_name,
+                                              'sources', g.sources)
+                            ORDER BY g.entity_type, g.id)
+              FROM (SELECT o.id, o.entity_type, o.display_name,
+                           jsonb_agg(DISTINCT jsonb_build_object(
+                             'kind', CASE WHEN r.kind = 'derived' THEN 'derived' ELSE 'connection' END,
+                             'connectionId', r.connection_id, 'provider', c.provider, 'evidence', r.evidence)) AS sources
+                      FROM (SELECT r.kind, r.connection_id, r.evidence, r.workspace_id, r.to_id AS other
+                              FROM entity_relation r
+                             WHERE r.workspace_id = entity.workspace_id AND r.from_id IN (
+                                   SELECT entity.id UNION ALL SELECT x.id FROM entity x WHERE x.merged_into = entity.id)
+                            UNION ALL
+                            SELECT r.kind, r.connection_id, r.evidence, r.workspace_id, r.from_id
+                              FROM entity_relation r
+                             WHERE r.workspace_id = entity.workspace_id AND r.to_id IN (
+                                   SELECT entity.id UNION ALL SELECT x.id FROM entity x WHERE x.merged_into = entity.id)) r
+                      JOIN entity o0 ON o0.id = r.other
+                      JOIN entity o ON o.id = COALESCE(o0.merged_into, o0.id) AND o.workspace_id = entity.workspace_id
+                                   AND o.id <> entity.id
+                      LEFT JOIN connection c ON c.id = r.connection_id AND c.workspace_id = r.workspace_id
+                     GROUP BY o.id, o.entity_type, o.display_name) g), '[]') AS related`;
+
+/**
  * A record's links and open conflicts, read in the statement that reads the record: one round
  * trip per request instead of three (the get by id is the API's hottest read; see bench api-read).
  */
@@ -111,10 +152,12 @@ const RELATIONS = `
                             ORDER BY m.created_at, m.id)
               FROM merge_conflict m
              WHERE m.entity_id = entity.id AND m.workspace_id = entity.workspace_id AND m.status = 'open'),
-           '[]') AS conflicts`;
+           '[]') AS conflicts,
+  ${RELATED}`;
 
 interface RelationColumns {
   links: EntityRecord['sourceLinks'];
+  related: EntityRecord['associations'];
   conflicts: (Omit<EntityRecord['openConflicts'][number], 'createdAt'> & { createdAt: string })[];
 }
 
@@ -272,6 +315,7 @@ function toRecord(row: EntityRow & RelationColumns): EntityRecord {
     flags: row.flags,
     updatedAt: row.updated_at,
     sourceLinks: row.links,
+    associations: row.related,
     openConflicts: row.conflicts.map((c) => ({ ...c, createdAt: new Date(c.createdAt) })),
   };
 }

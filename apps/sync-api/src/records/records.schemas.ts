@@ -183,6 +183,37 @@ export const recordView = z.object({
       externalId: z.string(),
     }),
   ),
+  associations: z
+    .array(
+      z.object({
+        id: z.uuid().describe('The associated record (in `people`, `companies` or `deals`).'),
+        type: z.enum(['person', 'company', 'deal']),
+        displayName: z.string().nullable(),
+        sources: z
+          .array(
+            z.object({
+              kind: z
+                .enum(['connection', 'derived'])
+                .describe(
+                  '`connection`: a CRM associates the two records; `derived`: a person’s email domain is the company’s, and no CRM gives the person a company.',
+                ),
+              connectionId: z.uuid().nullable().describe('The CRM connection (null when derived).'),
+              provider: z
+                .string()
+                .nullable()
+                .describe('Null when derived, or when the connection was removed.'),
+              evidence: z
+                .object({ domain: z.string(), email: z.string() })
+                .nullable()
+                .describe('Derived: the domain and the address it was taken from.'),
+            }),
+          )
+          .describe('Everything that says it: one entry per CRM connection, or one derived.'),
+      }),
+    )
+    .describe(
+      "A person's company (and deals), a company's people and deals, a deal's people and company: as the CRMs associate them, one entry per record with every source.",
+    ),
   openConflicts: z.array(
     z.object({
       id: z.uuid(),

@@ -236,6 +236,7 @@ function toView(record: EntityRecord): RecordView {
     provenance: asObject(record.provenance) as RecordView['provenance'],
     version: Number(record.version),
     sourceLinks: record.sourceLinks,
+    associations: record.associations as RecordView['associations'],
     openConflicts: record.openConflicts.map((c) => ({ ...c, createdAt: c.createdAt.toISOString() })),
     mergedInto: record.mergedInto,
     flags: asObject(record.flags),

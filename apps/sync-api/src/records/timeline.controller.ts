@@ -16,9 +16,9 @@ import { RecordTimelineService } from './timeline.service';
 
 /**
  * A record's activities, beside the collection's own routes, one class per collection as
- * there. People only: participants are resolved to people by email, and neither companies
- * nor deals are linked to people or activities by anything the sources give reliably (a
- * person's `company` is free text). Both roles may read.
+ * there. Participants are resolved to people by email; a company's or deal's timeline is that
+ * of its associated people (the CRMs' associations, and a company derived from a person's email
+ * domain; see the record's `associations`). Both roles may read.
  */
 function timelineController(resource: TimelineResource): Type<unknown> {
   @ApiTags('records')
@@ -31,8 +31,10 @@ function timelineController(resource: TimelineResource): Type<unknown> {
     @ApiOkResponse({
       standardSchema: timelinePage,
       description:
-        'Meetings and mails the record took part in, newest first, with its role in each. A merged-away ' +
-        'id answers as its survivor, whose timeline includes the activities of every record merged into it. ' +
+        (resource === 'people'
+          ? 'Meetings and mails the person took part in, newest first, with their role in each. '
+          : `Meetings and mails of the ${resource === 'companies' ? "company's" : "deal's"} people (its associations), newest first, with their roles in each. `) +
+        'A merged-away id answers as its survivor, whose timeline includes the activities of every record merged into it. ' +
         'Tasks carry no participants in any source today, so `task` finds none.',
     })
     @ApiErrorResponses(HttpStatus.BAD_REQUEST, HttpStatus.NOT_FOUND)

@@ -5,8 +5,11 @@ import { pageQuery } from '../admin/page-cursor';
 export const TIMELINE_TYPES = ['meeting', 'email_activity', 'task'] as const;
 export type TimelineType = (typeof TIMELINE_TYPES)[number];
 
-/** The record collections that have a timeline: people (see timeline.controller.ts for why only them). */
-export const TIMELINE_RESOURCES = ['people'] as const;
+/**
+ * The record collections that have a timeline: people (the activities they took part in),
+ * companies and deals (those of their associated people; see entity_relation).
+ */
+export const TIMELINE_RESOURCES = ['people', 'companies', 'deals'] as const;
 export type TimelineResource = (typeof TIMELINE_RESOURCES)[number];
 
 const TYPE = TIMELINE_TYPES.join('|');
@@ -31,7 +34,7 @@ export const timelineItem = z.object({
   roles: z
     .array(z.enum(['organizer', 'attendee', 'from', 'to', 'cc', 'bcc']))
     .describe(
-      'What the record was in it: organizer or attendee of a meeting; from, to, cc or bcc of a mail.',
+      'What the record was in it (for a company or deal: what its people were): organizer or attendee of a meeting; from, to, cc or bcc of a mail.',
     ),
   sourceLinks: z
     .array(

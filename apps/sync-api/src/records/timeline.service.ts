@@ -12,7 +12,10 @@ import {
   type TimelineResource,
 } from './timeline.schemas';
 
-const ENTITY_TYPE_OF = { people: 'person' } as const satisfies Record<TimelineResource, EntityType>;
+const ENTITY_TYPE_OF = { people: 'person', companies: 'company', deals: 'deal' } as const satisfies Record<
+  TimelineResource,
+  EntityType
+>;
 
 interface TimelineRow {
   activity_id: string;
@@ -25,7 +28,7 @@ interface TimelineRow {
 
 /**
  * A record's activities, newest first, read from `entity_association` (the sync stage's
- * derived rows). A merged-away id reads as its survivor, and the survivor's timeline holds
+ * derived rows): a person's own, a company's or deal's those of its associated people. A merged-away id reads as its survivor, and the survivor's timeline holds
  * the activities of every record merged into it: rows keep the person they were written
  * for and the read follows `entity.merged_into`, so an unmerge needs no rewrite and a replay
  * writes the same rows whatever was merged since.
@@ -58,10 +61,27 @@ export class RecordTimelineService {
       query.cursor === undefined
         ? Prisma.empty
         : Prisma.sql`AND (a.occurred_at, a.activity_id) < (${query.cursor.createdAt}::timestamptz, ${query.cursor.id}::uuid)`;
+    // A person is its own party; a company's or deal's are its associated people (entity_relation,
+    // at either end, of the record and every record merged into it), each as its survivor.
+    const seed =
+      entityType === 'person'
+        ? Prisma.sql`SELECT id FROM entity WHERE id = ${recordId}::uuid AND workspace_id = ${workspaceId}::uuid`
+        : Prisma.sql`
+          SELECT COALESCE(p.merged_into, p.id) AS id
+            FROM (SELECT r.to_id AS other FROM entity_relation r
+                   WHERE r.workspace_id = ${workspaceId}::uuid AND r.to_type = 'person' AND r.from_id IN (SELECT id FROM self)
+                  UNION
+                  SELECT r.from_id FROM entity_relation r
+                   WHERE r.workspace_id = ${workspaceId}::uuid AND r.from_type = 'person' AND r.to_id IN (SELECT id FROM self)) o
+            JOIN entity p ON p.id = o.other AND p.workspace_id = ${workspaceId}::uuid`;
     // One row more than asked says whether there is a next page.
     const rows = await this.prisma.$queryRaw<TimelineRow[]>`
-      WITH RECURSIVE party AS (
+      WITH RECURSIVE self AS (
         SELECT id FROM entity WHERE id = ${recordId}::uuid AND workspace_id = ${workspaceId}::uuid
+        UNION
+        SELECT e.id FROM entity e JOIN self s ON e.merged_into = s.id WHERE e.workspace_id = ${workspaceId}::uuid
+      ), party AS (
+        ${seed}
         UNION
         SELECT e.id FROM entity e JOIN party p ON e.merged_into = p.id WHERE e.workspace_id = ${workspaceId}::uuid
       ), items AS (

@@ -483,6 +483,18 @@ async function clearDerived(client: PoolClient, workspaceId: string): Promise<vo
     `DELETE FROM possible_duplicate WHERE entity_a IN (SELECT id FROM replay_entities) OR entity_b IN (SELECT id FROM replay_entities)`,
   );
   await q('DELETE FROM entity_association WHERE activity_id IN (SELECT id FROM replay_entities)');
+  // Rows a rebuilt record carries are written again from its events; derived ones of a rebuilt
+  // person or company are derived again; a kept record's row pointing at a rebuilt entity waits,
+  // unresolved, for that entity's record to be linked again (as a late record would).
+  await q(
+    `DELETE FROM entity_relation WHERE kind = 'crm'
+        AND (connection_id, from_type, from_external_id) IN (SELECT * FROM replay_records)`,
+  );
+  await q(
+    `DELETE FROM entity_relation WHERE from_id IN (SELECT id FROM replay_entities)
+        OR (kind = 'derived' AND to_id IN (SELECT id FROM replay_entities))`,
+  );
+  await q('UPDATE entity_relation SET to_id = NULL WHERE to_id IN (SELECT id FROM replay_entities)');
   await q('UPDATE entity SET merged_into = NULL WHERE id IN (SELECT id FROM replay_entities)');
   await q('DELETE FROM entity WHERE id IN (SELECT id FROM replay_entities) AND workspace_id = $1', [
     workspaceId,

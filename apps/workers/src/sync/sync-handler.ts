@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type MergeEngine, type MergeOutcome, PgMergeStore } from '@syncline/conflicts';
 import { contentHash } from '@syncline/connectors';
-import { ENTITY_CHANNEL, type EntityType, type ProviderKey } from '@syncline/core';
+import { ENTITY_CHANNEL, type EntityType, type ProviderKey, withoutAssociations } from '@syncline/core';
 import {
   type IdentityService,
   identityOperationOf,
@@ -11,6 +11,7 @@ import {
 import type { LogEvent, LogTransaction } from '@syncline/log';
 import { claimBareAddresses, writeAssociations } from './associations';
 import { versionMayReplace } from './provider-version';
+import { refreshEnds, writeCarried, writeDerived } from './relations';
 import { canCreateIn, type DeletePolicy, isWritable } from './writeback-rules';
 
 /** A connection of a workspace as writeback sees it. */
@@ -235,10 +236,16 @@ export class SyncHandler {
 
   private async handleBatch(
     tx: LogTransaction,
-    events: readonly LogEvent[],
+    carrying: readonly LogEvent[],
     touchedIds: string[],
   ): Promise<void> {
     const { identity, engine } = this.options;
+    // A record's CRM associations ride on its fields (ASSOCIATIONS_FIELD) but are no field:
+    // identity and merge never see them; writeCarried below does.
+    const events = carrying.map((e) => {
+      const fields = withoutAssociations(e.fields);
+      return fields === e.fields ? e : { ...e, fields };
+    });
     await this.linkEchoedCreates(tx, events);
     // Edits made in Syncline name their entity: identity has nothing to resolve.
     await identity.handle(
@@ -256,8 +263,13 @@ export class SyncHandler {
       if (op.kind === 'merge') folds.set(op.operationId, await this.foldMirrors(tx, op));
     const entityOf = await this.entitiesOf(tx, events);
     // A notification about a record identity could not place: the full record is read now.
+    // An association change only says that a pair changed: the pull reads the record with all of them.
     events.forEach((e, i) => {
-      if (entityOf[i] === undefined && e.op === 'upsert' && e.origin?.partial === true)
+      if (
+        e.op === 'upsert' &&
+        e.origin?.partial === true &&
+        (entityOf[i] === undefined || e.origin.associationChange === true)
+      )
         this.pulls.add(e.connectionId);
     });
     const ids = [
@@ -353,6 +365,19 @@ export class SyncHandler {
         workspaceId: t.workspaceId,
         entityType: t.entityType,
         values: t.outcome?.values ?? {},
+        frozen: t.frozen === true,
+      })),
+    );
+    // Which company a person works at, which people and company a deal involves: from what the
+    // records carry, following the links the batch made or moved, then derived by domain.
+    await writeCarried(tx, carrying, entityOf);
+    await refreshEnds(tx, [...touched.keys()]);
+    await writeDerived(
+      tx,
+      [...touched.values()].map((t) => ({
+        entityId: t.entityId,
+        workspaceId: t.workspaceId,
+        entityType: t.entityType,
         frozen: t.frozen === true,
       })),
     );

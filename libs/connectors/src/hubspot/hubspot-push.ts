@@ -19,7 +19,7 @@ import {
   versionOf,
 } from './hubspot.mapper';
 import { HubspotSession } from './hubspot-session';
-import { recordChange } from './hubspot-sync';
+import { readAssociations, recordChange } from './hubspot-sync';
 
 const BATCH = 100;
 
@@ -116,6 +116,7 @@ async function checkVersions(
       const unmatched = answer.value.results.filter((r) => !chunk.includes(r.id));
       if (unmatchedIds.length === 1 && unmatched.length === 1)
         current.set(unmatchedIds[0]!, unmatched[0] as HubspotRecord);
+      const staleRecords = new Map<string, HubspotRecord>();
       for (const w of conditional) {
         if (!chunk.includes(w.externalId!)) continue;
         const record = current.get(w.externalId!);
@@ -123,9 +124,15 @@ async function checkVersions(
           if (w.op === 'update') gone.push(w);
         } else if (versionOf(record) !== w.expectedVersion) {
           stale.push(w);
-          const change = recordChange(ctx, spec, record);
-          held.set(`${change.externalId}\u0000${change.eventKey}`, change);
+          staleRecords.set(record.id, record);
         }
+      }
+      // With their associations, as a pull of the same version reports them (same event key).
+      const associated = await readAssociations(session, spec, [...staleRecords.keys()]);
+      if (!associated.ok) return associated;
+      for (const record of staleRecords.values()) {
+        const change = recordChange(ctx, spec, record, associated.value.get(record.id));
+        held.set(`${change.externalId}\u0000${change.eventKey}`, change);
       }
     }
   }

@@ -1,10 +1,13 @@
-import { err, ok, type SourceChangeInput } from '@syncline/core';
+import { ASSOCIATIONS_FIELD, err, ok, type RecordAssociations, type SourceChangeInput } from '@syncline/core';
 import type { ConnectionContext, ConnectorResult, Cursor, PullPage } from '../contract/connector';
 import {
+  associationsOfRecord,
+  associationTypesOf,
   type HubspotRecord,
   OBJECT_SPECS,
   type ObjectSpec,
   requestedProperties,
+  sortIds,
   specsFor,
   toMillis,
   toUnified,
@@ -110,10 +113,17 @@ const invalid = (cursor: Cursor) =>
     message: `unreadable HubSpot cursor ${JSON.stringify(cursor).slice(0, 200)}`,
   });
 
+/**
+ * A record version as a change. `associations` (read with it) go on the change's fields under
+ * ASSOCIATIONS_FIELD; a change without them says nothing about the record's associations.
+ * An association change moves the record's modified date (HubSpot recalculates its association
+ * properties), so a version's key still names one state of its associations.
+ */
 export function recordChange(
   ctx: ConnectionContext,
   spec: ObjectSpec,
   raw: HubspotRecord,
+  associations?: RecordAssociations,
 ): SourceChangeInput {
   const view = toUnified(spec, raw);
   const updatedMs = toMillis(raw.updatedAt);
@@ -127,7 +137,7 @@ export function recordChange(
     // The same record version always gives the same key, however often it is read.
     eventKey: `${spec.objectType}:${raw.id}:${updatedMs}`,
     eventTime: new Date(updatedMs),
-    fields: view.fields,
+    fields: associations ? { ...view.fields, [ASSOCIATIONS_FIELD]: associations } : view.fields,
     fieldTimes: view.fieldTimes,
     providerVersion: versionOf(raw),
     ...(Object.keys(origin).length > 0 ? { origin } : {}),
@@ -193,7 +203,8 @@ export async function backfillPage(ctx: ConnectionContext, raw: Cursor): Promise
         cursor.after ?? undefined,
         requestedProperties(spec),
         undefined,
-        undefined,
+        // The list carries associations itself: the backfill reads them at no extra request.
+        associationTypesOf(spec),
         false,
       ),
     ),
@@ -208,7 +219,9 @@ export async function backfillPage(ctx: ConnectionContext, raw: Cursor): Promise
   // A failed count only loses the estimate.
   if (countNow)
     cursor = { ...cursor, counted: 1, total: (cursor.total ?? 0) + (counted.ok ? counted.value : 0) };
-  const changes = page.value.results.map((r) => recordChange(ctx, spec, r as HubspotRecord));
+  const changes = page.value.results.map((r) =>
+    recordChange(ctx, spec, r as HubspotRecord, associationsOfRecord(spec, r as HubspotRecord)),
+  );
   const seen = cursor.seen + changes.length;
   const progress = { seen, estimatedTotal: Math.max(cursor.total ?? 0, seen) };
   const nextAfter = page.value.paging?.next?.after;
@@ -238,6 +251,41 @@ export async function backfillPage(ctx: ConnectionContext, raw: Cursor): Promise
     progress,
     watermark: new Date(cursor.startedAt - OVERLAP_MS),
   });
+}
+
+/** HubSpot's v4 batch read takes up to 1,000 ids. */
+const ASSOCIATION_BATCH = 1_000;
+
+/**
+ * The associations of records of one object type (the types its spec carries), through the v4
+ * batch read: one request per associated type and 1,000 records, never one per record. A record
+ * with none of a type gets an empty list (HubSpot answers it as an error of the 207).
+ */
+export async function readAssociations(
+  session: HubspotSession,
+  spec: ObjectSpec,
+  ids: readonly string[],
+): Promise<ConnectorResult<Map<string, RecordAssociations>>> {
+  const out = new Map<string, RecordAssociations>();
+  if (!spec.associations || spec.associations.length === 0 || ids.length === 0) return ok(out);
+  for (const id of ids) out.set(id, {});
+  for (const { objectType, entityType } of spec.associations) {
+    for (const id of ids) out.get(id)![entityType] = [];
+    for (let i = 0; i < ids.length; i += ASSOCIATION_BATCH) {
+      const chunk = ids.slice(i, i + ASSOCIATION_BATCH);
+      const read = await session.call('default', (c) =>
+        c.crm.associations.v4.batchApi.getPage(spec.objectType, objectType, {
+          inputs: chunk.map((id) => ({ id })),
+        }),
+      );
+      if (!read.ok) return read;
+      for (const result of read.value.results) {
+        const of = out.get(String(result._from.id));
+        if (of) of[entityType] = sortIds(result.to.map((t) => String(t.toObjectId)));
+      }
+    }
+  }
+  return ok(out);
 }
 
 async function countStream(session: HubspotSession, spec: ObjectSpec): Promise<ConnectorResult<number>> {
@@ -274,9 +322,16 @@ export async function pullPage(ctx: ConnectionContext, raw: Cursor): Promise<Con
       } as Parameters<typeof c.crm.objects.searchApi.doSearch>[1]),
     );
     if (!found.ok) return found;
+    // Search results carry no associations: one batch read per associated type and page.
+    const associated = await readAssociations(
+      session,
+      spec,
+      found.value.results.map((r) => r.id),
+    );
+    if (!associated.ok) return associated;
     let windowMax = cursor.windowMax ?? windowFrom;
     for (const r of found.value.results) {
-      const change = recordChange(ctx, spec, r as HubspotRecord);
+      const change = recordChange(ctx, spec, r as HubspotRecord, associated.value.get(r.id));
       changes.push(change);
       windowMax = Math.max(windowMax, toMillis(r.updatedAt));
     }

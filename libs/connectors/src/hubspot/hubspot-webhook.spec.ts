@@ -103,11 +103,20 @@ describe('HubSpot webhooks', () => {
     expect(code({ ...signed(body), headers: {} })).toBe('Validation');
   });
 
-  it('parses property changes, deletions and merges; skips what it does not model', () => {
+  it('parses property changes, deletions, merges and association notices; skips what it does not model', () => {
     const outcome = hubspotConnector.parseWebhook(signed(body), ctx);
     if (!outcome.ok || outcome.value.kind !== 'changes') throw new Error('expected changes');
-    const [change, deletion, merge] = outcome.value.changes;
-    expect(outcome.value.changes).toHaveLength(3);
+    const [change, deletion, merge, association] = outcome.value.changes;
+    expect(outcome.value.changes).toHaveLength(4);
+    // An association change is a fieldless notice of the contact that carries the pair.
+    expect(association).toMatchObject({
+      entityType: 'person',
+      externalId: '151',
+      op: 'upsert',
+      fields: {},
+      eventKey: `contacts:151:association:${now.getTime() - 700}:9:added`,
+      origin: { associationChange: true, partial: true, changeSource: 'CRM_UI' },
+    });
     expect(change).toMatchObject({
       entityType: 'person',
       externalId: '151',
@@ -126,7 +135,12 @@ describe('HubSpot webhooks', () => {
     expect(merge).toMatchObject({ op: 'merge', externalId: '151', fields: { mergedExternalIds: ['152'] } });
     // occurredAt is not the record's version: a webhook change claims none (conditional
     // writes compare providerVersion with the record's updatedAt).
-    expect(outcome.value.changes.map((c) => c.providerVersion)).toEqual([undefined, undefined, undefined]);
+    expect(outcome.value.changes.map((c) => c.providerVersion)).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
   });
 
   it('gives a redelivery (another attempt, another order) the same keys', () => {
@@ -138,7 +152,7 @@ describe('HubSpot webhooks', () => {
     const keys = (r: typeof first) =>
       r.ok && r.value.kind === 'changes' ? r.value.changes.map((c) => c.eventKey).sort() : [];
     expect(keys(again)).toEqual(keys(first));
-    expect(keys(first)).toHaveLength(3);
+    expect(keys(first)).toHaveLength(4);
   });
 
   it('refuses a body that is not a JSON array', () => {

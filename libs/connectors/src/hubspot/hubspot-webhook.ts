@@ -64,6 +64,10 @@ interface HubspotWebhookEvent {
   primaryObjectId?: number;
   mergedObjectIds?: number[];
   newObjectId?: number;
+  associationType?: string;
+  fromObjectId?: number;
+  toObjectId?: number;
+  associationRemoved?: boolean;
 }
 
 const OBJECT_OF_SUBSCRIPTION: Record<string, string> = {
@@ -71,6 +75,46 @@ const OBJECT_OF_SUBSCRIPTION: Record<string, string> = {
   company: 'companies',
   deal: 'deals',
 };
+
+/**
+ * An association change names no state, only that a pair changed: it becomes a fieldless
+ * notification of the record that carries the pair (a contact its companies, a deal its
+ * contacts and companies; see ObjectSpec.associations), marked `associationChange`, and the
+ * sync stage has the connection pulled: the pull reads the record (whose modified date the
+ * change moved) with all of its associations. The inverse direction is the same pair.
+ */
+function associationNotice(
+  event: HubspotWebhookEvent,
+  ctx: WebhookContext,
+  origin: Record<string, unknown>,
+): SourceChangeInput | undefined {
+  const [fromName, toName] = (event.associationType ?? '').toLowerCase().split('_to_');
+  const specs = specsFor(ctx.fieldMappings);
+  const from = specOfObject(OBJECT_OF_SUBSCRIPTION[fromName ?? ''] ?? '', specs);
+  const to = specOfObject(OBJECT_OF_SUBSCRIPTION[toName ?? ''] ?? '', specs);
+  if (!from || !to || event.fromObjectId === undefined || event.toObjectId === undefined) return undefined;
+  const carried = (carrier: ObjectSpec, other: ObjectSpec) =>
+    carrier.associations?.some((a) => a.objectType === other.objectType) === true;
+  const [carrier, carrierId, otherId] = carried(from, to)
+    ? [from, event.fromObjectId, event.toObjectId]
+    : carried(to, from)
+      ? [to, event.toObjectId, event.fromObjectId]
+      : [undefined, 0, 0];
+  if (!carrier) return undefined;
+  const at = event.occurredAt;
+  return {
+    workspaceId: ctx.workspaceId,
+    connectionId: ctx.connectionId,
+    entityType: carrier.entityType,
+    externalId: String(carrierId),
+    op: 'upsert',
+    // Both directions of one change are one notification.
+    eventKey: `${carrier.objectType}:${carrierId}:association:${at}:${otherId}:${event.associationRemoved ? 'removed' : 'added'}`,
+    eventTime: new Date(at),
+    fields: {},
+    origin: { ...origin, partial: true, associationChange: true },
+  };
+}
 
 /**
  * Event keys: a property change is `<type>:<id>:<occurredAt>:<property>` (stable across
@@ -170,7 +214,9 @@ function eventChange(
         fields: { mergedExternalIds: merged.filter((m) => m !== String(survivor)) },
       };
     }
+    case 'associationChange':
+      return associationNotice(event, ctx, origin);
     default:
-      return undefined; // associationChange and others: not modelled yet
+      return undefined; // other kinds: not modelled
   }
 }

@@ -198,6 +198,81 @@ describe('hubspot connector against the emulator', () => {
     expect(tombstone?.eventKey).toBe(deletion.eventKey);
   });
 
+  it('carries associations: with the backfill list, by v4 batch read in a pull, and notified by webhook', async () => {
+    const { ctx, base, requests } = await portal(true);
+    const make = async (type: string, properties: Record<string, string>) =>
+      (await control<{ id: string }>('POST', `${base}/ui/${type}`, { properties })).id;
+    const contact = await make('contacts', { email: 'assoc@example.test', firstName: 'Assoc' });
+    const loner = await make('contacts', { email: 'loner@example.test' });
+    const acme = await make('companies', { name: 'Acme', domain: 'acme.test' });
+    const other = await make('companies', { name: 'Other', domain: 'other.test' });
+    const deal = await make('deals', { dealname: 'Big one' });
+    const associate = (from: string, fromId: string, to: string, toId: string) =>
+      control('PUT', `${base}/ui/associations/${from}/${fromId}/${to}/${toId}`, {});
+    await associate('contacts', contact, 'companies', acme);
+    await associate('deals', deal, 'contacts', contact);
+    await associate('deals', deal, 'companies', acme);
+
+    const latest = (changes: SourceChangeInput[], id: string) =>
+      changes.filter((c) => c.externalId === id).at(-1);
+    const mark = (await requests()).length;
+    const backfill = await drain(hubspotConnector, ctx, 'backfill', {});
+    expect(latest(backfill.changes, contact)?.fields?.associations).toEqual({ company: [acme] });
+    // Asked for and none: an empty list (the record has none), not "unknown".
+    expect(latest(backfill.changes, loner)?.fields?.associations).toEqual({ company: [] });
+    expect(latest(backfill.changes, deal)?.fields?.associations).toEqual({
+      person: [contact],
+      company: [acme],
+    });
+    // A company carries none itself (its contacts say the pair); nor do engagements.
+    expect(latest(backfill.changes, acme)?.fields).not.toHaveProperty('associations');
+    const backfillCalls = (await requests()).slice(mark).map((r) => `${r.method} ${r.path.split('?')[0]}`);
+    expect(backfillCalls.filter((c) => c.includes('/crm/v4/'))).toEqual([]);
+    expect(
+      (await requests()).slice(mark).find((r) => r.path.startsWith('/crm/v3/objects/deals?'))?.path,
+    ).toMatch(
+      /associations=contacts.*associations=companies|associations=contacts%2Ccompanies|associations=contacts,companies/,
+    );
+
+    await new Promise((r) => setTimeout(r, 5));
+    await associate('contacts', contact, 'companies', other);
+    await control('DELETE', `${base}/ui/associations/deals/${deal}/companies/${acme}`);
+    const hook = await receiver.waitFor(
+      (r) => r.rawBody.includes('associationChange') && r.rawBody.includes(`"toObjectId":${other}`),
+    );
+    const parsed = hubspotConnector.parseWebhook(hook, {
+      connectionId: ctx.connectionId,
+      workspaceId: ctx.workspaceId,
+      appId: String(APP_ID),
+    });
+    if (!parsed.ok || parsed.value.kind !== 'changes') throw new Error('no changes');
+    const notice = parsed.value.changes.find((c) => c.externalId === contact);
+    expect(notice).toMatchObject({
+      entityType: 'person',
+      op: 'upsert',
+      fields: {},
+      origin: { associationChange: true, partial: true, changeSource: 'CRM_UI' },
+    });
+    // The company's side of the same pair is the same notice, of the contact.
+    expect(parsed.value.changes.filter((c) => c.externalId === other)).toEqual([]);
+
+    const before = (await requests()).length;
+    const pulled = await drain(hubspotConnector, ctx, 'pull', backfill.cursor);
+    const contactNow = latest(pulled.changes, contact);
+    expect(contactNow?.fields?.associations).toEqual({
+      company: [acme, other].sort((a, b) => a.length - b.length || (a < b ? -1 : 1)),
+    });
+    expect(contactNow?.eventKey).not.toBe(latest(backfill.changes, contact)?.eventKey);
+    expect(latest(pulled.changes, deal)?.fields?.associations).toEqual({ person: [contact], company: [] });
+    const pullCalls = (await requests()).slice(before).map((r) => `${r.method} ${r.path.split('?')[0]}`);
+    // One batch read per searched page and associated type, not one call per record.
+    expect(pullCalls.filter((c) => c.includes('/crm/v4/')).sort()).toEqual([
+      'POST /crm/v4/associations/contacts/companies/batch/read',
+      'POST /crm/v4/associations/deals/companies/batch/read',
+      'POST /crm/v4/associations/deals/contacts/batch/read',
+    ]);
+  });
+
   it('maps a custom property through the connection field mappings, in backfill, webhooks and writes', async () => {
     const { ctx, base } = await portal(true);
     const mapped: ConnectionContext = {

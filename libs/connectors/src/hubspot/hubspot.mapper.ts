@@ -1,4 +1,4 @@
-import type { EntityType } from '@syncline/core';
+import type { AssociableType, EntityType, RecordAssociations } from '@syncline/core';
 
 /** A CRM v3 record as the SDK returns it (dates parsed) or as recorded JSON (ISO strings). */
 export interface HubspotRecord {
@@ -9,6 +9,8 @@ export interface HubspotRecord {
   archived?: boolean;
   archivedAt?: Date | string;
   propertiesWithHistory?: Record<string, readonly HubspotHistoryItem[]>;
+  /** v3 associations, as a read with `associations=companies,…` returns them (keyed by object type). */
+  associations?: Record<string, { results: readonly { id: string; type?: string }[] }>;
 }
 
 export interface HubspotHistoryItem {
@@ -78,6 +80,11 @@ interface ObjectSpec {
   modifiedProperty: string;
   /** Unified field → [HubSpot property, value kind]. */
   fields: Readonly<Record<string, readonly [string, Kind]>>;
+  /**
+   * The associations this object carries to the log (one direction of each pair only: a
+   * contact its companies, a deal its contacts and companies; the inverses say the same).
+   */
+  associations?: readonly { objectType: HubspotObjectType; entityType: AssociableType }[];
 }
 
 const owner = { ownerId: ['hubspot_owner_id', 'string'] } as const;
@@ -97,6 +104,7 @@ export const OBJECT_SPECS: readonly ObjectSpec[] = [
       lifecycleStage: ['lifecyclestage', 'string'],
       ...owner,
     },
+    associations: [{ objectType: 'companies', entityType: 'company' }],
   },
   {
     objectType: 'companies',
@@ -124,6 +132,10 @@ export const OBJECT_SPECS: readonly ObjectSpec[] = [
       closeDate: ['closedate', 'datetime'],
       ...owner,
     },
+    associations: [
+      { objectType: 'contacts', entityType: 'person' },
+      { objectType: 'companies', entityType: 'company' },
+    ],
   },
   {
     objectType: 'meetings',
@@ -317,6 +329,31 @@ export function toUnified(spec: ObjectSpec, raw: HubspotRecord): UnifiedView {
     ...(synclineId ? { synclineId } : {}),
   };
 }
+
+/** The object types to ask a v3 read's `associations` for; undefined when the object carries none. */
+export function associationTypesOf(spec: ObjectSpec): string[] | undefined {
+  return spec.associations && spec.associations.length > 0
+    ? spec.associations.map((a) => a.objectType)
+    : undefined;
+}
+
+/**
+ * Pure: the associations of a record read with `associations=` (associationTypesOf), as unified
+ * entity types → external ids, sorted. A type with none is an empty list: it was asked for.
+ */
+export function associationsOfRecord(spec: ObjectSpec, raw: HubspotRecord): RecordAssociations | undefined {
+  if (!spec.associations || spec.associations.length === 0) return undefined;
+  const out: RecordAssociations = {};
+  for (const { objectType, entityType } of spec.associations) {
+    const ids = (raw.associations?.[objectType]?.results ?? []).map((r) => String(r.id));
+    out[entityType] = sortIds(ids);
+  }
+  return out;
+}
+
+/** Distinct ids in numeric order (HubSpot ids are numbers as strings), so equal sets read alike. */
+export const sortIds = (ids: readonly string[]): string[] =>
+  [...new Set(ids)].sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0));
 
 /** Pure: unified fields → HubSpot properties. Only the fields given are written; null clears. */
 export function toHubspot(

@@ -134,6 +134,17 @@ export async function seedTwoWorkspaces(t: TestApp): Promise<{ a: SeededTenant; 
     INSERT INTO entity_association (workspace_id, activity_id, activity_type, role, email, party_id, occurred_at)
     VALUES (${a.workspaceId}::uuid, ${ids['entity:meeting']}::uuid, 'meeting', 'attendee', ${`${marker}@acme.example`},
             ${ids['entity:person']}::uuid, '2026-11-20T10:00:00.000Z')`;
+  // A's person works at A's company and is on A's deal (as A's CRM says), so their timelines
+  // show that meeting too.
+  await t.prisma.$executeRaw`
+    INSERT INTO entity_relation (key, workspace_id, kind, from_type, from_id, to_type, to_id, connection_id,
+                                 from_external_id, to_external_id)
+    VALUES (${`${connection.id}|person|contact-${marker}|company|company-${marker}`}, ${a.workspaceId}::uuid, 'crm',
+            'person', ${ids['entity:person']}::uuid, 'company', ${ids['entity:company']}::uuid, ${connection.id}::uuid,
+            ${`contact-${marker}`}, ${`company-${marker}`}),
+           (${`${connection.id}|deal|deal-${marker}|person|contact-${marker}`}, ${a.workspaceId}::uuid, 'crm',
+            'deal', ${ids['entity:deal']}::uuid, 'person', ${ids['entity:person']}::uuid, ${connection.id}::uuid,
+            ${`deal-${marker}`}, ${`contact-${marker}`})`;
 
   ids.merge_conflict = randomUUID();
   const candidates = [

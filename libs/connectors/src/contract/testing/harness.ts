@@ -15,7 +15,7 @@ import type { ConnectionContext, Connector, Cursor, WebhookRequest, WebhookSecre
  *   `pull` accepts: the incremental position as of the start of the backfill.
  * - Event keys are stable: the same remote state read twice gives the same key.
  * - A write receipt's `contentHash` equals `contentHash(change.fields)` of the change a
- *   later pull reports for that same content.
+ *   later pull reports for that same content (its associations, which are no field, left out).
  */
 export interface ContractHarness {
   /** Shown in the describe block, e.g. `hubspot`. */
