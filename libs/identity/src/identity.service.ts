@@ -89,6 +89,12 @@ interface StoredMatchData {
   blocks?: string[];
 }
 
+/** A batch's records by `linkKey`: the entity each is linked to, or null when it is not. */
+type BatchLinks = Map<string, string | null>;
+
+const linkKey = (c: Pick<IdentityChange, 'connectionId' | 'entityType' | 'externalId'>): string =>
+  `${c.connectionId}\u0000${c.entityType}\u0000${c.externalId}`;
+
 interface EntityRow {
   id: string;
   merged_into: string | null;
@@ -112,30 +118,43 @@ export class IdentityService {
 
   /** Applies a batch of log events in order: identity operations, then everything else. */
   async handle(tx: IdentityTx, events: readonly IdentityChange[]): Promise<void> {
+    // Every record's link read in one statement; the batch's own links are added as made. A
+    // merge or unmerge moves links: from then on each is read again.
+    let links: BatchLinks | undefined = await this.linksOfBatch(tx, events);
     for (const event of events) {
       const intent = identityOperationOf(event.op, event.fields);
       if (intent) {
+        links = undefined;
         const applied = await this.applyOperation(tx, intent);
         // Refused as a conflict (already merged, already undone) it is skipped, and a replay refuses
         // it again at the same point; a malformed one is a bug and goes to the dead letters.
         if (!applied.ok && applied.error.code === 'Validation') throw new Error(applied.error.message);
         continue;
       }
-      await this.resolveChange(tx, event);
+      await this.resolveChange(tx, event, links);
       const addresses = participantsOf(event);
       if (addresses.length > 0) await this.resolveParticipants(tx, event, addresses);
     }
   }
 
-  /** Links one source record to an entity; undefined for a delete of a record never seen. */
-  async resolveChange(tx: IdentityTx, change: IdentityChange): Promise<Resolution | undefined> {
+  /**
+   * Links one source record to an entity; undefined for a delete of a record never seen.
+   * `links`, when given, holds the current link (or null) of the records it has keys for.
+   */
+  async resolveChange(
+    tx: IdentityTx,
+    change: IdentityChange,
+    links?: BatchLinks,
+  ): Promise<Resolution | undefined> {
     const settings = this.settingsFor(change.workspaceId);
     const record = toMatchRecord(change.entityType, change.fields, settings);
     // Deal and meeting keys link across connections only, and a name never links two records of
     // one connection: entities know their connections.
     record.source = change.connectionId;
     const index = await this.indexFor(tx, change.workspaceId, change.entityType);
-    const linked = await this.linkOf(tx, change);
+    const key = linkKey(change);
+    const known = links?.get(key);
+    const linked = known === undefined ? await this.linkOf(tx, change) : (known ?? undefined);
     if (linked) {
       if (change.op !== 'delete') await this.storeRecord(tx, change, linked, record, index);
       return {
@@ -151,7 +170,27 @@ export class IdentityService {
     // now would give it an entity of its own, and the full record (read next) another
     // connection's twin by email. It stays unlinked until the full record arrives.
     if (change.partial && record.keys.length === 0) return undefined;
-    return this.link(tx, change, record, index, settings);
+    const resolution = await this.link(tx, change, record, index, settings);
+    links?.set(key, resolution.entityId);
+    return resolution;
+  }
+
+  private async linksOfBatch(tx: IdentityTx, events: readonly IdentityChange[]): Promise<BatchLinks> {
+    const links: BatchLinks = new Map();
+    const records = new Map<string, IdentityChange>();
+    for (const e of events) if (identityOperationOf(e.op, e.fields) === undefined) records.set(linkKey(e), e);
+    if (records.size === 0) return links;
+    const list = [...records.values()];
+    const { rows } = await tx.query<{ i: string; entity_id: string }>(
+      `SELECT t.i, l.entity_id
+         FROM unnest($1::uuid[], $2::text[], $3::text[]) WITH ORDINALITY AS t(conn, type, ext, i)
+         JOIN source_link l ON l.connection_id = t.conn AND l.entity_type = t.type AND l.external_id = t.ext`,
+      [list.map((e) => e.connectionId), list.map((e) => e.entityType), list.map((e) => e.externalId)],
+    );
+    for (const key of records.keys()) links.set(key, null);
+    const keys = [...records.keys()];
+    for (const r of rows) links.set(keys[Number(r.i) - 1]!, r.entity_id);
+    return links;
   }
 
   /**
@@ -351,7 +390,11 @@ export class IdentityService {
     }
   }
 
-  /** Keys, names and blocks of a record onto its entity, in the database and the index. */
+  /**
+   * Keys, names and blocks of a record onto its entity, in the database and the index: one
+   * statement, and the entity row is rewritten only when it gains something (most changes of
+   * a linked record repeat what it already holds).
+   */
   private async storeRecord(
     tx: IdentityTx,
     change: IdentityChange,
@@ -359,36 +402,35 @@ export class IdentityService {
     record: MatchRecord,
     index: MatchIndex,
   ): Promise<void> {
-    if (record.keys.length > 0) {
-      const decoded = record.keys.map(decodeKey);
+    const decoded = record.keys.map(decodeKey);
+    const names = record.name ? [record.name] : [];
+    if (decoded.length > 0 || names.length > 0 || record.blocks.length > 0 || record.displayName) {
       await tx.query(
-        `INSERT INTO match_key (workspace_id, entity_type, kind, value, entity_id)
-         SELECT $1, $2, k, v, $3 FROM unnest($4::text[], $5::text[]) AS t(k, v)
-         ON CONFLICT DO NOTHING`,
+        `WITH keys AS (
+           INSERT INTO match_key (workspace_id, entity_type, kind, value, entity_id)
+           SELECT $1, $2, k, v, $3 FROM unnest($4::text[], $5::text[]) AS t(k, v)
+           ON CONFLICT DO NOTHING
+         )
+         UPDATE entity SET
+           display_name = COALESCE(display_name, $6),
+           match_keys = jsonb_build_object(
+             'names', (SELECT COALESCE(jsonb_agg(DISTINCT x), '[]') FROM jsonb_array_elements_text(
+                         COALESCE(match_keys->'names', '[]') || $7::jsonb) AS x),
+             'blocks', (SELECT COALESCE(jsonb_agg(DISTINCT x), '[]') FROM jsonb_array_elements_text(
+                         COALESCE(match_keys->'blocks', '[]') || $8::jsonb) AS x)),
+           updated_at = now()
+         WHERE id = $3
+           AND NOT ((display_name IS NOT NULL OR $6::text IS NULL)
+                    AND COALESCE(match_keys->'names', '[]') @> $7::jsonb
+                    AND COALESCE(match_keys->'blocks', '[]') @> $8::jsonb)`,
         [
           change.workspaceId,
           change.entityType,
           entityId,
           decoded.map((k) => k.kind),
           decoded.map((k) => k.value),
-        ],
-      );
-    }
-    if (record.name || record.blocks.length > 0 || record.displayName) {
-      await tx.query(
-        `UPDATE entity SET
-           display_name = COALESCE(display_name, $2),
-           match_keys = jsonb_build_object(
-             'names', (SELECT COALESCE(jsonb_agg(DISTINCT x), '[]') FROM jsonb_array_elements_text(
-                         COALESCE(match_keys->'names', '[]') || $3::jsonb) AS x),
-             'blocks', (SELECT COALESCE(jsonb_agg(DISTINCT x), '[]') FROM jsonb_array_elements_text(
-                         COALESCE(match_keys->'blocks', '[]') || $4::jsonb) AS x)),
-           updated_at = now()
-         WHERE id = $1`,
-        [
-          entityId,
           record.displayName ?? null,
-          JSON.stringify(record.name ? [record.name] : []),
+          JSON.stringify(names),
           JSON.stringify(record.blocks),
         ],
       );
