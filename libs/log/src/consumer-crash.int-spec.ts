@@ -72,49 +72,57 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promis
 }
 
 describe('consumer crash safety', () => {
-  it('resumes from the last commit after SIGKILL at many points, deriving what an uninterrupted run derives', async () => {
-    await appendBatch(4000);
-    const progress: number[] = [];
-    const kills = 14;
-    for (let i = 0; i < kills; i++) {
-      const child = startConsumerChild([db.url, 'crashy', String(PARTITIONS), '15']);
-      await child.ready;
-      // The stream keeps growing while members die.
-      if (i % 3 === 0) await appendBatch(300);
-      await sleep(20 + Math.floor(Math.random() * 350));
-      await kill(child);
-      progress.push(await committedTotal('crashy'));
-    }
-    const last = startConsumerChild([db.url, 'crashy', String(PARTITIONS), '15']);
-    await last.ready;
-    await waitFor(async () => (await lagOf('crashy')) === 0, 60_000);
-    last.proc.kill('SIGTERM');
-    await last.exited;
+  it.each([
+    ['one partition', 'crashy', '1'],
+    ['four partitions', 'crashy4', '4'],
+  ])(
+    'resumes from the last commit after SIGKILL at many points, deriving what an uninterrupted run derives (%s per transaction)',
+    async (_label, group, perBatch) => {
+      const childArgs = [db.url, group, String(PARTITIONS), '15', perBatch];
+      await appendBatch(4000);
+      const progress: number[] = [];
+      const kills = 14;
+      for (let i = 0; i < kills; i++) {
+        const child = startConsumerChild(childArgs);
+        await child.ready;
+        // The stream keeps growing while members die.
+        if (i % 3 === 0) await appendBatch(300);
+        await sleep(20 + Math.floor(Math.random() * 350));
+        await kill(child);
+        progress.push(await committedTotal(group));
+      }
+      const last = startConsumerChild(childArgs);
+      await last.ready;
+      await waitFor(async () => (await lagOf(group)) === 0, 60_000);
+      last.proc.kill('SIGTERM');
+      await last.exited;
 
-    // The kills landed inside the stream, not all before it started or after it ended.
-    const midStream = progress.filter((p) => p > 0 && p < appended).length;
-    expect(midStream).toBeGreaterThanOrEqual(kills / 2);
-    expect(new Set(progress).size).toBeGreaterThan(kills / 2);
+      // The kills landed inside the stream, not all before it started or after it ended.
+      const midStream = progress.filter((p) => p > 0 && p < appended).length;
+      expect(midStream).toBeGreaterThanOrEqual(kills / 2);
+      expect(new Set(progress).size).toBeGreaterThan(kills / 2);
 
-    const reference = new LogConsumer({
-      connection: db.url,
-      group: 'reference',
-      partitions: PARTITIONS,
-      handler: derivedStateHandler,
-    });
-    await reference.start();
-    await reference.processAvailable();
-    await reference.stop();
+      const reference = new LogConsumer({
+        connection: db.url,
+        group: `reference-${group}`,
+        partitions: PARTITIONS,
+        handler: derivedStateHandler,
+      });
+      await reference.start();
+      await reference.processAvailable();
+      await reference.stop();
 
-    expect(await duplicateApplications(pool, 'crashy')).toBe(0);
-    const { rows } = await pool.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM derived_applied WHERE group_name = 'crashy'`,
-    );
-    expect(rows[0]!.n).toBe(appended);
-    const expected = await derivedSnapshot(pool, 'reference');
-    expect(expected.split(',')).toHaveLength(150);
-    expect(await derivedSnapshot(pool, 'crashy')).toBe(expected);
-  });
+      expect(await duplicateApplications(pool, group)).toBe(0);
+      const { rows } = await pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM derived_applied WHERE group_name = $1`,
+        [group],
+      );
+      expect(rows[0]!.n).toBe(appended);
+      const expected = await derivedSnapshot(pool, `reference-${group}`);
+      expect(expected.split(',')).toHaveLength(150);
+      expect(await derivedSnapshot(pool, group)).toBe(expected);
+    },
+  );
 
   it('two member processes never both apply a partition, and the survivor takes over a killed one', async () => {
     const group = 'pair';

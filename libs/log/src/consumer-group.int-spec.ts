@@ -123,45 +123,62 @@ describe('LogConsumer', () => {
     expect(Date.now() - before).toBeLessThan(5_000);
   });
 
-  it('dead-letters a poison event after its attempts and keeps the partition moving', async () => {
-    const poisonKey = 'poison:1';
-    let poisonTries = 0;
-    const c = consumer('g-poison', {
-      maxAttempts: 3,
-      handler: async (tx, events, ctx) => {
-        if (events.some((e) => e.eventKey === poisonKey)) {
-          if (events.length === 1) poisonTries++;
-          throw new Error('cannot map field "v"');
-        }
-        await derivedStateHandler(tx, events, ctx);
-      },
-    });
-    await log.append([
-      change(conn, { externalId: 'p-1', eventKey: 'before:1' }),
-      change(conn, { externalId: 'p-1', eventKey: poisonKey }),
-      change(conn, { externalId: 'p-1', eventKey: 'after:1' }),
-    ]);
-    await c.start();
-    await until(caughtUp('g-poison'));
-    expect(poisonTries).toBe(3);
-    const dl = await pool.query(
-      `SELECT event_key, error_code, error_message, attempts, status, workspace_id FROM dead_letter WHERE group_name = 'g-poison'`,
-    );
-    expect(dl.rows).toEqual([
-      {
-        event_key: poisonKey,
-        error_code: 'HandlerFailed',
-        error_message: 'cannot map field "v"',
-        attempts: 3,
-        status: 'open',
-        workspace_id: conn.workspaceId,
-      },
-    ]);
-    const st = await pool.query(
-      `SELECT events FROM derived_state WHERE group_name = 'g-poison' AND external_id = 'p-1'`,
-    );
-    expect(st.rows[0].events).toBe(2);
-  });
+  it.each([
+    ['g-poison', 1],
+    ['g-poison-multi', 4],
+  ])(
+    'dead-letters a poison event after its attempts and keeps the partition moving (%s)',
+    async (group, partitionsPerBatch) => {
+      const poisonKey = `poison:${group}`;
+      const record = `p-${group}`;
+      let poisonTries = 0;
+      const c = consumer(group, {
+        maxAttempts: 3,
+        partitionsPerBatch,
+        handler: async (tx, events, ctx) => {
+          if (events.some((e) => e.eventKey === poisonKey)) {
+            if (events.length === 1) poisonTries++;
+            throw new Error('cannot map field "v"');
+          }
+          await derivedStateHandler(tx, events, ctx);
+        },
+      });
+      await log.append([
+        change(conn, { externalId: record, eventKey: `before:${group}` }),
+        change(conn, { externalId: record, eventKey: poisonKey }),
+        change(conn, { externalId: record, eventKey: `after:${group}` }),
+        // Other partitions' events share the multi-partition transaction.
+        ...Array.from({ length: 12 }, (_, i) =>
+          change(conn, { externalId: `${record}-other-${i}`, eventKey: `other:${group}:${i}` }),
+        ),
+      ]);
+      await c.start();
+      await until(caughtUp(group));
+      expect(poisonTries).toBe(3);
+      const dl = await pool.query(
+        `SELECT event_key, error_code, error_message, attempts, status, workspace_id FROM dead_letter WHERE group_name = $1`,
+        [group],
+      );
+      expect(dl.rows).toEqual([
+        {
+          event_key: poisonKey,
+          error_code: 'HandlerFailed',
+          error_message: 'cannot map field "v"',
+          attempts: 3,
+          status: 'open',
+          workspace_id: conn.workspaceId,
+        },
+      ]);
+      const st = await pool.query(
+        `SELECT external_id, events FROM derived_state WHERE group_name = $1 AND external_id LIKE $2`,
+        [group, `${record}%`],
+      );
+      // Two of the poisoned record's three events, and each other record's one.
+      expect(st.rows).toHaveLength(13);
+      expect(st.rows.find((r) => r.external_id === record)?.events).toBe(2);
+      expect(st.rows.filter((r) => r.external_id !== record).every((r) => r.events === 1)).toBe(true);
+    },
+  );
 
   it('a deadlock is retried as a whole batch after a pause, never dead-lettered', async () => {
     let deadlocks = 0;

@@ -30,6 +30,14 @@ export interface ConsumerOptions {
   rebalanceMs?: number;
   /** Tries of one event before it goes to the dead-letter table. */
   maxAttempts?: number;
+  /**
+   * Partitions one transaction takes events from (default 1). Above 1, a pass handles up to
+   * this many leased partitions in one transaction, each partition's events in offset order
+   * and the partitions one after another, and commits all their offsets with it: the fixed
+   * cost of a batch is paid once for many partitions, so a member whose partitions each
+   * hold a few events keeps up. The handler's context then names the first partition.
+   */
+  partitionsPerBatch?: number;
   onError?: (error: unknown) => void;
   /**
    * Called after a batch's transaction committed (never for a rolled-back one): the place
@@ -63,10 +71,13 @@ export class LogConsumer {
   private readonly pollMs: number;
   private readonly rebalanceMs: number;
   private readonly maxAttempts: number;
+  private readonly partitionsPerBatch: number;
   private readonly handler: LogHandler;
   private client: Client;
   private broken = false;
   private readonly owned = new Set<number>();
+  /** Partitions whose last shared batch took a full share: they go alone next time. */
+  private readonly backlogged = new Set<number>();
   private running = false;
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
@@ -84,6 +95,7 @@ export class LogConsumer {
     this.pollMs = options.pollMs ?? 1000;
     this.rebalanceMs = options.rebalanceMs ?? 1000;
     this.maxAttempts = options.maxAttempts ?? 3;
+    this.partitionsPerBatch = Math.max(1, options.partitionsPerBatch ?? 1);
     this.handler = options.handler;
     this.client = this.newClient();
   }
@@ -146,14 +158,36 @@ export class LogConsumer {
   /** Runs until every leased partition is caught up to its head (for tests and replay). */
   async processAvailable(): Promise<number> {
     let total = 0;
-    for (const partition of this.ownedPartitions()) {
-      for (;;) {
-        const n = await this.processBatch(partition);
-        total += n;
-        if (n === 0) break;
-      }
+    for (;;) {
+      const n = await this.pass(false);
+      total += n;
+      if (n === 0) return total;
     }
-    return total;
+  }
+
+  /**
+   * One batch of every leased partition. With several partitions per transaction, those that
+   * last had a full share waiting (a backlog) still go one by one with the whole batch size,
+   * where a batch of one partition folds many changes of the same records; the others, each
+   * holding a few events, share transactions.
+   */
+  private async pass(untilStopped: boolean): Promise<number> {
+    const owned = this.ownedPartitions();
+    const shares = this.partitionsPerBatch > 1;
+    const single = shares ? owned.filter((p) => this.backlogged.has(p)) : owned;
+    const shared = shares ? owned.filter((p) => !this.backlogged.has(p)) : [];
+    let handled = 0;
+    for (const partition of single) {
+      if (untilStopped && !this.running) return handled;
+      const n = await this.processBatch(partition);
+      handled += n;
+      if (n < this.batchSize) this.backlogged.delete(partition);
+    }
+    for (let i = 0; i < shared.length; i += this.partitionsPerBatch) {
+      if (untilStopped && !this.running) return handled;
+      handled += await this.processPartitions(shared.slice(i, i + this.partitionsPerBatch));
+    }
+    return handled;
   }
 
   private async run(): Promise<void> {
@@ -161,11 +195,7 @@ export class LogConsumer {
       try {
         if (Date.now() - this.lastRebalance >= this.rebalanceMs) await this.rebalance();
         this.notified = false;
-        let handled = 0;
-        for (const partition of this.ownedPartitions()) {
-          if (!this.running) break;
-          handled += await this.processBatch(partition);
-        }
+        const handled = await this.pass(true);
         if (handled === 0 && !this.notified && this.running) await this.idleWait();
       } catch (error) {
         this.options.onError?.(error);
@@ -284,6 +314,69 @@ export class LogConsumer {
     }
   }
 
+  private processPartitions(partitions: number[]): Promise<number> {
+    return this.exclusive(() => this.processPartitionsNow(partitions));
+  }
+
+  /**
+   * Handles a batch of several partitions in one transaction: their offset rows locked in
+   * partition order, up to batchSize / partitions events read from each, handled in one call
+   * (partition after partition, each in offset order), and every partition's offset committed
+   * with the state.
+   */
+  private async processPartitionsNow(partitions: number[]): Promise<number> {
+    const mine = partitions.filter((p) => this.owned.has(p));
+    if (mine.length === 0) return 0;
+    const tx = this.client;
+    await tx.query('BEGIN');
+    try {
+      const heads = await tx.query<{ partition: number; committed_offset: string }>(
+        `SELECT partition, committed_offset FROM consumer_offset
+          WHERE group_name = $1 AND partition = ANY($2::int[]) ORDER BY partition FOR UPDATE`,
+        [this.group, mine],
+      );
+      const perPartition = Math.max(1, Math.ceil(this.batchSize / mine.length));
+      const { rows } = await tx.query<LogEventRow>(
+        `SELECT e.* FROM unnest($1::int[], $2::bigint[]) WITH ORDINALITY AS o(p, committed, i)
+           CROSS JOIN LATERAL (
+             SELECT ${LOG_EVENT_COLUMNS} FROM change_event
+              WHERE partition = o.p AND "offset" > o.committed ORDER BY "offset" LIMIT $3) e
+          ORDER BY o.i, e."offset"`,
+        [heads.rows.map((h) => h.partition), heads.rows.map((h) => h.committed_offset), perPartition],
+      );
+      if (rows.length === 0) {
+        await tx.query('COMMIT');
+        return 0;
+      }
+      const events = rows.map(toLogEvent);
+      const taken = new Map<number, number>();
+      for (const e of events) taken.set(e.partition, (taken.get(e.partition) ?? 0) + 1);
+      for (const [partition, n] of taken) if (n >= perPartition) this.backlogged.add(partition);
+      const context = { group: this.group, partition: events[0]!.partition };
+      await this.handleBatch(events, context.partition);
+      const last = new Map<number, number>();
+      for (const e of events) last.set(e.partition, e.offset);
+      await tx.query(
+        `UPDATE consumer_offset o SET committed_offset = t.committed, updated_at = now()
+           FROM unnest($2::int[], $3::bigint[]) AS t(partition, committed)
+          WHERE o.group_name = $1 AND o.partition = t.partition`,
+        [this.group, [...last.keys()], [...last.values()]],
+      );
+      await tx.query('COMMIT');
+      if (this.options.afterCommit) {
+        try {
+          await this.options.afterCommit(events, context);
+        } catch (error) {
+          this.options.onError?.(error);
+        }
+      }
+      return events.length;
+    } catch (error) {
+      await tx.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  }
+
   /**
    * The whole batch first; if the handler fails, event by event, each behind a savepoint,
    * so one poison event is tried `maxAttempts` times and then dead-lettered while the
@@ -308,7 +401,7 @@ export class LogConsumer {
       for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
         await tx.query('SAVEPOINT one');
         try {
-          await this.handler(tx, [event], context);
+          await this.handler(tx, [event], { group: this.group, partition: event.partition });
           await tx.query('RELEASE SAVEPOINT one');
           lastError = undefined;
           break;

@@ -2,10 +2,10 @@ import { LogConsumer } from '../src';
 import { derivedStateHandler } from './derived-state';
 
 // A consumer-group member in a process of its own, for the crash and lease tests.
-// Settings come as arguments: <database url> <group> <partitions> <batch size>.
-const [url, group, partitions, batchSize] = process.argv.slice(2);
+// Settings come as arguments: <database url> <group> <partitions> <batch size> [partitions per batch].
+const [url, group, partitions, batchSize, partitionsPerBatch] = process.argv.slice(2);
 if (!url || !group || !partitions || !batchSize) {
-  console.error('usage: consumer-child <url> <group> <partitions> <batchSize>');
+  console.error('usage: consumer-child <url> <group> <partitions> <batchSize> [partitionsPerBatch]');
   process.exit(2);
 }
 
@@ -14,6 +14,7 @@ const consumer = new LogConsumer({
   group,
   partitions: Number(partitions),
   batchSize: Number(batchSize),
+  partitionsPerBatch: Number(partitionsPerBatch ?? 1),
   handler: derivedStateHandler,
   pollMs: 50,
   rebalanceMs: 100,

@@ -26,6 +26,11 @@ const workersEnvObject = baseEnvSchema.extend({
   PULL_JOB_BUDGET_MS: wholeNumber(20_000, 100),
   /** How long outbox rows for one target record gather before they are pushed. */
   SYNC_COALESCE_MS: wholeNumber(50, 0),
+  /**
+   * Leased partitions the sync stage takes in one transaction (each in offset order): the
+   * fixed cost of a batch is paid once for all of them instead of once per partition.
+   */
+  SYNC_PARTITIONS_PER_BATCH: wholeNumber(16, 1, 1_024),
   /** Whether this process runs a member of the `sync` consumer group (identity, merge, outbox). */
   SYNC_CONSUMER: z.preprocess(
     (v) =>

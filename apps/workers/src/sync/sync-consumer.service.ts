@@ -47,6 +47,7 @@ export class SyncConsumerService implements OnApplicationBootstrap, OnApplicatio
       partitions: this.config.LOG_PARTITIONS,
       connection: this.config.DATABASE_URL,
       batchSize: 200,
+      partitionsPerBatch: this.config.SYNC_PARTITIONS_PER_BATCH,
       pollMs: 500,
       handler: async (tx, events, context) => {
         const end = this.metrics.commitSeconds.startTimer({ group: context.group });
