@@ -563,6 +563,34 @@ describe('IdentityService on Postgres', () => {
     expect([a!.entityId, twin!.entityId]).toContain(other?.entityId);
   });
 
+  it("a notification's name fragment is no name: another person of that first name at the domain stays another person", async () => {
+    const ws = await seedWorkspace();
+    const identity = new IdentityService();
+    // B's contact arrives through its creation notifications, one property each.
+    const notified = (fields: Record<string, unknown>) => ({
+      ...person(ws.workspaceId, ws.hubspotB, 'b-30', fields),
+      partial: true,
+    });
+    const inB = await inTx((tx) => identity.resolveChange(tx, notified({ email: 'person30@chaos.example' })));
+    await inTx((tx) => identity.resolveChange(tx, notified({ firstName: 'Kwame' })));
+    await inTx((tx) => identity.resolveChange(tx, notified({ lastName: 'Okafor' })));
+    const stored = (await snapshot(ws.workspaceId)).entities.find((e) => e.id === inB?.entityId);
+    expect(stored?.match_keys).toEqual({ names: [], blocks: [] });
+    // A's Kwame Berg, another address at the same domain, is someone else.
+    const other = await inTx((tx) =>
+      identity.resolveChange(
+        tx,
+        person(ws.workspaceId, ws.hubspotA, 'a-290', {
+          email: 'person290@chaos.example',
+          firstName: 'Kwame',
+          lastName: 'Berg',
+        }),
+      ),
+    );
+    expect(other?.entityId).not.toBe(inB?.entityId);
+    expect(other?.decision).toBe('created');
+  });
+
   it('a notification of an unknown record without a key links nothing; its full record then joins the twin', async () => {
     const ws = await seedWorkspace();
     const identity = new IdentityService();

@@ -148,6 +148,16 @@ export class IdentityService {
   ): Promise<Resolution | undefined> {
     const settings = this.settingsFor(change.workspaceId);
     const record = toMatchRecord(change.entityType, change.fields, settings);
+    // A notification carries the properties that changed: a first name without the last one
+    // is no name. Stored, "Kwame" would let any Kwame at the same domain link to the entity;
+    // matched, it would link this record by a fragment. Its keys count; its name is the full
+    // record's to give.
+    if (change.partial) {
+      record.name = '';
+      record.blocks = [];
+      record.displayName = undefined;
+      delete record.probes;
+    }
     // Deal and meeting keys link across connections only, and a name never links two records of
     // one connection: entities know their connections.
     record.source = change.connectionId;
