@@ -101,10 +101,7 @@ describe('the system harness', () => {
     expect(await databaseExists(dbName)).toBe(false);
   });
 
-  // Skipped while the workers refuse to start in this working tree (JobMapError: the job map
-  // names connection.push and outbox.sweep, whose handlers are being written). It passed
-  // against the last committed workers (same harness, a `root` of a HEAD snapshot).
-  it.skip('runs workers processes: a second one beside the first, kill -9 and restart', async ({
+  it('runs workers processes: a second one beside the first, kill -9 and restart', async ({
     onTestFailed,
   }) => {
     onTestFailed(() => system?.dumpLogs('system output of the failed test'));
