@@ -54,13 +54,14 @@ export class ApiKeysRepository {
    * key the process has not cached (ApiKeyCache), so through `pg` rather than Prisma.
    */
   async findCredentialByPrefix(prefix: string): Promise<ApiKeyCredential | null> {
-    const { rows } = await this.pool.query<RecordRow & { secretHash: Buffer }>(
-      `SELECT id::text AS id, workspace_id::text AS "workspaceId", name, role::text AS role, prefix,
+    const { rows } = await this.pool.query<RecordRow & { secretHash: Buffer }>({
+      name: 'api-keys.by-prefix',
+      text: `SELECT id::text AS id, workspace_id::text AS "workspaceId", name, role::text AS role, prefix,
               created_at AS "createdAt", last_used_at AS "lastUsedAt", revoked_at AS "revokedAt",
               secret_hash AS "secretHash"
          FROM api_key WHERE prefix = $1`,
-      [prefix],
-    );
+      values: [prefix],
+    });
     const row = rows[0];
     return row ? { ...toRecord(row), secretHash: new Uint8Array(row.secretHash) } : null;
   }
