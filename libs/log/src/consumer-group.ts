@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Client, type ClientConfig } from 'pg';
 import { asOid, groupLockKey, MEMBERSHIP } from './advisory-keys';
 import { LOG_NOTIFY_CHANNEL } from './change-log';
@@ -86,6 +87,31 @@ export class LogConsumer {
   private notified = false;
   /** One connection carries leases and transactions, so its uses must not interleave. */
   private turn: Promise<unknown> = Promise.resolve();
+
+  /**
+   * What the handler queries through: the member's connection, where a statement with
+   * parameters goes as a named statement (prepared once per connection, named by its text),
+   * so PostgreSQL parses and plans each of the handler's statements once instead of in every
+   * batch. Up to MAX_NAMED distinct texts; any beyond go unnamed.
+   */
+  private readonly handlerTx: LogTransaction = {
+    query: (sql, params) => {
+      const name = params !== undefined && params.length > 0 ? this.statementName(sql) : undefined;
+      return name === undefined
+        ? this.client.query(sql, params)
+        : this.client.query({ name, text: sql, values: params });
+    },
+  };
+  private readonly statementNames = new Map<string, string>();
+
+  private statementName(sql: string): string | undefined {
+    let name = this.statementNames.get(sql);
+    if (name === undefined && this.statementNames.size < MAX_NAMED) {
+      name = `log_handler_${createHash('sha1').update(sql).digest('hex').slice(0, 20)}`;
+      this.statementNames.set(sql, name);
+    }
+    return name;
+  }
 
   constructor(private readonly options: ConsumerOptions) {
     this.group = options.group;
@@ -387,7 +413,7 @@ export class LogConsumer {
     const context = { group: this.group, partition };
     await tx.query('SAVEPOINT batch');
     try {
-      await this.handler(tx, events, context);
+      await this.handler(this.handlerTx, events, context);
       await tx.query('RELEASE SAVEPOINT batch');
       return;
     } catch (error) {
@@ -401,7 +427,7 @@ export class LogConsumer {
       for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
         await tx.query('SAVEPOINT one');
         try {
-          await this.handler(tx, [event], { group: this.group, partition: event.partition });
+          await this.handler(this.handlerTx, [event], { group: this.group, partition: event.partition });
           await tx.query('RELEASE SAVEPOINT one');
           lastError = undefined;
           break;
@@ -439,6 +465,9 @@ export class LogConsumer {
     );
   }
 }
+
+/** Distinct handler statements a member prepares; a handler building texts without end stays bounded. */
+const MAX_NAMED = 500;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
