@@ -312,10 +312,12 @@ export class ChangeLog {
         )},"origin":${row.originJson ?? 'null'}}`,
       );
     }
-    const { rows } = await this.pool.query<{ connection_id: string; event_key: string; offset: number }>(
-      APPEND_SQL,
-      [`[${parts.join(',')}]`, [...ranks.keys()], [...ranks.values()]],
-    );
+    // Named: each pooled connection parses and plans the statement once.
+    const { rows } = await this.pool.query<{ connection_id: string; event_key: string; offset: number }>({
+      name: 'log.append',
+      text: APPEND_SQL,
+      values: [`[${parts.join(',')}]`, [...ranks.keys()], [...ranks.values()]],
+    });
     return new Map(rows.map((r) => [`${r.connection_id}\u0000${r.event_key}`, r.offset]));
   }
 }
