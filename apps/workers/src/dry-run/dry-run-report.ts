@@ -378,17 +378,22 @@ async function runStaged(
     for (const partition of [...byPartition.keys()].sort((a, b) => a - b)) {
       const events = byPartition.get(partition)!;
       for (let at = 0; at < events.length; at += batchSize)
-        await handleBatch(client, tx, handler, events.slice(at, at + batchSize), failures);
+        await handleIsolating(client, tx, handler, events.slice(at, at + batchSize), failures);
     }
     if (rows.length < CHUNK) return failures;
   }
 }
 
-async function handleBatch(
+/**
+ * A batch through the sync stage behind a savepoint; if it fails, event by event, each behind
+ * its own, so one event the stage refuses is reported and the rest still apply (as the log's
+ * consumer does, without its retries and dead letters). Used by the dry run and the replay.
+ */
+export async function handleIsolating(
   client: PoolClient,
   tx: LogTransaction,
   handler: SyncHandler,
-  events: LogEvent[],
+  events: readonly LogEvent[],
   failures: DryRunFailure[],
 ): Promise<void> {
   await client.query('SAVEPOINT batch');
