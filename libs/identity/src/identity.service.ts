@@ -82,6 +82,14 @@ export interface PossibleDuplicateView {
 export interface IdentityServiceOptions {
   /** Per-workspace settings; defaults apply where a setting is missing. */
   settings?: (workspaceId: string) => Partial<IdentitySettings>;
+  /**
+   * The id an entity created for this record takes, when the caller knows one (a replay gives
+   * a record back the id it has, whichever record the rebuild happens to meet first);
+   * undefined: the id derived from the record.
+   */
+  entityIdOf?: (
+    record: Pick<IdentityChange, 'connectionId' | 'entityType' | 'externalId'>,
+  ) => string | undefined;
 }
 
 interface StoredMatchData {
@@ -335,7 +343,9 @@ export class IdentityService {
       );
       await this.refreshKeys(tx, workspaceId, entityType, record.keys, index);
     }
-    const newId = () => entityIdFor(workspaceId, change.connectionId, entityType, change.externalId);
+    const newId = () =>
+      this.options.entityIdOf?.(change) ??
+      entityIdFor(workspaceId, change.connectionId, entityType, change.externalId);
     const resolver = new Resolver(index, settings);
     await this.learnConnections(tx, resolver, record, index);
     let resolution = resolver.resolve(record, newId);

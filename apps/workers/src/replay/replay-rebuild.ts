@@ -11,7 +11,14 @@ import {
   toLogEvent,
 } from '@syncline/log';
 import type { Pool, PoolClient } from 'pg';
-import { ident, realSchema, SHADOWED, shadow, skipAdvisoryLocks } from '../dry-run/dry-run-report';
+import {
+  handleIsolating,
+  ident,
+  realSchema,
+  SHADOWED,
+  shadow,
+  skipAdvisoryLocks,
+} from '../dry-run/dry-run-report';
 import { SYNC_GROUP } from '../sync/sync-group';
 import { SyncHandler } from '../sync/sync-handler';
 import { isWritable } from '../sync/writeback-rules';
@@ -262,12 +269,17 @@ async function rebuild(
   await selectScope(client, workspaceId, from);
   await refuseIncompleteHistory(client);
   const outboxBefore = await rememberBefore(client);
+  const entityIdOf = await liveEntityIds(client, workspaceId);
   await clearDerived(client, workspaceId);
 
   const { rows: counted } = await q('SELECT count(*)::int AS n FROM replay_events');
   const total = (counted[0] as { n: number } | undefined)?.n ?? 0;
   await options.onProgress?.(0, total);
-  const handler = new SyncHandler({ identity: new IdentityService(), engine, connectionsTtlMs: 60_000 });
+  const handler = new SyncHandler({
+    identity: new IdentityService({ entityIdOf }),
+    engine,
+    connectionsTtlMs: 60_000,
+  });
   const failures = await feed(client, tx, handler, options, total);
 
   await restoreKept(client);
@@ -459,6 +471,36 @@ async function rememberBefore(client: PoolClient): Promise<number> {
  * stay as they are. Receipts of their writes are applied again, each at its echo on the log
  * as the live stage applied it (see restoreKept for synced heads).
  */
+/**
+ * The ids records' entities have now, for the rebuild to give back: which of an entity's
+ * records the rebuild meets first need not be the one the live stage met first (the passes
+ * are simulated), and the id derived from that record would then differ. Each id goes to the
+ * first record that creates an entity, once. Entities an identity operation (merge, unmerge)
+ * named keep the derived ids the operations refer to. Read before the derived state is cleared.
+ */
+async function liveEntityIds(
+  client: PoolClient,
+  workspaceId: string,
+): Promise<(record: { connectionId: string; entityType: string; externalId: string }) => string | undefined> {
+  const { rows } = await client.query<{ key: string; entity_id: string }>(
+    `SELECT l.connection_id::text || '|' || l.entity_type || '|' || l.external_id AS key, l.entity_id::text AS entity_id
+       FROM source_link l
+      WHERE l.workspace_id = $1
+        AND NOT EXISTS (SELECT 1 FROM identity_operation o
+                         WHERE o.workspace_id = $1
+                           AND l.entity_id::text IN (o.payload->>'survivorId', o.payload->>'absorbedId'))`,
+    [workspaceId],
+  );
+  const ids = new Map(rows.map((r) => [r.key, r.entity_id]));
+  const given = new Set<string>();
+  return ({ connectionId, entityType, externalId }) => {
+    const id = ids.get(`${connectionId}|${entityType}|${externalId}`);
+    if (id === undefined || given.has(id)) return undefined;
+    given.add(id);
+    return id;
+  };
+}
+
 async function clearDerived(client: PoolClient, workspaceId: string): Promise<void> {
   const q = (sql: string, params: unknown[] = []) => client.query(sql, params);
   const inScope = 'entity_id IN (SELECT id FROM replay_entities)';
@@ -570,7 +612,7 @@ async function feed(
       );
       const batch = rows.map(toLogEvent);
       await releaseReceipts(client, batch);
-      await handleBatch(client, tx, handler, batch, failures);
+      await handleIsolating(client, tx, handler, batch, failures);
       replayed += batch.length;
       await options.onProgress?.(replayed, total);
     }
@@ -598,38 +640,6 @@ async function releaseReceipts(client: PoolClient, batch: readonly LogEvent[]): 
      INSERT INTO write_receipt SELECT * FROM due`,
     [latest],
   );
-}
-
-async function handleBatch(
-  client: PoolClient,
-  tx: LogTransaction,
-  handler: SyncHandler,
-  events: readonly LogEvent[],
-  failures: ReplayReport['failures'],
-): Promise<void> {
-  await client.query('SAVEPOINT replay_batch');
-  try {
-    await handler.handle(tx, events);
-    await client.query('RELEASE SAVEPOINT replay_batch');
-    return;
-  } catch {
-    await client.query('ROLLBACK TO SAVEPOINT replay_batch');
-  }
-  for (const event of events) {
-    await client.query('SAVEPOINT replay_one');
-    try {
-      await handler.handle(tx, [event]);
-      await client.query('RELEASE SAVEPOINT replay_one');
-    } catch (error) {
-      await client.query('ROLLBACK TO SAVEPOINT replay_one');
-      failures.push({
-        eventKey: event.eventKey,
-        entityType: event.entityType,
-        externalId: event.externalId,
-        error: error instanceof Error ? error.message : String(error),
-      });
-    }
-  }
 }
 
 /**

@@ -1,6 +1,6 @@
 import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
-import { IdentityService } from '@syncline/identity';
-import { ChangeLog, LogConsumer } from '@syncline/log';
+import { entityIdFor, IdentityService } from '@syncline/identity';
+import { ChangeLog, LogConsumer, partitionFor } from '@syncline/log';
 import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
@@ -288,6 +288,32 @@ describe('replay of an unchanged workspace', () => {
     );
     expect(after.conflicts).toEqual(before.conflicts);
     expect(await pendingWrites(w.workspaceId)).toEqual([]);
+  });
+
+  it('gives every record back the entity id it has, whichever of its records the rebuild meets first', async () => {
+    const ws = await seedConnections(pool, { a: 'hubspot', b: 'hubspot' });
+    // B's record reaches the live stage first and creates the entity; A's, in a lower
+    // partition, comes a moment later: a simulated pass holds both and meets A's first.
+    const partition = (connectionId: string, externalId: string) =>
+      partitionFor(connectionId, 'person', externalId, PARTITIONS);
+    let [extA, extB] = ['a-0', 'b-0'];
+    for (let i = 1; partition(ws.a, extA) >= partition(ws.b, extB); i++) [extA, extB] = [`a-${i}`, `b-${i}`];
+    const grace = { email: 'grace@navy.example', firstName: 'Grace', lastName: 'Hopper' };
+    await append(contactEvent(ws.workspaceId, ws.b, extB, at(1), grace));
+    await runLive();
+    await append(contactEvent(ws.workspaceId, ws.a, extA, at(2), { ...grace, jobTitle: 'Rear Admiral' }));
+    await runLive();
+    const [live] = await rows<{ id: string }>('SELECT id FROM entity WHERE workspace_id = $1', [
+      ws.workspaceId,
+    ]);
+    expect(live?.id).toBe(entityIdFor(ws.workspaceId, ws.b, 'person', extB));
+
+    const preview = await previewReplay(pool, ws.workspaceId, 'beginning', { partitions: PARTITIONS });
+    expect(preview.summary).toMatchObject({ changes: 0, created: 0, gone: 0, linksMoved: 0 });
+    await applyReplay(pool, ws.workspaceId, 'beginning', { partitions: PARTITIONS });
+    expect(await rows('SELECT id FROM entity WHERE workspace_id = $1', [ws.workspaceId])).toEqual([
+      { id: live!.id },
+    ]);
   });
 
   it('from an event time rebuilds only the records with events since, and changes nothing either', async () => {
