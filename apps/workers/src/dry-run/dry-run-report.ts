@@ -384,6 +384,34 @@ async function runStaged(
   }
 }
 
+/** An entity's fields before and after, with the provenance after: as both reports read them. */
+export interface FieldsBeforeAfter {
+  id: string;
+  entity_type: string;
+  display_name: string | null;
+  before: Record<string, unknown>;
+  after: Record<string, unknown>;
+  provenance: Record<string, { source?: { kind: string; id: string } }>;
+}
+
+/** Per entity, the fields whose values differ (old → new, with who the new one comes from). */
+export function fieldChangesOf(rows: readonly FieldsBeforeAfter[]): DryRunChange[] {
+  const changes: DryRunChange[] = [];
+  for (const row of rows) {
+    const fields: Record<string, DryRunFieldChange> = {};
+    for (const field of new Set([...Object.keys(row.before), ...Object.keys(row.after)])) {
+      const from = row.before[field] ?? null;
+      const to = row.after[field] ?? null;
+      if (isDeepStrictEqual(from, to)) continue;
+      const source = row.provenance[field]?.source;
+      fields[field] = { from, to, source: source ? { kind: source.kind, id: source.id } : null };
+    }
+    if (Object.keys(fields).length > 0)
+      changes.push({ entityId: row.id, entityType: row.entity_type, displayName: row.display_name, fields });
+  }
+  return changes;
+}
+
 /**
  * A batch through the sync stage behind a savepoint; if it fails, event by event, each behind
  * its own, so one event the stage refuses is reported and the rest still apply (as the log's
@@ -482,19 +510,7 @@ async function readReport(
       WHERE t.fields IS DISTINCT FROM r.fields
       ORDER BY t.entity_type, t.id`,
   );
-  const changes: DryRunChange[] = [];
-  for (const row of changedRows) {
-    const fields: Record<string, DryRunFieldChange> = {};
-    for (const field of new Set([...Object.keys(row.before), ...Object.keys(row.after)])) {
-      const from = row.before[field] ?? null;
-      const to = row.after[field] ?? null;
-      if (isDeepStrictEqual(from, to)) continue;
-      const source = row.provenance[field]?.source;
-      fields[field] = { from, to, source: source ? { kind: source.kind, id: source.id } : null };
-    }
-    if (Object.keys(fields).length > 0)
-      changes.push({ entityId: row.id, entityType: row.entity_type, displayName: row.display_name, fields });
-  }
+  const changes = fieldChangesOf(changedRows);
 
   const { rows: conflictRows } = await client.query<{
     id: string;

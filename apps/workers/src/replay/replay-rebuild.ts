@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { isDeepStrictEqual } from 'node:util';
 import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
 import type { EntityType, ProviderKey } from '@syncline/core';
 import { IdentityService } from '@syncline/identity';
@@ -12,6 +11,7 @@ import {
 } from '@syncline/log';
 import type { Pool, PoolClient } from 'pg';
 import {
+  fieldChangesOf,
   handleIsolating,
   ident,
   realSchema,
@@ -835,19 +835,7 @@ async function readReport(
       WHERE e.fields IS DISTINCT FROM b.fields
       ORDER BY e.entity_type, e.id`,
   );
-  const changes: ReplayReport['changes'] = [];
-  for (const row of changedRows) {
-    const fields: Record<string, ReplayFieldChange> = {};
-    for (const field of new Set([...Object.keys(row.before), ...Object.keys(row.after)])) {
-      const from = row.before[field] ?? null;
-      const to = row.after[field] ?? null;
-      if (isDeepStrictEqual(from, to)) continue;
-      const source = row.provenance[field]?.source;
-      fields[field] = { from, to, source: source ? { kind: source.kind, id: source.id } : null };
-    }
-    if (Object.keys(fields).length > 0)
-      changes.push({ entityId: row.id, entityType: row.entity_type, displayName: row.display_name, fields });
-  }
+  const changes: ReplayReport['changes'] = fieldChangesOf(changedRows);
 
   const { rows: created } = await client.query<ReplayReport['created'][number]>(
     `SELECT e.id::text AS "entityId", e.entity_type AS "entityType", e.display_name AS "displayName"
