@@ -79,14 +79,15 @@ describe('consumer crash safety', () => {
     'resumes from the last commit after SIGKILL at many points, deriving what an uninterrupted run derives (%s per transaction)',
     async (_label, group, perBatch) => {
       const childArgs = [db.url, group, String(PARTITIONS), '15', perBatch];
-      await appendBatch(4000);
+      // Long enough that the kills land inside it: a member applies several thousand events a second.
+      await appendBatch(16_000);
       const progress: number[] = [];
       const kills = 14;
       for (let i = 0; i < kills; i++) {
         const child = startConsumerChild(childArgs);
         await child.ready;
         // The stream keeps growing while members die.
-        if (i % 3 === 0) await appendBatch(300);
+        if (i % 3 === 0) await appendBatch(1_000);
         await sleep(20 + Math.floor(Math.random() * 350));
         await kill(child);
         progress.push(await committedTotal(group));
