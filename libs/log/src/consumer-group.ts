@@ -205,7 +205,7 @@ export class LogConsumer {
     let handled = 0;
     for (const partition of single) {
       if (untilStopped && !this.running) return handled;
-      const n = await this.processBatch(partition);
+      const n = await this.processPartitions([partition]);
       handled += n;
       if (n < this.batchSize) this.backlogged.delete(partition);
     }
@@ -296,59 +296,15 @@ export class LogConsumer {
   }
 
   /** Handles one batch of one partition in one transaction; returns the events consumed. */
-  private processBatch(partition: number): Promise<number> {
-    return this.exclusive(() => this.processBatchNow(partition));
-  }
-
-  private async processBatchNow(partition: number): Promise<number> {
-    if (!this.owned.has(partition)) return 0;
-    const tx = this.client;
-    await tx.query('BEGIN');
-    try {
-      const head = await tx.query<{ committed_offset: string }>(
-        'SELECT committed_offset FROM consumer_offset WHERE group_name = $1 AND partition = $2 FOR UPDATE',
-        [this.group, partition],
-      );
-      const committed = head.rows[0]?.committed_offset ?? '0';
-      const { rows } = await tx.query<LogEventRow>(
-        `SELECT ${LOG_EVENT_COLUMNS} FROM change_event
-          WHERE partition = $1 AND "offset" > $2 ORDER BY "offset" LIMIT $3`,
-        [partition, committed, this.batchSize],
-      );
-      if (rows.length === 0) {
-        await tx.query('COMMIT');
-        return 0;
-      }
-      const events = rows.map(toLogEvent);
-      await this.handleBatch(events, partition);
-      await tx.query(
-        'UPDATE consumer_offset SET committed_offset = $3, updated_at = now() WHERE group_name = $1 AND partition = $2',
-        [this.group, partition, events[events.length - 1]!.offset],
-      );
-      await tx.query('COMMIT');
-      if (this.options.afterCommit) {
-        try {
-          await this.options.afterCommit(events, { group: this.group, partition });
-        } catch (error) {
-          this.options.onError?.(error);
-        }
-      }
-      return events.length;
-    } catch (error) {
-      await tx.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    }
-  }
-
   private processPartitions(partitions: number[]): Promise<number> {
     return this.exclusive(() => this.processPartitionsNow(partitions));
   }
 
   /**
-   * Handles a batch of several partitions in one transaction: their offset rows locked in
-   * partition order, up to batchSize / partitions events read from each, handled in one call
-   * (partition after partition, each in offset order), and every partition's offset committed
-   * with the state.
+   * Handles one batch of one or several partitions in one transaction: their offset rows
+   * locked in partition order, up to batchSize / partitions events read from each, handled in
+   * one call (partition after partition, each in offset order), and every partition's offset
+   * committed with the state. A partition whose share came back full is marked backlogged.
    */
   private async processPartitionsNow(partitions: number[]): Promise<number> {
     const mine = partitions.filter((p) => this.owned.has(p));
