@@ -449,8 +449,6 @@ export async function handleIsolating(
   }
 }
 
-type Source = { kind: string; id: string };
-
 async function readReport(
   client: PoolClient,
   real: (table: string) => string,
@@ -497,14 +495,7 @@ async function readReport(
     creations.set(row.entity_id, creation);
   }
 
-  const { rows: changedRows } = await client.query<{
-    id: string;
-    entity_type: string;
-    display_name: string | null;
-    before: Record<string, unknown>;
-    after: Record<string, unknown>;
-    provenance: Record<string, { source?: Source }>;
-  }>(
+  const { rows: changedRows } = await client.query<FieldsBeforeAfter>(
     `SELECT t.id::text AS id, t.entity_type, t.display_name, r.fields AS before, t.fields AS after, t.provenance
        FROM pg_temp.entity t JOIN ${real('entity')} r ON r.id = t.id
       WHERE t.fields IS DISTINCT FROM r.fields

@@ -11,6 +11,7 @@ import {
 } from '@syncline/log';
 import type { Pool, PoolClient } from 'pg';
 import {
+  type FieldsBeforeAfter,
   fieldChangesOf,
   handleIsolating,
   ident,
@@ -822,14 +823,7 @@ async function readReport(
             (SELECT count(*)::int FROM replay_after_entities) AS entities`,
   );
 
-  const { rows: changedRows } = await client.query<{
-    id: string;
-    entity_type: string;
-    display_name: string | null;
-    before: Record<string, unknown>;
-    after: Record<string, unknown>;
-    provenance: Record<string, { source?: Source }>;
-  }>(
+  const { rows: changedRows } = await client.query<FieldsBeforeAfter>(
     `SELECT e.id::text AS id, e.entity_type, e.display_name, b.fields AS before, e.fields AS after, e.provenance
        FROM entity e JOIN replay_before_entity b ON b.id = e.id
       WHERE e.fields IS DISTINCT FROM b.fields
