@@ -25,29 +25,22 @@ afterAll(async () => {
 const T0 = new Date('2026-11-20T09:00:00.000Z');
 const at = (minutes: number) => new Date(T0.getTime() + minutes * 60_000);
 
-const companyEvent = (
-  workspaceId: string,
-  connectionId: string,
-  externalId: string,
-  time: Date,
-  fields: Record<string, unknown>,
-): StageEvent => ({
-  ...contactEvent(workspaceId, connectionId, externalId, time, fields),
-  entityType: 'company',
-  eventKey: `companies:${externalId}:${time.getTime()}`,
-});
-
-const dealEvent = (
-  workspaceId: string,
-  connectionId: string,
-  externalId: string,
-  time: Date,
-  fields: Record<string, unknown>,
-): StageEvent => ({
-  ...contactEvent(workspaceId, connectionId, externalId, time, fields),
-  entityType: 'deal',
-  eventKey: `deals:${externalId}:${time.getTime()}`,
-});
+/** A HubSpot company or deal as its pull reports it at `time` (a contact's event, retyped). */
+const crmEvent =
+  (entityType: 'company' | 'deal', objects: string) =>
+  (
+    workspaceId: string,
+    connectionId: string,
+    externalId: string,
+    time: Date,
+    fields: Record<string, unknown>,
+  ): StageEvent => ({
+    ...contactEvent(workspaceId, connectionId, externalId, time, fields),
+    entityType,
+    eventKey: `${objects}:${externalId}:${time.getTime()}`,
+  });
+const companyEvent = crmEvent('company', 'companies');
+const dealEvent = crmEvent('deal', 'deals');
 
 const mailEvent = (
   workspaceId: string,
