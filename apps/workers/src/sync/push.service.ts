@@ -8,7 +8,8 @@ import { IngestLog } from '../connections/ingest-log';
 import { PG_POOL, ROOT_LOGGER } from '../infra/connections';
 import { JobQueue } from '../jobs/job-queue.service';
 import { WorkerMetrics } from '../metrics/worker-metrics';
-import { type CoalescedWrite, coalesce, type OutboxRow } from './outbox';
+import { type CoalescedWrite, coalesce } from './outbox';
+import { claimOutbox } from './outbox-claim';
 import { versionMayReplace } from './provider-version';
 import { queueReconcileCreates } from './reconcile-creates';
 import { SYNC_GROUP } from './sync-group';
@@ -102,7 +103,10 @@ export class PushService {
     const outcome: PushOutcome = { sent: 0, failed: 0, dropped: 0 };
     const started = Date.now();
     for (;;) {
-      const { rows, linked, versions } = await this.claim(handle.id);
+      const { rows, linked, versions, outdated } = await claimOutbox(this.pool, handle.id, CLAIM_LIMIT);
+      outcome.dropped += outdated;
+      // Only rows set aside as out of date: the claim goes on to the rows after them.
+      if (rows.length === 0 && outdated > 0) continue;
       if (rows.length === 0) return outcome;
       const { writes, dropped } = coalesce(rows, linked);
       for (const write of writes) {
@@ -131,48 +135,6 @@ export class PushService {
         return outcome;
       }
     }
-  }
-
-  /**
-   * Claims the next rows together with each record's link (external id, last seen version),
-   * read in the same statement and so the same snapshot: a merge of the target's own report
-   * that commits in between either supersedes the rows before they are claimed or is not seen
-   * at all, and then the write goes out conditional on the older version and is refused.
-   * Reading the link later could pair an old row with a version no merge had computed it for.
-   */
-  private async claim(
-    connectionId: string,
-  ): Promise<{ rows: OutboxRow[]; linked: Map<string, string>; versions: Map<string, string | null> }> {
-    const { rows } = await this.pool.query<
-      OutboxRow & { link_external_id: string | null; link_version: string | null }
-    >(
-      `WITH claimed AS (
-         UPDATE outbox o SET status = 'sending', claimed_at = now(), attempts = o.attempts + 1
-          WHERE o.id IN (SELECT id FROM outbox
-                          WHERE connection_id = $1 AND status IN ('pending', 'sending')
-                          ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)
-            -- A connection paused or disconnected while this push drains stops at its next claim.
-            AND EXISTS (SELECT 1 FROM connection c WHERE c.id = $1 AND c.status IN ('live', 'backfilling'))
-         RETURNING o.id, o.workspace_id, o.entity_id, o.entity_type, o.op, o.external_id,
-                   o.fields, o.prior, o.heads, o.idempotency_key)
-       SELECT c.id::text AS id, c.workspace_id, c.entity_id, c.entity_type, c.op, c.external_id, c.fields,
-              c.prior, c.heads, c.idempotency_key, l.external_id AS link_external_id,
-              l.provider_version AS link_version
-         FROM claimed c LEFT JOIN source_link l ON l.connection_id = $1 AND l.entity_id = c.entity_id`,
-      [connectionId, CLAIM_LIMIT],
-    );
-    const linked = new Map<string, string>();
-    const versions = new Map<string, string | null>();
-    for (const r of rows) {
-      if (r.link_external_id === null) continue;
-      linked.set(r.entity_id, r.link_external_id);
-      versions.set(r.entity_id, r.link_version);
-    }
-    // An entity with two records in one connection joins twice: one row each.
-    const claimed = [
-      ...new Map(rows.map(({ link_external_id: _id, link_version: _v, ...row }) => [row.id, row])).values(),
-    ];
-    return { rows: claimed.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1)), linked, versions };
   }
 
   private async release(writes: readonly CoalescedWrite[]): Promise<void> {

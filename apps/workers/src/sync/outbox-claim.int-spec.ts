@@ -1,0 +1,115 @@
+import { Pool } from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
+import { claimOutbox } from './outbox-claim';
+import { contactEvent, seedConnections, syncStage } from './testing/sync-stage';
+
+/**
+ * The push's claim against real Postgres and the real sync stage: what a pusher takes is
+ * what the target is owed at the entity's current state, never a row a later merge replaced,
+ * whatever the pusher was doing while that merge committed.
+ */
+let db: TestDatabase;
+let pool: Pool;
+
+beforeAll(async () => {
+  db = await createTestDatabase('outbox_claim');
+  pool = new Pool({ connectionString: db.url, max: 4 });
+});
+
+afterAll(async () => {
+  await pool?.end();
+  await db?.drop();
+});
+
+const t0 = Date.now() - 120_000;
+const at = (s: number) => new Date(t0 + s * 1000);
+const ada = { email: 'ada@analytical.example', firstName: 'Ada', lastName: 'Lovelace', jobTitle: 'Analyst' };
+
+const rowsOf = async (connectionId: string) =>
+  (
+    await pool.query<{ id: string; status: string; fields: Record<string, unknown> }>(
+      'SELECT id::text, status, fields FROM outbox WHERE connection_id = $1 ORDER BY id',
+      [connectionId],
+    )
+  ).rows;
+
+/** Ada in CRM A and CRM B, linked as one person, both CRMs holding the same values. */
+async function adaInBothCrms(policy?: 'manual') {
+  const ws = await seedConnections(pool, { a: 'hubspot', b: 'hubspot' });
+  if (policy)
+    await pool.query(
+      `INSERT INTO field_policy (workspace_id, entity_type, field, policy) VALUES ($1, 'person', 'jobTitle', $2)`,
+      [ws.workspaceId, policy],
+    );
+  const { handle } = syncStage(pool);
+  await handle(contactEvent(ws.workspaceId, ws.a, 'a-1', at(0), ada));
+  await handle({ ...contactEvent(ws.workspaceId, ws.b, 'b-1', at(1), ada), providerVersion: 'v1' });
+  return { ws, handle };
+}
+
+describe('claiming outbox rows', () => {
+  it('never hands out an update computed before a merge of the target’s own report, even one a dead pusher held', async () => {
+    const { ws, handle } = await adaInBothCrms('manual');
+    // A edits the title: B is owed it.
+    await handle(contactEvent(ws.workspaceId, ws.a, 'a-1', at(10), { ...ada, jobTitle: 'Professor' }));
+    const owed = await rowsOf(ws.b);
+    expect(owed.map((r) => [r.status, r.fields])).toEqual([['pending', { jobTitle: 'Professor' }]]);
+    // A pusher claims it, and dies before sending (its claim stays `sending`)…
+    const first = await claimOutbox(pool, ws.b, 500);
+    expect(first.rows.map((r) => r.id)).toEqual([owed[0]!.id]);
+    expect(first.versions.get(first.rows[0]!.entity_id)).toBe('v1');
+    // …while B's own edit of the title, made without seeing A's, is merged: an open conflict
+    // under `manual`, and the link takes B's new version.
+    await handle({
+      ...contactEvent(ws.workspaceId, ws.b, 'b-1', at(11), { ...ada, jobTitle: 'Enchantress of Numbers' }),
+      providerVersion: 'v2',
+    });
+    const { rows: open } = await pool.query(
+      `SELECT field FROM merge_conflict WHERE workspace_id = $1 AND status = 'open'`,
+      [ws.workspaceId],
+    );
+    expect(open).toEqual([{ field: 'jobTitle' }]);
+    // The merge set aside only what was pending: the dead pusher's row is still claimed.
+    expect((await rowsOf(ws.b)).map((r) => r.status)).toEqual(['sending']);
+
+    // The next pusher takes back the dead one's rows: this one is out of date (sent at B's new
+    // version it would overwrite B's side of the open conflict), so it is set aside.
+    const next = await claimOutbox(pool, ws.b, 500);
+    expect(next.rows).toEqual([]);
+    expect(next.outdated).toBe(1);
+    expect((await rowsOf(ws.b)).map((r) => r.status)).toEqual(['superseded']);
+    // Neither CRM is owed the title while the conflict is open.
+    const { rows: pending } = await pool.query(
+      `SELECT connection_id FROM outbox WHERE workspace_id = $1 AND status IN ('pending', 'sending')`,
+      [ws.workspaceId],
+    );
+    expect(pending).toEqual([]);
+  });
+
+  it('hands out what is owed at the current heads, with the version merged with them', async () => {
+    const { ws, handle } = await adaInBothCrms();
+    await handle(contactEvent(ws.workspaceId, ws.a, 'a-1', at(10), { ...ada, jobTitle: 'Professor' }));
+    // B reports an edit of another field: the title is still owed, now at newer heads.
+    await handle({
+      ...contactEvent(ws.workspaceId, ws.b, 'b-1', at(11), { ...ada, phone: '+44 20 7946 0018' }),
+      providerVersion: 'v2',
+    });
+    const claim = await claimOutbox(pool, ws.b, 500);
+    expect(claim.outdated).toBe(0);
+    expect(claim.rows.map((r) => r.fields)).toEqual([{ jobTitle: 'Professor' }]);
+    expect(claim.versions.get(claim.rows[0]!.entity_id)).toBe('v2');
+    const { rows: heads } = await pool.query<{ same: boolean }>(
+      'SELECT o.heads = e.heads AS same FROM outbox o JOIN entity e ON e.id = o.entity_id WHERE o.id = $1',
+      [claim.rows[0]!.id],
+    );
+    expect(heads).toEqual([{ same: true }]);
+    // A create keeps its one row per target whatever the heads: it is never set aside here.
+    await pool.query(`UPDATE outbox SET status = 'pending', op = 'create', heads = '{x}' WHERE id = $1`, [
+      claim.rows[0]!.id,
+    ]);
+    const again = await claimOutbox(pool, ws.b, 500);
+    expect(again.outdated).toBe(0);
+    expect(again.rows.map((r) => r.op)).toEqual(['create']);
+  });
+});

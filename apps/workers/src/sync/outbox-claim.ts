@@ -1,0 +1,77 @@
+import type { Pool } from 'pg';
+import type { OutboxRow } from './outbox';
+
+/** The rows a pusher took, with what it needs to send them. */
+export interface Claim {
+  /** Claimed rows (status `sending`), in id order. */
+  rows: OutboxRow[];
+  /** The target's external id per entity (its link in this connection). */
+  linked: Map<string, string>;
+  /** The target record's version as last merged, per entity: writes are conditional on it. */
+  versions: Map<string, string | null>;
+  /** Rows set aside as out of date instead of claimed. */
+  outdated: number;
+}
+
+/**
+ * Claims the next rows together with each record's link (external id, last seen version)
+ * and the entity's heads, read in the same statement and so the same snapshot, in which the
+ * sync stage's merges are all or nothing (heads, link version and outbox rows commit
+ * together). An update row computed at other heads than the entity's is out of date: the
+ * merge that moved the heads wrote what the target is owed now, so the row is set aside
+ * instead of sent. A merge the snapshot does not see yet left the link's older version, and
+ * a write conditional on it is refused. Checking the heads anywhere else races the merge: a
+ * row a pusher held while a merge of its target's own report committed (the merge sets only
+ * pending rows aside) would be sent at the version that merge recorded, over the report's
+ * values, which under `manual` overwrites one side of an open conflict.
+ */
+export async function claimOutbox(pool: Pool, connectionId: string, limit: number): Promise<Claim> {
+  const { rows } = await pool.query<
+    OutboxRow & { link_external_id: string | null; link_version: string | null; outdated: boolean }
+  >(
+    `WITH candidate AS (
+       SELECT o.id, (o.op = 'update' AND o.heads IS DISTINCT FROM e.heads) AS outdated
+         FROM outbox o LEFT JOIN entity e ON e.id = o.entity_id
+        WHERE o.connection_id = $1 AND o.status IN ('pending', 'sending')
+        ORDER BY o.id LIMIT $2 FOR UPDATE OF o SKIP LOCKED),
+     outdated AS (
+       UPDATE outbox o SET status = 'superseded', claimed_at = NULL
+        WHERE o.id IN (SELECT id FROM candidate WHERE outdated)
+       RETURNING o.id),
+     claimed AS (
+       UPDATE outbox o SET status = 'sending', claimed_at = now(), attempts = o.attempts + 1
+        WHERE o.id IN (SELECT id FROM candidate WHERE NOT outdated)
+          -- A connection paused or disconnected while this push drains stops at its next claim.
+          AND EXISTS (SELECT 1 FROM connection c WHERE c.id = $1 AND c.status IN ('live', 'backfilling'))
+       RETURNING o.id, o.workspace_id, o.entity_id, o.entity_type, o.op, o.external_id,
+                 o.fields, o.prior, o.heads, o.idempotency_key)
+     SELECT c.id::text AS id, c.workspace_id, c.entity_id, c.entity_type, c.op, c.external_id, c.fields,
+            c.prior, c.heads, c.idempotency_key, l.external_id AS link_external_id,
+            l.provider_version AS link_version, false AS outdated
+       FROM claimed c LEFT JOIN source_link l ON l.connection_id = $1 AND l.entity_id = c.entity_id
+     UNION ALL
+     SELECT id::text, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, true FROM outdated`,
+    [connectionId, limit],
+  );
+  const outdated = rows.filter((r) => r.outdated).length;
+  const linked = new Map<string, string>();
+  const versions = new Map<string, string | null>();
+  const current = rows.filter((r) => !r.outdated);
+  for (const r of current) {
+    if (r.link_external_id === null) continue;
+    linked.set(r.entity_id, r.link_external_id);
+    versions.set(r.entity_id, r.link_version);
+  }
+  // An entity with two records in one connection joins twice: one row each.
+  const claimed = [
+    ...new Map(
+      current.map(({ link_external_id: _id, link_version: _v, outdated: _o, ...row }) => [row.id, row]),
+    ).values(),
+  ];
+  return {
+    rows: claimed.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1)),
+    linked,
+    versions,
+    outdated,
+  };
+}
