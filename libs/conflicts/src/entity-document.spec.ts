@@ -152,6 +152,22 @@ describe('EntityDocument', () => {
     expect(doc.catchUp({ stage: { kind: 'manual' } }).size).toBe(0);
   });
 
+  it('under manual, two sources that report the same value have nothing to settle; the next edit is an overwrite', () => {
+    const manual: PolicyMap = { stage: { kind: 'manual' } };
+    const doc = EntityDocument.create('e');
+    doc.applyInbound(change(CRM_A, 1, { stage: 'Lead' }), manual);
+    const { outcome: agreed } = doc.applyInbound(change(CRM_B, 2, { stage: 'Lead' }), manual);
+    expect(agreed.conflicts).toEqual([]);
+    expect(agreed.provenance.stage?.conflicted).toBe(false);
+    // Both hold what the entity shows: they catch up to it, so A's next edit replaces both.
+    expect(doc.catchUp(manual).size).toBeGreaterThan(0);
+    const { outcome } = doc.applyInbound(change(CRM_A, 3, { stage: 'Won' }), manual);
+    expect(outcome.values.stage).toBe('Won');
+    expect(outcome.conflicts).toEqual([]);
+    expect(outcome.provenance.stage?.conflicted).toBe(false);
+    expect(Object.fromEntries(outcome.owed)[CRM_B]).toEqual(['stage']);
+  });
+
   describe('the same field edited concurrently', () => {
     const concurrently = (policies: PolicyMap, a: unknown = 'Won', b: unknown = 'Lost') => {
       const doc = EntityDocument.create('e');

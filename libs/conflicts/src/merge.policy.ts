@@ -54,7 +54,8 @@ export function resolveField(candidates: readonly Candidate[], policy: FieldPoli
       return { json: best.json, credited: best, open: false };
     }
     case 'manual':
-      return { json: latest.json, credited: latest, open: true };
+      // Sources that agree leave nothing for a person to settle.
+      return { json: latest.json, credited: latest, open: candidates.some((c) => c.json !== latest.json) };
     case 'union': {
       const seen = new Set<string>();
       const merged: unknown[] = [];
