@@ -246,6 +246,32 @@ describe('HubSpot emulator: merging records through @hubspot/api-client', () => 
     expect(hook.events).toHaveLength(3);
   });
 
+  it('takes a secondary address off a contact (contacts v1), after which a new contact may have it', async () => {
+    const { client, accessToken } = await harness.createPortal();
+    const contacts = client.crm.contacts.basicApi;
+    const a = await contacts.create({ properties: { email: 'a@second.example' }, associations: [] });
+    const b = await contacts.create({ properties: { email: 'b@second.example' }, associations: [] });
+    await contacts.merge({ primaryObjectId: a.id, objectIdToMerge: b.id });
+    const taken = await apiError(
+      contacts.create({ properties: { email: 'b@second.example' }, associations: [] }),
+    );
+    expect(taken.code).toBe(409);
+    const call = (method: string, path: string) =>
+      fetch(`${harness.url}${path}`, { method, headers: { authorization: `Bearer ${accessToken}` } });
+    const listed = await call('GET', `/contacts/v1/secondary-email/${a.id}`);
+    expect(await listed.json()).toMatchObject({ vid: Number(a.id), secondaryEmails: ['b@second.example'] });
+    const removed = await call('DELETE', `/contacts/v1/secondary-email/${a.id}/email/b%40second.example`);
+    expect(removed.status).toBe(200);
+    expect(await removed.json()).toMatchObject({ vid: Number(a.id), secondaryEmails: [] });
+    const gone = await call('DELETE', `/contacts/v1/secondary-email/${a.id}/email/b%40second.example`);
+    expect(gone.status).toBe(404);
+    expect((await gone.json()) as object).toMatchObject({ status: 'error', category: 'OBJECT_NOT_FOUND' });
+    const c = await contacts.create({ properties: { email: 'b@second.example' }, associations: [] });
+    expect(c.id).not.toBe(a.id);
+    // The merged id still answers as the survivor.
+    expect((await contacts.getById(b.id)).id).toBe(a.id);
+  });
+
   it('answers every request above with bodies that match the published schemas', () => {
     const { checked, failures } = new HubspotSchemas().checkAll(harness.responses);
     expect(

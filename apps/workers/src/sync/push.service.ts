@@ -107,7 +107,8 @@ export class PushService {
       const { writes, dropped } = coalesce(rows, linked);
       for (const write of writes) {
         const version = versions.get(write.entityId);
-        if (write.op !== 'create' && version) write.expectedVersion = version;
+        // A merge is not computed from values, and names its records itself.
+        if (write.op !== 'create' && write.op !== 'merge' && version) write.expectedVersion = version;
       }
       if (dropped.length > 0) {
         await this.pool.query(`UPDATE outbox SET status = 'superseded' WHERE id = ANY($1::bigint[])`, [
@@ -157,7 +158,10 @@ export class PushService {
                    o.fields, o.prior, o.heads, o.idempotency_key)
        SELECT c.id::text AS id, c.workspace_id, c.entity_id, c.entity_type, c.op, c.external_id, c.fields,
               c.prior, c.heads, c.idempotency_key, l.external_id AS link_external_id,
-              l.provider_version AS link_version
+              l.provider_version AS link_version,
+              -- This target merged the entity's own record away at our asking (an unmerge since).
+              c.op = 'create' AND COALESCE((SELECT e.flags->'recreateIn' ? $1::uuid::text FROM entity e
+                                             WHERE e.id = c.entity_id), false) AS after_provider_merge
          FROM claimed c LEFT JOIN source_link l ON l.connection_id = $1 AND l.entity_id = c.entity_id`,
       [connectionId, CLAIM_LIMIT],
     );
@@ -194,6 +198,8 @@ export class PushService {
       op: w.op,
       entityType: w.entityType,
       ...(w.externalId === null ? {} : { externalId: w.externalId }),
+      ...(w.mergedExternalId === undefined ? {} : { mergedExternalId: w.mergedExternalId }),
+      ...(w.afterProviderMerge ? { afterProviderMerge: true } : {}),
       fields: w.fields,
       idempotencyKey: w.idempotencyKey,
       entityId: w.entityId,
@@ -330,7 +336,8 @@ export class PushService {
       const rows = writes.flatMap((w) => {
         const receipt = byKey.get(w.idempotencyKey);
         const externalId = receipt?.externalId ?? w.externalId;
-        if (w.op === 'delete' || externalId === null) return [];
+        // A merge changes no field we wrote: it leaves the survivor's version (below), no receipt.
+        if (w.op === 'delete' || w.op === 'merge' || externalId === null) return [];
         return [
           {
             connection_id: handle.id,
@@ -383,6 +390,24 @@ export class PushService {
           [json],
         );
       }
+      // The provider confirmed a merge: the record that took the other in has a new version, on
+      // which the next write to it is conditional. The merged-away record was folded when the
+      // merge was owed (SyncHandler.foldMirrors): nothing is written to it any more, and this
+      // row, sent under a key of the merge operation, is what an unmerge reads as "merged there".
+      const merged = writes.flatMap((w) => {
+        const version = byKey.get(w.idempotencyKey)?.providerVersion;
+        return w.op === 'merge' && w.externalId !== null && version
+          ? [{ entity_type: w.entityType, external_id: w.externalId, provider_version: version }]
+          : [];
+      });
+      if (merged.length > 0)
+        await client.query(
+          `UPDATE source_link l SET provider_version = r.provider_version
+             FROM jsonb_to_recordset($2::jsonb) AS r(entity_type text, external_id text, provider_version text)
+            WHERE l.connection_id = $1 AND l.entity_type = r.entity_type AND l.external_id = r.external_id
+              AND ${versionMayReplace('r.provider_version', 'l.provider_version')}`,
+          [handle.id, JSON.stringify(merged)],
+        );
       await client.query(`UPDATE outbox SET status = 'sent', sent_at = now() WHERE id = ANY($1::bigint[])`, [
         writes.flatMap((w) => w.rowIds),
       ]);

@@ -103,6 +103,14 @@ export interface PushWrite {
   externalId?: string;
   /** `merge`: the record folded into `externalId`; gone afterwards (its id answers as the survivor). */
   mergedExternalId?: string;
+  /**
+   * `create` only: this provider merged the entity's own record into another at our asking, and
+   * the merge was undone in Syncline since. A provider merge cannot be undone, so the entity gets
+   * a new record; the old one's unique values (a contact's address) may still find the record it
+   * went into (HubSpot keeps it as a secondary address there). The create must make a record of
+   * its own, keyed on our id, never matched by those values.
+   */
+  afterProviderMerge?: boolean;
   /** Unified field names → values to write. */
   fields: Record<string, unknown>;
   /**

@@ -198,6 +198,42 @@ describe('hubspot connector: merging records in HubSpot', () => {
     expect((await objects('contacts')).map((c) => c.id)).toEqual([a.id]);
   });
 
+  it('makes a merged-away contact again as a record of its own, its address taken off the survivor', async () => {
+    const { ctx, requests, uiCreate, objects } = await portal();
+    const ada = await uiCreate('contacts', { email: 'ada@again.example', firstname: 'Ada' });
+    const augusta = await uiCreate('contacts', { email: 'augusta@again.example', firstname: 'Augusta' });
+    const merged = await hubspotConnector.push(ctx, [mergeWrite('person', ada.id, augusta.id)]);
+    if (!merged.ok) throw new Error(merged.error.message);
+    // Unmerged in Syncline since: the absorbed person is owed a new record, with its own values.
+    const entityId = randomUUID();
+    const create: PushWrite = {
+      op: 'create',
+      entityType: 'person',
+      fields: { email: 'augusta@again.example', firstName: 'Augusta', lastName: 'Byron' },
+      idempotencyKey: `${entityId}.c.create`,
+      entityId,
+      afterProviderMerge: true,
+    };
+    const made = await hubspotConnector.push(ctx, [create]);
+    if (!made.ok) throw new Error(made.error.message);
+    const madeId = made.value[0]?.externalId;
+    expect(madeId).not.toBe(ada.id);
+    const contacts = await objects('contacts');
+    expect(contacts.map((c) => [c.id, c.properties.email, c.properties.firstname]).sort()).toEqual(
+      [
+        [ada.id, 'ada@again.example', 'Ada'],
+        [madeId, 'augusta@again.example', 'Augusta'],
+      ].sort(),
+    );
+    expect(contacts.find((c) => c.id === ada.id)?.properties.hs_additional_emails ?? '').toBe('');
+    // Sent again: the same record, and nothing more to take off.
+    const again = await hubspotConnector.push(ctx, [create]);
+    expect(again.ok && again.value[0]?.externalId).toBe(madeId);
+    expect(await objects('contacts')).toHaveLength(2);
+    const freed = (await requests()).filter((r) => r.path.startsWith('/contacts/v1/secondary-email'));
+    expect(freed.map((r) => [r.method, r.status])).toEqual([['DELETE', 200]]);
+  });
+
   it('reads HubSpot’s merge notification as a redirect of the merged-away record, not a delete', async () => {
     const { ctx, uiCreate } = await portal(true);
     const keep = await uiCreate('contacts', { email: 'keep@hook.example' });

@@ -56,6 +56,11 @@ export async function pushWrites(
     if (!done.ok) return done;
     receipts.push(done.value);
   }
+  for (const write of writes) {
+    if (write.op !== 'create' || !write.afterProviderMerge) continue;
+    const freed = await freeSecondaryEmail(session, write);
+    if (!freed.ok) return freed;
+  }
   for (const group of groupWrites(writes)) {
     const spec = specOfEntity(group.entityType, specs);
     if (!spec) return err({ code: 'Validation', message: `HubSpot does not write ${group.entityType}` });
@@ -175,10 +180,22 @@ interface Group {
   keys: Set<string>;
 }
 
-const upsertKey = (w: PushWrite): { idProperty: string; id: string } =>
+/** A contact's address, lower-cased as HubSpot keeps it, if the write carries one. */
+const emailOf = (w: PushWrite): string | undefined =>
   w.entityType === 'person' && typeof w.fields.email === 'string' && w.fields.email
-    ? { idProperty: 'email', id: w.fields.email.toLowerCase() }
+    ? w.fields.email.toLowerCase()
+    : undefined;
+
+/**
+ * A record made again after HubSpot merged the entity's own one away (`afterProviderMerge`) is
+ * keyed on our id: by its address it would land on the record the old one went into.
+ */
+const upsertKey = (w: PushWrite): { idProperty: string; id: string } => {
+  const email = emailOf(w);
+  return email && !w.afterProviderMerge
+    ? { idProperty: 'email', id: email }
     : { idProperty: SYNCLINE_ID_PROPERTY, id: w.entityId };
+};
 
 /** Batches of ≤100 of one op and type; a repeated id starts a new batch (HubSpot refuses repeats). */
 function groupWrites(writes: readonly PushWrite[]): Group[] {
@@ -316,6 +333,40 @@ async function merge(
   if (merged.ok && merged.value.id === primaryObjectId)
     return ok(receiptOf(spec, write, merged.value as HubspotRecord));
   return answer;
+}
+
+/**
+ * Before a contact is made again after HubSpot merged its old record away: the merge left the
+ * old address on the surviving contact as a secondary one, which still finds that contact and,
+ * unique like a primary address, would refuse the new contact (409). It is taken off there with
+ * HubSpot's only API for secondary addresses (contacts v1), through the SDK's raw request. A
+ * contact holding the address as its primary one is left alone: our own earlier create (a
+ * retry; the upsert on our id finds it again) or someone's, whose refusal then stands.
+ */
+async function freeSecondaryEmail(session: HubspotSession, write: PushWrite): Promise<ConnectorResult<void>> {
+  const email = emailOf(write);
+  if (!email) return ok(undefined);
+  const holder = await session.call('default', (c) =>
+    c.crm.contacts.basicApi.getById(
+      email,
+      ['email', 'hs_additional_emails'],
+      undefined,
+      undefined,
+      false,
+      'email',
+    ),
+  );
+  if (!holder.ok) return holder.error.code === 'NotFound' ? ok(undefined) : holder;
+  if ((holder.value.properties.email ?? '').toLowerCase() === email) return ok(undefined);
+  const path = `/contacts/v1/secondary-email/${encodeURIComponent(holder.value.id)}/email/${encodeURIComponent(email)}`;
+  const removed = await session.call('default', async (c) => {
+    const response = await c.apiRequest({ method: 'DELETE', path });
+    if (response.ok || response.status === 404) return response.status;
+    // As the SDK's own calls throw: `code` and a parsed body, mapped by the session.
+    const headers = Object.fromEntries(response.headers.entries());
+    throw { code: response.status, body: await response.json().catch(() => ({})), headers };
+  });
+  return removed.ok ? ok(undefined) : removed;
 }
 
 async function archive(
