@@ -520,9 +520,11 @@ export class SyncHandler {
         store,
       );
       absorbed.outcome = await engine.outcome(ref(op.absorbedId), store);
-      await tx.query(`UPDATE outbox SET status = 'superseded' WHERE entity_id = $1 AND status = 'pending'`, [
-        op.absorbedId,
-      ]);
+      // A provider merge this operation owes (queued under the absorbed entity) is no such write.
+      await tx.query(
+        `UPDATE outbox SET status = 'superseded' WHERE entity_id = $1 AND status = 'pending' AND op <> 'merge'`,
+        [op.absorbedId],
+      );
       await tx.query(
         `UPDATE merge_conflict SET status = 'resolved', resolved_by = $2, resolved_at = now(),
                 resolution = jsonb_build_object('mergedInto', $3::text)
