@@ -146,7 +146,7 @@ export class IdentityService {
   }
 
   /**
-   * Links one source record to an entity; undefined for a delete of a record never seen.
+   * Links one source record to an entity; undefined for a delete (or a provider merge) of a record never seen.
    * `links`, when given, holds the current link (or null) of the records it has keys for.
    */
   async resolveChange(
@@ -174,7 +174,9 @@ export class IdentityService {
     const known = links?.get(key);
     const linked = known === undefined ? await this.linkOf(tx, change) : (known ?? undefined);
     if (linked) {
-      if (change.op !== 'delete') await this.storeRecord(tx, change, linked, record, index);
+      // A provider's merge notice (op `merge`, the record redirected into another) says nothing
+      // of who the record is; a delete neither.
+      if (change.op === 'upsert') await this.storeRecord(tx, change, linked, record, index);
       return {
         entityId: linked,
         decision: 'linked-existing',
@@ -183,7 +185,8 @@ export class IdentityService {
         possibleDuplicates: [],
       };
     }
-    if (change.op === 'delete') return undefined;
+    // A record never seen that is deleted, or merged away in its provider, is nobody.
+    if (change.op !== 'upsert') return undefined;
     // An unknown record seen only through some of its fields, none of them a key: linking it
     // now would give it an entity of its own, and the full record (read next) another
     // connection's twin by email. It stays unlinked until the full record arrives.

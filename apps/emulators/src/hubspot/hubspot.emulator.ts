@@ -12,6 +12,7 @@ import { registerObjectRoutes } from './objects.routes';
 import { registerOwnerRoutes } from './owners.routes';
 import { registerPropertyRoutes } from './properties.routes';
 import { registerSearchRoutes } from './search.routes';
+import { registerSecondaryEmailRoutes } from './secondary-email.routes';
 
 export type { HubspotEmulatorOptions } from './hubspot-state';
 
@@ -91,6 +92,7 @@ export function createHubspotEmulator(
     registerAssociationRoutes(api, now);
     registerOwnerRoutes(api);
     registerPropertyRoutes(api, now);
+    registerSecondaryEmailRoutes(api);
   });
 
   return {

@@ -203,7 +203,15 @@ export class RecordStore {
     if (!primary) return err({ code: 'NOT_FOUND', id: primaryId });
     const merged = this.get(mergedId);
     if (!merged) return err({ code: 'NOT_FOUND', id: mergedId });
-    if (primary === merged) return err({ code: 'INVALID', message: 'Cannot merge an object with itself.' });
+    // The same record twice, or one already merged into the other (a retried merge): refused.
+    if (primary === merged)
+      return err({
+        code: 'INVALID',
+        message:
+          primaryId === mergedId
+            ? 'Cannot merge an object with itself.'
+            : `Object ${primaryId === primary.id ? mergedId : primaryId} was already merged into ${primary.id}.`,
+      });
     this.unindex(primary);
     this.unindex(merged);
     let moved = 0;

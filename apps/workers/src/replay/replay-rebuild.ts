@@ -280,6 +280,9 @@ async function rebuild(
     identity: new IdentityService({ entityIdOf }),
     engine,
     connectionsTtlMs: 60_000,
+    // A merge the replay meets again folds the same records, but the provider's own merge it
+    // owed was queued (and sent) when the merge was made: never issued again from here.
+    providerMerges: false,
   });
   const failures = await feed(client, tx, handler, options, total);
 
@@ -505,7 +508,10 @@ async function liveEntityIds(
 async function clearDerived(client: PoolClient, workspaceId: string): Promise<void> {
   const q = (sql: string, params: unknown[] = []) => client.query(sql, params);
   const inScope = 'entity_id IN (SELECT id FROM replay_entities)';
-  await q(`UPDATE outbox SET status = 'superseded' WHERE ${inScope} AND status = 'pending'`);
+  // A provider merge still waiting is no value computed from that state: it stays owed as it is.
+  await q(
+    `UPDATE outbox SET status = 'superseded' WHERE ${inScope} AND status = 'pending' AND op <> 'merge'`,
+  );
   await q(
     `WITH held AS (DELETE FROM write_receipt WHERE ${inScope} RETURNING *)
      INSERT INTO replay_held_receipt SELECT * FROM held`,

@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
-import { entityIdFor, IdentityService } from '@syncline/identity';
+import { entityIdFor, IdentityService, identityOperationChange } from '@syncline/identity';
 import { ChangeLog, LogConsumer, partitionFor } from '@syncline/log';
 import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -404,5 +405,81 @@ describe('a replay that cannot rebuild', () => {
     await expect(failed).rejects.toBeInstanceOf(ReplayRefused);
     await expect(failed).rejects.toThrow(/history_incomplete.*1 linked record/);
     expect(await world(w.workspaceId)).toEqual(before);
+  });
+});
+
+describe('replay of a merge HubSpot was asked to make', () => {
+  it('reproduces the merge and the fold, owes no second HubSpot merge, and keeps the one sent', async () => {
+    const ws = await seedConnections(pool, { a: 'hubspot', own: 'syncline' }, { reconciled: true });
+    const first = { ...person, email: 'ada.p@portal.example', jobTitle: 'CTO' };
+    const second = { ...person, email: 'ada.q@portal.example', phone: '+44 3' };
+    await append(
+      contactEvent(ws.workspaceId, ws.a, 'p-1', at(0), first),
+      contactEvent(ws.workspaceId, ws.a, 'q-1', at(1), second),
+    );
+    await runLive();
+    const linked = async (externalId: string) =>
+      (
+        await rows<{ entity_id: string }>(
+          'SELECT entity_id FROM source_link WHERE connection_id = $1 AND external_id = $2',
+          [ws.a, externalId],
+        )
+      )[0]?.entity_id;
+    const survivor = (await linked('p-1'))!;
+    const absorbed = (await linked('q-1'))!;
+    expect(absorbed).not.toBe(survivor);
+    const operationId = randomUUID();
+    const merge = identityOperationChange(
+      {
+        kind: 'merge',
+        operationId,
+        workspaceId: ws.workspaceId,
+        entityType: 'person',
+        survivorId: survivor,
+        absorbedId: absorbed,
+      },
+      ws.own,
+      at(10),
+    );
+    const appended = await log.append([merge]);
+    if (!appended.ok) throw new Error(appended.error.message);
+    await runLive();
+    // The merge was owed once and sent (HubSpot merged), then the union, echoed back.
+    expect((await pendingWrites(ws.workspaceId)).map((r) => r.op)).toEqual(['merge', 'update']);
+    await playPush(pool, ws.a, at(12));
+    await append(
+      contactEvent(ws.workspaceId, ws.a, 'p-1', at(13), { ...first, email: second.email, phone: '+44 3' }),
+    );
+    await runLive();
+    expect(await pendingWrites(ws.workspaceId)).toEqual([]);
+    const merges = () =>
+      rows<{ status: string; idempotency_key: string }>(
+        `SELECT status, idempotency_key FROM outbox WHERE workspace_id = $1 AND op = 'merge' ORDER BY id`,
+        [ws.workspaceId],
+      );
+    const sent = await merges();
+    expect(sent.map((m) => m.status)).toEqual(['sent']);
+    const before = await world(ws.workspaceId);
+
+    const preview = await previewReplay(pool, ws.workspaceId, 'beginning', { partitions: PARTITIONS });
+    expect(preview.writes.filter((x) => x.op === 'merge')).toEqual([]);
+    const report = await applyReplay(pool, ws.workspaceId, 'beginning', { partitions: PARTITIONS });
+    expect(report.summary).toMatchObject({ changes: 0, created: 0, gone: 0, linksMoved: 0, failures: 0 });
+    expect(report.writes.filter((x) => x.op === 'merge')).toEqual([]);
+    // The one merge HubSpot made stays the one sent; nothing asks for it again.
+    expect(await merges()).toEqual(sent);
+    expect((await pendingWrites(ws.workspaceId)).filter((r) => r.op === 'merge')).toEqual([]);
+    const after = await world(ws.workspaceId);
+    // The same records fold the same way: the survivor keeps its own, the other stays folded.
+    expect(after.links).toEqual(before.links);
+    const flagsOf = (w: typeof before, id: string) =>
+      (w.entities as { id: string; flags: Record<string, unknown>; merged_into: string | null }[]).find(
+        (e) => e.id === id,
+      );
+    expect(flagsOf(after, absorbed)).toMatchObject({
+      merged_into: survivor,
+      flags: { folded: [`${ws.a}|person|q-1`], providerMerged: { [`${ws.a}|person|q-1`]: 'p-1' } },
+    });
+    expect(flagsOf(after, survivor)?.flags).toEqual(flagsOf(before, survivor)?.flags);
   });
 });

@@ -73,4 +73,33 @@ describe('coalesce', () => {
     );
     expect(writes).toEqual([expect.objectContaining({ op: 'delete', externalId: '42', rowIds: ['1', '2'] })]);
   });
+
+  it('sends a provider merge as it was queued, before and apart from the writes of its records', () => {
+    const { writes, dropped } = coalesce(
+      [
+        row(1, { entity_id: 'gone', op: 'merge', external_id: '42', fields: { mergedExternalId: '43' } }),
+        row(2, { entity_id: 'e1', fields: { phone: '1' } }),
+        row(3, {
+          entity_id: 'restored',
+          op: 'create',
+          external_id: null,
+          fields: { email: 'x@y' },
+          after_provider_merge: true,
+        }),
+      ],
+      // The absorbed entity's one link there is the record being merged away.
+      new Map([
+        ['gone', '43'],
+        ['e1', '42'],
+      ]),
+    );
+    expect(dropped).toEqual([]);
+    expect(writes.map((w) => [w.op, w.entityId, w.externalId, w.mergedExternalId])).toEqual([
+      ['merge', 'gone', '42', '43'],
+      ['update', 'e1', '42', undefined],
+      ['create', 'restored', null, undefined],
+    ]);
+    expect(writes[0]).toMatchObject({ fields: {}, idempotencyKey: 'k1', rowIds: ['1'] });
+    expect(writes[2]?.afterProviderMerge).toBe(true);
+  });
 });

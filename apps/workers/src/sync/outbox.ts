@@ -6,13 +6,16 @@ export interface OutboxRow {
   workspace_id: string;
   entity_id: string;
   entity_type: EntityType;
-  op: 'create' | 'update' | 'delete';
+  /** `merge`: the provider's own merge of `fields.mergedExternalId` into `external_id`. */
+  op: 'create' | 'update' | 'delete' | 'merge';
   external_id: string | null;
   fields: Record<string, unknown>;
   /** What the target held of these fields when the row was written (never-held fields absent). */
   prior: Record<string, unknown>;
   heads: string[];
   idempotency_key: string;
+  /** A create of an entity whose own record this target merged away at our asking (see PushWrite). */
+  after_provider_merge?: boolean;
 }
 
 /** One write to send: every pending row of one target record, folded in order. */
@@ -20,8 +23,12 @@ export interface CoalescedWrite {
   entityId: string;
   workspaceId: string;
   entityType: EntityType;
-  op: 'create' | 'update' | 'delete';
+  op: 'create' | 'update' | 'delete' | 'merge';
   externalId: string | null;
+  /** `merge`: the record folded into `externalId`. */
+  mergedExternalId?: string;
+  /** `create`: the target merged the entity's own record away at our asking (see PushWrite). */
+  afterProviderMerge?: boolean;
   fields: Record<string, unknown>;
   /** What the target held of these fields before the first of the folded rows. */
   prior: Record<string, unknown>;
@@ -37,7 +44,8 @@ export interface CoalescedWrite {
  * values win field by field, a delete wins over everything before it, and a record that has
  * a link by now is updated instead of created (`linked` is the target's current external id
  * per entity). Rows that no longer lead anywhere (an update of a record no longer linked)
- * come back in `dropped`.
+ * come back in `dropped`. A provider merge is a write of its own, sent as it was queued: it
+ * names both records itself, and folds into nothing.
  */
 export function coalesce(
   rows: readonly OutboxRow[],
@@ -45,6 +53,23 @@ export function coalesce(
 ): { writes: CoalescedWrite[]; dropped: string[] } {
   const byEntity = new Map<string, CoalescedWrite>();
   for (const row of rows) {
+    if (row.op === 'merge') {
+      const merged = row.fields.mergedExternalId;
+      byEntity.set(`merge:${row.id}`, {
+        entityId: row.entity_id,
+        workspaceId: row.workspace_id,
+        entityType: row.entity_type,
+        op: 'merge',
+        externalId: row.external_id,
+        ...(typeof merged === 'string' ? { mergedExternalId: merged } : {}),
+        fields: {},
+        prior: {},
+        heads: row.heads,
+        idempotencyKey: row.idempotency_key,
+        rowIds: [row.id],
+      });
+      continue;
+    }
     const current = byEntity.get(row.entity_id);
     if (current === undefined || row.op === 'delete' || current.op === 'delete') {
       byEntity.set(row.entity_id, {
@@ -58,6 +83,7 @@ export function coalesce(
         heads: row.heads,
         idempotencyKey: row.idempotency_key,
         rowIds: [...(current?.rowIds ?? []), row.id],
+        ...(row.after_provider_merge === true ? { afterProviderMerge: true } : {}),
       });
       continue;
     }
@@ -68,6 +94,7 @@ export function coalesce(
     current.fields = { ...current.fields, ...row.fields };
     current.heads = row.heads;
     current.rowIds.push(row.id);
+    if (row.after_provider_merge === true) current.afterProviderMerge = true;
     // A create keeps its per-entity key; an update takes the latest row's key.
     if (current.op === 'create' && row.op === 'create') current.idempotencyKey = row.idempotency_key;
     if (current.op === 'update') {
@@ -78,6 +105,10 @@ export function coalesce(
   const writes: CoalescedWrite[] = [];
   const dropped: string[] = [];
   for (const write of byEntity.values()) {
+    if (write.op === 'merge') {
+      writes.push(write);
+      continue;
+    }
     const externalId = linked.get(write.entityId);
     if (write.op === 'create' && externalId !== undefined) {
       write.op = 'update';

@@ -111,7 +111,8 @@ export class PushService {
       const { writes, dropped } = coalesce(rows, linked);
       for (const write of writes) {
         const version = versions.get(write.entityId);
-        if (write.op !== 'create' && version) write.expectedVersion = version;
+        // A merge is not computed from values, and names its records itself.
+        if (write.op !== 'create' && write.op !== 'merge' && version) write.expectedVersion = version;
       }
       if (dropped.length > 0) {
         await this.pool.query(`UPDATE outbox SET status = 'superseded' WHERE id = ANY($1::bigint[])`, [
@@ -156,6 +157,8 @@ export class PushService {
       op: w.op,
       entityType: w.entityType,
       ...(w.externalId === null ? {} : { externalId: w.externalId }),
+      ...(w.mergedExternalId === undefined ? {} : { mergedExternalId: w.mergedExternalId }),
+      ...(w.afterProviderMerge ? { afterProviderMerge: true } : {}),
       fields: w.fields,
       idempotencyKey: w.idempotencyKey,
       entityId: w.entityId,
@@ -292,7 +295,8 @@ export class PushService {
       const rows = writes.flatMap((w) => {
         const receipt = byKey.get(w.idempotencyKey);
         const externalId = receipt?.externalId ?? w.externalId;
-        if (w.op === 'delete' || externalId === null) return [];
+        // A merge changes no field we wrote: it leaves the survivor's version (below), no receipt.
+        if (w.op === 'delete' || w.op === 'merge' || externalId === null) return [];
         return [
           {
             connection_id: handle.id,
@@ -345,6 +349,24 @@ export class PushService {
           [json],
         );
       }
+      // The provider confirmed a merge: the record that took the other in has a new version, on
+      // which the next write to it is conditional. The merged-away record was folded when the
+      // merge was owed (SyncHandler.foldMirrors): nothing is written to it any more, and this
+      // row, sent under a key of the merge operation, is what an unmerge reads as "merged there".
+      const merged = writes.flatMap((w) => {
+        const version = byKey.get(w.idempotencyKey)?.providerVersion;
+        return w.op === 'merge' && w.externalId !== null && version
+          ? [{ entity_type: w.entityType, external_id: w.externalId, provider_version: version }]
+          : [];
+      });
+      if (merged.length > 0)
+        await client.query(
+          `UPDATE source_link l SET provider_version = r.provider_version
+             FROM jsonb_to_recordset($2::jsonb) AS r(entity_type text, external_id text, provider_version text)
+            WHERE l.connection_id = $1 AND l.entity_type = r.entity_type AND l.external_id = r.external_id
+              AND ${versionMayReplace('r.provider_version', 'l.provider_version')}`,
+          [handle.id, JSON.stringify(merged)],
+        );
       await client.query(`UPDATE outbox SET status = 'sent', sent_at = now() WHERE id = ANY($1::bigint[])`, [
         writes.flatMap((w) => w.rowIds),
       ]);

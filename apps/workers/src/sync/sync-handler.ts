@@ -12,7 +12,7 @@ import type { LogEvent, LogTransaction } from '@syncline/log';
 import { claimBareAddresses, writeAssociations } from './associations';
 import { versionMayReplace } from './provider-version';
 import { refreshEnds, writeCarried, writeDerived } from './relations';
-import { canCreateIn, type DeletePolicy, isWritable } from './writeback-rules';
+import { canCreateIn, canMergeIn, type DeletePolicy, isWritable } from './writeback-rules';
 
 /** A connection of a workspace as writeback sees it. */
 export interface TargetConnection {
@@ -29,6 +29,13 @@ export interface SyncHandlerOptions {
   engine: MergeEngine;
   /** How long a workspace's connection list is reused before it is read again. */
   connectionsTtlMs?: number;
+  /**
+   * Whether a merge owes the provider's own merge where it leaves two of the provider's records
+   * in one connection (default true). A replay passes false: it rebuilds the same links, but a
+   * merge it meets again was owed (and sent) when it was first made; writes owed by a replay are
+   * final values only.
+   */
+  providerMerges?: boolean;
 }
 
 interface Touched {
@@ -62,7 +69,8 @@ interface OutboxRow {
   entity_id: string;
   entity_type: string;
   connection_id: string;
-  op: 'create' | 'update' | 'delete';
+  /** `merge`: the provider's own merge of `fields.mergedExternalId` into `external_id`. */
+  op: 'create' | 'update' | 'delete' | 'merge';
   external_id: string | null;
   fields: Record<string, unknown>;
   /** What the target holds of these fields now (never-held ones absent). */
@@ -70,6 +78,14 @@ interface OutboxRow {
   heads: string[];
   idempotency_key: string;
 }
+
+/** The outbox key of the provider merge a Syncline merge owes a connection (see foldMirrors). */
+const providerMergeKey = (
+  absorbedId: string,
+  connectionId: string,
+  operationId: string,
+  externalId: string,
+) => `${absorbedId}.${connectionId}.merge:${operationId}:${externalId}`;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -288,13 +304,14 @@ export class SyncHandler {
     const store = new PgMergeStore(tx, { deferWrites: true });
     const touched = new Map<string, Touched>();
     const applied: string[] = [];
-    // Records a merge leaves twice in one connection, one of them our own copy: archived there.
-    const archives: OutboxRow[] = [];
+    // Records a merge leaves twice in one connection: our own copy archived there, or both the
+    // provider's own merged there by the provider.
+    const foldWrites: OutboxRow[] = [];
 
     for (const [i, event] of events.entries()) {
       const operation = operations.get(i);
       if (operation !== undefined) {
-        await this.applyIdentityOperation(tx, store, event, operation, touched, archives, folds);
+        await this.applyIdentityOperation(tx, store, event, operation, touched, foldWrites, folds);
         continue;
       }
       const entityId = entityOf[i];
@@ -391,9 +408,10 @@ export class SyncHandler {
         )
         .map((t) => t.entityId),
     );
-    // Archives first: pushed in outbox order, a copy is gone before a write that takes its
-    // unique values (its email) reaches the record the connection keeps.
-    await this.queueArchives(tx, archives);
+    // Archives and provider merges first: pushed in outbox order, a copy (or the merged-away
+    // record) is gone before a write that takes its unique values (its email) reaches the
+    // record the connection keeps.
+    await this.queueFoldWrites(tx, foldWrites);
     // A merged-away entity owes nothing (its pending rows were dropped by the merge).
     const owing = [...touched.values()].filter((t) => !t.frozen);
     await this.writeOutbox(tx, owing);
@@ -474,7 +492,7 @@ export class SyncHandler {
     event: LogEvent,
     op: AppliedOperation,
     touched: Map<string, Touched>,
-    archives: OutboxRow[],
+    foldWrites: OutboxRow[],
     folds: ReadonlyMap<string, { connections: string[]; folded: OutboxRow[] }>,
   ): Promise<void> {
     const { engine } = this.options;
@@ -502,16 +520,18 @@ export class SyncHandler {
         store,
       );
       absorbed.outcome = await engine.outcome(ref(op.absorbedId), store);
-      await tx.query(`UPDATE outbox SET status = 'superseded' WHERE entity_id = $1 AND status = 'pending'`, [
-        op.absorbedId,
-      ]);
+      // A provider merge this operation owes (queued under the absorbed entity) is no such write.
+      await tx.query(
+        `UPDATE outbox SET status = 'superseded' WHERE entity_id = $1 AND status = 'pending' AND op <> 'merge'`,
+        [op.absorbedId],
+      );
       await tx.query(
         `UPDATE merge_conflict SET status = 'resolved', resolved_by = $2, resolved_at = now(),
                 resolution = jsonb_build_object('mergedInto', $3::text)
           WHERE entity_id = $1 AND status = 'open'`,
         [op.absorbedId, `merge:${op.operationId}`, op.survivorId],
       );
-      archives.push(...folded);
+      foldWrites.push(...folded);
     } else {
       // A connection that also has a record of the survivor of its own stays with it.
       const { rows: shared } = await tx.query<{ connection_id: string }>(
@@ -520,6 +540,7 @@ export class SyncHandler {
       );
       const keep = new Set(shared.map((r) => r.connection_id));
       const connections = [...new Set(op.links.map((l) => l.connectionId))].filter((c) => !keep.has(c));
+      await this.undoProviderMerges(tx, op);
       // The copies the merge folded are archived: the split-off entity is owed new ones.
       await tx.query(
         `WITH folded AS (SELECT flags->'folded' AS keys FROM entity WHERE id = $1),
@@ -574,10 +595,20 @@ export class SyncHandler {
    * entity's record written to it: a receipt of our create), the copy is unlinked and
    * archived in the provider, and the connection goes on with the record it had of its own
    * (of the survivor, or of the absorbed entity, whose view the survivor then takes over).
-   * Two records a person made in one CRM both stay linked: folding them takes the CRM's own
-   * merge, which is not issued yet. The create rows of archived copies are set aside, so an
-   * unmerge can create the copy again. Returns the moved connections that now carry only
-   * the absorbed entity's record, and the archive writes.
+   * The create rows of archived copies are set aside, so an unmerge can create the copy again.
+   *
+   * When both are the provider's own records (one each, neither made by us) and the provider
+   * merges records itself (HubSpot), the connection is owed that merge: the absorbed entity's
+   * record is folded into the survivor's own one, which stays the survivor's record there and
+   * is owed the union like any other. The record merged away is folded at once, before the
+   * provider confirms: it is about to be gone, so nothing is written to it from here on, and
+   * its late reports (notifications, the provider's own merge notice, a delete) are nobody's
+   * news. Elsewhere (Google, say) two records a person made in one system both stay linked.
+   *
+   * Folded records stay linked, to the absorbed entity and listed in its `flags.folded` (a
+   * provider merge in `flags.providerMerged` too, record → the record it went into), so that
+   * an unmerge finds them (see applyIdentityOperation). Returns the moved connections that now
+   * carry only the absorbed entity's record, and the archive and merge writes.
    */
   private async foldMirrors(
     tx: LogTransaction,
@@ -609,9 +640,13 @@ export class SyncHandler {
         moved.map((l) => l.externalId),
       ],
     );
+    const providers = new Map(
+      (await this.connectionsOf(tx, op.workspaceId)).map((c) => [c.id, c.provider] as const),
+    );
     const connections: string[] = [];
     const dropped: { connectionId: string; entityType: string; externalId: string; createdFor: string }[] =
       [];
+    const merged: { connectionId: string; entityType: string; externalId: string; into: string }[] = [];
     for (const connectionId of [...new Set(rows.map((r) => r.connection_id))]) {
       const links = rows.filter((r) => r.connection_id === connectionId);
       const own = links.filter((r) => !r.moved);
@@ -625,57 +660,145 @@ export class SyncHandler {
             createdFor: r.created_for ?? '',
           })),
         );
+      const provider = providers.get(connectionId);
+      const [mine, other] = [own[0], theirs[0]];
       if (own.length === 0) connections.push(connectionId);
       else if (theirs.every((r) => r.created_for === op.absorbedId)) drop(theirs);
       else if (own.every((r) => r.created_for === op.survivorId)) {
         drop(own);
         connections.push(connectionId);
-      }
+      } else if (
+        own.length === 1 &&
+        theirs.length === 1 &&
+        mine?.created_for === null &&
+        other?.created_for === null &&
+        provider !== undefined &&
+        canMergeIn(provider, op.entityType)
+      )
+        merged.push({
+          connectionId,
+          entityType: other.entity_type,
+          externalId: other.external_id,
+          into: mine.external_id,
+        });
     }
-    if (dropped.length === 0) return { connections, folded: [] };
+    const folds = [...dropped, ...merged];
+    if (folds.length === 0) return { connections, folded: [] };
     // The copy stays linked, to the absorbed entity and marked folded: its late reports (the
     // notifications of our create, its archive) then find a link, so neither identity nor an
     // echo of our id links it anew, and the merge stage leaves them be (entitiesOf).
-    const keys = dropped.map((d) => `${d.connectionId}|${d.entityType}|${d.externalId}`);
+    const keyOf = (d: { connectionId: string; entityType: string; externalId: string }) =>
+      `${d.connectionId}|${d.entityType}|${d.externalId}`;
     await tx.query(
       `UPDATE source_link SET entity_id = $4 WHERE (connection_id, entity_type, external_id) IN (
          SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[]))`,
       [
-        dropped.map((d) => d.connectionId),
-        dropped.map((d) => d.entityType),
-        dropped.map((d) => d.externalId),
+        folds.map((d) => d.connectionId),
+        folds.map((d) => d.entityType),
+        folds.map((d) => d.externalId),
         op.absorbedId,
       ],
     );
     await tx.query(
-      `UPDATE entity SET flags = jsonb_set(flags, '{folded}', COALESCE(flags->'folded', '[]'::jsonb) || $2::jsonb)
+      `UPDATE entity SET flags = jsonb_set(
+                jsonb_set(flags, '{folded}', COALESCE(flags->'folded', '[]'::jsonb) || $2::jsonb),
+                '{providerMerged}', COALESCE(flags->'providerMerged', '{}'::jsonb) || $3::jsonb)
         WHERE id = $1`,
-      [op.absorbedId, JSON.stringify(keys)],
-    );
-    await tx.query(
-      `UPDATE outbox SET idempotency_key = idempotency_key || '.folded:' || $3
-        WHERE (connection_id, idempotency_key) IN (SELECT * FROM unnest($1::uuid[], $2::text[]))`,
       [
-        dropped.map((d) => d.connectionId),
-        dropped.map((d) => `${d.createdFor}.${d.connectionId}.create`),
-        op.operationId,
+        op.absorbedId,
+        JSON.stringify(folds.map(keyOf)),
+        JSON.stringify(Object.fromEntries(merged.map((m) => [keyOf(m), m.into]))),
       ],
     );
-    return {
-      connections,
-      // Under the absorbed entity, whose one link in the connection is the copy: the write goes there alone.
-      folded: dropped.map((d) => ({
-        workspace_id: op.workspaceId,
-        entity_id: op.absorbedId,
-        entity_type: d.entityType,
-        connection_id: d.connectionId,
-        op: 'delete',
-        external_id: d.externalId,
-        fields: {},
-        heads: [],
-        idempotency_key: `${op.absorbedId}.${d.connectionId}.fold:${op.operationId}:${d.externalId}`,
-      })),
-    };
+    if (dropped.length > 0)
+      await tx.query(
+        `UPDATE outbox SET idempotency_key = idempotency_key || '.folded:' || $3
+          WHERE (connection_id, idempotency_key) IN (SELECT * FROM unnest($1::uuid[], $2::text[]))`,
+        [
+          dropped.map((d) => d.connectionId),
+          dropped.map((d) => `${d.createdFor}.${d.connectionId}.create`),
+          op.operationId,
+        ],
+      );
+    // Under the absorbed entity, whose one link in the connection is the folded record: the write
+    // goes there alone (never coalesced with the survivor's update of the record it keeps).
+    const archives: OutboxRow[] = dropped.map((d) => ({
+      workspace_id: op.workspaceId,
+      entity_id: op.absorbedId,
+      entity_type: d.entityType,
+      connection_id: d.connectionId,
+      op: 'delete',
+      external_id: d.externalId,
+      fields: {},
+      heads: [],
+      idempotency_key: `${op.absorbedId}.${d.connectionId}.fold:${op.operationId}:${d.externalId}`,
+    }));
+    // One merge per operation and record, whatever retries or replays meet it again.
+    const merges: OutboxRow[] =
+      this.options.providerMerges === false
+        ? []
+        : merged.map((m) => ({
+            workspace_id: op.workspaceId,
+            entity_id: op.absorbedId,
+            entity_type: m.entityType,
+            connection_id: m.connectionId,
+            op: 'merge',
+            external_id: m.into,
+            fields: { mergedExternalId: m.externalId },
+            heads: [],
+            idempotency_key: providerMergeKey(op.absorbedId, m.connectionId, op.operationId, m.externalId),
+          }));
+    return { connections, folded: [...archives, ...merges] };
+  }
+
+  /**
+   * An unmerge meets the records the merge had the provider merge (foldMirrors). HubSpot cannot
+   * undo a merge: where ours was sent, the split-off entity's record there is gone (its id
+   * answers as the survivor's record), so it stays folded, is unlinked with the folded copies,
+   * and the entity is owed a new record in that connection, made with its own values by the
+   * normal create path: `flags.recreateIn` lets the create through where a person, company or
+   * deal is otherwise created only from another CRM (canCreateIn), and tells the push to key
+   * it on our id, never on an address the survivor's record took over in the merge. Where the
+   * merge was still waiting it is called off (and where it was refused, nothing happened):
+   * the record comes back linked to the split-off entity, as it was.
+   */
+  private async undoProviderMerges(tx: LogTransaction, op: AppliedOperation): Promise<void> {
+    const { rows } = await tx.query<{ key: string }>(
+      `SELECT jsonb_object_keys(flags->'providerMerged') AS key FROM entity
+        WHERE id = $1 AND jsonb_typeof(flags->'providerMerged') = 'object'`,
+      [op.absorbedId],
+    );
+    if (rows.length === 0) return;
+    const records = rows.map(({ key }) => {
+      const [connectionId = '', , ...rest] = key.split('|');
+      const outboxKey = providerMergeKey(op.absorbedId, connectionId, op.undoes ?? '', rest.join('|'));
+      return { key, connectionId, outboxKey };
+    });
+    await tx.query(
+      `UPDATE outbox SET status = 'superseded', last_error = 'called off by unmerge ' || $3
+        WHERE (connection_id, idempotency_key) IN (SELECT * FROM unnest($1::uuid[], $2::text[]))
+          AND status = 'pending'`,
+      [records.map((r) => r.connectionId), records.map((r) => r.outboxKey), op.operationId],
+    );
+    // Sent, or on its way (a pusher holds it): the provider has merged, or is merging, the record.
+    const { rows: sent } = await tx.query<{ connection_id: string; idempotency_key: string }>(
+      `SELECT connection_id::text AS connection_id, idempotency_key FROM outbox
+        WHERE (connection_id, idempotency_key) IN (SELECT * FROM unnest($1::uuid[], $2::text[]))
+          AND status IN ('sent', 'sending')`,
+      [records.map((r) => r.connectionId), records.map((r) => r.outboxKey)],
+    );
+    const merged = new Set(sent.map((r) => `${r.connection_id}|${r.idempotency_key}`));
+    const gone = records.filter((r) => merged.has(`${r.connectionId}|${r.outboxKey}`));
+    const back = records.filter((r) => !merged.has(`${r.connectionId}|${r.outboxKey}`));
+    await tx.query(
+      `UPDATE entity SET flags = jsonb_set(
+                jsonb_set(flags - 'providerMerged', '{folded}', COALESCE(
+                  (SELECT jsonb_agg(k) FROM jsonb_array_elements_text(flags->'folded') AS k
+                    WHERE NOT k = ANY($2::text[])), '[]'::jsonb)),
+                '{recreateIn}', COALESCE(flags->'recreateIn', '[]'::jsonb) || $3::jsonb)
+        WHERE id = $1`,
+      [op.absorbedId, back.map((r) => r.key), JSON.stringify([...new Set(gone.map((r) => r.connectionId))])],
+    );
   }
 
   /**
@@ -698,7 +821,8 @@ export class SyncHandler {
       await this.options.engine.markSeen(ref.entityId, ref.workspaceId, row.connection_id, row.heads, store);
   }
 
-  private async queueArchives(tx: LogTransaction, rows: readonly OutboxRow[]): Promise<void> {
+  /** Archives of folded copies and provider merges; a key already queued (sent, say) is left be. */
+  private async queueFoldWrites(tx: LogTransaction, rows: readonly OutboxRow[]): Promise<void> {
     if (rows.length === 0) return;
     await tx.query(
       `INSERT INTO outbox (workspace_id, entity_id, entity_type, connection_id, op, external_id, fields, heads,
@@ -950,12 +1074,19 @@ export class SyncHandler {
       byConnection.set(row.connection_id, row.external_id);
       links.set(row.entity_id, byConnection);
     }
-    const { rows: flagRows } = await tx.query<{ id: string; deleted_in: string[] | null }>(
-      `SELECT id, ARRAY(SELECT jsonb_array_elements(flags->'deletedIn')->>'connectionId') AS deleted_in
+    const { rows: flagRows } = await tx.query<{
+      id: string;
+      deleted_in: string[] | null;
+      recreate_in: string[] | null;
+    }>(
+      `SELECT id, ARRAY(SELECT jsonb_array_elements(flags->'deletedIn')->>'connectionId') AS deleted_in,
+              ARRAY(SELECT jsonb_array_elements_text(COALESCE(flags->'recreateIn', '[]'::jsonb))) AS recreate_in
          FROM entity WHERE id = ANY($1::uuid[])`,
       [touched.map((t) => t.entityId)],
     );
     const deletedIn = new Map(flagRows.map((r) => [r.id, new Set(r.deleted_in ?? [])]));
+    // Connections where the provider merged the entity's own record away (undoProviderMerges).
+    const recreateIn = new Map(flagRows.map((r) => [r.id, new Set(r.recreate_in ?? [])]));
 
     const outbox: OutboxRow[] = [];
     for (const entry of touched) {
@@ -1006,7 +1137,11 @@ export class SyncHandler {
         // target's own copy of this record may not be linked yet.
         if (target.status !== 'live' || !target.reconciled || deletedIn.get(entry.entityId)?.has(target.id))
           continue;
-        if (!canCreateIn(target.provider, entry.entityType, providersLinked)) continue;
+        if (
+          !canCreateIn(target.provider, entry.entityType, providersLinked) &&
+          !recreateIn.get(entry.entityId)?.has(target.id)
+        )
+          continue;
         const fields = Object.fromEntries(
           Object.entries(outcome.values).filter(([, v]) => v !== null && v !== undefined),
         );
@@ -1026,7 +1161,7 @@ export class SyncHandler {
     // does not replace is out of date (the target has seen those fields since, or they moved on).
     await tx.query(
       `UPDATE outbox o SET status = 'superseded'
-        WHERE o.entity_id = ANY($1::uuid[]) AND o.status = 'pending' AND o.op <> 'create'
+        WHERE o.entity_id = ANY($1::uuid[]) AND o.status = 'pending' AND o.op NOT IN ('create', 'merge')
           AND NOT (o.connection_id || '|' || o.idempotency_key = ANY($2::text[]))`,
       [touched.map((t) => t.entityId), outbox.map((r) => `${r.connection_id}|${r.idempotency_key}`)],
     );

@@ -368,3 +368,178 @@ describe('the sync stage merges and unmerges entities', () => {
     expect(again.absorbed.merged_into).toBe(survivor);
   });
 });
+
+describe('a merge of two records one HubSpot portal holds of its own', () => {
+  // Two contacts in one portal, both made there (by a person, an import): another address each.
+  const first = { email: 'ada@portal.example', firstName: 'Ada', lastName: 'Lovelace', jobTitle: 'CTO' };
+  const second = { email: 'augusta@portal.example', firstName: 'Ada', lastName: 'Lovelace', phone };
+
+  const outbox = async (connectionId: string) =>
+    (
+      await pool.query<{
+        entity_id: string;
+        op: string;
+        external_id: string | null;
+        fields: Record<string, unknown>;
+        status: string;
+        idempotency_key: string;
+      }>(
+        `SELECT entity_id, op, external_id, fields, status, idempotency_key FROM outbox
+          WHERE connection_id = $1 ORDER BY id`,
+        [connectionId],
+      )
+    ).rows;
+  const pending = async (connectionId: string) =>
+    (await outbox(connectionId))
+      .filter((r) => r.status === 'pending')
+      .map(({ entity_id, op, external_id, fields }) => ({ entity_id, op, external_id, fields }));
+
+  async function twoInOnePortal(n: number) {
+    const ws = await seedConnections(pool, { a: 'hubspot', own: 'syncline' }, { reconciled: true });
+    const stage = syncStage(pool);
+    const mine = { ...first, email: `ada${n}@portal.example` };
+    const theirs = { ...second, email: `augusta${n}@portal.example` };
+    await stage.handle(contactEvent(ws.workspaceId, ws.a, `p-${n}`, at(0), mine));
+    await stage.handle(contactEvent(ws.workspaceId, ws.a, `q-${n}`, at(1), theirs));
+    const survivor = await entityOf(ws.a, `p-${n}`);
+    const absorbed = await entityOf(ws.a, `q-${n}`);
+    expect(absorbed).not.toBe(survivor);
+    return { ws, stage, survivor, absorbed, mine, theirs, p: `p-${n}`, q: `q-${n}` };
+  }
+
+  it('owes the portal one merge, before the union it owes the record it keeps; the other record is folded', async () => {
+    const { ws, stage, survivor, absorbed, mine, theirs, p, q } = await twoInOnePortal(1);
+    const mergeId = randomUUID();
+    await stage.handle(mergeEvent(ws, mergeId, survivor, absorbed, at(10)));
+
+    // The survivor keeps its own record in the portal; the other goes to the absorbed entity, folded.
+    expect(await linksOf(survivor)).toEqual([{ connection_id: ws.a, external_id: p }]);
+    expect(await linksOf(absorbed)).toEqual([{ connection_id: ws.a, external_id: q }]);
+    // The merge first (under the absorbed entity, keyed on the operation), then the union for the kept record.
+    expect(await pending(ws.a)).toEqual([
+      { entity_id: absorbed, op: 'merge', external_id: p, fields: { mergedExternalId: q } },
+      { entity_id: survivor, op: 'update', external_id: p, fields: { email: theirs.email, phone } },
+    ]);
+    expect((await outbox(ws.a))[0]?.idempotency_key).toBe(`${absorbed}.${ws.a}.merge:${mergeId}:${q}`);
+    expect((await view(survivor)).fields).toEqual({ ...mine, email: theirs.email, phone });
+
+    // Delivered again (a redelivery the log's door missed): nothing more is owed.
+    await stage.handle(mergeEvent(ws, mergeId, survivor, absorbed, at(10)));
+    expect((await pending(ws.a)).filter((r) => r.op === 'merge')).toHaveLength(1);
+
+    // HubSpot merges; the merged-away record's late reports are nobody's: its notification, the
+    // redirect HubSpot's merge notice reads as, a delete. No entity, no delete anywhere.
+    await sendOwed(ws.a, at(12));
+    const late = contactEvent(ws.workspaceId, ws.a, q, at(13), { jobTitle: 'Countess' });
+    const redirect: StageEvent = {
+      ...contactEvent(ws.workspaceId, ws.a, q, at(13), { mergedInto: p }),
+      op: 'merge',
+      eventKey: `contacts:${q}:merged-into:${p}`,
+      origin: { partial: true },
+    };
+    const deleted: StageEvent = {
+      ...contactEvent(ws.workspaceId, ws.a, q, at(14), {}),
+      op: 'delete',
+      eventKey: `contacts:${q}:deleted:${at(14).getTime()}`,
+    };
+    await stage.handle(late, redirect, deleted);
+    const { rows: people } = await pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM entity WHERE workspace_id = $1 AND entity_type = 'person'`,
+      [ws.workspaceId],
+    );
+    expect(people[0]?.n).toBe(2);
+    expect((await view(survivor)).fields.jobTitle).toBe('CTO');
+    const { rows: flags } = await pool.query<{ flags: Record<string, unknown> }>(
+      'SELECT flags FROM entity WHERE id = ANY($1::uuid[])',
+      [[survivor, absorbed]],
+    );
+    expect(flags.every((r) => r.flags.deletedIn === undefined)).toBe(true);
+    expect(await pending(ws.a)).toEqual([]);
+    expect(await linksOf(absorbed)).toEqual([{ connection_id: ws.a, external_id: q }]);
+  });
+
+  it('an unmerge after HubSpot merged: the restored person is owed a new record there, the survivor its own values', async () => {
+    const { ws, stage, survivor, absorbed, mine, theirs, p } = await twoInOnePortal(2);
+    const mergeId = randomUUID();
+    await stage.handle(mergeEvent(ws, mergeId, survivor, absorbed, at(10)));
+    await sendOwed(ws.a, at(12));
+    // The kept record reports the union back (our echo).
+    await stage.handle(
+      contactEvent(ws.workspaceId, ws.a, p, at(13), { ...mine, email: theirs.email, phone }),
+    );
+    expect(await pending(ws.a)).toEqual([]);
+
+    await stage.handle(unmergeEvent(ws, mergeId, at(20)));
+    // HubSpot cannot undo its merge: the old record stays gone (unlinked), a new one is owed.
+    expect(await linksOf(absorbed)).toEqual([]);
+    expect(await linksOf(survivor)).toEqual([{ connection_id: ws.a, external_id: p }]);
+    expect((await view(absorbed)).fields).toEqual(theirs);
+    expect(await pending(ws.a)).toEqual([
+      { entity_id: survivor, op: 'update', external_id: p, fields: { email: mine.email, phone: null } },
+      { entity_id: absorbed, op: 'create', external_id: null, fields: theirs },
+    ]);
+    // Sent (the push links the new record): the restored person is in step with it.
+    await playPush(pool, ws.a, at(21), { linkCreates: true });
+    expect(await linksOf(absorbed)).toEqual([{ connection_id: ws.a, external_id: `made-for-${absorbed}` }]);
+    await stage.handle(contactEvent(ws.workspaceId, ws.a, `made-for-${absorbed}`, at(22), theirs));
+    expect(await pending(ws.a)).toEqual([]);
+    expect((await view(absorbed)).fields).toEqual(theirs);
+  });
+
+  it('an unmerge before the merge was sent calls it off: the record comes back, nothing is made', async () => {
+    const { ws, stage, survivor, absorbed, q } = await twoInOnePortal(3);
+    const mergeId = randomUUID();
+    await stage.handle(mergeEvent(ws, mergeId, survivor, absorbed, at(10)));
+    await stage.handle(unmergeEvent(ws, mergeId, at(11)));
+    expect(await linksOf(absorbed)).toEqual([{ connection_id: ws.a, external_id: q }]);
+    const rows = await outbox(ws.a);
+    expect(rows.filter((r) => r.op === 'merge').map((r) => r.status)).toEqual(['superseded']);
+    expect(rows.filter((r) => r.op === 'create')).toEqual([]);
+    const { rows: flags } = await pool.query<{ flags: Record<string, unknown> }>(
+      'SELECT flags FROM entity WHERE id = $1',
+      [absorbed],
+    );
+    expect(flags[0]?.flags).not.toHaveProperty('providerMerged');
+    expect(flags[0]?.flags).not.toHaveProperty('folded');
+    expect(flags[0]?.flags).toMatchObject({ recreateIn: [] });
+  });
+
+  it('a stage that owes no provider merges (replay) folds the same records and queues no merge', async () => {
+    const { ws, survivor, absorbed, p, q } = await twoInOnePortal(4);
+    const replaying = syncStage(pool, { providerMerges: false });
+    await replaying.handle(mergeEvent(ws, randomUUID(), survivor, absorbed, at(10)));
+    expect(await linksOf(survivor)).toEqual([{ connection_id: ws.a, external_id: p }]);
+    expect(await linksOf(absorbed)).toEqual([{ connection_id: ws.a, external_id: q }]);
+    expect((await pending(ws.a)).map((r) => r.op)).toEqual(['update']);
+  });
+
+  it('two records of one Google calendar stay linked: only a provider that merges is asked to', async () => {
+    const ws = await seedConnections(pool, { cal: 'google-calendar', own: 'syncline' });
+    const stage = syncStage(pool);
+    const meeting = (id: string, s: number, title: string): StageEvent => ({
+      ...contactEvent(ws.workspaceId, ws.cal, id, at(s), { title, startAt: at(100).toISOString() }),
+      entityType: 'meeting',
+      eventKey: `events:${id}:${s}`,
+    });
+    await stage.handle(meeting('ev-1', 0, 'Kickoff'), meeting('ev-2', 1, 'Kick-off'));
+    const survivor = await entityOf(ws.cal, 'ev-1');
+    const absorbed = await entityOf(ws.cal, 'ev-2');
+    if (survivor === absorbed) return; // matched already: nothing to merge
+    await stage.handle(
+      operation(
+        {
+          kind: 'merge',
+          operationId: randomUUID(),
+          workspaceId: ws.workspaceId,
+          entityType: 'meeting',
+          survivorId: survivor,
+          absorbedId: absorbed,
+        },
+        ws.own,
+        at(10),
+      ),
+    );
+    expect((await linksOf(survivor)).map((l) => l.external_id)).toEqual(['ev-1', 'ev-2']);
+    expect((await pending(ws.cal)).filter((r) => r.op === 'merge')).toEqual([]);
+  });
+});

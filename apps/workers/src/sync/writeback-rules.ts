@@ -43,3 +43,11 @@ export function canCreateIn(
   if (CRM_RECORD_TYPES.has(entityType)) return providersLinked.has('hubspot');
   return true;
 }
+
+/**
+ * Whether a connection's provider can merge two of its records of this type itself (HubSpot's
+ * merge of contacts, companies, deals): a Syncline merge that leaves two of the provider's own
+ * records in one connection then owes it that merge (see SyncHandler.foldMirrors).
+ */
+export const canMergeIn = (provider: ProviderKey, entityType: EntityType): boolean =>
+  CONNECTORS[provider].merges?.includes(entityType) === true;

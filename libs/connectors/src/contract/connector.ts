@@ -92,10 +92,25 @@ export type WebhookOutcome =
 
 /** One write Syncline wants made in the provider. */
 export interface PushWrite {
-  op: 'create' | 'update' | 'delete';
+  /**
+   * `merge` folds another of the provider's records into `externalId` with the provider's own
+   * merge (HubSpot's), for a connection that holds two records of one entity after a merge in
+   * Syncline. Only connectors that say so in `merges` are sent one; others refuse it.
+   */
+  op: 'create' | 'update' | 'delete' | 'merge';
   entityType: EntityType;
-  /** The provider's id; absent for a create. */
+  /** The provider's id; absent for a create. For `merge`: the record that survives. */
   externalId?: string;
+  /** `merge`: the record folded into `externalId`; gone afterwards (its id answers as the survivor). */
+  mergedExternalId?: string;
+  /**
+   * `create` only: this provider merged the entity's own record into another at our asking, and
+   * the merge was undone in Syncline since. A provider merge cannot be undone, so the entity gets
+   * a new record; the old one's unique values (a contact's address) may still find the record it
+   * went into (HubSpot keeps it as a secondary address there). The create must make a record of
+   * its own, keyed on our id, never matched by those values.
+   */
+  afterProviderMerge?: boolean;
   /** Unified field names → values to write. */
   fields: Record<string, unknown>;
   /**
@@ -188,6 +203,8 @@ export interface Connector {
   readonly entities: readonly EntityType[];
   /** The entity types it can write back. */
   readonly writable: readonly EntityType[];
+  /** The entity types whose records the provider itself can merge (a PushWrite `merge`). */
+  readonly merges?: readonly EntityType[];
 
   /** One page of the full scan; start with an empty cursor, resume from the returned one. */
   backfill(ctx: ConnectionContext, cursor: Cursor): Promise<ConnectorResult<PullPage>>;

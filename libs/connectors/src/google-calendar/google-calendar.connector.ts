@@ -126,6 +126,7 @@ export function createGoogleCalendarConnector(options: GoogleCalendarOptions = {
     if (write.entityType !== 'meeting') {
       return err({ code: 'Validation', message: `google-calendar cannot write ${write.entityType}` });
     }
+    if (write.op === 'merge') return err({ code: 'Validation', message: 'Google Calendar merges no events' });
     if (write.op === 'create') {
       const eventId = eventIdFor(write.idempotencyKey);
       const requestBody = {

@@ -168,6 +168,7 @@ export function createGoogleTasksConnector(options: GoogleTasksOptions = {}): Co
     });
     if (write.entityType !== 'task')
       return err({ code: 'Validation', message: `google-tasks cannot write ${write.entityType}` });
+    if (write.op === 'merge') return err({ code: 'Validation', message: 'Google Tasks merges no tasks' });
     if (write.op === 'create') {
       const requested = typeof write.fields.listId === 'string' ? write.fields.listId : DEFAULT_LIST;
       const marker = markerFor(write.idempotencyKey);

@@ -1,3 +1,4 @@
+import type { Client } from '@hubspot/api-client';
 import { err, ok, type SourceChangeInput } from '@syncline/core';
 import type {
   ConnectionContext,
@@ -8,6 +9,7 @@ import type {
 } from '../contract/connector';
 import { contentHash } from '../contract/content-hash';
 import {
+  type HubspotObjectType,
   type HubspotRecord,
   type ObjectSpec,
   requestedProperties,
@@ -44,6 +46,21 @@ export async function pushWrites(
   const checked = await checkVersions(ctx, session, specs, writes);
   if (!checked.ok) return checked;
   const receipts: WriteReceipt[] = [];
+  // Merges first: a later update of the survivor may take a unique value (an email) that only
+  // the merged record held until now. HubSpot has no batch merge: one call each.
+  for (const write of writes) {
+    if (write.op !== 'merge') continue;
+    const spec = specOfEntity(write.entityType, specs);
+    if (!spec) return err({ code: 'Validation', message: `HubSpot does not write ${write.entityType}` });
+    const done = await merge(session, spec, write);
+    if (!done.ok) return done;
+    receipts.push(done.value);
+  }
+  for (const write of writes) {
+    if (write.op !== 'create' || !write.afterProviderMerge) continue;
+    const freed = await freeSecondaryEmail(session, write);
+    if (!freed.ok) return freed;
+  }
   for (const group of groupWrites(writes)) {
     const spec = specOfEntity(group.entityType, specs);
     if (!spec) return err({ code: 'Validation', message: `HubSpot does not write ${group.entityType}` });
@@ -85,7 +102,8 @@ async function checkVersions(
 ): Promise<ConnectorResult<void>> {
   const byType = new Map<ObjectSpec, PushWrite[]>();
   for (const w of writes) {
-    if (w.op === 'create' || w.expectedVersion === undefined || !w.externalId) continue;
+    // A merge is not computed from the records' values: nothing to be stale against.
+    if (w.op === 'create' || w.op === 'merge' || w.expectedVersion === undefined || !w.externalId) continue;
     const spec = specOfEntity(w.entityType, specs);
     if (!spec) return err({ code: 'Validation', message: `HubSpot does not write ${w.entityType}` });
     byType.set(spec, [...(byType.get(spec) ?? []), w]);
@@ -162,16 +180,28 @@ interface Group {
   keys: Set<string>;
 }
 
-const upsertKey = (w: PushWrite): { idProperty: string; id: string } =>
+/** A contact's address, lower-cased as HubSpot keeps it, if the write carries one. */
+const emailOf = (w: PushWrite): string | undefined =>
   w.entityType === 'person' && typeof w.fields.email === 'string' && w.fields.email
-    ? { idProperty: 'email', id: w.fields.email.toLowerCase() }
+    ? w.fields.email.toLowerCase()
+    : undefined;
+
+/**
+ * A record made again after HubSpot merged the entity's own one away (`afterProviderMerge`) is
+ * keyed on our id: by its address it would land on the record the old one went into.
+ */
+const upsertKey = (w: PushWrite): { idProperty: string; id: string } => {
+  const email = emailOf(w);
+  return email && !w.afterProviderMerge
+    ? { idProperty: 'email', id: email }
     : { idProperty: SYNCLINE_ID_PROPERTY, id: w.entityId };
+};
 
 /** Batches of ≤100 of one op and type; a repeated id starts a new batch (HubSpot refuses repeats). */
 function groupWrites(writes: readonly PushWrite[]): Group[] {
   const groups: Group[] = [];
   for (const w of writes) {
-    if (w.op !== 'create' && !w.externalId) continue;
+    if (w.op === 'merge' || (w.op !== 'create' && !w.externalId)) continue;
     const { idProperty, id } =
       w.op === 'create' ? upsertKey(w) : { idProperty: undefined, id: w.externalId! };
     let group = groups.findLast(
@@ -258,6 +288,85 @@ async function update(
     receipts.push(receiptOf(spec, w, record as HubspotRecord));
   }
   return ok(receipts);
+}
+
+/** The object types HubSpot merges (and the entity types they hold: the connector's `merges`). */
+export const MERGEABLE_OBJECTS: ReadonlySet<HubspotObjectType> = new Set(['contacts', 'companies', 'deals']);
+
+/** The SDK's merge of a mergeable type (`crm.objects` has none in this SDK version). */
+function mergeApi(client: Client, objectType: HubspotObjectType) {
+  if (objectType === 'contacts') return client.crm.contacts.basicApi;
+  if (objectType === 'companies') return client.crm.companies.basicApi;
+  return client.crm.deals.basicApi;
+}
+
+/**
+ * HubSpot's own merge, `POST /crm/v3/objects/{type}/merge { primaryObjectId, objectIdToMerge }`:
+ * `externalId` survives with its own values and takes the ones it lacked from
+ * `mergedExternalId`, whose id answers as the survivor from then on. The receipt is the
+ * survivor's (its version after the merge: the next write's expectedVersion).
+ *
+ * Idempotent: sent again after it landed (a retry whose first answer was lost), HubSpot refuses
+ * it, since the merged id now is the survivor. A refusal (4xx) is therefore checked by reading
+ * the merged id: answered as the survivor, the merge is done and its receipt is that record;
+ * otherwise the refusal stands, mapped like any error.
+ */
+async function merge(
+  session: HubspotSession,
+  spec: ObjectSpec,
+  write: PushWrite,
+): Promise<ConnectorResult<WriteReceipt>> {
+  const primaryObjectId = write.externalId;
+  const objectIdToMerge = write.mergedExternalId;
+  if (!primaryObjectId || !objectIdToMerge || primaryObjectId === objectIdToMerge)
+    return err({ code: 'Validation', message: 'a HubSpot merge needs two distinct record ids' });
+  if (!MERGEABLE_OBJECTS.has(spec.objectType))
+    return err({ code: 'Validation', message: `HubSpot cannot merge ${spec.objectType}` });
+  const answer = await session.call('default', (c) =>
+    mergeApi(c, spec.objectType).merge({ primaryObjectId, objectIdToMerge }),
+  );
+  if (answer.ok) return ok(receiptOf(spec, write, answer.value as HubspotRecord));
+  if (answer.error.code !== 'Validation' && answer.error.code !== 'NotFound') return answer;
+  const merged = await session.call('default', (c) =>
+    c.crm.objects.basicApi.getById(spec.objectType, objectIdToMerge, requestedProperties(spec)),
+  );
+  if (merged.ok && merged.value.id === primaryObjectId)
+    return ok(receiptOf(spec, write, merged.value as HubspotRecord));
+  return answer;
+}
+
+/**
+ * Before a contact is made again after HubSpot merged its old record away: the merge left the
+ * old address on the surviving contact as a secondary one, which still finds that contact and,
+ * unique like a primary address, would refuse the new contact (409). It is taken off there with
+ * HubSpot's only API for secondary addresses (contacts v1), through the SDK's raw request. A
+ * contact holding the address as its primary one is left alone: our own earlier create (a
+ * retry; the upsert on our id finds it again) or someone's, whose refusal then stands.
+ */
+async function freeSecondaryEmail(session: HubspotSession, write: PushWrite): Promise<ConnectorResult<void>> {
+  const email = emailOf(write);
+  if (!email) return ok(undefined);
+  const holder = await session.call('default', (c) =>
+    c.crm.contacts.basicApi.getById(
+      email,
+      ['email', 'hs_additional_emails'],
+      undefined,
+      undefined,
+      false,
+      'email',
+    ),
+  );
+  if (!holder.ok) return holder.error.code === 'NotFound' ? ok(undefined) : holder;
+  if ((holder.value.properties.email ?? '').toLowerCase() === email) return ok(undefined);
+  const path = `/contacts/v1/secondary-email/${encodeURIComponent(holder.value.id)}/email/${encodeURIComponent(email)}`;
+  const removed = await session.call('default', async (c) => {
+    const response = await c.apiRequest({ method: 'DELETE', path });
+    if (response.ok || response.status === 404) return response.status;
+    // As the SDK's own calls throw: `code` and a parsed body, mapped by the session.
+    const headers = Object.fromEntries(response.headers.entries());
+    throw { code: response.status, body: await response.json().catch(() => ({})), headers };
+  });
+  return removed.ok ? ok(undefined) : removed;
 }
 
 async function archive(

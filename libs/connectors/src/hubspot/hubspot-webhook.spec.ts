@@ -132,7 +132,15 @@ describe('HubSpot webhooks', () => {
       eventKey: `deals:33:deleted:${now.getTime() - 900}`,
       origin: { ours: true },
     });
-    expect(merge).toMatchObject({ op: 'merge', externalId: '151', fields: { mergedExternalIds: ['152'] } });
+    // A merge is no delete of the merged-away record: it redirects it to the survivor.
+    expect(merge).toMatchObject({
+      entityType: 'person',
+      op: 'merge',
+      externalId: '152',
+      fields: { mergedInto: '151' },
+      eventKey: 'contacts:152:merged-into:151',
+      origin: { partial: true, changeSource: 'CRM_UI' },
+    });
     // occurredAt is not the record's version: a webhook change claims none (conditional
     // writes compare providerVersion with the record's updatedAt).
     expect(outcome.value.changes.map((c) => c.providerVersion)).toEqual([

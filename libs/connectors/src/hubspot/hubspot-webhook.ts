@@ -117,6 +117,39 @@ function associationNotice(
 }
 
 /**
+ * A merge, read as what became of each merged-away record: it is not deleted (a delete would
+ * set the delete policy of every other system going) but redirected: op `merge` on the
+ * merged id, `fields.mergedInto` the surviving record, one change per merged id, each on that
+ * record's own partition after its earlier changes. Its id answers as the survivor from now
+ * on; the survivor's own changes (moved values) come as its property changes or the next pull.
+ * Partial: it names no key, so identity never makes a record of it that it does not know.
+ * HubSpot's `newObjectId` is the survivor where it differs from `primaryObjectId` (a merge that
+ * made a new record); `mergedObjectIds` may list the survivor too, which is not redirected.
+ */
+function mergeRedirects(
+  spec: ObjectSpec,
+  event: HubspotWebhookEvent,
+  base: Omit<SourceChangeInput, 'externalId' | 'op' | 'eventKey' | 'fields'> & {
+    origin: Record<string, unknown>;
+  },
+): SourceChangeInput[] {
+  const survivor = event.newObjectId ?? event.primaryObjectId ?? event.objectId;
+  if (survivor === undefined) return [];
+  const into = String(survivor);
+  const merged = [...new Set([...(event.mergedObjectIds ?? []), event.primaryObjectId].map(String))]
+    .filter((id) => id !== 'undefined' && id !== into)
+    .sort();
+  return merged.map((id) => ({
+    ...base,
+    origin: { ...base.origin, partial: true },
+    externalId: id,
+    op: 'merge' as const,
+    eventKey: `${spec.objectType}:${id}:merged-into:${into}`,
+    fields: { mergedInto: into },
+  }));
+}
+
+/**
  * Event keys: a property change is `<type>:<id>:<occurredAt>:<property>` (stable across
  * redeliveries and duplicate subscriptions; deliberately not the pull's key, since a pull
  * carries every field and one webhook only one, so neither may shadow the other at the
@@ -146,7 +179,8 @@ export function parseHubspotWebhook(
     const spec = specOfObject(OBJECT_OF_SUBSCRIPTION[object ?? ''] ?? '', specsFor(ctx.fieldMappings));
     if (!spec || typeof event.occurredAt !== 'number') continue;
     const change = eventChange(spec, kind ?? '', event, ctx);
-    if (change) changes.push(change);
+    if (Array.isArray(change)) changes.push(...change);
+    else if (change) changes.push(change);
   }
   return ok({ kind: 'changes', changes });
 }
@@ -156,7 +190,7 @@ function eventChange(
   kind: string,
   event: HubspotWebhookEvent,
   ctx: WebhookContext,
-): SourceChangeInput | undefined {
+): SourceChangeInput | SourceChangeInput[] | undefined {
   const origin: Record<string, unknown> = {
     ...(event.changeSource ? { changeSource: event.changeSource } : {}),
     ...(event.sourceId !== undefined ? { sourceId: String(event.sourceId) } : {}),
@@ -202,18 +236,8 @@ function eventChange(
       };
     case 'deletion':
       return id ? tombstone(ctx, spec, id, at, origin) : undefined;
-    case 'merge': {
-      const survivor = event.newObjectId ?? event.primaryObjectId;
-      if (survivor === undefined) return undefined;
-      const merged = [...(event.mergedObjectIds ?? [])].map(String).sort();
-      return {
-        ...base,
-        externalId: String(survivor),
-        op: 'merge',
-        eventKey: `${spec.objectType}:${survivor}:merged:${merged.join(',')}`,
-        fields: { mergedExternalIds: merged.filter((m) => m !== String(survivor)) },
-      };
-    }
+    case 'merge':
+      return mergeRedirects(spec, event, base);
     case 'associationChange':
       return associationNotice(event, ctx, origin);
     default:

@@ -1,6 +1,6 @@
 import type { Connector } from '../contract/connector';
 import { OBJECT_SPECS } from './hubspot.mapper';
-import { pushWrites } from './hubspot-push';
+import { MERGEABLE_OBJECTS, pushWrites } from './hubspot-push';
 import { backfillPage, pullPage } from './hubspot-sync';
 import { parseHubspotWebhook, verifyHubspotWebhook } from './hubspot-webhook';
 
@@ -9,6 +9,7 @@ export const hubspotConnector: Connector = {
   provider: 'hubspot',
   entities: OBJECT_SPECS.map((s) => s.entityType),
   writable: OBJECT_SPECS.map((s) => s.entityType),
+  merges: OBJECT_SPECS.filter((s) => MERGEABLE_OBJECTS.has(s.objectType)).map((s) => s.entityType),
   backfill: backfillPage,
   pull: pullPage,
   verifyWebhook: verifyHubspotWebhook,

@@ -3,7 +3,7 @@ import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
 import { IdentityService } from '@syncline/identity';
 import type { LogEvent } from '@syncline/log';
 import type { Pool } from 'pg';
-import { SyncHandler } from '../sync-handler';
+import { SyncHandler, type SyncHandlerOptions } from '../sync-handler';
 
 /** A log event as a test writes it: the log's own columns are filled in by `handle`. */
 export type StageEvent = Omit<LogEvent, 'partition' | 'offset' | 'ingestedAt' | 'providerVersion'> & {
@@ -14,9 +14,17 @@ export type StageEvent = Omit<LogEvent, 'partition' | 'offset' | 'ingestedAt' | 
  * The sync stage in-process against a test database: each `handle` call is one batch, in one
  * transaction, as the log's consumer hands it over (offsets rise across calls).
  */
-export function syncStage(pool: Pool): { handle: (...batch: StageEvent[]) => Promise<void> } {
+export function syncStage(
+  pool: Pool,
+  options: Pick<SyncHandlerOptions, 'providerMerges'> = {},
+): { handle: (...batch: StageEvent[]) => Promise<void> } {
   const engine = new MergeEngine(new PgMergeStore(pool));
-  const handler = new SyncHandler({ identity: new IdentityService(), engine, connectionsTtlMs: 0 });
+  const handler = new SyncHandler({
+    identity: new IdentityService(),
+    engine,
+    connectionsTtlMs: 0,
+    ...options,
+  });
   let offset = 0;
   const handle = async (...batch: StageEvent[]) => {
     const client = await pool.connect();
@@ -86,8 +94,9 @@ export const contactEvent = (
 
 /**
  * Plays the push stage for one connection: its pending outbox rows are "sent" and leave write
- * receipts, as PushService's would. With `linkCreates`, a created record is also linked at
- * once under a made-up id, and deletes leave no receipt, as PushService does.
+ * receipts, as PushService's would (a provider merge leaves none). With `linkCreates`, a
+ * created record is also linked at once under a made-up id, and deletes leave no receipt, as
+ * PushService does.
  */
 export async function playPush(
   pool: Pool,
@@ -110,7 +119,7 @@ export async function playPush(
     [connectionId],
   );
   for (const row of rows) {
-    if (options.linkCreates && row.op === 'delete') continue;
+    if (row.op === 'merge' || (options.linkCreates && row.op === 'delete')) continue;
     const externalId = options.linkCreates
       ? (row.external_id ?? `made-for-${row.entity_id}`)
       : row.external_id;
