@@ -184,6 +184,7 @@ export const SHADOWED: readonly {
   { table: 'merge_conflict', by: 'ws', rows: () => 'workspace_id = $1' },
   { table: 'entity_association', by: 'ws', rows: () => 'workspace_id = $1' },
   { table: 'entity_relation', by: 'ws', rows: () => 'workspace_id = $1' },
+  { table: 'relation_mirror', by: 'ws', rows: () => 'workspace_id = $1' },
   {
     table: 'outbox',
     by: 'ws',

@@ -1,6 +1,6 @@
 import type { Connector } from '../contract/connector';
 import { OBJECT_SPECS } from './hubspot.mapper';
-import { pushWrites } from './hubspot-push';
+import { pushAssociations, pushWrites } from './hubspot-push';
 import { backfillPage, pullPage } from './hubspot-sync';
 import { parseHubspotWebhook, verifyHubspotWebhook } from './hubspot-webhook';
 
@@ -14,4 +14,5 @@ export const hubspotConnector: Connector = {
   verifyWebhook: verifyHubspotWebhook,
   parseWebhook: parseHubspotWebhook,
   push: pushWrites,
+  pushAssociations,
 };
