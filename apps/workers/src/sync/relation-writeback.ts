@@ -198,43 +198,42 @@ export async function oweAssociations(
   const fromIds = [...new Set(list.map((p) => p.fromId))];
   const endIds = [...new Set(list.flatMap((p) => [p.fromId, p.toId]))];
 
-  const [reports, mirrors, pending, links, creates, participants] = await Promise.all([
-    tx.query<ReportRow>(
-      `SELECT key, since, since_at, connection_id::text AS connection_id, from_type, from_id::text AS from_id, to_type,
+  // One after another: the stage's transaction is one connection.
+  const reports = await tx.query<ReportRow>(
+    `SELECT key, since, since_at, connection_id::text AS connection_id, from_type, from_id::text AS from_id, to_type,
               to_id::text AS to_id, from_external_id, to_external_id
          FROM entity_relation
         WHERE workspace_id = ANY($1::uuid[]) AND kind = 'crm' AND from_id = ANY($2::uuid[]) AND to_id IS NOT NULL
         ORDER BY key`,
-      [workspaces, fromIds],
-    ),
-    tx.query<MirrorRow>(
-      `SELECT key, connection_id::text AS connection_id, associate_key, declined_at FROM relation_mirror
+    [workspaces, fromIds],
+  );
+  const mirrors = await tx.query<MirrorRow>(
+    `SELECT key, connection_id::text AS connection_id, associate_key, declined_at FROM relation_mirror
         WHERE workspace_id = ANY($1::uuid[]) AND from_id = ANY($2::uuid[])`,
-      [workspaces, fromIds],
-    ),
-    tx.query<PendingRow>(
-      `SELECT connection_id::text AS connection_id, idempotency_key, op, entity_id::text AS entity_id, fields
+    [workspaces, fromIds],
+  );
+  const pending = await tx.query<PendingRow>(
+    `SELECT connection_id::text AS connection_id, idempotency_key, op, entity_id::text AS entity_id, fields
          FROM outbox
         WHERE entity_id = ANY($1::uuid[]) AND op IN ('associate', 'dissociate') AND status IN ('pending', 'waiting')`,
-      [fromIds],
-    ),
-    tx.query<{ entity_id: string; connection_id: string }>(
-      `SELECT DISTINCT entity_id::text AS entity_id, connection_id::text AS connection_id FROM source_link
+    [fromIds],
+  );
+  const links = await tx.query<{ entity_id: string; connection_id: string }>(
+    `SELECT DISTINCT entity_id::text AS entity_id, connection_id::text AS connection_id FROM source_link
         WHERE entity_id = ANY($1::uuid[])`,
-      [endIds],
-    ),
-    // A create on its way counts as a record: the push sends the association once it has landed.
-    tx.query<{ entity_id: string; connection_id: string }>(
-      `SELECT DISTINCT entity_id::text AS entity_id, connection_id::text AS connection_id FROM outbox
+    [endIds],
+  );
+  // A create on its way counts as a record: the push sends the association once it has landed.
+  const creates = await tx.query<{ entity_id: string; connection_id: string }>(
+    `SELECT DISTINCT entity_id::text AS entity_id, connection_id::text AS connection_id FROM outbox
         WHERE entity_id = ANY($1::uuid[]) AND op = 'create' AND status IN ('pending', 'sending')`,
-      [endIds],
-    ),
-    // Activities that still have participants: one without a pair there no longer has that person.
-    tx.query<{ activity_id: string }>(
-      'SELECT DISTINCT activity_id::text AS activity_id FROM entity_association WHERE activity_id = ANY($1::uuid[])',
-      [fromIds.filter((id) => list.some((p) => p.engagement && p.fromId === id))],
-    ),
-  ]);
+    [endIds],
+  );
+  // Activities that still have participants: one without a pair there no longer has that person.
+  const participants = await tx.query<{ activity_id: string }>(
+    'SELECT DISTINCT activity_id::text AS activity_id FROM entity_association WHERE activity_id = ANY($1::uuid[])',
+    [fromIds.filter((id) => list.some((p) => p.engagement && p.fromId === id))],
+  );
   const linked = new Set(links.rows.map((r) => `${r.entity_id}|${r.connection_id}`));
   const creating = new Set(creates.rows.map((r) => `${r.entity_id}|${r.connection_id}`));
   const withParticipants = new Set(participants.rows.map((r) => r.activity_id));
