@@ -453,19 +453,26 @@ describe('associations written back to the other CRMs (sync stage)', () => {
     expect(await owedOf(workspaceId)).toEqual([]);
     expect(await mirrorsOf(workspaceId)).toEqual([]);
 
-    // A deal in A with Bo: written to B (which has the deal and Bo); then someone in B removes
-    // our association there: A still has it, but it is not written to B again.
+    // A associates Bo with another company B also has: written to B. Someone in B removes our
+    // copy: A still has it, but it is not written to B again; and when A removes it too, B (which
+    // no longer reports it) is owed nothing.
     await stage.handle(
-      dealEvent(workspaceId, a, 'a-d', at(2), { name: 'Renewal', associations: { person: ['a-c'] } }),
-      dealEvent(workspaceId, b, 'b-d', at(2), { name: 'Renewal', associations: { person: [] } }),
+      companyEvent(workspaceId, a, 'a-co2', at(2), { name: 'Hooli XYZ', domain: 'hooli-xyz.example' }),
+      companyEvent(workspaceId, b, 'b-co2', at(2), { name: 'Hooli XYZ', domain: 'hooli-xyz.example' }),
     );
-    // The two deals are one entity only if identity matches them; here B's deal is its own record.
-    const dealA = await entityOf(a, 'a-d');
-    const dealB = await entityOf(b, 'b-d');
-    if (dealA === dealB) {
-      const owed = await owedOf(workspaceId);
-      expect(owed.map((r) => [r.connection_id, r.op, r.fields.toType])).toEqual([[b, 'associate', 'person']]);
-    }
+    await stage.handle(contact(a, 'a-c', at(3), ['a-co2']));
+    expect((await owedOf(workspaceId)).map((r) => [r.connection_id, r.op, r.status])).toEqual([
+      [b, 'associate', 'pending'],
+    ]);
+    await send(workspaceId);
+    await stage.handle(contact(b, 'b-c', at(4), ['b-co', 'b-co2']));
+    await stage.handle(contact(b, 'b-c', at(5), ['b-co']));
+    await stage.handle(contact(a, 'a-c', at(6), ['a-co2']));
+    expect((await owedOf(workspaceId)).map((r) => [r.op, r.status])).toEqual([['associate', 'sent']]);
+    expect(await mirrorsOf(workspaceId)).toHaveLength(1);
+    await stage.handle(contact(a, 'a-c', at(7), []));
+    expect((await owedOf(workspaceId)).map((r) => [r.op, r.status])).toEqual([['associate', 'sent']]);
+    expect(await mirrorsOf(workspaceId)).toEqual([]);
   });
 
   it('owes the association to a connection where one end is still being created, and sets it aside when the pair goes first', async () => {

@@ -314,13 +314,21 @@ export async function pushAssociations(
       const chunk = list.slice(i, i + BATCH);
       if (op === 'associate') {
         const answer = await session.call('default', (c) =>
-          c.crm.associations.v4.batchApi.createDefault(from, to, {
-            inputs: chunk.map((w) => ({ _from: { id: w.fromId }, to: { id: w.toId } })),
-          }),
+          c.crm.associations.v4.batchApi
+            .createDefault(from, to, {
+              inputs: chunk.map((w) => ({ _from: { id: w.fromId }, to: { id: w.toId } })),
+            })
+            // The spec answers a partial failure in a 200 body; a 207 (which the SDK throws, its
+            // body read as an error) says the same: the inputs it names were not associated.
+            .catch((thrown: { code?: unknown; body?: { errors?: unknown[]; message?: string } }) => {
+              if (thrown?.code !== 207) throw thrown;
+              return { results: [], errors: thrown.body?.errors ?? [{ message: thrown.body?.message }] };
+            }),
         );
         if (!answer.ok) return answer;
         const failed = batchError(answer.value);
-        if (failed) return err(failed);
+        // A record gone or refused: not worth retrying as it is (the push isolates and dead-letters it).
+        if (failed) return err(failed.code === 'Transient' ? { ...failed, code: 'Validation' } : failed);
       } else {
         // One input per from record, with every record to remove from it.
         const byFrom = new Map<string, string[]>();
