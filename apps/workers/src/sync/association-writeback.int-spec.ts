@@ -12,6 +12,7 @@ import type { Workers } from '../workers';
 
 const APP_ID = 5004;
 const CLIENT_SECRET = 'association-writeback-spec-secret';
+const REP = `rep-${Math.floor(Math.random() * 1e6)}@assoc-writeback.example`;
 
 interface HubspotObject {
   id: string;
@@ -47,9 +48,15 @@ describe('associations written back to the other CRM (API, Postgres, Redis, HubS
 
   const control = <T>(method: string, path: string, body?: unknown): Promise<T> =>
     emulatorControl(emulators.hubspotUrl)<T>(method, path, body);
+  const google = <T>(method: string, path: string, body?: unknown): Promise<T> =>
+    emulatorControl(emulators.googleUrl)<T>(method, path, body);
   const objects = async (portal: number, type: string): Promise<HubspotObject[]> =>
-    (await control<{ results: HubspotObject[] }>('GET', `/_emulator/hubspot/portals/${portal}/objects/${type}`))
-      .results;
+    (
+      await control<{ results: HubspotObject[] }>(
+        'GET',
+        `/_emulator/hubspot/portals/${portal}/objects/${type}`,
+      )
+    ).results;
   /** The ids a record is associated with, of one type, as the portal holds them now. */
   const associated = async (portal: number, type: string, id: string, to: string): Promise<string[]> => {
     const record = (await objects(portal, type)).find((r) => r.id === id);
@@ -68,7 +75,11 @@ describe('associations written back to the other CRM (API, Postgres, Redis, HubS
       (r) => r.method !== 'GET' && !/\/search$|\/batch\/read$|\/oauth\//.test(r.path),
     ).length;
   const associate = (portal: number, from: string, fromId: string, to: string, toId: string) =>
-    control('PUT', `/_emulator/hubspot/portals/${portal}/ui/associations/${from}/${fromId}/${to}/${toId}`, {});
+    control(
+      'PUT',
+      `/_emulator/hubspot/portals/${portal}/ui/associations/${from}/${fromId}/${to}/${toId}`,
+      {},
+    );
   const dissociate = (portal: number, from: string, fromId: string, to: string, toId: string) =>
     control('DELETE', `/_emulator/hubspot/portals/${portal}/ui/associations/${from}/${fromId}/${to}/${toId}`);
   const api = async <T>(method: 'GET' | 'POST', url: string, payload?: object) => {
@@ -126,9 +137,13 @@ describe('associations written back to the other CRM (API, Postgres, Redis, HubS
         clientSecret: CLIENT_SECRET,
       });
       const seed = async (name: string, type: string, properties: Record<string, string>) => {
-        const created = await control<HubspotObject>('POST', `/_emulator/hubspot/portals/${portal}/ui/${type}`, {
-          properties,
-        });
+        const created = await control<HubspotObject>(
+          'POST',
+          `/_emulator/hubspot/portals/${portal}/ui/${type}`,
+          {
+            properties,
+          },
+        );
         ids[portal]![name] = created.id;
       };
       // The same person and companies in both CRMs, none associated yet.
@@ -140,6 +155,10 @@ describe('associations written back to the other CRM (API, Postgres, Redis, HubS
       label: 'workers_assoc_writeback',
       emulators,
       hubspot: { appId: APP_ID, clientId: grants[portalA]!.clientId, clientSecret: CLIENT_SECRET },
+      google: await google<{ clientId: string; clientSecret: string }>(
+        'GET',
+        '/_emulator/google/oauth-client',
+      ),
       logLevelVar: 'ASSOC_SPEC_LOG_LEVEL',
     });
     ({ t, workers, pool } = stack);
@@ -218,7 +237,9 @@ describe('associations written back to the other CRM (API, Postgres, Redis, HubS
     const [a, b] = [ids[portalA]!, ids[portalB]!];
     await dissociate(portalA, 'contacts', a.ada!, 'companies', a.acme!);
     await pull(portalA);
-    await eventually(async () => expect(await associated(portalB, 'contacts', b.ada!, 'companies')).toEqual([]));
+    await eventually(async () =>
+      expect(await associated(portalB, 'contacts', b.ada!, 'companies')).toEqual([]),
+    );
     await roundTrip();
     expect(await associationWrites(portalB)).toEqual([
       'POST /crm/v4/associations/contacts/companies/batch/associate/default',
@@ -277,7 +298,10 @@ describe('associations written back to the other CRM (API, Postgres, Redis, HubS
 
   it('a replay of the workspace from the beginning owes nothing new: the emulators get no more writes', async () => {
     const before = [await writeCount(portalA), await writeCount(portalB)];
-    const created = await api<{ id: string }>('POST', '/api/v1/replays', { from: 'beginning', mode: 'apply' });
+    const created = await api<{ id: string }>('POST', '/api/v1/replays', {
+      from: 'beginning',
+      mode: 'apply',
+    });
     expect(created.status, created.text).toBe(202);
     await eventually(async () => {
       const { body } = await api<{ status: string; failureReason: string | null }>(
@@ -290,5 +314,59 @@ describe('associations written back to the other CRM (API, Postgres, Redis, HubS
     await roundTrip();
     await roundTrip();
     expect([await writeCount(portalA), await writeCount(portalB)]).toEqual(before);
+  });
+  it('a mail from Ada read from Gmail: one email engagement in each CRM, associated with Ada there', async () => {
+    const grant = await google<{ accessToken: string; refreshToken: string }>(
+      'POST',
+      '/_emulator/google/users',
+      {
+        email: REP,
+      },
+    );
+    await google('POST', `/_emulator/google/users/${encodeURIComponent(REP)}/ui/gmail/messages`, {
+      from: `Ada Lovelace <ada@acme.example>`,
+      to: [REP],
+      subject: 'Numbers for Q4',
+      text: 'Here they are.',
+      messageId: '<numbers-q4@acme.example>',
+    });
+    const created = await api<{ id: string }>('POST', '/api/v1/connections', {
+      provider: 'gmail',
+      externalAccountId: REP,
+      credentials: {
+        accessToken: grant.accessToken,
+        refreshToken: grant.refreshToken,
+        expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+      },
+    });
+    expect(created.status, created.text).toBe(201);
+    const engagementIn = async (portal: number) => {
+      const mails = (await objects(portal, 'emails')).filter(
+        (e) => e.properties.hs_email_subject === 'Numbers for Q4',
+      );
+      expect(mails).toHaveLength(1);
+      return mails[0]!;
+    };
+    await eventually(async () => {
+      for (const portal of [portalA, portalB])
+        expect(await associated(portal, 'emails', (await engagementIn(portal)).id, 'contacts')).toEqual([
+          ids[portal]!.ada,
+        ]);
+    }, 60_000);
+    // Both CRMs report the engagements and Ada back, Gmail is read again: the associations stand,
+    // written once each (Ada's side reaches them through their mirror rows).
+    await roundTrip();
+    await workers.jobs.enqueue('connection.pull', { connectionId: created.body.id });
+    await settled();
+    await roundTrip();
+    for (const portal of [portalA, portalB]) {
+      const mail = await engagementIn(portal);
+      expect(await associated(portal, 'contacts', ids[portal]!.ada!, 'emails')).toEqual([mail.id]);
+      expect(
+        (await associationWrites(portal)).filter((w) =>
+          w.includes('/emails/contacts/batch/associate/default'),
+        ),
+      ).toHaveLength(1);
+    }
   });
 });

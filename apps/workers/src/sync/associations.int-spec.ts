@@ -296,6 +296,14 @@ describe("activities written to a CRM are associated with their people's contact
       },
       mail,
     );
+    // Ada's contact changes: her mail's association, reached from her side, stands.
+    await stage.handle(
+      contactEvent(workspaceId, crm, 'c-ada', at(2), {
+        email: 'ada@analytical.example',
+        firstName: 'Ada',
+        jobTitle: 'Analyst',
+      }),
+    );
     // (Field updates are not this spec's: the played push above leaves no receipts.)
     expect(
       (await outboxOf(crm)).filter((r) => r.status === 'pending' && r.op !== 'update' && r.op !== 'create'),

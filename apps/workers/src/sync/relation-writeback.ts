@@ -229,11 +229,19 @@ export async function oweAssociations(
         WHERE entity_id = ANY($1::uuid[]) AND op = 'create' AND status IN ('pending', 'sending')`,
     [endIds],
   );
-  // Activities that still have participants: one without a pair there no longer has that person.
-  const participants = await tx.query<{ activity_id: string }>(
-    'SELECT DISTINCT activity_id::text AS activity_id FROM entity_association WHERE activity_id = ANY($1::uuid[])',
+  // Who takes part in every activity weighed (also one reached from its person's mirror rows):
+  // an activity that still has participants, but not that person, no longer has them.
+  const participants = await tx.query<{ activity_id: string; activity_type: string; party: string | null }>(
+    `SELECT DISTINCT a.activity_id::text AS activity_id, a.activity_type, COALESCE(e.merged_into, e.id)::text AS party
+       FROM entity_association a LEFT JOIN entity e ON e.id = a.party_id
+      WHERE a.activity_id = ANY($1::uuid[])`,
     [fromIds.filter((id) => list.some((p) => p.engagement && p.fromId === id))],
   );
+  for (const r of participants.rows)
+    if (r.party !== null)
+      participating.add(
+        pairKey({ fromType: r.activity_type, fromId: r.activity_id, toType: 'person', toId: r.party }),
+      );
   const linked = new Set(links.rows.map((r) => `${r.entity_id}|${r.connection_id}`));
   const creating = new Set(creates.rows.map((r) => `${r.entity_id}|${r.connection_id}`));
   const withParticipants = new Set(participants.rows.map((r) => r.activity_id));
