@@ -150,7 +150,15 @@ describe('associations written back to the other CRM (API, Postgres, Redis, HubS
       await seed('ada', 'contacts', { email: 'ada@acme.example', firstname: 'Ada', lastname: 'Lovelace' });
       await seed('acme', 'companies', { name: 'Acme', domain: 'acme.example' });
       await seed('initech', 'companies', { name: 'Initech', domain: 'initech.example' });
+      await seed('grace', 'contacts', {
+        email: 'grace@navy.example',
+        firstname: 'Grace',
+        lastname: 'Hopper',
+      });
+      await seed('navy', 'companies', { name: 'Navy', domain: 'navy.example' });
     }
+    // Before Syncline: A associates Grace with the Navy; B holds both, unassociated.
+    await associate(portalA, 'contacts', ids[portalA]!.grace!, 'companies', ids[portalA]!.navy!);
     stack = await startApiAndWorkers({
       label: 'workers_assoc_writeback',
       emulators,
@@ -193,8 +201,8 @@ describe('associations written back to the other CRM (API, Postgres, Redis, HubS
     }, 60_000);
     await settled();
     // The same person and companies, linked across the two CRMs: nothing was created.
-    expect(await objects(portalB, 'contacts')).toHaveLength(1);
-    expect(await objects(portalB, 'companies')).toHaveLength(2);
+    expect(await objects(portalB, 'contacts')).toHaveLength(2);
+    expect(await objects(portalB, 'companies')).toHaveLength(3);
   }, 120_000);
 
   afterAll(async () => {
@@ -202,8 +210,22 @@ describe('associations written back to the other CRM (API, Postgres, Redis, HubS
     else await emulators?.close();
   });
 
+  it('an association A had before both were connected: written to B once B is reconciled, once', async () => {
+    const [a, b] = [ids[portalA]!, ids[portalB]!];
+    await eventually(async () =>
+      expect(await associated(portalB, 'contacts', b.grace!, 'companies')).toEqual([b.navy]),
+    );
+    await roundTrip();
+    expect(await associationWrites(portalB)).toEqual([
+      'POST /crm/v4/associations/contacts/companies/batch/associate/default',
+    ]);
+    expect(await associationWrites(portalA)).toEqual([]);
+    expect(await associated(portalA, 'contacts', a.grace!, 'companies')).toEqual([a.navy]);
+  });
+
   it("a contact associated with a company in A: B's copies are associated exactly once, nothing is written back to A", async () => {
     const [a, b] = [ids[portalA]!, ids[portalB]!];
+    const earlier = (await associationWrites(portalB)).length;
     await associate(portalA, 'contacts', a.ada!, 'companies', a.acme!);
     await pull(portalA);
     await eventually(async () =>
@@ -211,7 +233,7 @@ describe('associations written back to the other CRM (API, Postgres, Redis, HubS
     );
     // B reports our write back (as its associationChange webhook would make us read it), A again.
     await roundTrip();
-    expect(await associationWrites(portalB)).toEqual([
+    expect((await associationWrites(portalB)).slice(earlier)).toEqual([
       'POST /crm/v4/associations/contacts/companies/batch/associate/default',
     ]);
     expect(await associationWrites(portalA)).toEqual([]);
@@ -219,9 +241,10 @@ describe('associations written back to the other CRM (API, Postgres, Redis, HubS
     expect(await associated(portalB, 'companies', b.acme!, 'contacts')).toEqual([b.ada]);
     // The unified record shows one association with both CRMs as its sources.
     const { rows } = await pool.query<{ sources: string[] }>(
-      `SELECT array_agg(connection_id::text ORDER BY connection_id) AS sources FROM entity_relation
-        WHERE workspace_id = $1 AND kind = 'crm' AND from_type = 'person' AND to_type = 'company'`,
-      [workspaceId],
+      `SELECT array_agg(r.connection_id::text ORDER BY r.connection_id) AS sources FROM entity_relation r
+         JOIN source_link l ON l.entity_id = r.from_id AND l.connection_id = $2 AND l.external_id = $3
+        WHERE r.workspace_id = $1 AND r.kind = 'crm' AND r.from_type = 'person' AND r.to_type = 'company'`,
+      [workspaceId, connections[portalA], a.ada],
     );
     expect(rows[0]?.sources).toEqual([connections[portalA], connections[portalB]].sort());
   });
@@ -235,16 +258,18 @@ describe('associations written back to the other CRM (API, Postgres, Redis, HubS
 
   it("removed in A, its only source: removed in B (Syncline's own copy), and nothing else moves", async () => {
     const [a, b] = [ids[portalA]!, ids[portalB]!];
+    const earlier = (await associationWrites(portalB)).length;
     await dissociate(portalA, 'contacts', a.ada!, 'companies', a.acme!);
     await pull(portalA);
     await eventually(async () =>
       expect(await associated(portalB, 'contacts', b.ada!, 'companies')).toEqual([]),
     );
     await roundTrip();
-    expect(await associationWrites(portalB)).toEqual([
-      'POST /crm/v4/associations/contacts/companies/batch/associate/default',
+    expect((await associationWrites(portalB)).slice(earlier)).toEqual([
       'POST /crm/v4/associations/contacts/companies/batch/archive',
     ]);
+    // Grace's association, which A still has, stays in B.
+    expect(await associated(portalB, 'contacts', b.grace!, 'companies')).toEqual([b.navy]);
     expect(await associationWrites(portalA)).toEqual([]);
     expect(await associated(portalA, 'contacts', a.ada!, 'companies')).toEqual([]);
   });

@@ -17,7 +17,12 @@ import { WorkerMetrics } from '../metrics/worker-metrics';
 import { type CoalescedWrite, coalesce, type OutboxRow } from './outbox';
 import { versionMayReplace } from './provider-version';
 import { queueReconcileCreates } from './reconcile-creates';
-import { ASSOCIATION_OPS, type AssociationFields, type AssociationOp } from './relation-writeback';
+import {
+  ASSOCIATION_OPS,
+  type AssociationFields,
+  type AssociationOp,
+  oweReconciledAssociations,
+} from './relation-writeback';
 import { SYNC_GROUP } from './sync-group';
 
 /** Rows one claim takes; a push job claims again until the outbox is empty or its time is up. */
@@ -145,11 +150,9 @@ export class PushService {
           // Unsent rows go back to pending; the retry (or the sweep) takes them again.
           await this.release(writes.slice(i));
           // Without credentials nothing can be sent; the rows wait for new ones (not a failure).
-          if (error instanceof RetryLater && error.code === 'AuthRevoked') {
-            await this.releaseRows(claimed.filter(isAssociation).map((r) => r.id));
-            return outcome;
-          }
+          // The claimed associations wait with them.
           await this.releaseRows(claimed.filter(isAssociation).map((r) => r.id));
+          if (error instanceof RetryLater && error.code === 'AuthRevoked') return outcome;
           throw error;
         }
       }
@@ -614,10 +617,14 @@ export class PushService {
     let queued = 0;
     for (const connection of due) {
       const rowCount = await queueReconcileCreates(this.pool, connection);
-      await this.pool.query(
+      const { rowCount: first } = await this.pool.query(
         'UPDATE connection SET reconciled_at = now() WHERE id = $1 AND reconciled_at IS NULL',
         [connection.id],
       );
+      // The first time: the associations the other CRMs make between records it holds too.
+      if (connection.provider === 'hubspot' && (first ?? 0) > 0)
+        for (const id of await oweReconciledAssociations(this.pool, connection.workspace_id))
+          await this.schedule(id);
       queued += rowCount;
       if (rowCount > 0) await this.schedule(connection.id);
       if (rowCount > 0)
