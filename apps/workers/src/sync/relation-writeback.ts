@@ -132,6 +132,14 @@ export async function oweAssociations(
               r.workspace_id, r.connection_id, r.from_type, r.from_id, r.to_type, r.to_id, r.at
          FROM jsonb_to_recordset($1::jsonb) AS r(workspace_id uuid, connection_id uuid, from_type text,
               from_id uuid, to_type text, to_id uuid, at timestamptz)
+      -- The echo of our own removal (our last write of the pair there) is no decline of the CRM's.
+      WHERE NOT EXISTS (
+        SELECT 1 FROM (SELECT o.op FROM outbox o
+                        WHERE o.entity_id = r.from_id AND o.connection_id = r.connection_id
+                          AND o.op IN ('associate', 'dissociate') AND o.status NOT IN ('superseded', 'failed')
+                          AND o.fields->>'toType' = r.to_type AND o.fields->>'toId' = r.to_id::text
+                        ORDER BY o.id DESC LIMIT 1) last
+         WHERE last.op = 'dissociate')
        ON CONFLICT (key) DO UPDATE SET declined_at = EXCLUDED.declined_at
         WHERE relation_mirror.associate_key IS NULL
           AND relation_mirror.declined_at IS DISTINCT FROM EXCLUDED.declined_at`,

@@ -410,6 +410,13 @@ describe('associations written back to the other CRMs (sync stage)', () => {
       [b, 'dissociate', 'sent'],
     ]);
 
+    // The echo of our own removal is no removal of B's: nothing is noted against the pair there
+    // (A's removal of its own is).
+    const notes = await pool.query<{ connection_id: string; declined: boolean }>(
+      'SELECT connection_id, declined_at IS NOT NULL AS declined FROM relation_mirror WHERE workspace_id = $1',
+      [workspaceId],
+    );
+    expect(notes.rows).toEqual([{ connection_id: a, declined: true }]);
     // Associated again in A: a new assertion, owed under a new key.
     await stage.handle(
       contactEvent(workspaceId, a, 'a-c', at(5), {
