@@ -107,7 +107,7 @@ export interface DryRunWrites {
   /** The connection in dry run itself (what the other systems bring it), not another system. */
   self: boolean;
   total: number;
-  /** Writes by operation: create, update, delete. */
+  /** Writes by operation: create, update, delete; associate and dissociate (relation-writeback.ts). */
   counts: Record<string, number>;
   sample: DryRunWrite[];
 }
