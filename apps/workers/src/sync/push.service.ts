@@ -149,9 +149,9 @@ export class PushService {
         } catch (error) {
           // Unsent rows go back to pending; the retry (or the sweep) takes them again.
           await this.release(writes.slice(i));
-          // Without credentials nothing can be sent; the rows wait for new ones (not a failure).
           // The claimed associations wait with them.
           await this.releaseRows(claimed.filter(isAssociation).map((r) => r.id));
+          // Without credentials nothing can be sent; the rows wait for new ones (not a failure).
           if (error instanceof RetryLater && error.code === 'AuthRevoked') return outcome;
           throw error;
         }
@@ -301,7 +301,7 @@ export class PushService {
     const ends = [
       ...new Set(rows.flatMap((r) => [r.entity_id, (r.fields as unknown as AssociationFields).toId])),
     ];
-    // An entity with two records in the connection: the first by id, as every push picks it.
+    // An entity with two records in the connection: the first by external id.
     const { rows: links } = await this.pool.query<{ entity_id: string; external_id: string }>(
       `SELECT DISTINCT ON (entity_id) entity_id::text AS entity_id, external_id FROM source_link
         WHERE connection_id = $1 AND entity_id = ANY($2::uuid[]) ORDER BY entity_id, external_id`,

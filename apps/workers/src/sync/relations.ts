@@ -17,6 +17,9 @@ import type { LogEvent, LogTransaction } from '@syncline/log';
  * 3. `writeDerived`: the batch's people, and the people of the batch's companies' domains,
  *    get a `derived` company by the registrable domain of their addresses while no CRM gives
  *    them one.
+ *
+ * The `crm` pairs are then written back to the other CRMs (relation-writeback.ts), after the
+ * batch's outbox rows; step 1 hands it the pairs whose association a record no longer carries.
  */
 
 /** The entity type of a relation's end as the change log names it, for the row keys. */
