@@ -729,6 +729,8 @@ const ROUND_TRIPS = {
         connectionId,
         fromExternalId: '101',
         toExternalId: '202',
+        since: `${connectionId}:contacts:101:1764000000000`,
+        sinceAt: new Date('2026-11-20T09:00:00.123Z'),
       },
     });
     const derived = await prisma.entityRelation.create({
@@ -755,6 +757,38 @@ const ROUND_TRIPS = {
     expect((await prisma.entityRelation.findUniqueOrThrow({ where: { key: created.key } })).toId).toBeNull();
     await prisma.entity.delete({ where: { id: person.id } });
     expect(await prisma.entityRelation.count({ where: { workspaceId: workspace.id } })).toBe(0);
+  },
+  RelationMirror: async (prisma) => {
+    const workspace = await seedWorkspace(prisma);
+    const connectionId = '0190a000-0000-7000-8000-0000000000f7';
+    const [fromId, toId] = ['0190a000-0000-7000-8000-0000000000a1', '0190a000-0000-7000-8000-0000000000a2'];
+    const ours = await prisma.relationMirror.create({
+      data: {
+        key: `${connectionId}|person|${fromId}|company|${toId}`,
+        workspaceId: workspace.id,
+        connectionId,
+        fromType: 'person',
+        fromId,
+        toType: 'company',
+        toId,
+        associateKey: `${fromId}.${connectionId}.associate.abc`,
+      },
+    });
+    const declined = await prisma.relationMirror.create({
+      data: {
+        key: `${connectionId}|deal|${fromId}|person|${toId}`,
+        workspaceId: workspace.id,
+        connectionId,
+        fromType: 'deal',
+        fromId,
+        toType: 'person',
+        toId,
+        declinedAt: new Date('2026-11-20T09:00:00.123Z'),
+      },
+    });
+    expect(await prisma.relationMirror.findUniqueOrThrow({ where: { key: ours.key } })).toEqual(ours);
+    expect(await prisma.relationMirror.findUniqueOrThrow({ where: { key: declined.key } })).toEqual(declined);
+    expect([declined.associateKey, ours.declinedAt]).toEqual([null, null]);
   },
   // ── end entity relation round trips ──
   // ── connection mapping revision round trips ──

@@ -166,6 +166,8 @@ export class ConnectionLifecycleRepository {
         await tx.$executeRaw`DELETE FROM push_subscription WHERE connection_id = ${id}::uuid`;
         await tx.$executeRaw`DELETE FROM entity_synced_heads WHERE connection_id = ${id}::uuid`;
         await tx.$executeRaw`DELETE FROM write_receipt WHERE connection_id = ${id}::uuid`;
+        // The associations Syncline wrote there (or its own it removed) are nothing to weigh any more.
+        await tx.$executeRaw`DELETE FROM relation_mirror WHERE connection_id = ${id}::uuid`;
         // What a connection in dry run staged never reached anything: it goes either way.
         await tx.$executeRaw`DELETE FROM staged_change WHERE connection_id = ${id}::uuid`;
 
@@ -189,6 +191,9 @@ export class ConnectionLifecycleRepository {
           await tx.$executeRaw`DELETE FROM merge_conflict WHERE entity_id = ANY(${doomed}::uuid[])`;
           // What its records said about associations goes with them (derived ones stay).
           await tx.$executeRaw`DELETE FROM entity_relation WHERE connection_id = ${id}::uuid`;
+          await tx.$executeRaw`
+            DELETE FROM relation_mirror WHERE workspace_id = ${workspaceId}::uuid
+               AND (from_id = ANY(${doomed}::uuid[]) OR to_id = ANY(${doomed}::uuid[]))`;
           // Cascades to their source links, match keys, possible duplicates and relations.
           counts.entities = await tx.$executeRaw`
             DELETE FROM entity WHERE id = ANY(${doomed}::uuid[]) AND workspace_id = ${workspaceId}::uuid`;

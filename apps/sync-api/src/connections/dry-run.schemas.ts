@@ -123,7 +123,9 @@ export const dryRunReportView = z
           total: z.number().int(),
           counts: z
             .record(z.string(), z.number().int())
-            .describe('Writes by operation (create, update, delete).'),
+            .describe(
+              'Writes by operation: create, update, delete; associate and dissociate for associations (their `fields` name the other end).',
+            ),
           sample: z.array(
             z.object({
               op: z.string(),

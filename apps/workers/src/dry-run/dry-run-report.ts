@@ -107,7 +107,7 @@ export interface DryRunWrites {
   /** The connection in dry run itself (what the other systems bring it), not another system. */
   self: boolean;
   total: number;
-  /** Writes by operation: create, update, delete. */
+  /** Writes by operation: create, update, delete; associate and dissociate (relation-writeback.ts). */
   counts: Record<string, number>;
   sample: DryRunWrite[];
 }
@@ -184,6 +184,7 @@ export const SHADOWED: readonly {
   { table: 'merge_conflict', by: 'ws', rows: () => 'workspace_id = $1' },
   { table: 'entity_association', by: 'ws', rows: () => 'workspace_id = $1' },
   { table: 'entity_relation', by: 'ws', rows: () => 'workspace_id = $1' },
+  { table: 'relation_mirror', by: 'ws', rows: () => 'workspace_id = $1' },
   {
     table: 'outbox',
     by: 'ws',

@@ -544,6 +544,12 @@ async function clearDerived(client: PoolClient, workspaceId: string): Promise<vo
         OR (kind = 'derived' AND to_id IN (SELECT id FROM replay_entities))`,
   );
   await q('UPDATE entity_relation SET to_id = NULL WHERE to_id IN (SELECT id FROM replay_entities)');
+  // Which associations Syncline wrote is the stage's to decide again along the same events: the
+  // keys it derives meet the writes already sent (see relation-writeback.ts).
+  await q(
+    `DELETE FROM relation_mirror WHERE from_id IN (SELECT id FROM replay_entities)
+        OR to_id IN (SELECT id FROM replay_entities)`,
+  );
   await q('UPDATE entity SET merged_into = NULL WHERE id IN (SELECT id FROM replay_entities)');
   await q('DELETE FROM entity WHERE id IN (SELECT id FROM replay_entities) AND workspace_id = $1', [
     workspaceId,

@@ -220,3 +220,133 @@ describe('activity associations in the sync stage', () => {
     expect(await rowsOf(workspaceId)).toEqual([]);
   });
 });
+
+describe("activities written to a CRM are associated with their people's contacts there", () => {
+  interface Row {
+    op: string;
+    entity_id: string;
+    fields: Record<string, unknown>;
+    status: string;
+  }
+  const outboxOf = async (connectionId: string): Promise<Row[]> =>
+    (
+      await pool.query<Row>(
+        'SELECT op, entity_id, fields, status FROM outbox WHERE connection_id = $1 ORDER BY id',
+        [connectionId],
+      )
+    ).rows;
+  /** The push stage, played: every pending row sent, a created record linked under a made-up id. */
+  const send = async (workspaceId: string, connectionId: string) => {
+    const { rows } = await pool.query<{ entity_id: string; entity_type: string; op: string }>(
+      `UPDATE outbox SET status = 'sent' WHERE connection_id = $1 AND status = 'pending'
+       RETURNING entity_id, entity_type, op`,
+      [connectionId],
+    );
+    for (const row of rows.filter((r) => r.op === 'create'))
+      await pool.query(
+        `INSERT INTO source_link (workspace_id, connection_id, entity_type, external_id, entity_id)
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
+        [workspaceId, connectionId, row.entity_type, `made-${row.entity_id}`, row.entity_id],
+      );
+  };
+
+  it('a mail from a known person: one email engagement, associated with that contact once; a meeting follows its attendees', async () => {
+    const { workspaceId, crm, gmail, calendar } = await seedConnections(
+      pool,
+      { crm: 'hubspot', gmail: 'gmail', calendar: 'google-calendar' },
+      { reconciled: true },
+    );
+    const stage = syncStage(pool);
+    await stage.handle(
+      contactEvent(workspaceId, crm, 'c-ada', at(0), { email: 'ada@analytical.example', firstName: 'Ada' }),
+      contactEvent(workspaceId, crm, 'c-bob', at(0), { email: 'bob@analytical.example', firstName: 'Bob' }),
+    );
+    const ada = await entityOf(crm, 'c-ada');
+    const bob = await entityOf(crm, 'c-bob');
+    await send(workspaceId, crm);
+
+    const mail = mailEvent(workspaceId, gmail, 'm-1', at(1), {
+      messageId: '<m-1@analytical.example>',
+      subject: 'Numbers',
+      from: 'ada@analytical.example',
+      to: ['me@syncline.example'],
+      sentAt: '2026-11-21T08:00:00.000Z',
+    });
+    await stage.handle(mail);
+    const mailId = await entityOf(gmail, 'm-1');
+    // The engagement is created, and associated with Ada's contact once it exists (the push
+    // resolves the association after the create has landed); the stranger gets nothing.
+    expect(
+      (await outboxOf(crm))
+        .filter((r) => r.status === 'pending')
+        .map((r) => [r.op, r.entity_id, r.fields.toId]),
+    ).toEqual([
+      ['create', mailId, undefined],
+      ['associate', mailId, ada],
+    ]);
+    await send(workspaceId, crm);
+    // HubSpot reports the engagement back (our create's echo), and the mail comes again: nothing more.
+    await stage.handle(
+      {
+        ...mailEvent(workspaceId, crm, `made-${mailId}`, at(2), {
+          subject: 'Numbers',
+          sentAt: '2026-11-21T08:00:00.000Z',
+        }),
+        origin: { synclineId: mailId },
+      },
+      mail,
+    );
+    // Ada's contact changes: her mail's association, reached from her side, stands.
+    await stage.handle(
+      contactEvent(workspaceId, crm, 'c-ada', at(2), {
+        email: 'ada@analytical.example',
+        firstName: 'Ada',
+        jobTitle: 'Analyst',
+      }),
+    );
+    // (Field updates are not this spec's: the played push above leaves no receipts.)
+    expect(
+      (await outboxOf(crm)).filter((r) => r.status === 'pending' && r.op !== 'update' && r.op !== 'create'),
+    ).toEqual([]);
+
+    // A meeting with both: associated with both; Bob is uninvited before the push ran: his
+    // association is never sent. Then Ada is uninvited after it was: ours, so it is removed.
+    const meeting = (time: Date, attendees: string[]) =>
+      meetingEvent(workspaceId, calendar, time, {
+        iCalUID: 'uid-9@google.com',
+        title: 'Review',
+        startAt: '2026-11-25T14:00:00.000Z',
+        organizer: 'me@syncline.example',
+        attendees: attendees.map((email) => ({ email, responseStatus: 'accepted' })),
+      });
+    await stage.handle(meeting(at(3), ['ada@analytical.example', 'bob@analytical.example']));
+    const meetingId = await entityOf(calendar, 'evt-1');
+    const owed = (await outboxOf(crm)).filter((r) => r.entity_id === meetingId);
+    expect(owed.map((r) => [r.op, r.fields.toId]).sort()).toEqual(
+      [
+        ['associate', ada],
+        ['associate', bob],
+        ['create', undefined],
+      ].sort(),
+    );
+    await stage.handle(meeting(at(4), ['ada@analytical.example']));
+    expect(
+      (await outboxOf(crm))
+        .filter((r) => r.entity_id === meetingId && r.op === 'associate')
+        .map((r) => [r.fields.toId, r.status])
+        .sort(),
+    ).toEqual(
+      [
+        [ada, 'pending'],
+        [bob, 'superseded'],
+      ].sort(),
+    );
+    await send(workspaceId, crm);
+    await stage.handle(meeting(at(5), []));
+    expect(
+      (await outboxOf(crm))
+        .filter((r) => r.entity_id === meetingId && r.status === 'pending')
+        .map((r) => [r.op, r.fields.toId]),
+    ).toEqual([['dissociate', ada]]);
+  });
+});

@@ -1,10 +1,14 @@
 import type { Pool } from 'pg';
 import type { OutboxRow } from './outbox';
+import type { AssociationOp } from './relation-writeback';
+
+/** A claimed row: an entity write, or an association between two entities (relation-writeback.ts). */
+export type ClaimedRow = Omit<OutboxRow, 'op'> & { op: OutboxRow['op'] | AssociationOp };
 
 /** The rows a pusher took, with what it needs to send them. */
 export interface Claim {
   /** Claimed rows (status `sending`), in id order. */
-  rows: OutboxRow[];
+  rows: ClaimedRow[];
   /** The target's external id per entity (its link in this connection). */
   linked: Map<string, string>;
   /** The target record's version as last merged, per entity: writes are conditional on it. */
@@ -27,7 +31,7 @@ export interface Claim {
  */
 export async function claimOutbox(pool: Pool, connectionId: string, limit: number): Promise<Claim> {
   const { rows } = await pool.query<
-    OutboxRow & { link_external_id: string | null; link_version: string | null; outdated: boolean }
+    ClaimedRow & { link_external_id: string | null; link_version: string | null; outdated: boolean }
   >(
     `WITH candidate AS (
        SELECT o.id, (o.op = 'update' AND o.heads IS DISTINCT FROM e.heads) AS outdated

@@ -1,5 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { type ConnectorError, contentHash, type PushWrite, type WriteReceipt } from '@syncline/connectors';
+import {
+  type AssociationWrite,
+  type ConnectorError,
+  contentHash,
+  type PushWrite,
+  type WriteReceipt,
+} from '@syncline/connectors';
 import type { Logger, ProviderKey } from '@syncline/core';
 import type { Pool, PoolClient } from 'pg';
 import { WORKERS_CONFIG, type WorkersConfig } from '../config/workers-config';
@@ -8,10 +14,16 @@ import { IngestLog } from '../connections/ingest-log';
 import { PG_POOL, ROOT_LOGGER } from '../infra/connections';
 import { JobQueue } from '../jobs/job-queue.service';
 import { WorkerMetrics } from '../metrics/worker-metrics';
-import { type CoalescedWrite, coalesce } from './outbox';
-import { claimOutbox } from './outbox-claim';
+import { type CoalescedWrite, coalesce, type OutboxRow } from './outbox';
+import { type ClaimedRow, claimOutbox } from './outbox-claim';
 import { versionMayReplace } from './provider-version';
 import { queueReconcileCreates } from './reconcile-creates';
+import {
+  ASSOCIATION_OPS,
+  type AssociationFields,
+  type AssociationOp,
+  oweReconciledAssociations,
+} from './relation-writeback';
 import { SYNC_GROUP } from './sync-group';
 
 /** Rows one claim takes; a push job claims again until the outbox is empty or its time is up. */
@@ -32,6 +44,19 @@ export class RetryLater extends Error {
     this.name = 'RetryLater';
   }
 }
+
+const isAssociation = (row: ClaimedRow): row is Omit<OutboxRow, 'op'> & { op: AssociationOp } =>
+  (ASSOCIATION_OPS as readonly string[]).includes(row.op);
+const isEntityWrite = (row: ClaimedRow): row is OutboxRow => !isAssociation(row);
+
+/** The rows of one association write, with its calls (a removal may name several record pairs). */
+interface AssociationSend {
+  row: Omit<OutboxRow, 'op'> & { op: AssociationOp };
+  calls: AssociationWrite[];
+}
+
+/** What a dead letter names of a refused write. */
+type Refused = Pick<CoalescedWrite, 'rowIds' | 'entityId' | 'fields' | 'workspaceId'> & { op: string };
 
 export interface PushOutcome {
   sent: number;
@@ -103,11 +128,17 @@ export class PushService {
     const outcome: PushOutcome = { sent: 0, failed: 0, dropped: 0 };
     const started = Date.now();
     for (;;) {
-      const { rows, linked, versions, outdated } = await claimOutbox(this.pool, handle.id, CLAIM_LIMIT);
+      const {
+        rows: claimed,
+        linked,
+        versions,
+        outdated,
+      } = await claimOutbox(this.pool, handle.id, CLAIM_LIMIT);
       outcome.dropped += outdated;
       // Only rows set aside as out of date: the claim goes on to the rows after them.
-      if (rows.length === 0 && outdated > 0) continue;
-      if (rows.length === 0) return outcome;
+      if (claimed.length === 0 && outdated > 0) continue;
+      if (claimed.length === 0) return outcome;
+      const rows = claimed.filter(isEntityWrite);
       const { writes, dropped } = coalesce(rows, linked);
       for (const write of writes) {
         const version = versions.get(write.entityId);
@@ -126,7 +157,20 @@ export class PushService {
         } catch (error) {
           // Unsent rows go back to pending; the retry (or the sweep) takes them again.
           await this.release(writes.slice(i));
+          // The claimed associations wait with them.
+          await this.releaseRows(claimed.filter(isAssociation).map((r) => r.id));
           // Without credentials nothing can be sent; the rows wait for new ones (not a failure).
+          if (error instanceof RetryLater && error.code === 'AuthRevoked') return outcome;
+          throw error;
+        }
+      }
+      // Associations after the records: a create above is linked by now, and its association goes.
+      const associations = claimed.filter(isAssociation);
+      if (associations.length > 0) {
+        try {
+          await this.sendAssociations(handle, associations, outcome);
+        } catch (error) {
+          await this.releaseRows(associations.map((r) => r.id));
           if (error instanceof RetryLater && error.code === 'AuthRevoked') return outcome;
           throw error;
         }
@@ -139,7 +183,10 @@ export class PushService {
   }
 
   private async release(writes: readonly CoalescedWrite[]): Promise<void> {
-    const ids = writes.flatMap((w) => w.rowIds);
+    await this.releaseRows(writes.flatMap((w) => w.rowIds));
+  }
+
+  private async releaseRows(ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
     await this.pool.query(
       `UPDATE outbox SET status = 'pending', claimed_at = NULL WHERE id = ANY($1::bigint[]) AND status = 'sending'`,
@@ -203,6 +250,127 @@ export class PushService {
           return;
         }
         await this.fail(handle, writes[0]!, error);
+        outcome.failed++;
+      }
+    }
+  }
+
+  /**
+   * Association writes (relation-writeback.ts): both ends resolved to the connection's records
+   * now, after the batch's creates were linked. One whose end has no record yet waits for the
+   * create that makes it (`waiting`, made pending again when the create lands, see recordSent,
+   * or by the sweep); one whose end has neither is set aside. Sent per pair of types in batches.
+   */
+  private async sendAssociations(
+    handle: ConnectionHandle,
+    rows: readonly (Omit<OutboxRow, 'op'> & { op: AssociationOp })[],
+    outcome: PushOutcome,
+  ): Promise<void> {
+    const ends = [
+      ...new Set(rows.flatMap((r) => [r.entity_id, (r.fields as unknown as AssociationFields).toId])),
+    ];
+    // An entity with two records in the connection: the first by external id.
+    const { rows: links } = await this.pool.query<{ entity_id: string; external_id: string }>(
+      `SELECT DISTINCT ON (entity_id) entity_id::text AS entity_id, external_id FROM source_link
+        WHERE connection_id = $1 AND entity_id = ANY($2::uuid[]) ORDER BY entity_id, external_id`,
+      [handle.id, ends],
+    );
+    const idOf = new Map(links.map((l) => [l.entity_id, l.external_id]));
+    const ready: AssociationSend[] = [];
+    const unresolved: string[] = [];
+    for (const row of rows) {
+      const fields = row.fields as unknown as AssociationFields;
+      const base = {
+        op: row.op,
+        fromType: row.entity_type,
+        toType: fields.toType as AssociationWrite['toType'],
+        idempotencyKey: row.idempotency_key,
+      };
+      if (row.op === 'dissociate' && fields.pairs && fields.pairs.length > 0) {
+        ready.push({ row, calls: fields.pairs.map(([fromId, toId]) => ({ ...base, fromId, toId })) });
+        continue;
+      }
+      const fromId = idOf.get(row.entity_id);
+      const toId = idOf.get(fields.toId);
+      if (fromId === undefined || toId === undefined) unresolved.push(row.id);
+      else ready.push({ row, calls: [{ ...base, fromId, toId }] });
+    }
+    if (unresolved.length > 0)
+      await this.pool.query(
+        `UPDATE outbox o
+            SET status = CASE WHEN EXISTS (
+                  SELECT 1 FROM outbox c WHERE c.connection_id = o.connection_id AND c.op = 'create'
+                     AND c.status IN ('pending', 'sending') AND c.entity_id::text IN (o.entity_id::text, o.fields->>'toId'))
+                THEN 'waiting' ELSE 'superseded' END,
+                claimed_at = NULL, last_error = 'an end has no record in the connection'
+          WHERE o.id = ANY($1::bigint[])`,
+        [unresolved],
+      );
+    for (let i = 0; i < ready.length; i += BATCH)
+      await this.sendAssociationBatch(handle, ready.slice(i, i + BATCH), outcome);
+  }
+
+  private async sendAssociationBatch(
+    handle: ConnectionHandle,
+    sends: readonly AssociationSend[],
+    outcome: PushOutcome,
+  ): Promise<void> {
+    if (sends.length === 0) return;
+    const ids = sends.map((s) => s.row.id);
+    const push = handle.connector.pushAssociations;
+    if (push === undefined) {
+      await this.pool.query(
+        `UPDATE outbox SET status = 'superseded', last_error = 'the provider has no associations' WHERE id = ANY($1::bigint[])`,
+        [ids],
+      );
+      return;
+    }
+    const result = await push(
+      handle.ctx,
+      sends.flatMap((s) => s.calls),
+    );
+    if (result.ok) {
+      await this.pool.query(
+        `UPDATE outbox SET status = 'sent', sent_at = now() WHERE id = ANY($1::bigint[])`,
+        [ids],
+      );
+      outcome.sent += sends.length;
+      for (const s of sends) this.metrics.pushWrites.inc({ provider: handle.provider, op: s.row.op });
+      await this.runtime.recordSuccess(handle.id);
+      return;
+    }
+    const error = result.error;
+    this.metrics.pushErrors.inc({ provider: handle.provider, code: error.code });
+    await this.runtime.recordError(handle.id, error.code);
+    switch (error.code) {
+      case 'RateLimited':
+        this.metrics.rateLimited.inc({ provider: handle.provider });
+        throw new RetryLater(`rate limited by ${handle.provider}: ${error.message}`, error.code);
+      case 'Transient':
+        throw new RetryLater(`${handle.provider} push failed: ${error.message}`, error.code);
+      case 'AuthRevoked':
+        await this.runtime.setStatus(handle.id, 'needs_reauth', error.message);
+        throw new RetryLater(`credentials refused: ${error.message}`, error.code);
+      default: {
+        // One write at fault (a record gone): split until it stands alone, dead-letter it, send the rest.
+        if (sends.length > 1) {
+          const half = Math.ceil(sends.length / 2);
+          await this.sendAssociationBatch(handle, sends.slice(0, half), outcome);
+          await this.sendAssociationBatch(handle, sends.slice(half), outcome);
+          return;
+        }
+        const { row } = sends[0]!;
+        await this.fail(
+          handle,
+          {
+            rowIds: [row.id],
+            entityId: row.entity_id,
+            op: row.op,
+            fields: row.fields,
+            workspaceId: row.workspace_id,
+          },
+          error,
+        );
         outcome.failed++;
       }
     }
@@ -370,6 +538,15 @@ export class PushService {
       await client.query(`UPDATE outbox SET status = 'sent', sent_at = now() WHERE id = ANY($1::bigint[])`, [
         writes.flatMap((w) => w.rowIds),
       ]);
+      // An association that waited for one of these records to be created goes now.
+      const created = writes.filter((w) => w.op === 'create').map((w) => w.entityId);
+      if (created.length > 0)
+        await client.query(
+          `UPDATE outbox SET status = 'pending', claimed_at = NULL
+            WHERE connection_id = $1 AND status = 'waiting'
+              AND (entity_id = ANY($2::uuid[]) OR fields->>'toId' = ANY($2::text[]))`,
+          [handle.id, created],
+        );
       await client.query('COMMIT');
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
@@ -379,7 +556,7 @@ export class PushService {
     }
   }
 
-  private async fail(handle: ConnectionHandle, write: CoalescedWrite, error: ConnectorError): Promise<void> {
+  private async fail(handle: ConnectionHandle, write: Refused, error: ConnectorError): Promise<void> {
     this.logger.warn(
       { connectionId: handle.id, entityId: write.entityId, code: error.code, err: error.message },
       'write refused by the provider; dead-lettered',
@@ -427,10 +604,14 @@ export class PushService {
     let queued = 0;
     for (const connection of due) {
       const rowCount = await queueReconcileCreates(this.pool, connection);
-      await this.pool.query(
+      const { rowCount: first } = await this.pool.query(
         'UPDATE connection SET reconciled_at = now() WHERE id = $1 AND reconciled_at IS NULL',
         [connection.id],
       );
+      // The first time: the associations the other CRMs make between records it holds too.
+      if (connection.provider === 'hubspot' && (first ?? 0) > 0)
+        for (const id of await oweReconciledAssociations(this.pool, connection.workspace_id))
+          await this.schedule(id);
       queued += rowCount;
       if (rowCount > 0) await this.schedule(connection.id);
       if (rowCount > 0)
@@ -445,6 +626,16 @@ export class PushService {
   /** Connections with rows pending (or claimed by a pusher that died): push them again. */
   async sweep(): Promise<number> {
     await this.reconcile();
+    // Associations waiting for an end whose record has been linked since by another way than our
+    // create (its echo, a report of the connection's own record): owed now.
+    await this.pool.query(
+      `UPDATE outbox o SET status = 'pending', claimed_at = NULL
+        WHERE o.status = 'waiting'
+          AND o.connection_id IN (SELECT id FROM connection WHERE status IN ('live', 'backfilling'))
+          AND EXISTS (SELECT 1 FROM source_link l WHERE l.connection_id = o.connection_id AND l.entity_id = o.entity_id)
+          AND EXISTS (SELECT 1 FROM source_link l WHERE l.connection_id = o.connection_id
+                         AND l.entity_id::text = o.fields->>'toId')`,
+    );
     const { rows } = await this.pool.query<{ connection_id: string }>(
       `SELECT DISTINCT o.connection_id FROM outbox o JOIN connection c ON c.id = o.connection_id
         WHERE c.status IN ('live', 'backfilling')

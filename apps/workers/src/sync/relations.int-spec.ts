@@ -292,3 +292,237 @@ describe('entity relations in the sync stage', () => {
     expect((await rows(workspaceId)).filter((r) => r.kind === 'derived')).toEqual([]);
   });
 });
+
+describe('associations written back to the other CRMs (sync stage)', () => {
+  interface Owed {
+    connection_id: string;
+    op: string;
+    entity_id: string;
+    fields: Record<string, unknown>;
+    status: string;
+    idempotency_key: string;
+  }
+  const owedOf = async (workspaceId: string): Promise<Owed[]> =>
+    (
+      await pool.query<Owed>(
+        `SELECT connection_id, op, entity_id, fields, status, idempotency_key FROM outbox
+          WHERE workspace_id = $1 AND op IN ('associate', 'dissociate') ORDER BY id`,
+        [workspaceId],
+      )
+    ).rows;
+  const mirrorsOf = async (workspaceId: string) =>
+    (
+      await pool.query<{ connection_id: string; from_id: string; to_id: string }>(
+        `SELECT connection_id, from_id, to_id FROM relation_mirror
+          WHERE workspace_id = $1 AND associate_key IS NOT NULL ORDER BY key`,
+        [workspaceId],
+      )
+    ).rows;
+  /** What the push stage would do: every pending association row is sent. */
+  const send = (workspaceId: string) =>
+    pool.query(
+      `UPDATE outbox SET status = 'sent' WHERE workspace_id = $1 AND op IN ('associate', 'dissociate') AND status = 'pending'`,
+      [workspaceId],
+    );
+
+  it('owes a pair associated in A to B once, nothing to A; the echo and a replay owe nothing more; a removal in A removes ours', async () => {
+    const { workspaceId, a, b } = await seedConnections(
+      pool,
+      { a: 'hubspot', b: 'hubspot' },
+      { reconciled: true },
+    );
+    const stage = syncStage(pool);
+    const aCompany = companyEvent(workspaceId, a, 'a-co', at(0), {
+      name: 'Umbrella',
+      domain: 'umbrella.example',
+    });
+    const bCompany = companyEvent(workspaceId, b, 'b-co', at(0), {
+      name: 'Umbrella',
+      domain: 'umbrella.example',
+    });
+    const aContact = contactEvent(workspaceId, a, 'a-c', at(0), {
+      email: 'al@umbrella.example',
+      firstName: 'Al',
+    });
+    const bContact = contactEvent(workspaceId, b, 'b-c', at(0), {
+      email: 'al@umbrella.example',
+      firstName: 'Al',
+      associations: { company: [] },
+    });
+    await stage.handle(aCompany, bCompany, aContact, bContact);
+    expect(await owedOf(workspaceId)).toEqual([]);
+    const al = await entityOf(a, 'a-c');
+    const umbrella = await entityOf(a, 'a-co');
+
+    // A salesperson associates Al with Umbrella in A.
+    const associated = contactEvent(workspaceId, a, 'a-c', at(1), {
+      email: 'al@umbrella.example',
+      firstName: 'Al',
+      associations: { company: ['a-co'] },
+    });
+    await stage.handle(associated);
+    const first = await owedOf(workspaceId);
+    expect(first.map((r) => [r.connection_id, r.op, r.entity_id, r.fields, r.status])).toEqual([
+      [b, 'associate', al, { toType: 'company', toId: umbrella }, 'pending'],
+    ]);
+    expect(await mirrorsOf(workspaceId)).toEqual([{ connection_id: b, from_id: al, to_id: umbrella }]);
+    // The same change again (a webhook and a pull of one version) owes nothing new.
+    await stage.handle(associated);
+    expect(await owedOf(workspaceId)).toEqual(first);
+
+    // Sent; B reads it back: its own report of our write owes nothing anywhere.
+    await send(workspaceId);
+    const echo = contactEvent(workspaceId, b, 'b-c', at(2), {
+      email: 'al@umbrella.example',
+      firstName: 'Al',
+      associations: { company: ['b-co'] },
+    });
+    await stage.handle(echo);
+    expect((await owedOf(workspaceId)).map((r) => [r.op, r.status])).toEqual([['associate', 'sent']]);
+
+    // A replay of every event in a new process meets the write already sent: nothing new.
+    await syncStage(pool).handle(aCompany, bCompany, aContact, bContact, associated, echo);
+    expect((await owedOf(workspaceId)).map((r) => [r.op, r.status])).toEqual([['associate', 'sent']]);
+
+    // Removed in A, its only source: B's copy was ours, so B is owed the removal of that pair.
+    const removed = contactEvent(workspaceId, a, 'a-c', at(3), {
+      email: 'al@umbrella.example',
+      firstName: 'Al',
+      associations: { company: [] },
+    });
+    await stage.handle(removed);
+    const after = await owedOf(workspaceId);
+    expect(after.slice(1).map((r) => [r.connection_id, r.op, r.fields.pairs, r.status])).toEqual([
+      [b, 'dissociate', [['b-c', 'b-co']], 'pending'],
+    ]);
+    expect(await mirrorsOf(workspaceId)).toEqual([]);
+    await send(workspaceId);
+    // B reports it gone: nothing more (and A is not owed anything back).
+    await stage.handle(
+      contactEvent(workspaceId, b, 'b-c', at(4), {
+        email: 'al@umbrella.example',
+        firstName: 'Al',
+        associations: { company: [] },
+      }),
+    );
+    expect((await owedOf(workspaceId)).map((r) => [r.connection_id, r.op, r.status])).toEqual([
+      [b, 'associate', 'sent'],
+      [b, 'dissociate', 'sent'],
+    ]);
+
+    // The echo of our own removal is no removal of B's: nothing is noted against the pair there
+    // (A's removal of its own is).
+    const notes = await pool.query<{ connection_id: string; declined: boolean }>(
+      'SELECT connection_id, declined_at IS NOT NULL AS declined FROM relation_mirror WHERE workspace_id = $1',
+      [workspaceId],
+    );
+    expect(notes.rows).toEqual([{ connection_id: a, declined: true }]);
+    // Associated again in A: a new assertion, owed under a new key.
+    await stage.handle(
+      contactEvent(workspaceId, a, 'a-c', at(5), {
+        email: 'al@umbrella.example',
+        firstName: 'Al',
+        associations: { company: ['a-co'] },
+      }),
+    );
+    const again = await owedOf(workspaceId);
+    expect(again.map((r) => [r.connection_id, r.op, r.status])).toEqual([
+      [b, 'associate', 'sent'],
+      [b, 'dissociate', 'sent'],
+      [b, 'associate', 'pending'],
+    ]);
+    expect(new Set(again.map((r) => r.idempotency_key)).size).toBe(3);
+  });
+
+  it("never removes B's own association, and does not write back one a person removed from our copy", async () => {
+    const { workspaceId, a, b } = await seedConnections(
+      pool,
+      { a: 'hubspot', b: 'hubspot' },
+      { reconciled: true },
+    );
+    const stage = syncStage(pool);
+    const contact = (conn: string, ext: string, time: Date, companies: string[]) =>
+      contactEvent(workspaceId, conn, ext, time, {
+        email: 'bo@hooli.example',
+        firstName: 'Bo',
+        associations: { company: companies },
+      });
+    // Both CRMs associate Bo with Hooli on their own.
+    await stage.handle(
+      companyEvent(workspaceId, a, 'a-co', at(0), { name: 'Hooli', domain: 'hooli.example' }),
+      companyEvent(workspaceId, b, 'b-co', at(0), { name: 'Hooli', domain: 'hooli.example' }),
+      contact(a, 'a-c', at(0), ['a-co']),
+      contact(b, 'b-c', at(0), ['b-co']),
+    );
+    expect(await owedOf(workspaceId)).toEqual([]);
+    // A removes it: B's association is B's own, and stays.
+    await stage.handle(contact(a, 'a-c', at(1), []));
+    expect(await owedOf(workspaceId)).toEqual([]);
+    expect(await mirrorsOf(workspaceId)).toEqual([]);
+
+    // A associates Bo with another company B also has: written to B. Someone in B removes our
+    // copy: A still has it, but it is not written to B again; and when A removes it too, B (which
+    // no longer reports it) is owed nothing.
+    await stage.handle(
+      companyEvent(workspaceId, a, 'a-co2', at(2), { name: 'Hooli XYZ', domain: 'hooli-xyz.example' }),
+      companyEvent(workspaceId, b, 'b-co2', at(2), { name: 'Hooli XYZ', domain: 'hooli-xyz.example' }),
+    );
+    await stage.handle(contact(a, 'a-c', at(3), ['a-co2']));
+    expect((await owedOf(workspaceId)).map((r) => [r.connection_id, r.op, r.status])).toEqual([
+      [b, 'associate', 'pending'],
+    ]);
+    await send(workspaceId);
+    await stage.handle(contact(b, 'b-c', at(4), ['b-co', 'b-co2']));
+    await stage.handle(contact(b, 'b-c', at(5), ['b-co']));
+    await stage.handle(contact(a, 'a-c', at(6), ['a-co2']));
+    expect((await owedOf(workspaceId)).map((r) => [r.op, r.status])).toEqual([['associate', 'sent']]);
+    expect(await mirrorsOf(workspaceId)).toHaveLength(1);
+    await stage.handle(contact(a, 'a-c', at(7), []));
+    expect((await owedOf(workspaceId)).map((r) => [r.op, r.status])).toEqual([['associate', 'sent']]);
+    expect(await mirrorsOf(workspaceId)).toEqual([]);
+  });
+
+  it('owes the association to a connection where one end is still being created, and sets it aside when the pair goes first', async () => {
+    const { workspaceId, a, b } = await seedConnections(
+      pool,
+      { a: 'hubspot', b: 'hubspot' },
+      { reconciled: true },
+    );
+    const stage = syncStage(pool);
+    // Only A knows Cy and Pied Piper: B is owed both records and their association.
+    await stage.handle(
+      companyEvent(workspaceId, a, 'a-co', at(0), { name: 'Pied Piper', domain: 'piedpiper.example' }),
+      contactEvent(workspaceId, a, 'a-c', at(0), {
+        email: 'cy@piedpiper.example',
+        firstName: 'Cy',
+        associations: { company: ['a-co'] },
+      }),
+    );
+    const cy = await entityOf(a, 'a-c');
+    const piper = await entityOf(a, 'a-co');
+    const { rows } = await pool.query<{ op: string; entity_id: string; fields: Record<string, unknown> }>(
+      `SELECT op, entity_id, fields FROM outbox WHERE connection_id = $1 ORDER BY id`,
+      [b],
+    );
+    expect(rows.map((r) => [r.op, r.entity_id])).toEqual(
+      expect.arrayContaining([
+        ['create', cy],
+        ['create', piper],
+        ['associate', cy],
+      ]),
+    );
+    // Creates go first (lower ids): the push links them before it resolves the association.
+    expect(rows.at(-1)).toMatchObject({ op: 'associate', fields: { toType: 'company', toId: piper } });
+    // The association is removed in A before the push ran: the write is set aside, never sent.
+    await stage.handle(
+      contactEvent(workspaceId, a, 'a-c', at(1), {
+        email: 'cy@piedpiper.example',
+        firstName: 'Cy',
+        associations: { company: [] },
+      }),
+    );
+    // B holds neither record yet, so nothing says the pair is removed there: A does (it holds both).
+    expect((await owedOf(workspaceId)).map((r) => [r.op, r.status])).toEqual([['associate', 'superseded']]);
+    expect(await mirrorsOf(workspaceId)).toEqual([]);
+  });
+});

@@ -17,6 +17,9 @@ import type { LogEvent, LogTransaction } from '@syncline/log';
  * 3. `writeDerived`: the batch's people, and the people of the batch's companies' domains,
  *    get a `derived` company by the registrable domain of their addresses while no CRM gives
  *    them one.
+ *
+ * The `crm` pairs are then written back to the other CRMs (relation-writeback.ts), after the
+ * batch's outbox rows; step 1 hands it the pairs whose association a record no longer carries.
  */
 
 /** The entity type of a relation's end as the change log names it, for the row keys. */
@@ -29,20 +32,35 @@ interface CarriedSet {
   fromType: EntityType;
   fromExternalId: string;
   fromId: string;
+  /** The event that carried the sets (`<connection>:<event key>`) and its time: a new row's `since`. */
+  since: string;
+  sinceAt: string;
   /** Complete sets per type named; other types stay as they are. */
   sets: Partial<Record<AssociableType, string[]>>;
+}
+
+/** A resolved pair a connection's record no longer carries (its association was removed there). */
+export interface RelationRemoval {
+  connectionId: string;
+  fromType: string;
+  fromId: string;
+  toType: string;
+  toId: string;
+  /** The time of the change that no longer carries it. */
+  at: string;
 }
 
 /**
  * Step 1. `entityOf[i]` is the entity event i's record is linked to (undefined when none).
  * Of several changes of one record in a batch, the last one's sets stand (log order: the
- * same in a replay).
+ * same in a replay). Returns the resolved pairs whose association was removed (a record's
+ * delete removes its rows too, but is not an association's removal).
  */
 export async function writeCarried(
   tx: LogTransaction,
   events: readonly LogEvent[],
   entityOf: readonly (string | undefined)[],
-): Promise<void> {
+): Promise<RelationRemoval[]> {
   const carried = new Map<string, CarriedSet>();
   const deleted: { connectionId: string; entityType: string; externalId: string }[] = [];
   events.forEach((event, i) => {
@@ -63,6 +81,8 @@ export async function writeCarried(
       fromType: event.entityType,
       fromExternalId: event.externalId,
       fromId: entityId,
+      since: `${event.connectionId}:${event.eventKey}`,
+      sinceAt: event.eventTime.toISOString(),
       sets: { ...previous?.sets, ...sets },
     });
   });
@@ -84,12 +104,18 @@ export async function writeCarried(
       columns,
     );
   }
-  if (carried.size === 0) return;
-  const named: { conn: string; type: string; ext: string; to_type: string }[] = [];
+  if (carried.size === 0) return [];
+  const named: { conn: string; type: string; ext: string; to_type: string; at: string }[] = [];
   const rows: Record<string, string>[] = [];
   for (const c of carried.values()) {
     for (const [toType, ids] of Object.entries(c.sets) as [AssociableType, string[]][]) {
-      named.push({ conn: c.connectionId, type: c.fromType, ext: c.fromExternalId, to_type: toType });
+      named.push({
+        conn: c.connectionId,
+        type: c.fromType,
+        ext: c.fromExternalId,
+        to_type: toType,
+        at: c.sinceAt,
+      });
       for (const toExternalId of ids)
         rows.push({
           key: crmKey(c.connectionId, c.fromType, c.fromExternalId, toType, toExternalId),
@@ -100,31 +126,39 @@ export async function writeCarried(
           from_id: c.fromId,
           to_type: toType,
           to_external_id: toExternalId,
+          since: c.since,
+          since_at: c.sinceAt,
         });
     }
   }
   // Rows of the named types that the new sets no longer hold.
-  await tx.query(
-    `DELETE FROM entity_relation r USING jsonb_to_recordset($1::jsonb) AS t(conn uuid, type text, ext text, to_type text)
+  const { rows: removed } = await tx.query<RelationRemoval>(
+    `DELETE FROM entity_relation r
+      USING jsonb_to_recordset($1::jsonb) AS t(conn uuid, type text, ext text, to_type text, at text)
       WHERE r.kind = 'crm' AND r.connection_id = t.conn AND r.from_type = t.type AND r.from_external_id = t.ext
-        AND r.to_type = t.to_type AND NOT (r.key = ANY($2::text[]))`,
+        AND r.to_type = t.to_type AND NOT (r.key = ANY($2::text[]))
+      RETURNING r.connection_id::text AS "connectionId", r.from_type AS "fromType", r.from_id::text AS "fromId",
+                r.to_type AS "toType", r.to_id::text AS "toId", t.at`,
     [JSON.stringify(named), rows.map((r) => r.key)],
   );
-  if (rows.length === 0) return;
+  const removals = removed.filter((r) => r.toId !== null);
+  if (rows.length === 0) return removals;
   // The associated record's entity, when it is linked already (else null until it arrives).
+  // `since` stays the event that first carried the pair, however often it is carried again.
   await tx.query(
     `INSERT INTO entity_relation (key, workspace_id, kind, from_type, from_id, to_type, to_id, connection_id,
-                                  from_external_id, to_external_id)
+                                  from_external_id, to_external_id, since, since_at)
      SELECT r.key, r.workspace_id, 'crm', r.from_type, r.from_id, r.to_type, l.entity_id, r.connection_id,
-            r.from_external_id, r.to_external_id
+            r.from_external_id, r.to_external_id, r.since, r.since_at
        FROM jsonb_to_recordset($1::jsonb) AS r(key text, workspace_id uuid, connection_id uuid, from_type text,
-            from_external_id text, from_id uuid, to_type text, to_external_id text)
+            from_external_id text, from_id uuid, to_type text, to_external_id text, since text, since_at timestamptz)
        LEFT JOIN source_link l ON l.connection_id = r.connection_id AND l.entity_type = r.to_type
                               AND l.external_id = r.to_external_id
      ON CONFLICT (key) DO UPDATE SET from_id = EXCLUDED.from_id, to_id = EXCLUDED.to_id
       WHERE (entity_relation.from_id, entity_relation.to_id) IS DISTINCT FROM (EXCLUDED.from_id, EXCLUDED.to_id)`,
     [JSON.stringify(rows)],
   );
+  return removals;
 }
 
 /** Step 2: both ends of the `crm` rows whose records are linked to these entities follow the links. */

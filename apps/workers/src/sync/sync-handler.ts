@@ -11,6 +11,7 @@ import {
 import type { LogEvent, LogTransaction } from '@syncline/log';
 import { claimBareAddresses, writeAssociations } from './associations';
 import { versionMayReplace } from './provider-version';
+import { oweAssociations } from './relation-writeback';
 import { refreshEnds, writeCarried, writeDerived } from './relations';
 import { canCreateIn, canMergeIn, type DeletePolicy, isWritable } from './writeback-rules';
 
@@ -387,7 +388,7 @@ export class SyncHandler {
     );
     // Which company a person works at, which people and company a deal involves: from what the
     // records carry, following the links the batch made or moved, then derived by domain.
-    await writeCarried(tx, carrying, entityOf);
+    const removals = await writeCarried(tx, carrying, entityOf);
     await refreshEnds(tx, [...touched.keys()]);
     await writeDerived(
       tx,
@@ -415,6 +416,20 @@ export class SyncHandler {
     // A merged-away entity owes nothing (its pending rows were dropped by the merge).
     const owing = [...touched.values()].filter((t) => !t.frozen);
     await this.writeOutbox(tx, owing);
+    // Associations one CRM made, owed to the others (and who took part in an activity, to its
+    // engagements): after the creates above, which an association to a new record waits for.
+    const associating = await oweAssociations(
+      tx,
+      [...touched.values()].map((t) => ({
+        entityId: t.entityId,
+        workspaceId: t.workspaceId,
+        entityType: t.entityType,
+        frozen: t.frozen === true,
+      })),
+      removals,
+      (workspaceId) => this.connectionsOf(tx, workspaceId),
+    );
+    for (const id of associating) this.targets.add(id);
     // In this transaction, for entities it holds: a snapshot must never hold uncommitted changes.
     for (const id of touched.keys()) await engine.compactIfDue(id, store);
     await store.flush();
@@ -1159,9 +1174,10 @@ export class SyncHandler {
     }
     // Every row carries all a target is owed at its heads, so a pending row that the new one
     // does not replace is out of date (the target has seen those fields since, or they moved on).
+    // Association rows are weighed on their own (oweAssociations).
     await tx.query(
       `UPDATE outbox o SET status = 'superseded'
-        WHERE o.entity_id = ANY($1::uuid[]) AND o.status = 'pending' AND o.op NOT IN ('create', 'merge')
+        WHERE o.entity_id = ANY($1::uuid[]) AND o.status = 'pending' AND o.op IN ('update', 'delete')
           AND NOT (o.connection_id || '|' || o.idempotency_key = ANY($2::text[]))`,
       [touched.map((t) => t.entityId), outbox.map((r) => `${r.connection_id}|${r.idempotency_key}`)],
     );

@@ -53,6 +53,8 @@ export async function startApiAndWorkers(options: {
   label: string;
   emulators?: RunningEmulators;
   hubspot: { appId: number; clientId: string | undefined; clientSecret: string };
+  /** The Google emulator's OAuth client, for Calendar, Gmail and Tasks connections (none without it). */
+  google?: { clientId: string; clientSecret: string };
   appEnv?: NodeJS.ProcessEnv;
   /** Variable that, when set, is the workers' log level (silent otherwise). */
   logLevelVar: string;
@@ -73,6 +75,16 @@ export async function startApiAndWorkers(options: {
       HUBSPOT_CLIENT_ID: options.hubspot.clientId,
       HUBSPOT_CLIENT_SECRET: options.hubspot.clientSecret,
       HUBSPOT_APP_ID: String(options.hubspot.appId),
+      ...(options.google
+        ? {
+            GOOGLE_API_ROOT_URL: `${emulators.googleUrl}/`,
+            GOOGLE_TOKEN_URL: `${emulators.googleUrl}/token`,
+            GOOGLE_CLIENT_ID: options.google.clientId,
+            GOOGLE_CLIENT_SECRET: options.google.clientSecret,
+            // Nobody listens for the emulator's push notifications here: the tests ask for pulls.
+            PUBLIC_BASE_URL: 'http://127.0.0.1:9',
+          }
+        : {}),
     }),
   );
   return {

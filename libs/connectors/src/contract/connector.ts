@@ -132,6 +132,21 @@ export interface PushWrite {
   expectedVersion?: string;
 }
 
+/**
+ * One association Syncline wants made (`associate`, the provider's default type) or removed
+ * (`dissociate`) between two records of the provider, by their provider ids. Both are
+ * idempotent in the provider: associating a pair already associated, or removing one that is
+ * not, changes nothing.
+ */
+export interface AssociationWrite {
+  op: 'associate' | 'dissociate';
+  fromType: EntityType;
+  fromId: string;
+  toType: EntityType;
+  toId: string;
+  idempotencyKey: string;
+}
+
 /** What a write left in the provider: how its echo will be recognised. */
 export interface WriteReceipt {
   idempotencyKey: string;
@@ -218,6 +233,15 @@ export interface Connector {
 
   /** Creates, updates and deletes, batched where the provider can; idempotent per key. */
   push(ctx: ConnectionContext, writes: readonly PushWrite[]): Promise<ConnectorResult<WriteReceipt[]>>;
+
+  /**
+   * Associations between records, batched per pair of types (HubSpot's v4 batch endpoints).
+   * A refused batch fails whole (a retry is harmless: both ops are idempotent).
+   */
+  pushAssociations?(
+    ctx: ConnectionContext,
+    writes: readonly AssociationWrite[],
+  ): Promise<ConnectorResult<void>>;
 
   /** Registers (or renews) push notifications, where the provider needs it. */
   subscribe?(

@@ -1,6 +1,7 @@
 import type { Client } from '@hubspot/api-client';
 import { err, ok, type SourceChangeInput } from '@syncline/core';
 import type {
+  AssociationWrite,
   ConnectionContext,
   ConnectorError,
   ConnectorResult,
@@ -386,6 +387,71 @@ async function archive(
       contentHash: contentHash({}),
     })),
   );
+}
+
+/**
+ * Associations through the v4 batch endpoints, one call per pair of object types, op and 100
+ * writes: `POST /crm/v4/associations/{from}/{to}/batch/associate/default` (HubSpot's unlabelled
+ * default type, e.g. contact→company 279) and `.../batch/archive` (every type between the pair).
+ * Both are idempotent, so a retry of a batch that partly went through is harmless.
+ */
+export async function pushAssociations(
+  ctx: ConnectionContext,
+  writes: readonly AssociationWrite[],
+): Promise<ConnectorResult<void>> {
+  const session = new HubspotSession(ctx);
+  const specs = specsFor(ctx.fieldMappings);
+  const groups = new Map<
+    string,
+    { op: AssociationWrite['op']; from: string; to: string; writes: AssociationWrite[] }
+  >();
+  for (const w of writes) {
+    const from = specOfEntity(w.fromType, specs)?.objectType;
+    const to = specOfEntity(w.toType, specs)?.objectType;
+    if (!from || !to)
+      return err({
+        code: 'Validation',
+        message: `HubSpot does not associate ${w.fromType} with ${w.toType}`,
+      });
+    const key = `${w.op}|${from}|${to}`;
+    const group = groups.get(key) ?? { op: w.op, from, to, writes: [] };
+    group.writes.push(w);
+    groups.set(key, group);
+  }
+  for (const { op, from, to, writes: list } of groups.values()) {
+    for (let i = 0; i < list.length; i += BATCH) {
+      const chunk = list.slice(i, i + BATCH);
+      if (op === 'associate') {
+        const answer = await session.call('default', (c) =>
+          c.crm.associations.v4.batchApi
+            .createDefault(from, to, {
+              inputs: chunk.map((w) => ({ _from: { id: w.fromId }, to: { id: w.toId } })),
+            })
+            // The spec answers a partial failure in a 200 body; a 207 (which the SDK throws, its
+            // body read as an error) says the same: the inputs it names were not associated.
+            .catch((thrown: { code?: unknown; body?: { errors?: unknown[]; message?: string } }) => {
+              if (thrown?.code !== 207) throw thrown;
+              return { results: [], errors: thrown.body?.errors ?? [{ message: thrown.body?.message }] };
+            }),
+        );
+        if (!answer.ok) return answer;
+        const failed = batchError(answer.value);
+        // A record gone or refused: not worth retrying as it is (the push isolates and dead-letters it).
+        if (failed) return err(failed.code === 'Transient' ? { ...failed, code: 'Validation' } : failed);
+      } else {
+        // One input per from record, with every record to remove from it.
+        const byFrom = new Map<string, string[]>();
+        for (const w of chunk) byFrom.set(w.fromId, [...(byFrom.get(w.fromId) ?? []), w.toId]);
+        const answer = await session.call('default', (c) =>
+          c.crm.associations.v4.batchApi.archive(from, to, {
+            inputs: [...byFrom].map(([id, toIds]) => ({ _from: { id }, to: toIds.map((t) => ({ id: t })) })),
+          }),
+        );
+        if (!answer.ok) return answer;
+      }
+    }
+  }
+  return ok(undefined);
 }
 
 /** A 207's first error, mapped (the rest of the batch was applied; a retry is idempotent). */

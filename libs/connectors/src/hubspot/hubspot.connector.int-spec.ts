@@ -273,6 +273,86 @@ describe('hubspot connector against the emulator', () => {
     ]);
   });
 
+  it('associates and removes associations through the v4 batch endpoints, per pair of types, 100 at a time', async () => {
+    const { ctx, requests, base } = await portal();
+    const make = async (type: string, properties: Record<string, string>) =>
+      (await control<{ id: string }>('POST', `${base}/ui/${type}`, { properties })).id;
+    const company = await make('companies', { name: 'Batch Co' });
+    const contacts = await Promise.all(
+      Array.from({ length: 120 }, (_, i) => make('contacts', { email: `p${i}@batch.example` })),
+    );
+    const deal = await make('deals', { dealname: 'Batch deal' });
+    const email = await make('emails', { hs_email_subject: 'Hi', hs_timestamp: '2026-11-20T09:00:00.000Z' });
+    const push = hubspotConnector.pushAssociations!;
+    const done = await push(ctx, [
+      ...contacts.map((id, i) => ({
+        op: 'associate' as const,
+        fromType: 'person' as const,
+        fromId: id,
+        toType: 'company' as const,
+        toId: company,
+        idempotencyKey: `k${i}`,
+      })),
+      {
+        op: 'associate',
+        fromType: 'deal',
+        fromId: deal,
+        toType: 'person',
+        toId: contacts[0]!,
+        idempotencyKey: 'd',
+      },
+      {
+        op: 'associate',
+        fromType: 'email_activity',
+        fromId: email,
+        toType: 'person',
+        toId: contacts[0]!,
+        idempotencyKey: 'e',
+      },
+    ]);
+    expect(done.ok).toBe(true);
+    type Listed = { results: { id: string; associations?: Record<string, { results: { id: string }[] }> }[] };
+    const associated = async (type: string, id: string, to: string) =>
+      (await control<Listed>('GET', `${base}/objects/${type}`)).results
+        .find((r) => r.id === id)
+        ?.associations?.[to]?.results.map((r) => r.id) ?? [];
+    expect(new Set(await associated('companies', company, 'contacts')).size).toBe(120);
+    expect(await associated('deals', deal, 'contacts')).toContain(contacts[0]);
+    expect(await associated('emails', email, 'contacts')).toContain(contacts[0]);
+    const calls = (await requests()).filter((r) => r.path.includes('/batch/associate/default'));
+    expect(calls.map((r) => `${r.path} ${r.status}`)).toEqual([
+      '/crm/v4/associations/contacts/companies/batch/associate/default 200',
+      '/crm/v4/associations/contacts/companies/batch/associate/default 200',
+      '/crm/v4/associations/deals/contacts/batch/associate/default 200',
+      '/crm/v4/associations/emails/contacts/batch/associate/default 200',
+    ]);
+
+    const removed = await push(ctx, [
+      {
+        op: 'dissociate',
+        fromType: 'person',
+        fromId: contacts[0]!,
+        toType: 'company',
+        toId: company,
+        idempotencyKey: 'x',
+      },
+    ]);
+    expect(removed.ok).toBe(true);
+    expect(await associated('companies', company, 'contacts')).not.toContain(contacts[0]);
+    // A record that is gone: refused, not retried as it is.
+    const refused = await push(ctx, [
+      {
+        op: 'associate',
+        fromType: 'person',
+        fromId: contacts[1]!,
+        toType: 'company',
+        toId: '987654321',
+        idempotencyKey: 'y',
+      },
+    ]);
+    expect(refused.ok ? 'ok' : refused.error.code).toBe('NotFound');
+  });
+
   it('maps a custom property through the connection field mappings, in backfill, webhooks and writes', async () => {
     const { ctx, base } = await portal(true);
     const mapped: ConnectionContext = {

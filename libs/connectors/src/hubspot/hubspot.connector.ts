@@ -1,6 +1,6 @@
 import type { Connector } from '../contract/connector';
 import { OBJECT_SPECS } from './hubspot.mapper';
-import { MERGEABLE_OBJECTS, pushWrites } from './hubspot-push';
+import { MERGEABLE_OBJECTS, pushAssociations, pushWrites } from './hubspot-push';
 import { backfillPage, pullPage } from './hubspot-sync';
 import { parseHubspotWebhook, verifyHubspotWebhook } from './hubspot-webhook';
 
@@ -15,4 +15,5 @@ export const hubspotConnector: Connector = {
   verifyWebhook: verifyHubspotWebhook,
   parseWebhook: parseHubspotWebhook,
   push: pushWrites,
+  pushAssociations,
 };
