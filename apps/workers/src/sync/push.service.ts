@@ -182,6 +182,26 @@ export class PushService {
     }
   }
 
+  /**
+   * Counts a provider's refusal, and throws what the job retries (rate limited, transient, or
+   * credentials refused, which also sets the connection to needs_reauth); any other refusal is
+   * about the writes themselves and returns for the caller to isolate.
+   */
+  private async refused(handle: ConnectionHandle, error: ConnectorError): Promise<void> {
+    this.metrics.pushErrors.inc({ provider: handle.provider, code: error.code });
+    await this.runtime.recordError(handle.id, error.code);
+    switch (error.code) {
+      case 'RateLimited':
+        this.metrics.rateLimited.inc({ provider: handle.provider });
+        throw new RetryLater(`rate limited by ${handle.provider}: ${error.message}`, error.code);
+      case 'Transient':
+        throw new RetryLater(`${handle.provider} push failed: ${error.message}`, error.code);
+      case 'AuthRevoked':
+        await this.runtime.setStatus(handle.id, 'needs_reauth', error.message);
+        throw new RetryLater(`credentials refused: ${error.message}`, error.code);
+    }
+  }
+
   private async release(writes: readonly CoalescedWrite[]): Promise<void> {
     await this.releaseRows(writes.flatMap((w) => w.rowIds));
   }
@@ -221,38 +241,25 @@ export class PushService {
       return;
     }
     const error = result.error;
-    this.metrics.pushErrors.inc({ provider: handle.provider, code: error.code });
-    await this.runtime.recordError(handle.id, error.code);
-    switch (error.code) {
-      case 'RateLimited':
-        this.metrics.rateLimited.inc({ provider: handle.provider });
-        throw new RetryLater(`rate limited by ${handle.provider}: ${error.message}`, error.code);
-      case 'Transient':
-        throw new RetryLater(`${handle.provider} push failed: ${error.message}`, error.code);
-      case 'AuthRevoked':
-        await this.runtime.setStatus(handle.id, 'needs_reauth', error.message);
-        throw new RetryLater(`credentials refused: ${error.message}`, error.code);
-      default: {
-        // The provider named the writes at fault (a stale version, a record gone). A Conflict
-        // without them is not about versions (HubSpot's "already exists" on a unique property):
-        // it is isolated and dead-lettered below like any refused write.
-        const atFault = error.failedKeys ?? [];
-        if ((error.code === 'Conflict' || error.code === 'NotFound') && atFault.length > 0) {
-          await this.setAside(handle, writes, new Set(atFault), error, outcome);
-          return;
-        }
-        // Otherwise one write is at fault somewhere: split the batch until it stands alone,
-        // then dead-letter it and send the rest.
-        if (writes.length > 1) {
-          const half = Math.ceil(writes.length / 2);
-          await this.send(handle, writes.slice(0, half), outcome);
-          await this.send(handle, writes.slice(half), outcome);
-          return;
-        }
-        await this.fail(handle, writes[0]!, error);
-        outcome.failed++;
-      }
+    await this.refused(handle, error);
+    // The provider named the writes at fault (a stale version, a record gone). A Conflict
+    // without them is not about versions (HubSpot's "already exists" on a unique property):
+    // it is isolated and dead-lettered below like any refused write.
+    const atFault = error.failedKeys ?? [];
+    if ((error.code === 'Conflict' || error.code === 'NotFound') && atFault.length > 0) {
+      await this.setAside(handle, writes, new Set(atFault), error, outcome);
+      return;
     }
+    // Otherwise one write is at fault somewhere: split the batch until it stands alone,
+    // then dead-letter it and send the rest.
+    if (writes.length > 1) {
+      const half = Math.ceil(writes.length / 2);
+      await this.send(handle, writes.slice(0, half), outcome);
+      await this.send(handle, writes.slice(half), outcome);
+      return;
+    }
+    await this.fail(handle, writes[0]!, error);
+    outcome.failed++;
   }
 
   /**
@@ -340,40 +347,27 @@ export class PushService {
       return;
     }
     const error = result.error;
-    this.metrics.pushErrors.inc({ provider: handle.provider, code: error.code });
-    await this.runtime.recordError(handle.id, error.code);
-    switch (error.code) {
-      case 'RateLimited':
-        this.metrics.rateLimited.inc({ provider: handle.provider });
-        throw new RetryLater(`rate limited by ${handle.provider}: ${error.message}`, error.code);
-      case 'Transient':
-        throw new RetryLater(`${handle.provider} push failed: ${error.message}`, error.code);
-      case 'AuthRevoked':
-        await this.runtime.setStatus(handle.id, 'needs_reauth', error.message);
-        throw new RetryLater(`credentials refused: ${error.message}`, error.code);
-      default: {
-        // One write at fault (a record gone): split until it stands alone, dead-letter it, send the rest.
-        if (sends.length > 1) {
-          const half = Math.ceil(sends.length / 2);
-          await this.sendAssociationBatch(handle, sends.slice(0, half), outcome);
-          await this.sendAssociationBatch(handle, sends.slice(half), outcome);
-          return;
-        }
-        const { row } = sends[0]!;
-        await this.fail(
-          handle,
-          {
-            rowIds: [row.id],
-            entityId: row.entity_id,
-            op: row.op,
-            fields: row.fields,
-            workspaceId: row.workspace_id,
-          },
-          error,
-        );
-        outcome.failed++;
-      }
+    await this.refused(handle, error);
+    // One write at fault (a record gone): split until it stands alone, dead-letter it, send the rest.
+    if (sends.length > 1) {
+      const half = Math.ceil(sends.length / 2);
+      await this.sendAssociationBatch(handle, sends.slice(0, half), outcome);
+      await this.sendAssociationBatch(handle, sends.slice(half), outcome);
+      return;
     }
+    const { row } = sends[0]!;
+    await this.fail(
+      handle,
+      {
+        rowIds: [row.id],
+        entityId: row.entity_id,
+        op: row.op,
+        fields: row.fields,
+        workspaceId: row.workspace_id,
+      },
+      error,
+    );
+    outcome.failed++;
   }
 
   /**
