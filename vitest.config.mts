@@ -37,11 +37,9 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['e2e/**/*.e2e-spec.ts'],
-          // The chaos scenario passes on its own (`npm run test:chaos`, 5 of 5 runs on
-          // 2026-12-01). Run before two-way-sync, it used to make that file's manual-policy test
-          // fail: a pusher's claim raced the merge of its target's report (fixed in
-          // outbox-claim.ts). It joins `npm test` once the two have passed together on a quiet machine.
-          exclude: process.env.SYNCLINE_CHAOS === '1' ? [] : ['e2e/chaos.e2e-spec.ts'],
+          // The chaos scenario (about 3 minutes) runs with the others. Run before two-way-sync it
+          // used to make that file's manual-policy test fail: a pusher's claim raced the merge
+          // of its target's report (fixed in outbox-claim.ts).
           globalSetup: ['test/global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 120_000,
