@@ -49,9 +49,11 @@ describe('MergeEngine', () => {
     expect(outcome.values).toEqual({ stage: ids[0] });
     expect(engine.stats.cacheMisses).toBe(4);
   });
-  it('evicts by size as well as by count, keeping the most recent document whatever its size', async () => {
+  it('evicts by memory as well as by count, keeping the most recent document whatever its size', async () => {
     const store = new InMemoryMergeStore();
-    const engine = new MergeEngine(store, { cacheSize: 100, cacheBytes: 600, compactAfterChunks: 4 });
+    // A document of three changes weighs about 19 KB in memory (EntityDocument.memoryBytes):
+    // the budget holds two of the four.
+    const engine = new MergeEngine(store, { cacheSize: 100, cacheBytes: 45_000, compactAfterChunks: 4 });
     const ids = ['e1', 'e2', 'e3', 'e4'].map((n) => `0190a000-0000-7000-8000-0000000000${n}`);
     for (let i = 0; i < 12; i++) {
       const entityId = ids[i % ids.length]!;
@@ -60,7 +62,7 @@ describe('MergeEngine', () => {
     expect(engine.cached.documents).toBeLessThan(ids.length);
     expect(engine.cached.documents).toBeGreaterThan(0);
     expect(engine.stats.evictions).toBeGreaterThan(0);
-    expect(engine.cached.bytes).toBeLessThanOrEqual(600);
+    expect(engine.cached.bytes).toBeLessThanOrEqual(45_000);
     // Compaction replaces chunks by a snapshot, and reloads read it back unchanged.
     const before = await engine.outcome({ entityId: ids[0]!, workspaceId: WS, entityType: 'deal' });
     await engine.compact(ids[0]!, WS);

@@ -13,8 +13,8 @@ export interface MergeEngineOptions {
   /** Hot documents kept in memory (count cap). */
   cacheSize?: number;
   /**
-   * Byte budget of the cache, summed over each cached document's stored size (snapshot plus
-   * uncompacted chunks); the least recently used are evicted (and freed) past it.
+   * Byte budget of the cache, summed over each cached document's estimated memory
+   * (`EntityDocument.memoryBytes`); the least recently used are evicted (and freed) past it.
    */
   cacheBytes?: number;
   /** Uncompacted chunk bytes past which a document is due for compaction. */
@@ -46,10 +46,10 @@ interface Entry {
   lastSeq: number;
   chunkBytes: number;
   chunkCount: number;
-  snapshotBytes: number;
 }
 
-const entryBytes = (entry: Entry): number => entry.snapshotBytes + entry.chunkBytes;
+/** What a cached document weighs against `cacheBytes`: its memory, not its stored size. */
+const entryBytes = (entry: Entry): number => entry.doc.memoryBytes();
 
 export interface EntityRef {
   entityId: string;
@@ -243,7 +243,6 @@ export class MergeEngine {
     await store.compact(entityId, entry.workspaceId, snapshot, entry.lastSeq);
     entry.chunkBytes = 0;
     entry.chunkCount = 0;
-    entry.snapshotBytes = snapshot.length;
     this.cache.reweigh(entityId, entryBytes(entry));
     this.due.delete(entityId);
     this.stats.compactions++;
@@ -364,7 +363,6 @@ export class MergeEngine {
             lastSeq: 0,
             chunkBytes: 0,
             chunkCount: 0,
-            snapshotBytes: 0,
           }
         : {
             doc: EntityDocument.load(entityId, stored.snapshot, stored.chunks, stored.synced),
@@ -372,7 +370,6 @@ export class MergeEngine {
             lastSeq: stored.lastSeq,
             chunkBytes: stored.chunkBytes,
             chunkCount: stored.chunks.length,
-            snapshotBytes: stored.snapshot?.length ?? 0,
           };
     if (this.isDue(entry) || entry.doc.repaired) this.due.add(entityId);
     entry.doc.repaired = false;

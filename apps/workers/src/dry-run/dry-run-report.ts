@@ -241,7 +241,7 @@ export async function computeDryRunReport(
     const tx: LogTransaction = {
       query: (sql, params) => client.query(skipAdvisoryLocks(sql), params),
     };
-    engine = new MergeEngine(new PgMergeStore(tx), { cacheBytes: 32 * 1024 * 1024, policyTtlMs: 60_000 });
+    engine = new MergeEngine(new PgMergeStore(tx), { cacheBytes: 64 * 1024 * 1024, policyTtlMs: 60_000 });
     const handler = new SyncHandler({ identity: new IdentityService(), engine, connectionsTtlMs: 60_000 });
     const failures = await runStaged(client, tx, handler, connectionId, options);
     const complete = connection.cursors !== null && 'live' in connection.cursors;

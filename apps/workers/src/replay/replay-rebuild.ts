@@ -210,7 +210,7 @@ export async function applyReplay(
 }
 
 const newEngine = (tx: LogTransaction) =>
-  new MergeEngine(new PgMergeStore(tx), { cacheBytes: 32 * 1024 * 1024, policyTtlMs: 60_000 });
+  new MergeEngine(new PgMergeStore(tx), { cacheBytes: 64 * 1024 * 1024, policyTtlMs: 60_000 });
 
 /**
  * The replay's own tables, all session-private and dropped at the end of the transaction,

@@ -33,7 +33,7 @@ export class SyncConsumerService implements OnApplicationBootstrap, OnApplicatio
     @Inject(ROOT_LOGGER) rootLogger: Logger,
   ) {
     this.logger = rootLogger.child({ scope: SyncConsumerService.name });
-    this.engine = new MergeEngine(new PgMergeStore(pool), { cacheBytes: 64 * 1024 * 1024 });
+    this.engine = new MergeEngine(new PgMergeStore(pool), { cacheBytes: 128 * 1024 * 1024 });
     this.handler = new SyncHandler({ identity: new IdentityService(), engine: this.engine });
   }
 
