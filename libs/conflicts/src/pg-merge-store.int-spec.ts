@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { inTransaction } from '@syncline/core';
 import { Pool, type PoolClient } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
@@ -19,31 +20,22 @@ afterAll(async () => {
 });
 
 /** Each case runs inside one transaction, as a log consumer's handler does, and commits. */
-async function inTransaction(body: (client: PoolClient) => Promise<void>): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+const freshTransaction = (body: (client: PoolClient) => Promise<void>): Promise<void> =>
+  inTransaction(pool, async (client) => {
     await client.query(
       'TRUNCATE entity_doc, entity_doc_change, entity_synced_heads, merge_conflict, field_policy',
     );
     await body(client);
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK');
-    throw error;
-  } finally {
-    client.release();
-  }
-}
+  });
 
 describe('PgMergeStore', () => {
-  mergeStoreAcceptance((body) => inTransaction((client) => body(new PgMergeStore(client))));
+  mergeStoreAcceptance((body) => freshTransaction((client) => body(new PgMergeStore(client))));
 });
 
 describe('PgMergeStore with deferred writes', () => {
   // The same contract, flushed once before the commit as the sync stage does.
   mergeStoreAcceptance((body) =>
-    inTransaction(async (client) => {
+    freshTransaction(async (client) => {
       const store = new PgMergeStore(client, { deferWrites: true });
       await body(store);
       await store.flush();
@@ -51,7 +43,7 @@ describe('PgMergeStore with deferred writes', () => {
   );
 
   it('holds changes and synced heads back until flushed, and a load of their entity flushes first', async () => {
-    await inTransaction(async (client) => {
+    await freshTransaction(async (client) => {
       const store = new PgMergeStore(client, { deferWrites: true });
       const [entity, other, workspace, connection] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
       const count = async (table: string) =>

@@ -2,6 +2,7 @@ export * from './channels';
 export * from './config/parse-env';
 export * from './config/provider-env';
 export * from './crypto/keyring';
+export * from './db/transaction';
 export * from './errors';
 export * from './ids';
 export * from './logger';

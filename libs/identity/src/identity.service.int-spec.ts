@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { inTransaction } from '@syncline/core';
 import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
@@ -19,20 +20,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-async function inTx<T>(fn: (tx: IdentityTx) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const result = await fn(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    await client.query('ROLLBACK');
-    throw error;
-  } finally {
-    client.release();
-  }
-}
+const inTx = <T>(fn: (tx: IdentityTx) => Promise<T>): Promise<T> => inTransaction(pool, fn);
 
 async function seedWorkspace() {
   const workspaceId = randomUUID();

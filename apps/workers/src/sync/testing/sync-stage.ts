@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
+import { inTransaction } from '@syncline/core';
 import { IdentityService } from '@syncline/identity';
 import type { LogEvent } from '@syncline/log';
 import type { Pool } from 'pg';
@@ -26,11 +27,9 @@ export function syncStage(
     ...options,
   });
   let offset = 0;
-  const handle = async (...batch: StageEvent[]) => {
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
-      await handler.handle(
+  const handle = (...batch: StageEvent[]) =>
+    inTransaction(pool, (client) =>
+      handler.handle(
         client,
         batch.map((event) => ({
           ...event,
@@ -39,15 +38,8 @@ export function syncStage(
           ingestedAt: new Date(),
           providerVersion: event.providerVersion ?? null,
         })),
-      );
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK');
-      throw error;
-    } finally {
-      client.release();
-    }
-  };
+      ),
+    );
   return { handle };
 }
 
