@@ -398,12 +398,15 @@ async function selectScope(client: PoolClient, workspaceId: string, from: Replay
  * Refuses to rebuild a record whose history is gone from the log (retention deletes events
  * every group has read): a fold without it would lose what it brought. A link known only
  * from our own write (a record we created, whose echo is not on the log yet) is kept as it is.
+ * A participant's link (`mailto:<address>`, a meeting's attendee or a mail's correspondent)
+ * has no events of its own: the meetings and mails that name it make it again.
  */
 async function refuseIncompleteHistory(client: PoolClient): Promise<void> {
   const { rows } = await client.query<{ n: number; sample: string | null }>(
     `SELECT count(*)::int AS n, min(l.entity_type || ' ' || l.external_id) AS sample
        FROM source_link l JOIN connection c ON c.id = l.connection_id AND c.provider <> 'syncline'
       WHERE l.entity_id IN (SELECT id FROM replay_entities)
+        AND NOT (l.entity_type = 'person' AND l.external_id LIKE 'mailto:%')
         AND NOT EXISTS (SELECT 1 FROM change_event e JOIN replay_events r USING (partition, "offset")
                          WHERE e.connection_id = l.connection_id AND e.entity_type = l.entity_type
                            AND e.external_id = l.external_id)

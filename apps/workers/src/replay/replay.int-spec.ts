@@ -483,3 +483,54 @@ describe('replay of a merge HubSpot was asked to make', () => {
     expect(flagsOf(after, survivor)?.flags).toEqual(flagsOf(before, survivor)?.flags);
   });
 });
+
+describe('replay of a workspace with calendar attendees', () => {
+  it('rebuilds the people made from attendees (links known only through their meeting) without refusing', async () => {
+    const ws = await seedConnections(pool, { crm: 'hubspot', calendar: 'google-calendar', own: 'syncline' });
+    await append(contactEvent(ws.workspaceId, ws.crm, 'c-ada', at(0), person), {
+      workspaceId: ws.workspaceId,
+      connectionId: ws.calendar,
+      entityType: 'meeting',
+      externalId: 'evt-1',
+      op: 'upsert',
+      eventKey: `events:evt-1:${at(1).getTime()}`,
+      fields: {
+        iCalUID: 'uid-1@google.com',
+        title: 'Roadmap review',
+        startAt: '2026-11-25T14:00:00.000Z',
+        organizer: 'me@syncline.example',
+        attendees: [
+          { email: 'me@syncline.example', responseStatus: 'accepted', organizer: true },
+          { email: person.email, responseStatus: 'accepted' },
+          { email: 'bob@guest.example', responseStatus: 'needsAction' },
+        ],
+      },
+      fieldTimes: {},
+      eventTime: at(1),
+      origin: null,
+    });
+    await runLive();
+    // Attendees are linked to people by address (Ada's to her CRM person; Bob and the organizer
+    // are people of their own): these links (mailto:) have no event of their own on the log.
+    const participants = await rows<{ external_id: string }>(
+      `SELECT external_id FROM source_link WHERE connection_id = $1 AND entity_type = 'person' ORDER BY 1`,
+      [ws.calendar],
+    );
+    expect(participants.map((r) => r.external_id)).toEqual([
+      'mailto:ada@analytical.example',
+      'mailto:bob@guest.example',
+      'mailto:me@syncline.example',
+    ]);
+    const before = await world(ws.workspaceId);
+
+    const preview = await previewReplay(pool, ws.workspaceId, 'beginning', { partitions: PARTITIONS });
+    expect(preview.summary).toMatchObject({ changes: 0, created: 0, gone: 0, linksMoved: 0, failures: 0 });
+    const applied = await applyReplay(pool, ws.workspaceId, 'beginning', { partitions: PARTITIONS });
+    expect(applied.summary).toMatchObject({ changes: 0, created: 0, gone: 0, linksMoved: 0, failures: 0 });
+    const after = await world(ws.workspaceId);
+    const people = (w: typeof before) =>
+      w.entities.map((e) => [e.id, (e.fields as Record<string, unknown>).email, e.merged_into]);
+    expect(people(after)).toEqual(people(before));
+    expect(after.links).toEqual(before.links);
+  });
+});
