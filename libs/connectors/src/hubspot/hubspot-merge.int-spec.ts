@@ -1,17 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { type RunningEmulators, startEmulators } from '@syncline/emulators';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_REDIS_PREFIX, TEST_REDIS_URL } from '../../../../test/support/env';
-import type { ConnectionContext, PushWrite } from '../contract/connector';
-import { WebhookReceiver } from '../contract/testing/webhook-receiver';
-import { hubspotBudgetLimits, RedisRateBudget } from '../shared/rate-budget';
-import { deleteKeys } from '../shared/testing/redis-keys';
-import { StaticTokenSource } from '../shared/token-source';
+import { describe, expect, it } from 'vitest';
+import type { PushWrite } from '../contract/connector';
 import { hubspotConnector } from './hubspot.connector';
-
-const APP_ID = 5001;
-const LIMITS = { per10s: 190, searchPerSecond: 5, windowMs: 10_000 };
+import { hubspotTestPortals, TEST_APP_ID } from './testing/hubspot-test-portals';
 
 interface Contact {
   id: string;
@@ -24,61 +15,11 @@ interface Contact {
  * merge notification read as a redirect of the merged-away record, never a delete.
  */
 describe('hubspot connector: merging records in HubSpot', () => {
-  const prefix = `${TEST_REDIS_PREFIX}:connectors-hubspot-merge-${randomBytes(4).toString('hex')}`;
-  let emulators: RunningEmulators;
-  let redis: Redis;
-  let receiver: WebhookReceiver;
-  let nextPortal = 7_000 + Math.floor(Math.random() * 1_000);
-
-  beforeAll(async () => {
-    emulators = await startEmulators({ hubspotPort: 0, googlePort: 0 });
-    redis = new Redis(TEST_REDIS_URL);
-    receiver = await WebhookReceiver.start('/hubspot/webhooks');
-  });
-  afterAll(async () => {
-    await deleteKeys(redis, `${prefix}:*`);
-    redis.disconnect();
-    await receiver.close();
-    await emulators.close();
-  });
-
-  const control = async <T = unknown>(method: string, path: string, body?: unknown): Promise<T> => {
-    const res = await fetch(`${emulators.hubspotUrl}${path}`, {
-      method,
-      ...(body !== undefined
-        ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }
-        : {}),
-    });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-    return (text ? JSON.parse(text) : undefined) as T;
-  };
+  const testPortals = hubspotTestPortals('connectors-hubspot-merge', 7_000);
+  const { control, receiver } = testPortals;
 
   async function portal(webhooks = false) {
-    const portalId = nextPortal++;
-    const grant = await control<{ accessToken: string }>('POST', '/_emulator/hubspot/portals', {
-      portalId,
-      appId: APP_ID,
-      clientSecret: 'shh',
-      limits: LIMITS,
-      ...(webhooks ? { webhookUrl: receiver.url, webhookTiming: { batchDelayMs: 20 } } : {}),
-    });
-    const connectionId = randomUUID();
-    const ctx: ConnectionContext = {
-      connectionId,
-      workspaceId: randomUUID(),
-      externalAccountId: String(portalId),
-      tokens: new StaticTokenSource(grant.accessToken),
-      budget: new RedisRateBudget(redis, connectionId, hubspotBudgetLimits(LIMITS), prefix),
-      endpoints: { hubspotBaseUrl: emulators.hubspotUrl, googleRootUrl: '', googleTokenUrl: '' },
-      appId: String(APP_ID),
-    };
-    const base = `/_emulator/hubspot/portals/${portalId}`;
-    const requests = () =>
-      control<{ method: string; path: string; status: number }[]>(
-        'GET',
-        `/_emulator/requests?service=hubspot&account=${portalId}`,
-      );
+    const { portalId, ctx, requests, base } = await testPortals.portal(webhooks);
     const uiCreate = (type: string, properties: Record<string, string>) =>
       control<Contact>('POST', `${base}/ui/${type}`, { properties });
     const objects = async (type: string) =>
@@ -240,13 +181,13 @@ describe('hubspot connector: merging records in HubSpot', () => {
     const fold = await uiCreate('contacts', { email: 'fold@hook.example' });
     const pushed = await hubspotConnector.push(ctx, [mergeWrite('person', keep.id, fold.id)]);
     if (!pushed.ok) throw new Error(pushed.error.message);
-    const hook = await receiver.waitFor(
+    const hook = await receiver().waitFor(
       (r) => r.rawBody.includes('contact.merge') && r.rawBody.includes(`"primaryObjectId":${keep.id}`),
     );
     const outcome = hubspotConnector.parseWebhook(hook, {
       connectionId: ctx.connectionId,
       workspaceId: ctx.workspaceId,
-      appId: String(APP_ID),
+      appId: String(TEST_APP_ID),
     });
     if (!outcome.ok || outcome.value.kind !== 'changes') throw new Error('expected changes');
     const merges = outcome.value.changes.filter((c) => c.op === 'merge');

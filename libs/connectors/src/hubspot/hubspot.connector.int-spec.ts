@@ -1,78 +1,14 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { SourceChangeInput } from '@syncline/core';
-import { type RunningEmulators, startEmulators } from '@syncline/emulators';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_REDIS_PREFIX, TEST_REDIS_URL } from '../../../../test/support/env';
+import { describe, expect, it } from 'vitest';
 import type { ConnectionContext, PushWrite } from '../contract/connector';
 import { drain } from '../contract/contract-suite';
-import { WebhookReceiver } from '../contract/testing/webhook-receiver';
-import { hubspotBudgetLimits, RedisRateBudget } from '../shared/rate-budget';
-import { deleteKeys } from '../shared/testing/redis-keys';
-import { StaticTokenSource } from '../shared/token-source';
 import { hubspotConnector } from './hubspot.connector';
-
-const APP_ID = 5001;
-const LIMITS = { per10s: 190, searchPerSecond: 5, windowMs: 10_000 };
+import { hubspotTestPortals, TEST_APP_ID } from './testing/hubspot-test-portals';
 
 /** HubSpot specifics beyond the shared contract: batching, all object types, webhook keys, the search cap. */
 describe('hubspot connector against the emulator', () => {
-  const prefix = `${TEST_REDIS_PREFIX}:connectors-hubspot-specific-${randomBytes(4).toString('hex')}`;
-  let emulators: RunningEmulators;
-  let redis: Redis;
-  let receiver: WebhookReceiver;
-  let nextPortal = 8_000 + Math.floor(Math.random() * 1_000);
-
-  beforeAll(async () => {
-    emulators = await startEmulators({ hubspotPort: 0, googlePort: 0 });
-    redis = new Redis(TEST_REDIS_URL);
-    receiver = await WebhookReceiver.start('/hubspot/webhooks');
-  });
-  afterAll(async () => {
-    await deleteKeys(redis, `${prefix}:*`);
-    redis.disconnect();
-    await receiver.close();
-    await emulators.close();
-  });
-
-  const control = async <T = unknown>(method: string, path: string, body?: unknown): Promise<T> => {
-    const res = await fetch(`${emulators.hubspotUrl}${path}`, {
-      method,
-      ...(body !== undefined
-        ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }
-        : {}),
-    });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-    return (text ? JSON.parse(text) : undefined) as T;
-  };
-
-  async function portal(webhooks = false) {
-    const portalId = nextPortal++;
-    const grant = await control<{ accessToken: string }>('POST', '/_emulator/hubspot/portals', {
-      portalId,
-      appId: APP_ID,
-      clientSecret: 'shh',
-      limits: LIMITS,
-      ...(webhooks ? { webhookUrl: receiver.url, webhookTiming: { batchDelayMs: 20 } } : {}),
-    });
-    const connectionId = randomUUID();
-    const ctx: ConnectionContext = {
-      connectionId,
-      workspaceId: randomUUID(),
-      externalAccountId: String(portalId),
-      tokens: new StaticTokenSource(grant.accessToken),
-      budget: new RedisRateBudget(redis, connectionId, hubspotBudgetLimits(LIMITS), prefix),
-      endpoints: { hubspotBaseUrl: emulators.hubspotUrl, googleRootUrl: '', googleTokenUrl: '' },
-      appId: String(APP_ID),
-    };
-    const requests = () =>
-      control<{ method: string; path: string; status: number }[]>(
-        'GET',
-        `/_emulator/requests?service=hubspot&account=${portalId}`,
-      );
-    return { portalId, ctx, requests, base: `/_emulator/hubspot/portals/${portalId}` };
-  }
+  const { control, portal, receiver } = hubspotTestPortals('connectors-hubspot-specific', 8_000);
 
   it('writes every object type in batches of at most 100, idempotently, and updates and archives them', async () => {
     const { ctx, requests, base } = await portal();
@@ -177,12 +113,12 @@ describe('hubspot connector against the emulator', () => {
     const id = pushed.value[0]!.externalId;
     await control('DELETE', `${base}/ui/contacts/${id}`);
     const hook = (kind: string) =>
-      receiver.waitFor((r) => r.rawBody.includes(`"objectId":${id}`) && r.rawBody.includes(kind));
+      receiver().waitFor((r) => r.rawBody.includes(`"objectId":${id}`) && r.rawBody.includes(kind));
     const parse = async (kind: string) => {
       const outcome = hubspotConnector.parseWebhook(await hook(kind), {
         connectionId: ctx.connectionId,
         workspaceId: ctx.workspaceId,
-        appId: String(APP_ID),
+        appId: String(TEST_APP_ID),
       });
       if (!outcome.ok || outcome.value.kind !== 'changes') throw new Error('no changes');
       return outcome.value.changes.filter((c) => c.externalId === id);
@@ -237,13 +173,13 @@ describe('hubspot connector against the emulator', () => {
     await new Promise((r) => setTimeout(r, 5));
     await associate('contacts', contact, 'companies', other);
     await control('DELETE', `${base}/ui/associations/deals/${deal}/companies/${acme}`);
-    const hook = await receiver.waitFor(
+    const hook = await receiver().waitFor(
       (r) => r.rawBody.includes('associationChange') && r.rawBody.includes(`"toObjectId":${other}`),
     );
     const parsed = hubspotConnector.parseWebhook(hook, {
       connectionId: ctx.connectionId,
       workspaceId: ctx.workspaceId,
-      appId: String(APP_ID),
+      appId: String(TEST_APP_ID),
     });
     if (!parsed.ok || parsed.value.kind !== 'changes') throw new Error('no changes');
     const notice = parsed.value.changes.find((c) => c.externalId === contact);
@@ -382,7 +318,7 @@ describe('hubspot connector against the emulator', () => {
     expect(plain.fields?.phone).toBe('111');
 
     await control('PATCH', `${base}/ui/contacts/${created.id}`, { properties: { lead_score: '77' } });
-    const hook = await receiver.waitFor(
+    const hook = await receiver().waitFor(
       (r) => r.rawBody.includes(`"objectId":${created.id}`) && r.rawBody.includes('"propertyValue":"77"'),
     );
     const outcome = hubspotConnector.parseWebhook(hook, {
