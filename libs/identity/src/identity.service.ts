@@ -18,6 +18,8 @@ import {
   type MergeIntent,
   type MovedLink,
   type OperationPayload,
+  providerMergeOf,
+  providerMergeOperationId,
   type UnmergeIntent,
 } from './operations';
 import { type Resolution, Resolver } from './resolver';
@@ -41,6 +43,8 @@ export interface IdentityChange {
    * creation notification): without a key it cannot say who the record is.
    */
   partial?: boolean;
+  /** The log event's key: names the merge a provider's merge notice makes (providerMergeOperationId). */
+  eventKey?: string;
 }
 
 export interface IdentityError {
@@ -130,7 +134,11 @@ export class IdentityService {
     // merge or unmerge moves links: from then on each is read again.
     let links: BatchLinks | undefined = await this.linksOfBatch(tx, events);
     for (const event of events) {
-      const intent = identityOperationOf(event.op, event.fields);
+      const notice = providerMergeOf(event.op, event.fields);
+      const intent = notice
+        ? await this.providerMerge(tx, event, notice.into)
+        : identityOperationOf(event.op, event.fields);
+      if (notice && !intent) continue;
       if (intent) {
         links = undefined;
         const applied = await this.applyOperation(tx, intent);
@@ -143,6 +151,37 @@ export class IdentityService {
       const addresses = participantsOf(event);
       if (addresses.length > 0) await this.resolveParticipants(tx, event, addresses);
     }
+  }
+
+  /**
+   * The merge a provider's merge notice asks for: the entity of the record merged away into the
+   * entity of the record it was merged into. None when either record is unknown, both are one
+   * entity already, or the record merged away belongs to an entity merged already (the notice
+   * of a merge Syncline asked the provider for: its records were folded by that merge).
+   */
+  private async providerMerge(
+    tx: IdentityTx,
+    notice: IdentityChange,
+    into: string,
+  ): Promise<MergeIntent | undefined> {
+    if (notice.eventKey === undefined) return undefined;
+    const { rows } = await tx.query<{ external_id: string; entity_id: string; merged: boolean }>(
+      `SELECT l.external_id, l.entity_id::text, e.merged_into IS NOT NULL AS merged
+         FROM source_link l JOIN entity e ON e.id = l.entity_id
+        WHERE l.connection_id = $1 AND l.entity_type = $2 AND l.external_id = ANY($3::text[])`,
+      [notice.connectionId, notice.entityType, [notice.externalId, into]],
+    );
+    const gone = rows.find((r) => r.external_id === notice.externalId);
+    const kept = rows.find((r) => r.external_id === into);
+    if (!gone || !kept || gone.entity_id === kept.entity_id || gone.merged || kept.merged) return undefined;
+    return {
+      kind: 'merge',
+      operationId: providerMergeOperationId({ ...notice, eventKey: notice.eventKey }),
+      workspaceId: notice.workspaceId,
+      entityType: notice.entityType,
+      survivorId: kept.entity_id,
+      absorbedId: gone.entity_id,
+    };
   }
 
   /**

@@ -39,6 +39,8 @@ export {
   type MergeIntent,
   type MovedLink,
   type OperationPayload,
+  providerMergeOf,
+  providerMergeOperationId,
   type UnmergeIntent,
 } from './operations';
 export { type Candidate, type Decision, type Resolution, Resolver } from './resolver';

@@ -1,5 +1,6 @@
 import { ENTITY_TYPES, type EntityType, type SourceChangeInput } from '@syncline/core';
 import { z } from 'zod';
+import { uuidV5 } from './stable-id';
 
 /** Merge `absorbedId` into `survivorId`: its source links move to the survivor. */
 export interface MergeIntent {
@@ -94,3 +95,24 @@ export function identityOperationOf(op: string, fields: Record<string, unknown>)
   if (!parsed.success) throw new Error(`malformed identity operation: ${parsed.error.message}`);
   return parsed.data;
 }
+
+/**
+ * A provider's merge notice: the record `externalId` of a connection was merged into its record
+ * `into` there (HubSpot's merge, made by a person in HubSpot). Identity merges the two entities
+ * the records stand for, as a merge asked in Syncline would, so every other system follows.
+ */
+export function providerMergeOf(op: string, fields: Record<string, unknown>): { into: string } | undefined {
+  if (op !== 'merge' || IDENTITY_OPERATION_FIELD in fields) return undefined;
+  const into = fields.mergedInto;
+  return typeof into === 'string' && into.length > 0 ? { into } : undefined;
+}
+
+/**
+ * The id of the merge a provider's merge notice makes: derived from the notice, so a
+ * redelivery and a replay of the log name the same operation.
+ */
+export const providerMergeOperationId = (notice: {
+  workspaceId: string;
+  connectionId: string;
+  eventKey: string;
+}): string => uuidV5(`provider-merge:${notice.workspaceId}:${notice.connectionId}:${notice.eventKey}`);

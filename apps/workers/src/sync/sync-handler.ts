@@ -7,6 +7,8 @@ import {
   identityOperationOf,
   type MovedLink,
   type OperationPayload,
+  providerMergeOf,
+  providerMergeOperationId,
 } from '@syncline/identity';
 import type { LogEvent, LogTransaction } from '@syncline/log';
 import { claimBareAddresses, writeAssociations } from './associations';
@@ -461,8 +463,11 @@ export class SyncHandler {
   ): Promise<Map<number, AppliedOperation>> {
     const intents = new Map<number, string>();
     events.forEach((e, i) => {
-      const intent = e.op === 'merge' ? identityOperationOf(e.op, e.fields) : undefined;
+      if (e.op !== 'merge') return;
+      const intent = identityOperationOf(e.op, e.fields);
       if (intent !== undefined) intents.set(i, intent.operationId);
+      // A provider's merge notice made a merge of ours if identity found two entities to merge.
+      else if (providerMergeOf(e.op, e.fields) !== undefined) intents.set(i, providerMergeOperationId(e));
     });
     const out = new Map<number, AppliedOperation>();
     if (intents.size === 0) return out;

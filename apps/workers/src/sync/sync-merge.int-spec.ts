@@ -513,6 +513,90 @@ describe('a merge of two records one HubSpot portal holds of its own', () => {
     expect((await pending(ws.a)).map((r) => r.op)).toEqual(['update']);
   });
 
+  it('a merge a person makes in HubSpot merges the two people in Syncline, and the other portal is owed the same merge', async () => {
+    const ws = await seedConnections(
+      pool,
+      { a: 'hubspot', b: 'hubspot', own: 'syncline' },
+      { reconciled: true },
+    );
+    const stage = syncStage(pool);
+    const mine = { ...first, email: 'ada7@portal.example' };
+    const theirs = { ...second, email: 'augusta7@portal.example' };
+    // Both CRMs hold both contacts: two people in Syncline, each linked in A and B.
+    await stage.handle(
+      contactEvent(ws.workspaceId, ws.a, 'p-7', at(0), mine),
+      contactEvent(ws.workspaceId, ws.a, 'q-7', at(1), theirs),
+      contactEvent(ws.workspaceId, ws.b, 'p-b7', at(2), mine),
+      contactEvent(ws.workspaceId, ws.b, 'q-b7', at(3), theirs),
+    );
+    const survivor = await entityOf(ws.a, 'p-7');
+    const absorbed = await entityOf(ws.a, 'q-7');
+    expect(absorbed).not.toBe(survivor);
+    expect(await entityOf(ws.b, 'q-b7')).toBe(absorbed);
+    await sendOwed(ws.a, at(4));
+    await sendOwed(ws.b, at(4));
+
+    // Someone merges q-7 into p-7 in HubSpot A: its notice reads as a redirect of q-7.
+    const notice: StageEvent = {
+      ...contactEvent(ws.workspaceId, ws.a, 'q-7', at(10), { mergedInto: 'p-7' }),
+      op: 'merge',
+      eventKey: 'contacts:q-7:merged-into:p-7',
+      origin: { partial: true },
+    };
+    await stage.handle(notice);
+    expect((await view(absorbed)).merged_into).toBe(survivor);
+    // The union (which address wins is the email policy's to say, between two edits of other times).
+    const merged = (await view(survivor)).fields;
+    expect(merged).toMatchObject({ firstName: 'Ada', lastName: 'Lovelace', jobTitle: 'CTO', phone });
+    expect([mine.email, theirs.email]).toContain(merged.email);
+    // B holds both as its own contacts: it is owed HubSpot's merge of them first, then the union
+    // for the contact it keeps.
+    const owedB = await pending(ws.b);
+    expect(owedB[0]).toEqual({
+      entity_id: absorbed,
+      op: 'merge',
+      external_id: 'p-b7',
+      fields: { mergedExternalId: 'q-b7' },
+    });
+    expect(owedB.slice(1).map((r) => [r.entity_id, r.op, r.external_id])).toEqual([
+      [survivor, 'update', 'p-b7'],
+    ]);
+    // A merged them itself: what it is owed names the merge it made (the connector finds it done).
+    expect((await pending(ws.a)).filter((r) => r.op === 'merge')).toEqual([
+      { entity_id: absorbed, op: 'merge', external_id: 'p-7', fields: { mergedExternalId: 'q-7' } },
+    ]);
+    const { rows: operations } = await pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM identity_operation WHERE payload->>'workspaceId' = $1`,
+      [ws.workspaceId],
+    );
+    expect(operations[0]?.n).toBe(1);
+
+    // Delivered again: one operation, one merge owed to each portal.
+    await stage.handle({ ...notice });
+    const { rows: again } = await pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM identity_operation WHERE payload->>'workspaceId' = $1`,
+      [ws.workspaceId],
+    );
+    expect(again[0]?.n).toBe(1);
+    expect((await outbox(ws.b)).filter((r) => r.op === 'merge')).toHaveLength(1);
+    expect((await outbox(ws.a)).filter((r) => r.op === 'merge')).toHaveLength(1);
+
+    // B's merge, once made, comes back as B's own notice: the echo of our merge, nothing more.
+    await sendOwed(ws.b, at(12));
+    await stage.handle({
+      ...contactEvent(ws.workspaceId, ws.b, 'q-b7', at(13), { mergedInto: 'p-b7' }),
+      op: 'merge',
+      eventKey: 'contacts:q-b7:merged-into:p-b7',
+      origin: { partial: true },
+    });
+    const { rows: after } = await pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM identity_operation WHERE payload->>'workspaceId' = $1`,
+      [ws.workspaceId],
+    );
+    expect(after[0]?.n).toBe(1);
+    expect(await pending(ws.b)).toEqual([]);
+  });
+
   it('two records of one Google calendar stay linked: only a provider that merges is asked to', async () => {
     const ws = await seedConnections(pool, { cal: 'google-calendar', own: 'syncline' });
     const stage = syncStage(pool);
