@@ -41,6 +41,8 @@ export interface HubspotWebhookTiming {
   retryBaseMs?: number;
   maxRetries?: number;
   timeoutMs?: number;
+  /** Events gather unsent until set back to false, then go out at once. */
+  held?: boolean;
 }
 
 export interface CreatePortalInput {
@@ -65,6 +67,7 @@ export interface HubspotOwner {
 
 export interface WebhookDelivery {
   at: string;
+  sentAt?: string;
   url: string;
   attemptNumber: number;
   eventIds: number[];

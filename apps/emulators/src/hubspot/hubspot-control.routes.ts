@@ -21,6 +21,7 @@ const timingSchema = z.strictObject({
   retryBaseMs: z.number().int().nonnegative().optional(),
   maxRetries: z.number().int().nonnegative().max(20).optional(),
   timeoutMs: z.number().int().positive().optional(),
+  held: z.boolean().optional(),
 });
 
 const subscriptionSchema = z.strictObject({

@@ -24,6 +24,7 @@ export const DEFAULT_WEBHOOK_TIMING: WebhookTiming = {
   retryBaseMs: 100,
   maxRetries: 10,
   timeoutMs: 5000,
+  held: false,
 };
 
 const WEBHOOK_KINDS = [
@@ -116,7 +117,11 @@ export class HubspotState {
       settings.limits = { ...settings.limits, ...patch.limits };
       portal.limiter.configure(settings.limits);
     }
-    if (patch.webhookTiming) settings.webhookTiming = { ...settings.webhookTiming, ...patch.webhookTiming };
+    if (patch.webhookTiming) {
+      const wasHeld = settings.webhookTiming.held;
+      settings.webhookTiming = { ...settings.webhookTiming, ...patch.webhookTiming };
+      if (wasHeld && !settings.webhookTiming.held) this.webhooks.release(portal.portalId);
+    }
     for (const [type, properties] of Object.entries(patch.uniqueProperties ?? {}) as [
       ObjectTypeName,
       string[],

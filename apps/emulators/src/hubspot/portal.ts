@@ -33,6 +33,12 @@ export interface WebhookTiming {
   maxRetries: number;
   /** A receiver slower than this has failed (HubSpot: 5 s). */
   timeoutMs: number;
+  /**
+   * Events gather and nothing is sent until this is set back to false, when all of them go
+   * out at once (in batches of `maxBatchSize`): a test's stand-in for a backlog, such as a
+   * subscriber that was down, arriving in one burst.
+   */
+  held: boolean;
 }
 
 export interface PortalSettings {

@@ -31,7 +31,10 @@ export interface WebhookEvent {
 
 /** What happened to one POST, kept for the control API and for debugging tests. */
 export interface DeliveryRecord {
+  /** When the attempt ended (answered, failed or dropped). */
   at: string;
+  /** When the POST left the emulator (absent for a batch dropped unsent). */
+  sentAt?: string;
   url: string | null;
   attemptNumber: number;
   eventIds: number[];
@@ -71,8 +74,15 @@ export class WebhookDispatcher {
       return;
     }
     this.queues.set(portal.portalId, events);
-    this.later(portal.settings.webhookTiming.batchDelayMs, () => this.flush(portal.portalId));
+    // Held events wait for `release`.
+    if (!portal.settings.webhookTiming.held)
+      this.later(portal.settings.webhookTiming.batchDelayMs, () => this.flush(portal.portalId));
   };
+
+  /** Sends what gathered while the portal's webhooks were held. */
+  release(portalId: number): void {
+    if (this.queues.has(portalId)) this.flush(portalId);
+  }
 
   deliveriesOf(portalId: number): DeliveryRecord[] {
     return this.deliveries.get(portalId) ?? [];
@@ -142,6 +152,7 @@ export class WebhookDispatcher {
       return;
     }
     const body = JSON.stringify(batch.map((e) => ({ ...e, attemptNumber })));
+    const sentAt = new Date(this.ctx.now()).toISOString();
     const controller = new AbortController();
     this.inflight.add(controller);
     const timeout = setTimeout(
@@ -174,6 +185,7 @@ export class WebhookDispatcher {
       batch,
       outcome: delivered ? 'delivered' : 'failed',
       duplicate,
+      sentAt,
       ...(status === undefined ? {} : { status }),
       ...(error === undefined ? {} : { error }),
     });

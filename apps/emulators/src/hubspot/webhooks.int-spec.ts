@@ -146,6 +146,27 @@ describe('HubSpot emulator: webhooks to a real HTTP receiver', () => {
     expect(ids(second)).toEqual(ids(first));
   });
 
+  it('holds events while webhooks are held and sends them all when released, stamping when each POST left', async () => {
+    const hook = await receiver();
+    const portal = await harness.createPortal({ webhookUrl: hook.url, webhookTiming: { held: true } });
+    const path = `/_emulator/hubspot/portals/${portal.portalId}`;
+    for (const name of ['Held 1', 'Held 2', 'Held 3'])
+      await portal.client.crm.companies.basicApi.create({ properties: { name }, associations: [] });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(hook.received).toEqual([]);
+
+    const released = Date.now();
+    expect((await harness.control('PATCH', path, { webhookTiming: { held: false } })).status).toBe(200);
+    await eventually(
+      () => hook.events.filter((e) => e.subscriptionType === 'company.creation').length === 3,
+      'the three creations, once released',
+    );
+    const log = await harness.control<{ deliveries: DeliveryRecord[] }>('GET', `${path}/webhooks`);
+    const sent = log.body.deliveries.map((d) => Date.parse(d.sentAt ?? ''));
+    for (const at of sent) expect(at).toBeGreaterThanOrEqual(released - 5);
+    expect(log.body.deliveries.every((d) => Date.parse(d.at) >= Date.parse(d.sentAt ?? ''))).toBe(true);
+  });
+
   it('treats an answer slower than the timeout as a failure, and retries', async () => {
     const hook = await receiver((_req, n) => ({ status: 204, delayMs: n === 0 ? 600 : 0 }));
     const portal = await harness.createPortal({ webhookUrl: hook.url, webhookTiming: { timeoutMs: 200 } });
