@@ -134,11 +134,18 @@ export async function run(args: Record<string, number>): Promise<void> {
   log(`seeded ${people} people in ${((Date.now() - seedStart) / 1000).toFixed(1)} s`);
 
   const apiPort = await freePort();
+  const profileDir = process.env.BENCH_PROFILE_DIR;
   const tail: string[] = [];
   children.push(
     spawnEntry('api', {
       cwd: REPO_ROOT,
-      env: { ...env, HOST: '127.0.0.1', PORT: String(apiPort) },
+      // BENCH_PROFILE_DIR=/some/dir: the API writes a V8 CPU profile there when the bench ends.
+      env: {
+        ...env,
+        HOST: '127.0.0.1',
+        PORT: String(apiPort),
+        ...(profileDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {}),
+      },
       onLine: (line) => {
         tail.push(line);
         if (tail.length > 50) tail.shift();
@@ -218,5 +225,10 @@ export async function run(args: Record<string, number>): Promise<void> {
     non_2xx: get.non2xx + search.non2xx + broad.non2xx,
     errors: get.errors + search.errors + broad.errors,
   });
+  if (profileDir) {
+    // A profile is written on a graceful exit only.
+    for (const child of children) child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 5_000));
+  }
   for (const child of children) child.kill('SIGKILL');
 }

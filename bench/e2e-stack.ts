@@ -28,7 +28,11 @@ export interface Stack {
 const APP = { appId: 7001, clientId: 'syncline-bench-client', clientSecret: 'syncline-bench-secret' };
 const PREFIX = 'syncline-bench-e2e';
 
-export async function startStack(options: { coalesceMs?: number } = {}): Promise<Stack> {
+/**
+ * `workers`: how many worker processes share the work (the sync stage's partitions are leased
+ * among them, pushes and pulls are queue jobs any of them takes); one unless asked.
+ */
+export async function startStack(options: { coalesceMs?: number; workers?: number } = {}): Promise<Stack> {
   const databaseUrl = await freshBenchDatabase('syncline_bench_e2e');
   const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const redis = new Redis(redisUrl);
@@ -84,6 +88,8 @@ export async function startStack(options: { coalesceMs?: number } = {}): Promise
     METRICS_PORT: '0',
     // The emulator's limits are off for the throughput run; ours follow.
     HUBSPOT_REQUESTS_PER_10S: '100000',
+    // The sync stage's settings (SYNC_BATCH_SIZE, SYNC_COALESCE_MS, …) as the bench is run with.
+    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('SYNC_'))),
     ...providerSettings({
       emulators: urls,
       hubspotApp: APP,
@@ -95,7 +101,7 @@ export async function startStack(options: { coalesceMs?: number } = {}): Promise
     }),
   };
   spawnOf('api', { ...env, HOST: '127.0.0.1', PORT: new URL(apiUrl).port });
-  spawnOf('workers', env);
+  for (let n = 0; n < (options.workers ?? 1); n++) spawnOf('workers', env);
   const cli = await runScript('apps/sync-api/src/cli.ts', ['create-workspace', '--name', 'Bench'], env);
   if (cli.code !== 0) throw new Error(`create-workspace: ${cli.stderr}`);
   const { apiKey } = JSON.parse(cli.stdout.trim().split('\n').pop() ?? '{}') as { apiKey: string };

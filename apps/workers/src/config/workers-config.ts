@@ -31,6 +31,11 @@ const workersEnvObject = baseEnvSchema.extend({
    * fixed cost of a batch is paid once for all of them instead of once per partition.
    */
   SYNC_PARTITIONS_PER_BATCH: wholeNumber(16, 1, 1_024),
+  /**
+   * Most events the sync stage takes in one transaction (a backlogged partition takes them all;
+   * partitions sharing a transaction split them): a batch's fixed cost is paid once for all.
+   */
+  SYNC_BATCH_SIZE: wholeNumber(200, 1, 10_000),
   /** Whether this process runs a member of the `sync` consumer group (identity, merge, outbox). */
   SYNC_CONSUMER: z.preprocess(
     (v) =>

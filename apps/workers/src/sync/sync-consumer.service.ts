@@ -46,7 +46,7 @@ export class SyncConsumerService implements OnApplicationBootstrap, OnApplicatio
       group: SYNC_GROUP,
       partitions: this.config.LOG_PARTITIONS,
       connection: this.config.DATABASE_URL,
-      batchSize: 200,
+      batchSize: this.config.SYNC_BATCH_SIZE,
       partitionsPerBatch: this.config.SYNC_PARTITIONS_PER_BATCH,
       pollMs: 500,
       handler: async (tx, events, context) => {
