@@ -134,7 +134,12 @@ async function measure(stack: Stack, rate: number, seconds: number) {
     const second = Math.floor((p.edited - first) / 1000);
     slowest.set(second, Math.max(slowest.get(second) ?? 0, p.arrived - p.edited));
   }
-  log(`slowest per second: ${[...slowest].sort(([a], [b]) => a - b).map(([, ms]) => ms).join(' ')}`);
+  log(
+    `slowest per second: ${[...slowest]
+      .sort(([a], [b]) => a - b)
+      .map(([, ms]) => ms)
+      .join(' ')}`,
+  );
   return {
     bench: 'e2e-latency',
     rate,
