@@ -105,11 +105,30 @@ describe('claiming outbox rows', () => {
     );
     expect(heads).toEqual([{ same: true }]);
     // A create keeps its one row per target whatever the heads: it is never set aside here.
-    await pool.query(`UPDATE outbox SET status = 'pending', op = 'create', heads = '{x}' WHERE id = $1`, [
-      claim.rows[0]!.id,
-    ]);
+    await pool.query(
+      `UPDATE outbox SET status = 'pending', claimed_at = NULL, op = 'create', heads = '{x}' WHERE id = $1`,
+      [claim.rows[0]!.id],
+    );
     const again = await claimOutbox(pool, ws.b, 500);
     expect(again.outdated).toBe(0);
     expect(again.rows.map((r) => r.op)).toEqual(['create']);
+  });
+
+  it('waits a second longer after each refusal before taking a write the provider refused as stale again', async () => {
+    const { ws, handle } = await adaInBothCrms();
+    await handle(contactEvent(ws.workspaceId, ws.a, 'a-1', at(20), { ...ada, jobTitle: 'Countess' }));
+    const [owed] = await rowsOf(ws.b);
+    expect(owed?.status).toBe('pending');
+    // Refused as stale on its third attempt, as PushService.setAside leaves it: pending, stamped.
+    await pool.query(
+      `UPDATE outbox SET attempts = 3, claimed_at = now(), last_error = 'Conflict: changed since' WHERE id = $1`,
+      [owed!.id],
+    );
+    expect((await claimOutbox(pool, ws.b, 500)).rows).toEqual([]);
+    // Three seconds on (its wait after three refusals), it is taken again.
+    await pool.query(`UPDATE outbox SET claimed_at = now() - interval '3.5 seconds' WHERE id = $1`, [
+      owed!.id,
+    ]);
+    expect((await claimOutbox(pool, ws.b, 500)).rows.map((r) => r.id)).toEqual([owed!.id]);
   });
 });

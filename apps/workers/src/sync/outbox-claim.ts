@@ -37,6 +37,12 @@ export async function claimOutbox(pool: Pool, connectionId: string, limit: numbe
        SELECT o.id, (o.op = 'update' AND o.heads IS DISTINCT FROM e.heads) AS outdated
          FROM outbox o LEFT JOIN entity e ON e.id = o.entity_id
         WHERE o.connection_id = $1 AND o.status IN ('pending', 'sending')
+          -- A write the provider refused as stale waits for its record's fresh version to be
+          -- merged, a second longer after each refusal (setAside stamps claimed_at): taken again
+          -- by every push of the connection meanwhile, it would use up its attempts before the
+          -- sync stage, however far behind, could merge what the provider holds.
+          AND NOT (o.status = 'pending' AND o.claimed_at IS NOT NULL
+                   AND o.claimed_at > now() - LEAST(o.attempts, 30) * interval '1 second')
         ORDER BY o.id LIMIT $2 FOR UPDATE OF o SKIP LOCKED),
      outdated AS (
        UPDATE outbox o SET status = 'superseded', claimed_at = NULL

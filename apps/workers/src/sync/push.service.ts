@@ -392,12 +392,14 @@ export class PushService {
       await this.pool.query(
         `UPDATE outbox o
             SET status = CASE WHEN o.heads = e.heads AND o.attempts < 20 THEN 'pending' ELSE 'superseded' END,
-                claimed_at = NULL, last_error = $2
+                -- When it was refused: the claim waits longer after each refusal (outbox-claim.ts).
+                claimed_at = now(), last_error = $2
            FROM entity e
           WHERE e.id = o.entity_id AND o.id = ANY($1::bigint[])`,
         [atFault.flatMap((w) => w.rowIds), `Conflict: ${error.message}`],
       );
       outcome.dropped += atFault.length;
+      // The refused rows' next claim is a second later per attempt; the sweep also comes back.
       await this.schedule(handle.id, Date.now() + 1_000);
       // What the provider holds now goes on the log: merged, it updates the record's version
       // and makes the sync stage owe the write again, recomputed. Without it, a pull.
