@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
-import { contactEvent, playPush, seedConnections, syncStage } from './testing/sync-stage';
+import { claimPush, contactEvent, playPush, seedConnections, syncStage } from './testing/sync-stage';
 
 let db: TestDatabase;
 let pool: Pool;
@@ -154,6 +154,41 @@ describe('the sync stage and write receipts', () => {
       ws.b,
     ]);
     expect(rows.map((r) => r.applied_at !== null)).toEqual([true]);
+  });
+
+  it('an echo that overtakes its receipt is still our echo: a later edit made elsewhere wins, nobody is written the old value', async () => {
+    const ws = await seedConnections(pool, { a: 'hubspot', b: 'hubspot' });
+    const { handle } = syncStage(pool);
+    const t0 = Date.now() - 60_000;
+    const at = (s: number) => new Date(t0 + s * 1000);
+    const di = { email: 'di@initech.example', firstName: 'Di', jobTitle: 'Analyst' };
+    await handle(contactEvent(ws.workspaceId, ws.a, 'a-4', at(0), di));
+    await handle(contactEvent(ws.workspaceId, ws.b, 'b-4', at(1), di));
+    await handle(contactEvent(ws.workspaceId, ws.a, 'a-4', at(10), { ...di, jobTitle: 'Lead' }));
+    // A pusher takes B's write at 12 s; B applies it at 12.5 s and notifies at once, and the
+    // notification is merged before the pusher has stored the receipt.
+    expect(await claimPush(pool, ws.b, at(12))).toBe(1);
+    await handle({
+      ...contactEvent(ws.workspaceId, ws.b, 'b-4', at(12.5), { jobTitle: 'Lead' }),
+      eventKey: 'contacts:b-4:12500:jobtitle',
+      fieldTimes: { jobTitle: at(12.5).toISOString() },
+    });
+    // Meanwhile A's user had changed the title again (12.2 s): it arrives after B's echo.
+    await handle(contactEvent(ws.workspaceId, ws.a, 'a-4', at(12.2), { ...di, jobTitle: 'Director' }));
+    expect(await entityFields(ws.a, 'a-4')).toMatchObject({ jobTitle: 'Director' });
+    // A made the edit: it is owed nothing. B is owed the later edit.
+    expect(await pendingFor(ws.a)).toEqual([]);
+    expect(await pendingFor(ws.b)).toEqual([{ jobTitle: 'Director' }]);
+    // The receipt lands; B's later full read (its record as our write left it) is an echo too.
+    await playPush(pool, ws.b, at(12), { from: 'sending' });
+    await handle(contactEvent(ws.workspaceId, ws.b, 'b-4', at(12.5), { ...di, jobTitle: 'Lead' }));
+    expect(await entityFields(ws.b, 'b-4')).toMatchObject({ jobTitle: 'Director' });
+    expect(await pendingFor(ws.a)).toEqual([]);
+    expect(await pendingFor(ws.b)).toEqual([{ jobTitle: 'Director' }]);
+    const { rows: conflicts } = await pool.query('SELECT 1 FROM merge_conflict WHERE workspace_id = $1', [
+      ws.workspaceId,
+    ]);
+    expect(conflicts).toEqual([]);
   });
 
   it("a person's edit in Syncline merges as theirs and is owed to every CRM; only from the workspace's own connection", async () => {

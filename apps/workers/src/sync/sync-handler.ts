@@ -111,6 +111,12 @@ interface Receipt {
   fields: Record<string, unknown>;
   createdAt: Date;
   applied: boolean;
+  /**
+   * A write still on its way (its outbox row claimed, no receipt yet): the provider may have
+   * applied it, and its report may be on the log before the receipt is stored. It recognises
+   * that report as our echo, and nothing more: it moves no synced heads.
+   */
+  inFlight?: boolean;
 }
 
 /** Our write reaches the provider before its receipt is stored; a report this close to it is its echo. */
@@ -129,6 +135,10 @@ const ECHO_WINDOW_MS = 5_000;
  *   state before our write: dropped.
  * - A field reported exactly as one of our writes set it, no later than that write (give or
  *   take the window), is our echo (`echo`), even when a later write has replaced it since.
+ * - A field reported as a write still on its way sets it (claimed, its receipt not yet
+ *   stored) is our echo too: the provider applied that write and reported it before the
+ *   pusher could store the receipt. Merged as the source's edit, it would carry the
+ *   provider's time of our write and win over a later edit made elsewhere meanwhile.
  * - Everything else is the source's edit (`fields`); one made while our last write of that
  *   field was on its way (after it started, before its receipt) may have been overwritten
  *   by it, so the source is also marked as holding what we wrote (`held`): at worst the
@@ -136,9 +146,11 @@ const ECHO_WINDOW_MS = 5_000;
  */
 export function splitEcho(
   event: Pick<LogEvent, 'fields' | 'fieldTimes' | 'eventTime'>,
-  receipts: readonly Pick<Receipt, 'fields' | 'createdAt' | 'sentAt' | 'prior'>[],
+  receipts: readonly Pick<Receipt, 'fields' | 'createdAt' | 'sentAt' | 'prior' | 'inFlight'>[],
 ): { fields: Record<string, unknown>; echo?: Record<string, unknown>; held?: Record<string, unknown> } {
   if (receipts.length === 0) return { fields: event.fields };
+  const confirmed = receipts.filter((r) => r.inFlight !== true);
+  const inFlight = receipts.filter((r) => r.inFlight === true);
   const fields: Record<string, unknown> = {};
   const echo: Record<string, unknown> = {};
   const held: Record<string, unknown> = {};
@@ -146,7 +158,7 @@ export function splitEcho(
     const dated = event.fieldTimes[field];
     const at = dated ? Date.parse(dated) : event.eventTime.getTime();
     const hash = contentHash({ v: value });
-    const writes = receipts.filter((r) => Object.hasOwn(r.fields, field));
+    const writes = confirmed.filter((r) => Object.hasOwn(r.fields, field));
     const last = writes.at(-1);
     if (last !== undefined && at < last.sentAt.getTime()) {
       held[field] = last.fields[field];
@@ -155,9 +167,11 @@ export function splitEcho(
       if (!ours && (dated || contentHash({ v: prior }) !== hash)) fields[field] = value;
       continue;
     }
-    const echoed = writes.some(
-      (r) => at <= r.createdAt.getTime() + ECHO_WINDOW_MS && contentHash({ v: r.fields[field] }) === hash,
-    );
+    const echoed =
+      writes.some(
+        (r) => at <= r.createdAt.getTime() + ECHO_WINDOW_MS && contentHash({ v: r.fields[field] }) === hash,
+      ) ||
+      inFlight.some((r) => Object.hasOwn(r.fields, field) && contentHash({ v: r.fields[field] }) === hash);
     if (echoed) {
       echo[field] = value;
       continue;
@@ -1011,15 +1025,29 @@ export class SyncHandler {
       fields: Record<string, unknown>;
       created_at: Date;
       applied: boolean;
+      in_flight: boolean;
     }>(
-      `SELECT r.connection_id || '|' || r.entity_type || '|' || r.external_id AS key,
-              r.connection_id || '|' || r.idempotency_key AS receipt_key, r.prior, r.entity_id, r.sent_at, r.heads, r.fields,
-              r.created_at, r.applied_at IS NOT NULL AS applied
-         FROM write_receipt r
-         JOIN (SELECT DISTINCT * FROM unnest($1::uuid[], $2::text[], $3::text[]) AS t(conn, type, ext)) t
-           ON r.connection_id = t.conn AND r.entity_type = t.type AND r.external_id = t.ext
-        WHERE r.applied_at IS NULL OR r.created_at > now() - interval '10 minutes'
-        ORDER BY r.created_at, r.idempotency_key`,
+      // Receipts, and the writes still on their way to these records (claimed, no receipt yet),
+      // in one statement: a push that stores its receipt marks its rows sent in the same
+      // commit, so every write the provider may have applied is seen as one or the other.
+      `WITH t AS (SELECT DISTINCT * FROM unnest($1::uuid[], $2::text[], $3::text[]) AS t(conn, type, ext))
+       SELECT * FROM (
+         SELECT r.connection_id || '|' || r.entity_type || '|' || r.external_id AS key,
+                r.connection_id || '|' || r.idempotency_key AS receipt_key, r.prior, r.entity_id, r.sent_at,
+                r.heads, r.fields, r.created_at, r.applied_at IS NOT NULL AS applied, false AS in_flight,
+                r.idempotency_key
+           FROM write_receipt r
+           JOIN t ON r.connection_id = t.conn AND r.entity_type = t.type AND r.external_id = t.ext
+          WHERE r.applied_at IS NULL OR r.created_at > now() - interval '10 minutes'
+         UNION ALL
+         SELECT l.connection_id || '|' || l.entity_type || '|' || l.external_id,
+                'in-flight|' || o.id, o.prior, o.entity_id, o.claimed_at, o.heads, o.fields,
+                clock_timestamp(), true, true, o.idempotency_key
+           FROM t
+           JOIN source_link l ON l.connection_id = t.conn AND l.entity_type = t.type AND l.external_id = t.ext
+           JOIN outbox o ON o.connection_id = l.connection_id AND o.entity_id = l.entity_id
+          WHERE o.status = 'sending' AND o.op IN ('create', 'update')) all_writes
+        ORDER BY in_flight, created_at, idempotency_key`,
       [events.map((e) => e.connectionId), events.map((e) => e.entityType), events.map((e) => e.externalId)],
     );
     const out = new Map<string, Receipt[]>();
@@ -1034,6 +1062,7 @@ export class SyncHandler {
         fields: row.fields,
         createdAt: row.created_at,
         applied: row.applied,
+        ...(row.in_flight ? { inFlight: true } : {}),
       });
       out.set(row.key, list);
     }

@@ -88,13 +88,23 @@ export const contactEvent = (
  * Plays the push stage for one connection: its pending outbox rows are "sent" and leave write
  * receipts, as PushService's would (a provider merge leaves none). With `linkCreates`, a
  * created record is also linked at once under a made-up id, and deletes leave no receipt, as
- * PushService does.
+ * PushService does. With `from: 'sending'`, it finishes the rows `claimPush` took.
  */
+/** Plays a pusher's claim: the connection's pending rows are taken (`sending`) at `claimedAt`. */
+export async function claimPush(pool: Pool, connectionId: string, claimedAt: Date): Promise<number> {
+  const { rowCount } = await pool.query(
+    `UPDATE outbox SET status = 'sending', claimed_at = $2, attempts = attempts + 1
+      WHERE connection_id = $1 AND status = 'pending'`,
+    [connectionId, claimedAt],
+  );
+  return rowCount ?? 0;
+}
+
 export async function playPush(
   pool: Pool,
   connectionId: string,
   sentAt: Date,
-  options: { linkCreates?: boolean } = {},
+  options: { linkCreates?: boolean; from?: 'pending' | 'sending' } = {},
 ): Promise<{ op: string; entityId: string; fields: Record<string, unknown> }[]> {
   const { rows } = await pool.query<{
     workspace_id: string;
@@ -106,9 +116,9 @@ export async function playPush(
     heads: string[];
     idempotency_key: string;
   }>(
-    `UPDATE outbox SET status = 'sent' WHERE connection_id = $1 AND status = 'pending'
+    `UPDATE outbox SET status = 'sent' WHERE connection_id = $1 AND status = $2
      RETURNING workspace_id, entity_id, op, external_id, fields, prior, heads, idempotency_key`,
-    [connectionId],
+    [connectionId, options.from ?? 'pending'],
   );
   for (const row of rows) {
     if (row.op === 'merge' || (options.linkCreates && row.op === 'delete')) continue;
