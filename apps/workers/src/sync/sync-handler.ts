@@ -158,20 +158,19 @@ export function splitEcho(
     const dated = event.fieldTimes[field];
     const at = dated ? Date.parse(dated) : event.eventTime.getTime();
     const hash = contentHash({ v: value });
+    const setsIt = (r: (typeof receipts)[number]) =>
+      Object.hasOwn(r.fields, field) && contentHash({ v: r.fields[field] }) === hash;
     const writes = confirmed.filter((r) => Object.hasOwn(r.fields, field));
     const last = writes.at(-1);
     if (last !== undefined && at < last.sentAt.getTime()) {
       held[field] = last.fields[field];
       const prior = Object.hasOwn(last.prior, field) ? last.prior[field] : null;
-      const ours = writes.some((r) => contentHash({ v: r.fields[field] }) === hash);
+      const ours = writes.some(setsIt);
       if (!ours && (dated || contentHash({ v: prior }) !== hash)) fields[field] = value;
       continue;
     }
     const echoed =
-      writes.some(
-        (r) => at <= r.createdAt.getTime() + ECHO_WINDOW_MS && contentHash({ v: r.fields[field] }) === hash,
-      ) ||
-      inFlight.some((r) => Object.hasOwn(r.fields, field) && contentHash({ v: r.fields[field] }) === hash);
+      writes.some((r) => at <= r.createdAt.getTime() + ECHO_WINDOW_MS && setsIt(r)) || inFlight.some(setsIt);
     if (echoed) {
       echo[field] = value;
       continue;
@@ -1042,6 +1041,7 @@ export class SyncHandler {
          UNION ALL
          SELECT l.connection_id || '|' || l.entity_type || '|' || l.external_id,
                 'in-flight|' || o.id, o.prior, o.entity_id, o.claimed_at, o.heads, o.fields,
+                -- applied: an in-flight write is never applied as a receipt (it moves no heads).
                 clock_timestamp(), true, true, o.idempotency_key
            FROM t
            JOIN source_link l ON l.connection_id = t.conn AND l.entity_type = t.type AND l.external_id = t.ext

@@ -84,12 +84,6 @@ export const contactEvent = (
   origin: null,
 });
 
-/**
- * Plays the push stage for one connection: its pending outbox rows are "sent" and leave write
- * receipts, as PushService's would (a provider merge leaves none). With `linkCreates`, a
- * created record is also linked at once under a made-up id, and deletes leave no receipt, as
- * PushService does. With `from: 'sending'`, it finishes the rows `claimPush` took.
- */
 /** Plays a pusher's claim: the connection's pending rows are taken (`sending`) at `claimedAt`. */
 export async function claimPush(pool: Pool, connectionId: string, claimedAt: Date): Promise<number> {
   const { rowCount } = await pool.query(
@@ -100,6 +94,12 @@ export async function claimPush(pool: Pool, connectionId: string, claimedAt: Dat
   return rowCount ?? 0;
 }
 
+/**
+ * Plays the push stage for one connection: its pending outbox rows are "sent" and leave write
+ * receipts, as PushService's would (a provider merge leaves none). With `linkCreates`, a
+ * created record is also linked at once under a made-up id, and deletes leave no receipt, as
+ * PushService does. With `from: 'sending'`, it finishes the rows `claimPush` took.
+ */
 export async function playPush(
   pool: Pool,
   connectionId: string,
