@@ -295,6 +295,17 @@ const ROUND_TRIPS = {
     expect(read).toMatchObject({ groupName: 'merge', partition: 3, committedOffset: BIG });
   },
 
+  ConsumerBatch: async (prisma) => {
+    const created = await prisma.consumerBatch.create({
+      data: { groupName: 'merge', seq: BIG, partition: 2, sinceOffset: 10n, lastOffset: BIG },
+    });
+    expect(created.committedAt).toBeInstanceOf(Date);
+    const read = await prisma.consumerBatch.findUniqueOrThrow({
+      where: { groupName_seq_partition: { groupName: 'merge', seq: BIG, partition: 2 } },
+    });
+    expect(read).toMatchObject({ sinceOffset: 10n, lastOffset: BIG });
+  },
+
   DeadLetter: async (prisma) => {
     const { workspace, connection } = await seedConnection(prisma);
     const created = await prisma.deadLetter.create({

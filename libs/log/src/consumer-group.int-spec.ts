@@ -282,6 +282,38 @@ describe('LogConsumer', () => {
     expect(await derivedSnapshot(pool, 'g-rebuilt')).toBe(live);
   });
 
+  it('journals every committed batch: each event in exactly one, per partition in offset order, one seq per transaction', async () => {
+    await appendMany('journal', 240, 30);
+    const c = consumer('g-journal', { batchSize: 16, partitionsPerBatch: 3 });
+    await c.start();
+    await until(caughtUp('g-journal'));
+    await c.stop();
+    const { rows: batches } = await pool.query<{ seq: string; partition: number; since: string; last: string }>(
+      `SELECT seq, partition, since_offset AS since, last_offset AS last FROM consumer_batch
+        WHERE group_name = 'g-journal' ORDER BY seq, partition`,
+    );
+    const { rows: events } = await pool.query<{ partition: number; offset: string }>(
+      'SELECT partition, "offset" FROM change_event ORDER BY partition, "offset"',
+    );
+    // Per partition, the ranges follow each other without gap or overlap, to the head.
+    const next = new Map<number, number>();
+    for (const b of batches) {
+      expect(Number(b.since)).toBe(next.get(b.partition) ?? 0);
+      expect(Number(b.last)).toBeGreaterThan(Number(b.since));
+      next.set(b.partition, Number(b.last));
+    }
+    for (const e of events) expect(Number(e.offset)).toBeLessThanOrEqual(next.get(e.partition)!);
+    const covering = (e: { partition: number; offset: string }) =>
+      batches.filter(
+        (b) => b.partition === e.partition && Number(e.offset) > Number(b.since) && Number(e.offset) <= Number(b.last),
+      ).length;
+    expect(events.every((e) => covering(e) === 1)).toBe(true);
+    // Several partitions in one transaction share its seq.
+    const perSeq = new Map<string, number>();
+    for (const b of batches) perSeq.set(b.seq, (perSeq.get(b.seq) ?? 0) + 1);
+    expect(Math.max(...perSeq.values())).toBeGreaterThan(1);
+  });
+
   it('resets a stopped group to the beginning, to an offset or to an event time, and refuses while it runs', async () => {
     await appendMany('reset', 50, 5);
     const c = consumer('g-reset');
@@ -290,8 +322,13 @@ describe('LogConsumer', () => {
     await expect(resetGroup(pool, 'g-reset', PARTITIONS, 'beginning')).rejects.toBeInstanceOf(GroupBusyError);
     await c.stop();
 
+    const journaled = async () =>
+      (await pool.query(`SELECT 1 FROM consumer_batch WHERE group_name = 'g-reset'`)).rowCount;
+    expect(await journaled()).toBeGreaterThan(0);
     const zero = await resetGroup(pool, 'g-reset', PARTITIONS, 'beginning');
     expect(zero.every((p) => p.committedOffset === 0)).toBe(true);
+    // What will be handled again is journaled again, not twice.
+    expect(await journaled()).toBe(0);
 
     // Events with an event time at or after T are replayed, earlier ones are not.
     const t = new Date('2030-01-01T00:00:00Z');
@@ -359,8 +396,12 @@ describe('LogConsumer', () => {
       await slow.start();
       await slow.processAvailable();
       await slow.stop();
+      const journal = async () => (await rpool.query('SELECT 1 FROM consumer_batch')).rowCount;
+      expect(await journal()).toBeGreaterThan(0);
       const done = await enforceRetention(rpool, { retentionMs: week, chunk: 7 });
       expect(done).toEqual({ deleted: 40, heldBackByGroups: 0 });
+      // The journal goes with the events it ordered.
+      expect(await journal()).toBe(0);
       // Young events stay whatever the groups did.
       expect(await enforceRetention(rpool, { retentionMs: 30 * 24 * 3600_000 })).toEqual({
         deleted: 0,

@@ -338,11 +338,19 @@ export class LogConsumer {
       await this.handleBatch(events, context.partition);
       const last = new Map<number, number>();
       for (const e of events) last.set(e.partition, e.offset);
+      const since = new Map(heads.rows.map((h) => [h.partition, h.committed_offset]));
+      // The offsets move and the batch is journaled (consumer_batch) in one statement, the
+      // transaction's last: its seq is taken once the handler's work holds its locks.
       await tx.query(
-        `UPDATE consumer_offset o SET committed_offset = t.committed, updated_at = now()
-           FROM unnest($2::int[], $3::bigint[]) AS t(partition, committed)
-          WHERE o.group_name = $1 AND o.partition = t.partition`,
-        [this.group, [...last.keys()], [...last.values()]],
+        `WITH batch AS (SELECT nextval('consumer_batch_seq') AS seq),
+         moved AS (
+           UPDATE consumer_offset o SET committed_offset = t.committed, updated_at = now()
+             FROM unnest($2::int[], $3::bigint[], $4::bigint[]) AS t(partition, committed, since)
+            WHERE o.group_name = $1 AND o.partition = t.partition
+           RETURNING t.partition, t.since, t.committed)
+         INSERT INTO consumer_batch (group_name, seq, partition, since_offset, last_offset)
+         SELECT $1, batch.seq, moved.partition, moved.since, moved.committed FROM moved, batch`,
+        [this.group, [...last.keys()], [...last.values()], [...last.keys()].map((p) => since.get(p))],
       );
       await tx.query('COMMIT');
       if (this.options.afterCommit) {

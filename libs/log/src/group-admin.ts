@@ -58,6 +58,13 @@ export async function resetGroup(
       params = [group, target.eventTime];
     }
     await client.query(sql, params);
+    // Batches past the new position will be handled (and journaled) again.
+    await client.query(
+      `DELETE FROM consumer_batch b USING consumer_offset o
+        WHERE b.group_name = $1 AND o.group_name = $1 AND o.partition = b.partition
+          AND b.last_offset > o.committed_offset`,
+      [group],
+    );
     const { rows } = await client.query<{ partition: number; committed_offset: string }>(
       'SELECT partition, committed_offset FROM consumer_offset WHERE group_name = $1 ORDER BY partition',
       [group],
@@ -139,6 +146,13 @@ export async function enforceRetention(
     deleted += res.rowCount ?? 0;
     if ((res.rowCount ?? 0) < chunk) break;
   }
+  // The journal of batches whose events are all gone: nothing is left to replay in that order.
+  await pool.query(
+    `DELETE FROM consumer_batch b
+      WHERE NOT EXISTS (SELECT 1 FROM change_event e
+                         WHERE e.partition = b.partition AND e."offset" > b.since_offset
+                           AND e."offset" <= b.last_offset)`,
+  );
   const held = await pool.query<{ n: number }>(
     'SELECT count(*)::int AS n FROM change_event WHERE ingested_at < $1',
     [cutoff],
