@@ -288,7 +288,12 @@ describe('LogConsumer', () => {
     await c.start();
     await until(caughtUp('g-journal'));
     await c.stop();
-    const { rows: batches } = await pool.query<{ seq: string; partition: number; since: string; last: string }>(
+    const { rows: batches } = await pool.query<{
+      seq: string;
+      partition: number;
+      since: string;
+      last: string;
+    }>(
       `SELECT seq, partition, since_offset AS since, last_offset AS last FROM consumer_batch
         WHERE group_name = 'g-journal' ORDER BY seq, partition`,
     );
@@ -305,7 +310,10 @@ describe('LogConsumer', () => {
     for (const e of events) expect(Number(e.offset)).toBeLessThanOrEqual(next.get(e.partition)!);
     const covering = (e: { partition: number; offset: string }) =>
       batches.filter(
-        (b) => b.partition === e.partition && Number(e.offset) > Number(b.since) && Number(e.offset) <= Number(b.last),
+        (b) =>
+          b.partition === e.partition &&
+          Number(e.offset) > Number(b.since) &&
+          Number(e.offset) <= Number(b.last),
       ).length;
     expect(events.every((e) => covering(e) === 1)).toBe(true);
     // Several partitions in one transaction share its seq.
