@@ -565,13 +565,22 @@ async function clearDerived(client: PoolClient, workspaceId: string): Promise<vo
  */
 const PASS_WINDOW_MS = 100;
 
+interface Position {
+  partition: number;
+  offset: number;
+  /** When the event had come, made monotonic within its partition. */
+  came: number;
+  /** The live batch that handled it (consumer_batch), when the journal holds it. */
+  seq: string | null;
+}
+
 /**
- * Feeds the events to the stage as the live consumer takes them: per partition in offset
- * order, in passes over the partitions in turn, a batch (at most `batchSize`) of each
- * partition's events that had come by the pass. Which pass the live consumer handled an
- * event in is not recorded on the log; the passes are simulated from when the events came
- * (ingested_at, made monotonic within a partition), which gives the live order whenever
- * the stage kept up with the log. Each batch runs behind a savepoint; a batch that fails is
+ * Feeds the events to the stage in the order the live stage handled them: the sync group's
+ * journal (consumer_batch) names each batch it committed, in commit order, so each of those
+ * batches is handed over again as it was (its partitions one after another, each in offset
+ * order). Events older than the journal are fed first, in passes simulated from when they
+ * came (simulatePasses). Before each batch, the receipts stored before its events came are
+ * handed back (releaseReceipts). Each batch runs behind a savepoint; a batch that fails is
  * retried event by event, and an event that fails alone is reported (the live stage
  * dead-letters it and moves on).
  */
@@ -582,31 +591,93 @@ async function feed(
   options: ReplayOptions,
   total: number,
 ): Promise<ReplayReport['failures']> {
-  const batchSize = options.batchSize ?? 200;
   const failures: ReplayReport['failures'] = [];
-  const { rows: positions } = await client.query<{ partition: number; offset: string; came: Date }>(
-    `SELECT r.partition, r."offset", max(e.ingested_at) OVER (PARTITION BY r.partition ORDER BY r."offset") AS came
-       FROM replay_events r JOIN change_event e USING (partition, "offset") ORDER BY r.partition, r."offset"`,
+  // Per partition, the journal's ranges follow each other without overlap: the first batch
+  // ending at or after an offset is the one that handled it, if it began before it.
+  const { rows } = await client.query<{ partition: number; offset: string; came: Date; seq: string | null }>(
+    `SELECT r.partition, r."offset",
+            max(e.ingested_at) OVER (PARTITION BY r.partition ORDER BY r."offset") AS came,
+            CASE WHEN b.since_offset < r."offset" THEN b.seq END AS seq
+       FROM replay_events r JOIN change_event e USING (partition, "offset")
+       LEFT JOIN LATERAL (
+         SELECT seq, since_offset FROM consumer_batch b
+          WHERE b.group_name = $1 AND b.partition = r.partition AND b.last_offset >= r."offset"
+          ORDER BY b.last_offset LIMIT 1) b ON true
+      ORDER BY r.partition, r."offset"`,
+    [SYNC_GROUP],
   );
-  const queues = new Map<number, { offset: number; came: number }[]>();
-  for (const row of positions) {
-    const queue = queues.get(row.partition) ?? [];
-    queue.push({ offset: Number(row.offset), came: row.came.getTime() });
-    queues.set(row.partition, queue);
+  const positions: Position[] = rows.map((r) => ({
+    partition: r.partition,
+    offset: Number(r.offset),
+    came: r.came.getTime(),
+    seq: r.seq,
+  }));
+  let replayed = 0;
+  const handOver = async (batch: readonly Position[]) => {
+    const { rows: events } = await client.query<LogEventRow>(
+      `SELECT ${EVENT_COLUMNS} FROM unnest($1::int[], $2::bigint[]) WITH ORDINALITY AS k(partition, "offset", i)
+         JOIN change_event e USING (partition, "offset") ORDER BY k.i`,
+      [batch.map((p) => p.partition), batch.map((p) => p.offset)],
+    );
+    const logEvents = events.map(toLogEvent);
+    await releaseReceipts(client, logEvents);
+    await handleIsolating(client, tx, handler, logEvents, failures);
+    replayed += logEvents.length;
+    await options.onProgress?.(replayed, total);
+  };
+  const before = positions.filter((p) => p.seq === null);
+  for (const batch of await simulatePasses(client, before, options.batchSize ?? 200)) await handOver(batch);
+  const journaled = groupBy(
+    positions.filter((p) => p.seq !== null),
+    (p) => p.seq!,
+  );
+  const order = [...journaled.keys()].sort((a, b) => Number(BigInt(a) - BigInt(b)));
+  for (const seq of order) await handOver(journaled.get(seq)!);
+  await client.query('INSERT INTO write_receipt SELECT * FROM replay_held_receipt');
+  // Nothing leaves the rebuild before its commit: the caller schedules pushes from the outbox.
+  handler.drainTargets();
+  handler.drainPulls();
+  return failures;
+}
+
+function groupBy<T, K>(items: readonly T[], key: (item: T) => K): Map<K, T[]> {
+  const groups = new Map<K, T[]>();
+  for (const item of items) {
+    const group = groups.get(key(item));
+    if (group) group.push(item);
+    else groups.set(key(item), [item]);
   }
+  return groups;
+}
+
+const EVENT_COLUMNS = LOG_EVENT_COLUMNS.split(',')
+  .map((c) => `e.${c.trim()}`)
+  .join(', ');
+
+/**
+ * The batches for events the journal does not hold (handled before it was kept): per
+ * partition in offset order, in passes over the partitions in turn, a batch (at most
+ * `batchSize`) of each partition's events that had come by the pass. The passes are
+ * simulated from when the events came, which gives the live order whenever the stage kept
+ * up with the log. No pass straddles the storing of a receipt.
+ */
+async function simulatePasses(
+  client: PoolClient,
+  positions: readonly Position[],
+  batchSize: number,
+): Promise<Position[][]> {
+  if (positions.length === 0) return [];
+  const queues = groupBy(positions, (p) => p.partition);
   const heads = new Map([...queues.keys()].map((p) => [p, 0]));
   const partitions = [...queues.keys()].sort((a, b) => a - b);
-  const columns = LOG_EVENT_COLUMNS.split(',')
-    .map((c) => `e.${c.trim()}`)
-    .join(', ');
-  // When each receipt was stored: no pass (so no batch) straddles one (see releaseReceipts).
   const { rows: stored } = await client.query<{ at: Date }>(
     'SELECT DISTINCT created_at AS at FROM replay_held_receipt ORDER BY 1',
   );
   const receiptTimes = stored.map((r) => r.at.getTime());
+  const batches: Position[][] = [];
   let horizon = Number.NEGATIVE_INFINITY;
-  let replayed = 0;
-  while (replayed < positions.length) {
+  let taken = 0;
+  while (taken < positions.length) {
     let earliest = Number.POSITIVE_INFINITY;
     for (const p of partitions) {
       const next = queues.get(p)![heads.get(p)!];
@@ -621,23 +692,11 @@ async function feed(
       while (end < queue.length && end - start < batchSize && queue[end]!.came <= horizon) end++;
       if (end === start) continue;
       heads.set(p, end);
-      const { rows } = await client.query<LogEventRow>(
-        `SELECT ${columns} FROM replay_events r JOIN change_event e USING (partition, "offset")
-          WHERE r.partition = $1 AND r."offset" BETWEEN $2 AND $3 ORDER BY r."offset"`,
-        [p, queue[start]!.offset, queue[end - 1]!.offset],
-      );
-      const batch = rows.map(toLogEvent);
-      await releaseReceipts(client, batch);
-      await handleIsolating(client, tx, handler, batch, failures);
-      replayed += batch.length;
-      await options.onProgress?.(replayed, total);
+      batches.push(queue.slice(start, end));
+      taken += end - start;
     }
   }
-  await client.query('INSERT INTO write_receipt SELECT * FROM replay_held_receipt');
-  // Nothing leaves the rebuild before its commit: the caller schedules pushes from the outbox.
-  handler.drainTargets();
-  handler.drainPulls();
-  return failures;
+  return batches;
 }
 
 /**

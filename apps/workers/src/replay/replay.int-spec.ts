@@ -491,6 +491,69 @@ describe('replay of a merge HubSpot was asked to make', () => {
   });
 });
 
+describe('replay in the order the live stage handled the log', () => {
+  it('follows the journal, not arrival times: a merge that came within a pass of its records is still applied after them', async () => {
+    const ws = await seedConnections(pool, { a: 'hubspot', own: 'syncline' });
+    // The merge's partition comes before its records' (0 of 4): fed in one simulated pass,
+    // it would be handled before the records it merges exist.
+    let operationId = randomUUID();
+    while (partitionFor(ws.own, 'person', `identity-operation:${operationId}`, PARTITIONS) !== 0)
+      operationId = randomUUID();
+    const suffix = [...Array(64).keys()].find((i) => partitionFor(ws.a, 'person', `p-${i}`, PARTITIONS) > 0)!;
+    const other = [...Array(64).keys()].find(
+      (i) => i !== suffix && partitionFor(ws.a, 'person', `q-${i}`, PARTITIONS) > 0,
+    )!;
+    await append(
+      contactEvent(ws.workspaceId, ws.a, `p-${suffix}`, at(0), { ...person, email: 'ada.p@portal.example' }),
+      contactEvent(ws.workspaceId, ws.a, `q-${other}`, at(1), { ...person, email: 'ada.q@portal.example' }),
+    );
+    await runLive();
+    const linked = async (externalId: string) =>
+      (
+        await rows<{ entity_id: string }>(
+          'SELECT entity_id FROM source_link WHERE connection_id = $1 AND external_id = $2',
+          [ws.a, externalId],
+        )
+      )[0]!.entity_id;
+    const survivor = await linked(`p-${suffix}`);
+    const absorbed = await linked(`q-${other}`);
+    const merge = identityOperationChange(
+      {
+        kind: 'merge',
+        operationId,
+        workspaceId: ws.workspaceId,
+        entityType: 'person',
+        survivorId: survivor,
+        absorbedId: absorbed,
+      },
+      ws.own,
+      at(10),
+    );
+    const appended = await log.append([merge]);
+    if (!appended.ok) throw new Error(appended.error.message);
+    await runLive();
+    // As if the live stage had been quick: the merge came 20 ms after the records.
+    await pool.query(
+      `UPDATE change_event SET ingested_at = (SELECT min(ingested_at) FROM change_event WHERE workspace_id = $1) + interval '20 ms'
+        WHERE workspace_id = $1 AND connection_id = $2`,
+      [ws.workspaceId, ws.own],
+    );
+    const before = await world(ws.workspaceId);
+    expect(
+      (before.entities as { id: string; merged_into: string | null }[]).find((e) => e.id === absorbed)
+        ?.merged_into,
+    ).toBe(survivor);
+
+    const report = await applyReplay(pool, ws.workspaceId, 'beginning', { partitions: PARTITIONS });
+    expect(report.summary).toMatchObject({ changes: 0, created: 0, gone: 0, linksMoved: 0, failures: 0 });
+    const after = await world(ws.workspaceId);
+    expect(after.links).toEqual(before.links);
+    expect(after.entities.map(({ version: _v, ...e }) => e)).toEqual(
+      before.entities.map(({ version: _v, ...e }) => e),
+    );
+  });
+});
+
 describe('replay of a workspace with calendar attendees', () => {
   it('rebuilds the people made from attendees (links known only through their meeting) without refusing', async () => {
     const ws = await seedConnections(pool, { crm: 'hubspot', calendar: 'google-calendar', own: 'syncline' });
