@@ -11,6 +11,7 @@ import {
   providerSettings,
   spawnEntry,
 } from '../e2e/support/launch';
+import { type CpuSeconds, cpuSeconds } from './cpu-accounting';
 import { freshBenchDatabase, log } from './support';
 
 /** The whole system as processes (emulators, API, workers) for the end-to-end benches. */
@@ -22,6 +23,8 @@ export interface Stack {
   /** A portal with our app installed, webhooks to our API, the emulator's limits off. */
   portal(portalId: number): Promise<HubspotPortalGrant>;
   connect(portalId: number, grant: HubspotPortalGrant): Promise<string>;
+  /** CPU seconds used so far by each process of the stack, PostgreSQL, Redis and the bench. */
+  cpu(): CpuSeconds;
   stop(): Promise<void>;
 }
 
@@ -40,6 +43,7 @@ export async function startStack(options: { coalesceMs?: number; workers?: numbe
   redis.disconnect();
 
   const children: ChildProcess[] = [];
+  const roles: Record<string, ChildProcess[]> = { emulators: [], api: [], workers: [] };
   const tail: string[] = [];
   // BENCH_PROFILE_DIR=/some/dir: every process of the stack writes a V8 CPU profile there
   // when the bench ends (they are stopped with SIGTERM then, instead of SIGKILL).
@@ -57,6 +61,7 @@ export async function startStack(options: { coalesceMs?: number; workers?: numbe
       },
     });
     children.push(child);
+    roles[kind]!.push(child);
     return child;
   };
   const until = async (what: string, probe: () => Promise<boolean>) => {
@@ -144,6 +149,8 @@ export async function startStack(options: { coalesceMs?: number; workers?: numbe
       if (res.status !== 201) throw new Error(`connect ${portalId}: ${res.status} ${await res.text()}`);
       return ((await res.json()) as { id: string }).id;
     },
+    cpu: () =>
+      cpuSeconds(Object.fromEntries(Object.entries(roles).map(([k, cs]) => [k, cs.map((c) => c.pid)]))),
     stop: async () => {
       await pool.end();
       if (profileDir) {

@@ -1,3 +1,4 @@
+import { cpuBetween } from './cpu-accounting';
 import { pooled, type Stack, startStack, waitUntil } from './e2e-stack';
 import { emit, log } from './support';
 
@@ -69,9 +70,13 @@ async function measure(stack: Stack, contacts: number, changes: number, concurre
     return lost;
   };
   const started = held ? Date.now() : editsStarted;
+  const cpuBefore = held ? stack.cpu() : undefined;
   if (held) await emu.hubspot.updatePortal(A, { webhookTiming: { held: false } });
   const done = await waitUntil(async () => (await lostIn()) === 0, 120_000, 250);
   const elapsed = (done ?? Date.now()) - started;
+  // Where the cores went while the webhooks were synced (from-webhooks only: otherwise the
+  // window holds the bench's own edits too).
+  const cpu = cpuBefore ? cpuBetween(cpuBefore, stack.cpu()) : undefined;
   const inB = await emu.hubspot.objects(B, 'contacts');
   return {
     bench: 'e2e-throughput',
@@ -82,5 +87,6 @@ async function measure(stack: Stack, contacts: number, changes: number, concurre
     lost: done === undefined ? await lostIn() : 0,
     duplicates: inB.length - contacts,
     seconds: Number((elapsed / 1000).toFixed(1)),
+    ...(cpu ? { cpu_s: cpu, cpu_ms_per_change: Number(((cpu.total! * 1000) / changes).toFixed(2)) } : {}),
   };
 }
