@@ -16,6 +16,11 @@ const workersEnvObject = baseEnvSchema.extend({
   LOG_RETENTION_HOURS: wholeNumber(168, 0),
   /** How often the retention job runs. */
   RETENTION_INTERVAL_MS: wholeNumber(3_600_000, 1_000),
+  /**
+   * How often the tables' planner statistics are checked, and those that changed by more than
+   * PostgreSQL's own autoanalyze threshold analyzed (0: never; leave it to autovacuum).
+   */
+  TABLE_STATS_INTERVAL_MS: wholeNumber(10_000, 0),
   /** Jobs one process runs at once per queue, unless the queue fixes its own. */
   WORKER_CONCURRENCY: wholeNumber(10, 1, 1_000),
   /** How often every live or backfilling connection is pulled (the fallback to push notifications). */
