@@ -1071,10 +1071,15 @@ export class SyncHandler {
 
   private async markReceiptsApplied(tx: LogTransaction, keys: readonly string[]): Promise<void> {
     if (keys.length === 0) return;
+    // Keys are "connection|idempotency key" (a connection id holds no "|"). Matched by the
+    // primary key's columns: a match on the joined text would read the whole table.
+    const split = keys.map((k) => [k.slice(0, k.indexOf('|')), k.slice(k.indexOf('|') + 1)] as const);
     await tx.query(
-      `UPDATE write_receipt SET applied_at = now()
-        WHERE connection_id || '|' || idempotency_key = ANY($1::text[]) AND applied_at IS NULL`,
-      [keys],
+      `UPDATE write_receipt w SET applied_at = now()
+         FROM unnest($1::uuid[], $2::text[]) AS k(connection_id, idempotency_key)
+        WHERE w.connection_id = k.connection_id AND w.idempotency_key = k.idempotency_key
+          AND w.applied_at IS NULL`,
+      [split.map(([c]) => c), split.map(([, i]) => i)],
     );
   }
 
