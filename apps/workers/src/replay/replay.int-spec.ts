@@ -81,6 +81,31 @@ const t0 = Date.now() - 120_000;
 const at = (s: number) => new Date(t0 + s * 1000);
 const person = { email: 'ada@analytical.example', firstName: 'Ada', lastName: 'Lovelace' };
 
+/** The entity a connection's record is linked to. */
+const linkedEntity = async (connectionId: string, externalId: string) =>
+  (
+    await rows<{ entity_id: string }>(
+      'SELECT entity_id FROM source_link WHERE connection_id = $1 AND external_id = $2',
+      [connectionId, externalId],
+    )
+  )[0]?.entity_id;
+
+/** A user's merge of two people, as the API puts it on the log (by the workspace's own connection). */
+async function appendMerge(
+  ws: { workspaceId: string; own: string },
+  survivorId: string,
+  absorbedId: string,
+  operationId: string = randomUUID(),
+): Promise<void> {
+  const merge = identityOperationChange(
+    { kind: 'merge', operationId, workspaceId: ws.workspaceId, entityType: 'person', survivorId, absorbedId },
+    ws.own,
+    at(10),
+  );
+  const appended = await log.append([merge]);
+  if (!appended.ok) throw new Error(appended.error.message);
+}
+
 interface World {
   workspaceId: string;
   a: string;
@@ -425,31 +450,10 @@ describe('replay of a merge HubSpot was asked to make', () => {
       contactEvent(ws.workspaceId, ws.a, 'q-1', at(1), second),
     );
     await runLive();
-    const linked = async (externalId: string) =>
-      (
-        await rows<{ entity_id: string }>(
-          'SELECT entity_id FROM source_link WHERE connection_id = $1 AND external_id = $2',
-          [ws.a, externalId],
-        )
-      )[0]?.entity_id;
-    const survivor = (await linked('p-1'))!;
-    const absorbed = (await linked('q-1'))!;
+    const survivor = (await linkedEntity(ws.a, 'p-1'))!;
+    const absorbed = (await linkedEntity(ws.a, 'q-1'))!;
     expect(absorbed).not.toBe(survivor);
-    const operationId = randomUUID();
-    const merge = identityOperationChange(
-      {
-        kind: 'merge',
-        operationId,
-        workspaceId: ws.workspaceId,
-        entityType: 'person',
-        survivorId: survivor,
-        absorbedId: absorbed,
-      },
-      ws.own,
-      at(10),
-    );
-    const appended = await log.append([merge]);
-    if (!appended.ok) throw new Error(appended.error.message);
+    await appendMerge(ws, survivor, absorbed);
     await runLive();
     // The merge was owed once and sent (HubSpot merged), then the union, echoed back.
     expect((await pendingWrites(ws.workspaceId)).map((r) => r.op)).toEqual(['merge', 'update']);
@@ -508,29 +512,9 @@ describe('replay in the order the live stage handled the log', () => {
       contactEvent(ws.workspaceId, ws.a, `q-${other}`, at(1), { ...person, email: 'ada.q@portal.example' }),
     );
     await runLive();
-    const linked = async (externalId: string) =>
-      (
-        await rows<{ entity_id: string }>(
-          'SELECT entity_id FROM source_link WHERE connection_id = $1 AND external_id = $2',
-          [ws.a, externalId],
-        )
-      )[0]!.entity_id;
-    const survivor = await linked(`p-${suffix}`);
-    const absorbed = await linked(`q-${other}`);
-    const merge = identityOperationChange(
-      {
-        kind: 'merge',
-        operationId,
-        workspaceId: ws.workspaceId,
-        entityType: 'person',
-        survivorId: survivor,
-        absorbedId: absorbed,
-      },
-      ws.own,
-      at(10),
-    );
-    const appended = await log.append([merge]);
-    if (!appended.ok) throw new Error(appended.error.message);
+    const survivor = (await linkedEntity(ws.a, `p-${suffix}`))!;
+    const absorbed = (await linkedEntity(ws.a, `q-${other}`))!;
+    await appendMerge(ws, survivor, absorbed, operationId);
     await runLive();
     // As if the live stage had been quick: the merge came 20 ms after the records.
     await pool.query(
