@@ -146,12 +146,15 @@ export async function enforceRetention(
     deleted += res.rowCount ?? 0;
     if ((res.rowCount ?? 0) < chunk) break;
   }
-  // The journal of batches whose events are all gone: nothing is left to replay in that order.
+  // The journal of batches before each partition's oldest event left: nothing is left to
+  // replay in that order. (Retention deletes a partition's oldest events; one lookup per
+  // partition, not one per journal row.)
   await pool.query(
-    `DELETE FROM consumer_batch b
-      WHERE NOT EXISTS (SELECT 1 FROM change_event e
-                         WHERE e.partition = b.partition AND e."offset" > b.since_offset
-                           AND e."offset" <= b.last_offset)`,
+    `WITH floor AS (
+       SELECT h.partition, (SELECT min(e."offset") FROM change_event e WHERE e.partition = h.partition) AS first
+         FROM log_partition h)
+     DELETE FROM consumer_batch b USING floor f
+      WHERE b.partition = f.partition AND (f.first IS NULL OR b.last_offset < f.first)`,
   );
   const held = await pool.query<{ n: number }>(
     'SELECT count(*)::int AS n FROM change_event WHERE ingested_at < $1',
