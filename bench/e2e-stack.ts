@@ -42,8 +42,9 @@ export async function startStack(options: { coalesceMs?: number; workers?: numbe
   for (const key of await redis.keys(`${PREFIX}:*`)) await redis.del(key);
   redis.disconnect();
 
-  const children: ChildProcess[] = [];
+  // In start order (emulators, API, workers): stopped in reverse.
   const roles: Record<string, ChildProcess[]> = { emulators: [], api: [], workers: [] };
+  const children = () => Object.values(roles).flat();
   const tail: string[] = [];
   // BENCH_PROFILE_DIR=/some/dir: every process of the stack writes a V8 CPU profile there
   // when the bench ends (they are stopped with SIGTERM then, instead of SIGKILL).
@@ -60,7 +61,6 @@ export async function startStack(options: { coalesceMs?: number; workers?: numbe
         if (tail.length > 200) tail.shift();
       },
     });
-    children.push(child);
     roles[kind]!.push(child);
     return child;
   };
@@ -74,7 +74,7 @@ export async function startStack(options: { coalesceMs?: number; workers?: numbe
 
   // Children die with the bench, whatever way it ends.
   process.once('exit', () => {
-    for (const child of children) child.kill('SIGKILL');
+    for (const child of children()) child.kill('SIGKILL');
   });
   spawnOf('emulators', { EMULATOR_HUBSPOT_PORT: '0', EMULATOR_GOOGLE_PORT: '0', LOG_LEVEL: 'warn' });
   await until('emulators', async () => {
@@ -156,10 +156,10 @@ export async function startStack(options: { coalesceMs?: number; workers?: numbe
     stop: async () => {
       await pool.end();
       if (profileDir) {
-        for (const child of children) child.kill('SIGTERM');
+        for (const child of children()) child.kill('SIGTERM');
         await new Promise((r) => setTimeout(r, 5_000));
       }
-      for (const child of children.reverse()) child.kill('SIGKILL');
+      for (const child of children().reverse()) child.kill('SIGKILL');
     },
   };
 }
