@@ -1,4 +1,7 @@
-// First: it catches Automerge's WebAssembly memory as Automerge loads.
+// First, as a bare import (which import sorting keeps in place): it catches Automerge's
+// WebAssembly memory as Automerge loads. Sorted in with the others, it came after
+// @syncline/conflicts, and the soak reported 0 MB for Automerge.
+import '../libs/conflicts/test/wasm-memory';
 
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
