@@ -212,24 +212,28 @@ export class RecordsRepository {
     if (filter.updatedSince !== undefined)
       conditions.push(`updated_at >= ${p(filter.updatedSince)}::timestamptz`);
     const after = filter.after;
+    // The id in the order is the table's (a uuid, as the indexes and the keyset conditions
+    // have it), not the page's `id::text` column, which a bare `id` would name: sorted as
+    // text, a name-ordered list could not use its index (measured on a broad search: an
+    // incremental sort over 1,000 rows of one name, 493 ms instead of 101 ms).
     let order: string;
     switch (filter.sort) {
       case 'id':
-        order = 'id';
+        order = 'entity.id';
         if (after !== undefined) conditions.push(`id > ${p(after.id)}::uuid`);
         break;
       case 'updatedAt':
-        order = 'updated_at, id';
+        order = 'updated_at, entity.id';
         if (after !== undefined)
           conditions.push(`(updated_at, id) > (${p(after.value)}::timestamptz, ${p(after.id)}::uuid)`);
         break;
       case '-updatedAt':
-        order = 'updated_at DESC, id DESC';
+        order = 'updated_at DESC, entity.id DESC';
         if (after !== undefined)
           conditions.push(`(updated_at, id) < (${p(after.value)}::timestamptz, ${p(after.id)}::uuid)`);
         break;
       case 'name':
-        order = `${NAME_KEY}, id`;
+        order = `${NAME_KEY}, entity.id`;
         if (after !== undefined)
           conditions.push(`(${NAME_KEY}, id) > (${p(after.value ?? '')}, ${p(after.id)}::uuid)`);
         break;
