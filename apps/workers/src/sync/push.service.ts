@@ -129,10 +129,10 @@ export class PushService {
         await this.schedule(connectionId, Date.now() + 250);
         return { sent: 0, failed: 0, dropped: 0, skipped: 'another pusher holds the connection' };
       }
-      // A push asked for while this one ran drains again here. The entry goes in the same
-      // synchronous step as the last check, so a request either finds it (and is served by a
-      // further drain) or does not (and takes the lock itself, or comes back if the unlock is
-      // still on its way).
+      // A push asked for while this one ran drains again here. The entry is removed in the
+      // same synchronous step as the last look at `again`, so a request either finds it (and
+      // is served by a further drain) or does not (and takes the lock itself, or comes back if
+      // the unlock is still on its way).
       const state = { again: false };
       this.pushing.set(connectionId, state);
       try {
