@@ -123,11 +123,63 @@ export class EntityDocument {
   private loadedChanges = 0;
   private appliedChanges = 0;
 
+  /**
+   * Changes merged but not yet given to Automerge (see `defer`), oldest first. The hot path
+   * keeps its own copy of what a change does (heads, fields, operation counters), so a
+   * document can take a run of changes and apply them in one call when something needs
+   * Automerge itself: a past view, a save, the history.
+   */
+  private deferred: Uint8Array[] = [];
+  /** The deferred changes' hashes, with the last operation counter of each. */
+  private readonly deferredMaxOp = new Map<string, number>();
+  /** Set when deferred changes failed to apply: the document is out of step and unusable. */
+  private broken: Error | undefined;
+
   private constructor(
     readonly entityId: string,
     private handle: Handle,
   ) {
     this.heads = handle.getHeads();
+  }
+
+  /** Automerge's document, with every deferred change applied. */
+  private get backend(): Handle {
+    if (this.broken !== undefined) throw this.broken;
+    if (this.deferred.length === 0) return this.handle;
+    const parts = this.deferred;
+    this.deferred = [];
+    this.deferredMaxOp.clear();
+    try {
+      this.handle.loadIncremental(parts.length === 1 ? parts[0]! : concatBytes(parts));
+    } catch (error) {
+      this.broken = new Error(`entity ${this.entityId}: deferred changes did not apply (${String(error)})`);
+      throw this.broken;
+    }
+    const heads = this.handle.getHeads();
+    if (!sameHeads(heads, this.heads)) {
+      this.broken = new Error(
+        `entity ${this.entityId}: deferred changes left heads ${heads.join(',')}, not ${this.heads.join(',')}`,
+      );
+      throw this.broken;
+    }
+    return this.handle;
+  }
+
+  /**
+   * Takes an encoded change whose every dependency this document holds (heads it has
+   * merged), without applying it yet: its hash is the SHA-256 its checksum is the start of,
+   * and the heads follow from its dependencies. Loading one small change costs Automerge
+   * about as much as loading twenty at once, so a hot document applies its changes when it
+   * is next read through Automerge, together.
+   */
+  private defer(encoded: Uint8Array, deps: readonly string[], maxOp: number): string {
+    const hash = changeHash(encoded);
+    this.deferredMaxOp.set(hash, maxOp);
+    const replaced = new Set(deps);
+    this.heads = [...this.heads.filter((h) => !replaced.has(h)), hash].sort();
+    this.deferred.push(encoded);
+    this.appliedChanges++;
+    return hash;
   }
 
   static create(entityId: string): EntityDocument {
@@ -175,7 +227,7 @@ export class EntityDocument {
   }
 
   private rebuild(): void {
-    const metas = this.handle.getChangesMeta([]);
+    const metas = this.backend.getChangesMeta([]);
     this.loadedChanges = metas.length;
     this.appliedChanges = 0;
     for (const meta of metas) {
@@ -184,7 +236,7 @@ export class EntityDocument {
       this.seqByActor.set(meta.actor, Math.max(this.seqByActor.get(meta.actor) ?? 0, meta.seq));
       this.maxOp = Math.max(this.maxOp, meta.maxOp);
     }
-    for (const key of this.handle.keys(ROOT)) this.current.set(key, this.candidates(key));
+    for (const key of this.backend.keys(ROOT)) this.current.set(key, this.candidates(key));
   }
 
   /**
@@ -195,10 +247,10 @@ export class EntityDocument {
    */
   private repair(): boolean {
     // Nothing waiting for a dependency: the refusal has another cause.
-    if (this.handle.getMissingDeps([]).length === 0) return false;
+    if (this.backend.getMissingDeps([]).length === 0) return false;
     // A save would keep the waiting changes: rebuilt from the applied ones only.
     const fresh = Automerge.getBackend(Automerge.init({ actor: '00' }));
-    fresh.applyChanges(this.handle.getChanges([]));
+    fresh.applyChanges(this.backend.getChanges([]));
     this.handle.free();
     this.handle = fresh;
     this.heads = fresh.getHeads();
@@ -217,19 +269,19 @@ export class EntityDocument {
     const view: View = { heads: at, maxOp: 0, fields: new Map(), stale: new Map(Object.entries(stale)) };
     if (at.length === 0) return view;
     view.maxOp = this.maxOpAt(at);
-    for (const key of this.handle.keys(ROOT, at)) view.fields.set(key, this.candidates(key, at));
+    for (const key of this.backend.keys(ROOT, at)) view.fields.set(key, this.candidates(key, at));
     return view;
   }
 
   private maxOpAt(heads: readonly string[]): number {
     if (sameHeads(heads, this.heads)) return this.maxOp;
     let maxOp = 0;
-    for (const head of heads) maxOp = Math.max(maxOp, this.handle.getChangeMetaByHash(head)?.maxOp ?? 0);
+    for (const head of heads) maxOp = Math.max(maxOp, this.maxOpOf(head) ?? 0);
     return maxOp;
   }
 
   private candidates(key: string, heads?: string[]): Candidate[] {
-    return this.handle.getAll(ROOT, key, heads).map(([, stored, opId]) => {
+    return this.backend.getAll(ROOT, key, heads).map(([, stored, opId]) => {
       const { hlc, json } = decodeFieldValue(String(stored));
       return { opId: String(opId), source: this.sourceOf(String(opId)), hlc, json };
     });
@@ -265,7 +317,7 @@ export class EntityDocument {
    * Merges one inbound change. A connection's change is placed at its synced heads; a
    * user's edit at the current heads (the person saw the current view).
    */
-  applyInbound(change: InboundChange, policies: PolicyMap, retry = true): ApplyResult {
+  applyInbound(change: InboundChange, policies: PolicyMap): ApplyResult {
     if (this.eventKeys.has(change.eventKey)) {
       this.stats.duplicates++;
       return { outcome: this.outcome(policies, 'duplicate', []), chunk: null, synced: new Map() };
@@ -355,29 +407,10 @@ export class EntityDocument {
         deps: view.heads,
         ops,
       });
-      const before = new Set(this.heads);
-      // The encoded change is itself a valid incremental chunk: it is what gets persisted,
-      // and loading it is cheaper than applyChanges.
-      let refusal: unknown;
-      try {
-        this.handle.loadIncremental(encoded);
-        this.appliedChanges++;
-      } catch (error) {
-        refusal = error;
-      }
-      this.heads = this.handle.getHeads();
-      const hash = refusal === undefined ? this.heads.find((h) => !before.has(h)) : undefined;
-      if (hash === undefined) {
-        // The document holds changes it cannot apply (stored with a dependency it lacks):
-        // they block this actor's sequence. Drop them and try once more.
-        if (retry && this.repair()) {
-          this.eventKeys.delete(change.eventKey);
-          return this.applyInbound(change, policies, false);
-        }
-        throw refusal instanceof Error
-          ? refusal
-          : new Error(`change ${change.eventKey} did not become a head`);
-      }
+      // The encoded change is itself a valid incremental chunk: it is what gets persisted, and
+      // what Automerge is given later (its dependencies are heads this document holds; a
+      // document loaded with changes it could not apply was repaired as it loaded).
+      const hash = this.defer(encoded, view.heads, startOp + ops.length - 1);
       this.seqByActor.set(actor, seq);
       this.lastByActor.set(actor, hash);
       const lastOp = startOp + ops.length - 1;
@@ -444,16 +477,26 @@ export class EntityDocument {
   private withOwnLatest(connectionId: string, heads: readonly string[]): string[] {
     const own = this.lastByActor.get(actorOf({ kind: 'connection', id: connectionId }));
     if (own === undefined || heads.includes(own)) return [...heads];
-    const unseen = this.handle.getChangesMeta([...heads]);
+    const unseen = this.backend.getChangesMeta([...heads]);
     if (!unseen.some((m) => m.hash === own)) return [...heads];
     // Heads that are ancestors of `own` are no heads of the joined set.
-    const beyondOwn = new Set(this.handle.getChangesMeta([own]).map((m) => m.hash));
+    const beyondOwn = new Set(this.backend.getChangesMeta([own]).map((m) => m.hash));
     return [...heads.filter((h) => beyondOwn.has(h)), own];
+  }
+
+  /**
+   * The last operation counter of a change this document holds; undefined for one it does
+   * not. A receipt's heads are looked up here on every write: Automerge's document answers
+   * for what it has applied, so this needs no deferred change applied.
+   */
+  private maxOpOf(hash: string): number | undefined {
+    if (this.broken !== undefined) throw this.broken;
+    return this.deferredMaxOp.get(hash) ?? this.handle.getChangeMetaByHash(hash)?.maxOp;
   }
 
   /** The heads among these that this document holds. */
   private knownHeads(heads: readonly string[]): string[] {
-    return heads.filter((h) => this.handle.getChangeMetaByHash(h) !== null);
+    return heads.filter((h) => this.maxOpOf(h) !== undefined);
   }
 
   /**
@@ -611,7 +654,7 @@ export class EntityDocument {
     }
     const prefix = `merge:${input.mergeOperationId}#`;
     const copies = new Set(
-      this.handle
+      this.backend
         .getChangesMeta([])
         .filter((m) => m.message?.startsWith(prefix) === true)
         .map((m) => m.actor),
@@ -769,9 +812,9 @@ export class EntityDocument {
   /** Applies one encoded change; its hash, or an error if it did not become a head. */
   private loadChange(encoded: Uint8Array, message: string): string {
     const before = new Set(this.heads);
-    this.handle.loadIncremental(encoded);
+    this.backend.loadIncremental(encoded);
     this.appliedChanges++;
-    this.heads = this.handle.getHeads();
+    this.heads = this.backend.getHeads();
     const hash = this.heads.find((h) => !before.has(h));
     if (hash === undefined) throw new Error(`change ${message} did not become a head`);
     this.eventKeys.add(message);
@@ -929,21 +972,21 @@ export class EntityDocument {
     const heads = at instanceof Date ? this.headsAtTime(at) : [...at];
     if (heads.length === 0) return { values: {}, provenance: {} };
     const fields = new Map<string, Candidate[]>();
-    for (const key of this.handle.keys(ROOT, heads)) fields.set(key, this.candidates(key, heads));
+    for (const key of this.backend.keys(ROOT, heads)) fields.set(key, this.candidates(key, heads));
     return this.stateOf(fields, policies, false);
   }
 
   private headsAtTime(at: Date): string[] {
     const second = Math.floor(at.getTime() / 1000);
-    const included = this.handle.getChangesMeta([]).filter((m) => m.time <= second);
+    const included = this.backend.getChangesMeta([]).filter((m) => m.time <= second);
     const deps = new Set(included.flatMap((m) => m.deps));
     return included.map((m) => m.hash).filter((h) => !deps.has(h));
   }
 
   /** Every change with its origin, in causal order. */
   history(): HistoryEntry[] {
-    return this.handle.getChangesMeta([]).map((meta) => {
-      const decoded = this.handle.getDecodedChangeByHash(meta.hash);
+    return this.backend.getChangesMeta([]).map((meta) => {
+      const decoded = this.backend.getDecodedChangeByHash(meta.hash);
       const fields: HistoryEntry['fields'] = {};
       for (const op of decoded?.ops ?? []) {
         if (op.action !== 'set' || op.obj !== ROOT) continue;
@@ -985,7 +1028,7 @@ export class EntityDocument {
 
   /** Compacted snapshot of the whole document. */
   save(): Uint8Array {
-    return this.handle.save();
+    return this.backend.save();
   }
 
   syncedState(connectionId: string): SyncedState | undefined {
@@ -996,19 +1039,33 @@ export class EntityDocument {
   /**
    * An estimate of the memory this document holds (Automerge's WebAssembly heap and the
    * JavaScript maps beside it), which is what a cache budget has to bound: its stored size
-   * undercounts it 15–40 times. Measured (`memory-estimate.spec.ts`) at 13–16 KiB per
-   * document, 280–360 bytes per change it was loaded with, and 500–940 bytes per change
-   * applied to it since (Automerge keeps more per change applied one by one than per change
-   * loaded in bulk); the coefficients round those up, so a budget errs on the safe side.
+   * undercounts it 15–40 times. Measured (`memory-estimate.spec.ts`) at 10–16 KiB per
+   * document, about 240 bytes per change it was loaded with, and about 510 bytes per change
+   * merged into it since, deferred or applied (Automerge keeps more per change taken in after
+   * a load than per change loaded in bulk); the coefficients round those up, so a budget errs
+   * on the safe side.
    */
   memoryBytes(): number {
-    return 16 * 1024 + 320 * this.loadedChanges + 896 * this.appliedChanges;
+    return 16 * 1024 + 320 * this.loadedChanges + 576 * this.appliedChanges;
   }
 
   /** Releases the document's WebAssembly memory; the object is unusable afterwards. */
   free(): void {
+    this.deferred = [];
+    this.deferredMaxOp.clear();
     this.handle.free();
   }
+}
+
+/**
+ * The hash of an encoded change chunk: SHA-256 of everything after its magic bytes and
+ * checksum (the checksum is the hash's first four bytes, which this confirms); Automerge's
+ * own decoding where they disagree.
+ */
+function changeHash(chunk: Uint8Array): string {
+  const hash = createHash('sha256').update(chunk.subarray(8)).digest();
+  const checksum = chunk.length > 8 && hash.compare(chunk, 4, 8, 0, 4) === 0;
+  return checksum ? hash.toString('hex') : Automerge.decodeChange(chunk).hash;
 }
 
 function concatBytes(parts: readonly Uint8Array[]): Uint8Array {

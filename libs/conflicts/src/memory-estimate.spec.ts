@@ -7,7 +7,7 @@ const run = promisify(execFile);
 const probe = join(__dirname, '../test/memory-probe.ts');
 
 /** Measured and estimated bytes per document, from a process of its own. */
-async function measure(mode: 'applied' | 'loaded', changes: number) {
+async function measure(mode: 'applied' | 'flushed' | 'loaded', changes: number) {
   const { stdout } = await run(
     process.execPath,
     ['--expose-gc', '-r', '@swc-node/register', probe, mode, '200', String(changes)],
@@ -20,7 +20,7 @@ async function measure(mode: 'applied' | 'loaded', changes: number) {
 // what it holds: never far below (the cache would hold many times its budget), and not far
 // above (it would hold a fraction of the documents it could).
 describe('EntityDocument.memoryBytes', () => {
-  for (const mode of ['applied', 'loaded'] as const)
+  for (const mode of ['applied', 'flushed', 'loaded'] as const)
     for (const changes of [1, 40, 120])
       it(`is within 0.8–2× of the memory measured for documents of ${changes} changes ${mode}`, async () => {
         const { measured, estimated } = await measure(mode, changes);

@@ -1,8 +1,9 @@
 /**
  * Measures what documents really hold in memory, for `memory-estimate.spec.ts`: Automerge's
- * WebAssembly memory plus the JavaScript heap, after a full collection, before and after
- * making `docs` documents of `changes` changes each — applied one by one, or saved and then
- * loaded. Runs in a process of its own (`node --expose-gc`), so Automerge's memory starts
+ * WebAssembly memory plus the JavaScript heap and array buffers, after a full collection, before and after
+ * making `docs` documents of `changes` changes each — merged one by one (`applied`: as the
+ * document holds them, deferred; `flushed`: then read through Automerge, which applies
+ * them), or saved and then loaded. Runs in a process of its own (`node --expose-gc`), so Automerge's memory starts
  * empty. Prints one JSON line: measured and estimated bytes per document.
  */
 // Caught before Automerge loads (a require, not a hoisted import, keeps the order).
@@ -18,7 +19,8 @@ const changes = Number(changesArg);
 const exposed = (globalThis as { gc?: () => void }).gc;
 if (exposed === undefined) throw new Error('run with --expose-gc');
 const collect: () => void = exposed;
-if (mode !== 'applied' && mode !== 'loaded') throw new Error(`mode ${mode}: applied or loaded`);
+if (mode !== 'applied' && mode !== 'flushed' && mode !== 'loaded')
+  throw new Error(`mode ${mode}: applied, flushed or loaded`);
 
 const fields = ['stage', 'owner', 'amount', 'closeDate', 'name', 'pipeline', 'priority', 'nextStep'];
 const connections = ['0190a000-0000-7000-8000-000000000001', '0190a000-0000-7000-8000-000000000002'];
@@ -39,19 +41,22 @@ function build(d: number): EntityDocument {
       },
       {},
     );
+  // A read through Automerge applies the changes the document deferred.
+  if (mode === 'flushed') doc.valueAt(doc.getHeads(), {});
   return doc;
 }
 
 const used = () => {
   collect();
-  return automergeMemoryBytes() + process.memoryUsage().heapUsed;
+  const { heapUsed, arrayBuffers } = process.memoryUsage();
+  return automergeMemoryBytes() + heapUsed + arrayBuffers;
 };
 
 // Automerge instantiates on first use; one throwaway document does it before the baseline.
 build(-1).free();
 const kept: EntityDocument[] = [];
 let before: number;
-if (mode === 'applied') {
+if (mode !== 'loaded') {
   before = used();
   for (let d = 0; d < docs; d++) kept.push(build(d));
 } else {
