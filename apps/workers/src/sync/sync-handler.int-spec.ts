@@ -156,6 +156,54 @@ describe('the sync stage and write receipts', () => {
     expect(rows.map((r) => r.applied_at !== null)).toEqual([true]);
   });
 
+  it("a re-read of what the view holds and our write's echo leave the view alone: same version, no announcement", async () => {
+    const ws = await seedConnections(pool, { a: 'hubspot', b: 'hubspot' });
+    const { handle } = syncStage(pool);
+    const t0 = Date.now() - 60_000;
+    const at = (s: number) => new Date(t0 + s * 1000);
+    const eve = { email: 'eve@umbrella.example', firstName: 'Eve', jobTitle: 'Analyst' };
+    await handle(contactEvent(ws.workspaceId, ws.a, 'a-5', at(0), eve));
+    await handle(contactEvent(ws.workspaceId, ws.b, 'b-5', at(1), eve));
+    await handle(contactEvent(ws.workspaceId, ws.a, 'a-5', at(10), { ...eve, jobTitle: 'Lead' }));
+    const view = async () =>
+      (
+        await pool.query<{ version: string; fields: Record<string, unknown>; updated_at: Date }>(
+          `SELECT e.version::text AS version, e.fields, e.updated_at FROM entity e
+             JOIN source_link l ON l.entity_id = e.id WHERE l.connection_id = $1 AND l.external_id = 'a-5'`,
+          [ws.a],
+        )
+      ).rows[0]!;
+    const before = await view();
+    expect(before.fields).toMatchObject({ jobTitle: 'Lead' });
+    expect(await sendOwed(ws.b, at(12))).toEqual([{ jobTitle: 'Lead' }]);
+    const listener = await pool.connect();
+    const announced: string[] = [];
+    try {
+      listener.on('notification', (n) => announced.push(n.payload ?? ''));
+      await listener.query('LISTEN syncline_entity');
+      // A pull reading A's record as it is (already merged from the webhook), and B's echo of our write.
+      await handle({
+        ...contactEvent(ws.workspaceId, ws.a, 'a-5', at(10), { ...eve, jobTitle: 'Lead' }),
+        eventKey: 'contacts:a-5:10000',
+      });
+      await handle(contactEvent(ws.workspaceId, ws.b, 'b-5', at(13), { ...eve, jobTitle: 'Lead' }));
+      await listener.query('SELECT 1');
+      expect(await view()).toEqual(before);
+      expect(announced).toEqual([]);
+      expect(await pendingFor(ws.a)).toEqual([]);
+      expect(await pendingFor(ws.b)).toEqual([]);
+      // A real change is saved and announced as before.
+      await handle(contactEvent(ws.workspaceId, ws.b, 'b-5', at(20), { ...eve, jobTitle: 'Director' }));
+      await listener.query('SELECT 1');
+      const after = await view();
+      expect(after.fields).toMatchObject({ jobTitle: 'Director' });
+      expect(Number(after.version)).toBeGreaterThan(Number(before.version));
+      expect(announced).toHaveLength(1);
+    } finally {
+      listener.release();
+    }
+  });
+
   it('an echo that overtakes its receipt is still our echo: a later edit made elsewhere wins, nobody is written the old value', async () => {
     const ws = await seedConnections(pool, { a: 'hubspot', b: 'hubspot' });
     const { handle } = syncStage(pool);

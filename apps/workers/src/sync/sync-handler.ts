@@ -312,7 +312,7 @@ export class SyncHandler {
     ].sort();
     if (ids.length === 0) return;
     touchedIds.push(...ids);
-    await this.lockAndValidate(tx, ids);
+    const storedHeads = await this.lockAndValidate(tx, ids);
 
     const receipts = await this.receiptsOf(tx, events);
     // Appended changes and synced heads go out in a few multi-row statements at the end of the
@@ -388,7 +388,23 @@ export class SyncHandler {
       await engine.catchUp(ref, store);
       entry.outcome ??= await engine.outcome(ref, store);
     }
-    await this.saveViews(tx, [...touched.values()]);
+    // A view whose document did not move (an echo of our own write, a pull re-reading what a
+    // webhook brought, an edit equal to the current value) is not saved again: its row, its
+    // version (which a salesperson's If-Match holds) and its announcement stay as they are.
+    const identityIds = new Set([...operations.values()].flatMap((o) => [o.survivorId, o.absorbedId]));
+    await this.saveViews(
+      tx,
+      [...touched.values()].filter((t) => {
+        const stored = storedHeads.get(t.entityId);
+        return (
+          stored === undefined ||
+          t.frozen === true ||
+          t.deletedIn.length > 0 ||
+          identityIds.has(t.entityId) ||
+          !sameSet(stored, t.outcome?.heads ?? [])
+        );
+      }),
+    );
     // Who took part in each activity, from its merged view; in this transaction, so a replay rewrites it.
     await writeAssociations(
       tx,
@@ -994,7 +1010,8 @@ export class SyncHandler {
    * version this process did not write, or (should a commit have failed after a version
    * was noted) other heads than the row's.
    */
-  private async lockAndValidate(tx: LogTransaction, ids: readonly string[]): Promise<void> {
+  /** Locks the entities and returns the heads their saved views were made at. */
+  private async lockAndValidate(tx: LogTransaction, ids: readonly string[]): Promise<Map<string, string[]>> {
     const { rows } = await tx.query<{ id: string; version: string; heads: string[] }>(
       'SELECT id, version::text AS version, heads FROM entity WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE',
       [ids],
@@ -1007,6 +1024,7 @@ export class SyncHandler {
         this.versions.set(row.id, row.version);
       }
     }
+    return new Map(rows.map((row) => [row.id, row.heads]));
   }
 
   /**
@@ -1084,6 +1102,7 @@ export class SyncHandler {
   }
 
   private async saveViews(tx: LogTransaction, touched: readonly Touched[]): Promise<void> {
+    if (touched.length === 0) return;
     const rows = touched.map((t) => ({
       id: t.entityId,
       fields: t.outcome?.values ?? {},
