@@ -391,6 +391,45 @@ describe('EntityDocument', () => {
     expect(reloaded.historyDigest()).toBe(doc.historyDigest());
   });
 
+  it("a receipt of a write made at a recent merge's heads reads that view from the document's own copy, as Automerge would", () => {
+    const doc = EntityDocument.create('e');
+    doc.applyInbound(change(CRM_B, 1, { owner: 'Dana', stage: 'Lead' }), {});
+    doc.applyInbound(change(CRM_A, 2, { stage: 'Proposal' }), {});
+    // We write A's stage to B at these heads; A edits twice more before B's receipt comes back.
+    const written = doc.getHeads();
+    doc.applyInbound(change(CRM_A, 3, { amount: 100 }), {});
+    doc.applyInbound(change(CRM_A, 4, { stage: 'Won' }), {});
+    const before = new Map([CRM_A, CRM_B].map((id) => [id, doc.syncedState(id)!] as const));
+    const backend = Object.getPrototypeOf(Automerge.getBackend(Automerge.init())) as {
+      loadIncremental: (bytes: Uint8Array) => number;
+    };
+    const original = backend.loadIncremental;
+    let reads = 0;
+    backend.loadIncremental = function (this: unknown, bytes: Uint8Array) {
+      reads++;
+      return original.call(this, bytes);
+    };
+    try {
+      doc.markSeen(CRM_B, written);
+    } finally {
+      backend.loadIncremental = original;
+    }
+    expect(reads).toBe(0);
+    // The same receipt on a copy that knows no recent views reads them through Automerge.
+    const copy = EntityDocument.load('e', doc.save(), [], before);
+    copy.markSeen(CRM_B, written);
+    expect(doc.syncedState(CRM_B)).toEqual(copy.syncedState(CRM_B));
+    expect(owedOf(doc)).toEqual(owedOf(copy));
+    expect(owedOf(doc)[CRM_B]).toEqual(['amount', 'stage']);
+    // B's next edit is placed where B stands: after what we wrote, before A's later edits.
+    const next = change(CRM_B, 5, { stage: 'Lost' });
+    expect(doc.applyInbound(next, {}).outcome.conflicts).toEqual(
+      copy.applyInbound(next, {}).outcome.conflicts,
+    );
+    expect(doc.state({})).toEqual(copy.state({}));
+    expect(doc.getHeads()).toEqual(copy.getHeads());
+  });
+
   it('changes merged without a read through Automerge are all there, at the heads the document named, when one comes', () => {
     const doc = EntityDocument.create('e');
     const chunks: Uint8Array[] = [];

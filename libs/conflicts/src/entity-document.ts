@@ -87,6 +87,9 @@ interface View {
 }
 
 const ROOT = '_root';
+/** How many recent heads a document keeps the fields of (see `recent`). */
+const RECENT_VIEWS = 4;
+const headsKey = (heads: readonly string[]): string => [...heads].sort().join(',');
 const emptyView = (): View => ({ heads: [], maxOp: 0, fields: new Map(), stale: new Map() });
 
 /**
@@ -109,6 +112,18 @@ export class EntityDocument {
   private readonly seqByActor = new Map<string, number>();
   /** Hash of each actor's latest change. */
   private readonly lastByActor = new Map<string, string>();
+  /** How many changes the document held once each actor's latest change was in (see `recent`). */
+  private readonly lastAtCount = new Map<string, number>();
+  /**
+   * The fields at the heads each of the latest few merges left, newest last. Those are the
+   * heads writes are made at, so a write receipt's view (`markSeen`) is read here instead of
+   * through Automerge, which would first have to apply every deferred change. `changes` is
+   * how many changes the document held then: every one of them is an ancestor of those heads.
+   */
+  private readonly recent = new Map<
+    string,
+    { maxOp: number; changes: number; fields: Map<string, Candidate[]> }
+  >();
   private readonly eventKeys = new Set<string>();
   private readonly resolutions = new WeakMap<
     readonly Candidate[],
@@ -232,7 +247,10 @@ export class EntityDocument {
     this.appliedChanges = 0;
     for (const meta of metas) {
       if (meta.message !== null) this.eventKeys.add(meta.message);
-      if (meta.seq > (this.seqByActor.get(meta.actor) ?? 0)) this.lastByActor.set(meta.actor, meta.hash);
+      if (meta.seq > (this.seqByActor.get(meta.actor) ?? 0)) {
+        this.lastByActor.set(meta.actor, meta.hash);
+        this.lastAtCount.set(meta.actor, metas.length);
+      }
       this.seqByActor.set(meta.actor, Math.max(this.seqByActor.get(meta.actor) ?? 0, meta.seq));
       this.maxOp = Math.max(this.maxOp, meta.maxOp);
     }
@@ -256,6 +274,8 @@ export class EntityDocument {
     this.heads = fresh.getHeads();
     this.seqByActor.clear();
     this.lastByActor.clear();
+    this.lastAtCount.clear();
+    this.recent.clear();
     this.eventKeys.clear();
     this.current.clear();
     this.maxOp = 0;
@@ -268,6 +288,12 @@ export class EntityDocument {
     const at = [...heads];
     const view: View = { heads: at, maxOp: 0, fields: new Map(), stale: new Map(Object.entries(stale)) };
     if (at.length === 0) return view;
+    const recent = this.recent.get(headsKey(at));
+    if (recent !== undefined) {
+      view.maxOp = recent.maxOp;
+      view.fields = new Map(recent.fields);
+      return view;
+    }
     view.maxOp = this.maxOpAt(at);
     for (const key of this.backend.keys(ROOT, at)) view.fields.set(key, this.candidates(key, at));
     return view;
@@ -413,6 +439,7 @@ export class EntityDocument {
       const hash = this.defer(encoded, view.heads, startOp + ops.length - 1);
       this.seqByActor.set(actor, seq);
       this.lastByActor.set(actor, hash);
+      this.lastAtCount.set(actor, this.changeCount());
       const lastOp = startOp + ops.length - 1;
       this.maxOp = Math.max(this.maxOp, lastOp);
       chunk = encoded;
@@ -448,6 +475,7 @@ export class EntityDocument {
       if (ops.length > 0 || late.length > 0 || staleMoved || isNew)
         synced.set(source.id, this.syncedOf(view));
     }
+    if (ops.length > 0) this.remember();
     return {
       outcome: this.outcome(policies, ops.length > 0 ? 'applied' : 'unchanged', conflicts),
       chunk,
@@ -475,8 +503,13 @@ export class EntityDocument {
    * repeat).
    */
   private withOwnLatest(connectionId: string, heads: readonly string[]): string[] {
-    const own = this.lastByActor.get(actorOf({ kind: 'connection', id: connectionId }));
+    const actor = actorOf({ kind: 'connection', id: connectionId });
+    const own = this.lastByActor.get(actor);
     if (own === undefined || heads.includes(own)) return [...heads];
+    // Its latest change was in the document when it had these heads: an ancestor of them.
+    const recent = this.recent.get(headsKey(heads));
+    if (recent !== undefined && (this.lastAtCount.get(actor) ?? Number.POSITIVE_INFINITY) <= recent.changes)
+      return [...heads];
     const unseen = this.backend.getChangesMeta([...heads]);
     if (!unseen.some((m) => m.hash === own)) return [...heads];
     // Heads that are ancestors of `own` are no heads of the joined set.
@@ -605,6 +638,7 @@ export class EntityDocument {
       const hash = this.loadChange(encoded, message);
       this.seqByActor.set(actor, 1);
       this.lastByActor.set(actor, hash);
+      this.lastAtCount.set(actor, this.changeCount());
       this.maxOp = Math.max(this.maxOp, bucket.ops.length);
       bucket.ops.forEach(({ field, candidate }, i) => {
         const added: Candidate = { ...candidate, opId: `${1 + i}@${actor}` };
@@ -804,6 +838,7 @@ export class EntityDocument {
     const hash = this.loadChange(chunk, message);
     this.seqByActor.set(actor, seq);
     this.lastByActor.set(actor, hash);
+    this.lastAtCount.set(actor, this.changeCount());
     this.maxOp = Math.max(this.maxOp, startOp + ops.length - 1);
     this.stats.merged++;
     return { chunk, actor, startOp };
@@ -819,6 +854,18 @@ export class EntityDocument {
     if (hash === undefined) throw new Error(`change ${message} did not become a head`);
     this.eventKeys.add(message);
     return hash;
+  }
+
+  private changeCount(): number {
+    return this.loadedChanges + this.appliedChanges;
+  }
+
+  /** Keeps the fields at the current heads among the recent ones (see `recent`). */
+  private remember(): void {
+    const key = headsKey(this.heads);
+    this.recent.delete(key);
+    this.recent.set(key, { maxOp: this.maxOp, changes: this.changeCount(), fields: new Map(this.current) });
+    if (this.recent.size > RECENT_VIEWS) this.recent.delete(this.recent.keys().next().value as string);
   }
 
   /** Whether a connection carries this entity (has synced heads here). */
