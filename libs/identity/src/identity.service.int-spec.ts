@@ -72,6 +72,45 @@ async function snapshot(workspaceId: string) {
 const US: Partial<IdentitySettings> = { defaultCountry: 'US' };
 
 describe('IdentityService on Postgres', () => {
+  it("one batch: linked records' keys, names and blocks stored together, and seen by a later record of the batch that matches on them", async () => {
+    const ws = await seedWorkspace();
+    const identity = new IdentityService({ settings: () => US });
+    await inTx((tx) =>
+      identity.handle(tx, [person(ws.workspaceId, ws.hubspotA, 'a-1', { email: 'kim@initech.example' })]),
+    );
+    const [entity] = (await snapshot(ws.workspaceId)).entities;
+    // A's record comes back twice in one batch, gaining a name, then a second address and a
+    // phone; B's record (a new one) carries only that second address: it must find Kim.
+    await inTx((tx) =>
+      identity.handle(tx, [
+        person(ws.workspaceId, ws.hubspotA, 'a-1', {
+          email: 'kim@initech.example',
+          firstName: 'Kim',
+          lastName: 'Lee',
+        }),
+        person(ws.workspaceId, ws.hubspotA, 'a-1', {
+          email: 'kim@initech.example',
+          emails: ['kim.lee@initech.example'],
+          firstName: 'Kimberly',
+          lastName: 'Lee',
+          phone: '(415) 555-0100',
+        }),
+        person(ws.workspaceId, ws.hubspotB, 'b-1', { email: 'KIM.LEE@initech.example' }),
+      ]),
+    );
+    const after = await snapshot(ws.workspaceId);
+    expect(after.entities).toHaveLength(1);
+    expect(after.links.map((l) => l.entity_id)).toEqual([entity.id, entity.id]);
+    expect([...after.entities[0].match_keys.names].sort()).toEqual(['kim lee', 'kimberly lee']);
+    expect(after.keys.map((k) => `${k.kind}:${k.value}`)).toEqual(
+      expect.arrayContaining([
+        'email:kim@initech.example',
+        'email:kim.lee@initech.example',
+        'phone:+14155550100',
+      ]),
+    );
+  });
+
   it('Gmail bare address, then HubSpot A, then HubSpot B with other case and formatting: one person, three links', async () => {
     const ws = await seedWorkspace();
     const identity = new IdentityService({ settings: () => US });

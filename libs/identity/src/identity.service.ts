@@ -101,6 +101,19 @@ interface StoredMatchData {
   blocks?: string[];
 }
 
+/** What a record holds, to be stored onto its entity (see flushStores). */
+interface PendingStore {
+  workspaceId: string;
+  entityType: string;
+  entityId: string;
+  kinds: string[];
+  values: string[];
+  displayName: string | null;
+  names: string[];
+  blocks: string[];
+}
+type PendingStores = PendingStore[];
+
 /** A batch's records by `linkKey`: the entity each is linked to, or null when it is not. */
 type BatchLinks = Map<string, string | null>;
 
@@ -133,8 +146,12 @@ export class IdentityService {
     // Every record's link read in one statement; the batch's own links are added as made. A
     // merge or unmerge moves links: from then on each is read again.
     let links: BatchLinks | undefined = await this.linksOfBatch(tx, events);
+    // What the batch's linked records hold (keys, names, blocks) is stored in one statement,
+    // before anything reads match keys from the database again and at the end.
+    const stores: PendingStores = [];
     for (const event of events) {
       const notice = providerMergeOf(event.op, event.fields);
+      if (notice || identityOperationOf(event.op, event.fields)) await this.flushStores(tx, stores);
       const intent = notice
         ? await this.providerMerge(tx, event, notice.into)
         : identityOperationOf(event.op, event.fields);
@@ -147,10 +164,14 @@ export class IdentityService {
         if (!applied.ok && applied.error.code === 'Validation') throw new Error(applied.error.message);
         continue;
       }
-      await this.resolveChange(tx, event, links);
+      await this.resolveChange(tx, event, links, stores);
       const addresses = participantsOf(event);
-      if (addresses.length > 0) await this.resolveParticipants(tx, event, addresses);
+      if (addresses.length > 0) {
+        await this.flushStores(tx, stores);
+        await this.resolveParticipants(tx, event, addresses);
+      }
     }
+    await this.flushStores(tx, stores);
   }
 
   /**
@@ -186,12 +207,14 @@ export class IdentityService {
 
   /**
    * Links one source record to an entity; undefined for a delete (or a provider merge) of a record never seen.
-   * `links`, when given, holds the current link (or null) of the records it has keys for.
+   * `links`, when given, holds the current link (or null) of the records it has keys for;
+   * `stores`, when given, takes what a linked record holds, for the caller to store (flushStores).
    */
   async resolveChange(
     tx: IdentityTx,
     change: IdentityChange,
     links?: BatchLinks,
+    stores?: PendingStores,
   ): Promise<Resolution | undefined> {
     const settings = this.settingsFor(change.workspaceId);
     const record = toMatchRecord(change.entityType, change.fields, settings);
@@ -215,7 +238,7 @@ export class IdentityService {
     if (linked) {
       // A provider's merge notice (op `merge`, the record redirected into another) says nothing
       // of who the record is; a delete neither.
-      if (change.op === 'upsert') await this.storeRecord(tx, change, linked, record, index);
+      if (change.op === 'upsert') await this.storeRecord(tx, change, linked, record, index, stores);
       return {
         entityId: linked,
         decision: 'linked-existing',
@@ -230,6 +253,8 @@ export class IdentityService {
     // now would give it an entity of its own, and the full record (read next) another
     // connection's twin by email. It stays unlinked until the full record arrives.
     if (change.partial && record.keys.length === 0) return undefined;
+    // Matching reads keys from the database: what earlier records of the batch hold goes first.
+    if (stores) await this.flushStores(tx, stores);
     const resolution = await this.link(tx, change, record, index, settings);
     links?.set(key, resolution.entityId);
     return resolution;
@@ -453,9 +478,8 @@ export class IdentityService {
   }
 
   /**
-   * Keys, names and blocks of a record onto its entity, in the database and the index: one
-   * statement, and the entity row is rewritten only when it gains something (most changes of
-   * a linked record repeat what it already holds).
+   * Keys, names and blocks of a record onto its entity, in the index at once and in the
+   * database now, or with the batch's others when `stores` is given (see flushStores).
    */
   private async storeRecord(
     tx: IdentityTx,
@@ -463,41 +487,70 @@ export class IdentityService {
     entityId: string,
     record: MatchRecord,
     index: MatchIndex,
+    stores?: PendingStores,
   ): Promise<void> {
     const decoded = record.keys.map(decodeKey);
     const names = record.name ? [record.name] : [];
     if (decoded.length > 0 || names.length > 0 || record.blocks.length > 0 || record.displayName) {
-      await tx.query(
-        `WITH keys AS (
-           INSERT INTO match_key (workspace_id, entity_type, kind, value, entity_id)
-           SELECT $1, $2, k, v, $3 FROM unnest($4::text[], $5::text[]) AS t(k, v)
-           ON CONFLICT DO NOTHING
-         )
-         UPDATE entity SET
-           display_name = COALESCE(display_name, $6),
-           match_keys = jsonb_build_object(
-             'names', (SELECT COALESCE(jsonb_agg(DISTINCT x), '[]') FROM jsonb_array_elements_text(
-                         COALESCE(match_keys->'names', '[]') || $7::jsonb) AS x),
-             'blocks', (SELECT COALESCE(jsonb_agg(DISTINCT x), '[]') FROM jsonb_array_elements_text(
-                         COALESCE(match_keys->'blocks', '[]') || $8::jsonb) AS x)),
-           updated_at = now()
-         WHERE id = $3
-           AND NOT ((display_name IS NOT NULL OR $6::text IS NULL)
-                    AND COALESCE(match_keys->'names', '[]') @> $7::jsonb
-                    AND COALESCE(match_keys->'blocks', '[]') @> $8::jsonb)`,
-        [
-          change.workspaceId,
-          change.entityType,
-          entityId,
-          decoded.map((k) => k.kind),
-          decoded.map((k) => k.value),
-          record.displayName ?? null,
-          JSON.stringify(names),
-          JSON.stringify(record.blocks),
-        ],
-      );
+      const store: PendingStore = {
+        workspaceId: change.workspaceId,
+        entityType: change.entityType,
+        entityId,
+        kinds: decoded.map((k) => k.kind),
+        values: decoded.map((k) => k.value),
+        displayName: record.displayName ?? null,
+        names,
+        blocks: record.blocks,
+      };
+      if (stores) stores.push(store);
+      else await this.flushStores(tx, [store]);
     }
     index.add(entityId, record);
+  }
+
+  /**
+   * Stores records' keys, names and blocks onto their entities in one statement; an entity
+   * row is rewritten only when it gains something (most changes of a linked record repeat
+   * what it already holds). Several records of one entity: their names and blocks together,
+   * the first display name given. Empties `stores`.
+   */
+  private async flushStores(tx: IdentityTx, stores: PendingStores): Promise<void> {
+    if (stores.length === 0) return;
+    const rows = stores.map((s, i) => ({ ...s, i }));
+    stores.length = 0;
+    await tx.query(
+      `WITH input AS (
+         SELECT * FROM jsonb_to_recordset($1::jsonb) AS t(i int, "workspaceId" uuid, "entityType" text,
+           "entityId" uuid, kinds text[], "values" text[], "displayName" text, names jsonb, blocks jsonb)
+       ), keys AS (
+         INSERT INTO match_key (workspace_id, entity_type, kind, value, entity_id)
+         SELECT i."workspaceId", i."entityType", k.kind, k.value, i."entityId"
+           FROM input i, unnest(i.kinds, i."values") AS k(kind, value)
+         ON CONFLICT DO NOTHING
+       ), per AS (
+         SELECT i."entityId" AS id,
+                (array_agg(i."displayName" ORDER BY i.i) FILTER (WHERE i."displayName" IS NOT NULL))[1] AS display_name,
+                (SELECT COALESCE(jsonb_agg(DISTINCT x), '[]') FROM input j, jsonb_array_elements_text(j.names) AS x
+                  WHERE j."entityId" = i."entityId") AS names,
+                (SELECT COALESCE(jsonb_agg(DISTINCT x), '[]') FROM input j, jsonb_array_elements_text(j.blocks) AS x
+                  WHERE j."entityId" = i."entityId") AS blocks
+           FROM input i GROUP BY i."entityId"
+       )
+       UPDATE entity e SET
+         display_name = COALESCE(e.display_name, p.display_name),
+         match_keys = jsonb_build_object(
+           'names', (SELECT COALESCE(jsonb_agg(DISTINCT x), '[]') FROM jsonb_array_elements_text(
+                       COALESCE(e.match_keys->'names', '[]') || p.names) AS x),
+           'blocks', (SELECT COALESCE(jsonb_agg(DISTINCT x), '[]') FROM jsonb_array_elements_text(
+                       COALESCE(e.match_keys->'blocks', '[]') || p.blocks) AS x)),
+         updated_at = now()
+         FROM per p
+        WHERE e.id = p.id
+          AND NOT ((e.display_name IS NOT NULL OR p.display_name IS NULL)
+                   AND COALESCE(e.match_keys->'names', '[]') @> p.names
+                   AND COALESCE(e.match_keys->'blocks', '[]') @> p.blocks)`,
+      [JSON.stringify(rows)],
+    );
   }
 
   private async linkOf(tx: IdentityTx, change: IdentityChange): Promise<string | undefined> {
