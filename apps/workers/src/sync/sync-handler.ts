@@ -891,17 +891,28 @@ export class SyncHandler {
    * link never starts a second entity.
    */
   private async linkEchoedCreates(tx: LogTransaction, events: readonly LogEvent[]): Promise<void> {
-    for (const event of events) {
+    const echoed = events.flatMap((event) => {
       const entityId = event.op === 'upsert' ? originEntityId(event.origin) : undefined;
-      if (entityId === undefined) continue;
-      await tx.query(
-        `INSERT INTO source_link (workspace_id, connection_id, entity_type, external_id, entity_id)
-         SELECT e.workspace_id, $2, e.entity_type, $3, e.id FROM entity e
-          WHERE e.id = $4 AND e.workspace_id = $1 AND e.entity_type = $5
-         ON CONFLICT DO NOTHING`,
-        [event.workspaceId, event.connectionId, event.externalId, entityId, event.entityType],
-      );
-    }
+      return entityId === undefined ? [] : [{ event, entityId }];
+    });
+    if (echoed.length === 0) return;
+    // One statement for the batch, in its order: the first link of a record is the one kept.
+    await tx.query(
+      `INSERT INTO source_link (workspace_id, connection_id, entity_type, external_id, entity_id)
+       SELECT e.workspace_id, t.conn, e.entity_type, t.ext, e.id
+         FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::uuid[], $5::text[]) WITH ORDINALITY
+              AS t(ws, conn, ext, entity, type, i)
+         JOIN entity e ON e.id = t.entity AND e.workspace_id = t.ws AND e.entity_type = t.type
+        ORDER BY t.i
+       ON CONFLICT DO NOTHING`,
+      [
+        echoed.map((x) => x.event.workspaceId),
+        echoed.map((x) => x.event.connectionId),
+        echoed.map((x) => x.event.externalId),
+        echoed.map((x) => x.entityId),
+        echoed.map((x) => x.event.entityType),
+      ],
+    );
   }
 
   /** The provider version each linked record now has: later writes to it are conditional on it. */
