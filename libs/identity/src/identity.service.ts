@@ -151,10 +151,10 @@ export class IdentityService {
     const stores: PendingStores = [];
     for (const event of events) {
       const notice = providerMergeOf(event.op, event.fields);
-      if (notice || identityOperationOf(event.op, event.fields)) await this.flushStores(tx, stores);
-      const intent = notice
-        ? await this.providerMerge(tx, event, notice.into)
-        : identityOperationOf(event.op, event.fields);
+      const operation = notice ? undefined : identityOperationOf(event.op, event.fields);
+      // A merge or unmerge reads and moves match keys: what earlier records hold goes first.
+      if (notice || operation) await this.flushStores(tx, stores);
+      const intent = notice ? await this.providerMerge(tx, event, notice.into) : operation;
       if (notice && !intent) continue;
       if (intent) {
         links = undefined;

@@ -304,11 +304,10 @@ export class SyncHandler {
       )
         this.pulls.add(e.connectionId);
     });
+    // Entities a merge or unmerge of the batch moves (a frozen one is among them).
+    const operated = new Set([...operations.values()].flatMap((o) => [o.survivorId, o.absorbedId]));
     const ids = [
-      ...new Set([
-        ...entityOf.filter((id): id is string => id !== undefined),
-        ...[...operations.values()].flatMap((o) => [o.survivorId, o.absorbedId]),
-      ]),
+      ...new Set([...entityOf.filter((id): id is string => id !== undefined), ...operated]),
     ].sort();
     if (ids.length === 0) return;
     touchedIds.push(...ids);
@@ -391,16 +390,14 @@ export class SyncHandler {
     // A view whose document did not move (an echo of our own write, a pull re-reading what a
     // webhook brought, an edit equal to the current value) is not saved again: its row, its
     // version (which a salesperson's If-Match holds) and its announcement stay as they are.
-    const identityIds = new Set([...operations.values()].flatMap((o) => [o.survivorId, o.absorbedId]));
     await this.saveViews(
       tx,
       [...touched.values()].filter((t) => {
         const stored = storedHeads.get(t.entityId);
         return (
           stored === undefined ||
-          t.frozen === true ||
           t.deletedIn.length > 0 ||
-          identityIds.has(t.entityId) ||
+          operated.has(t.entityId) ||
           !sameSet(stored, t.outcome?.heads ?? [])
         );
       }),
@@ -1019,9 +1016,9 @@ export class SyncHandler {
   /**
    * Locks the entities and drops cached documents that are not exactly the stored one: a
    * version this process did not write, or (should a commit have failed after a version
-   * was noted) other heads than the row's.
+   * was noted) other heads than the row's. Returns the heads each entity's saved view was
+   * made at.
    */
-  /** Locks the entities and returns the heads their saved views were made at. */
   private async lockAndValidate(tx: LogTransaction, ids: readonly string[]): Promise<Map<string, string[]>> {
     const { rows } = await tx.query<{ id: string; version: string; heads: string[] }>(
       'SELECT id, version::text AS version, heads FROM entity WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE',
