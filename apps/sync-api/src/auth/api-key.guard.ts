@@ -8,9 +8,9 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { ApiKeysService } from '../api-keys/api-keys.service';
 import { CodedHttpException } from '../common/api-errors';
+import { tagRequestLog } from '../infra/logger-params';
 import { IS_PUBLIC, REQUIRED_ROLES } from './auth.decorators';
 import type { Role } from './principal';
 import { RequestLimiter } from './request-limiter';
@@ -26,7 +26,6 @@ export class ApiKeyGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly apiKeys: ApiKeysService,
     private readonly limiter: RequestLimiter,
-    @InjectPinoLogger(ApiKeyGuard.name) private readonly logger: PinoLogger,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -39,7 +38,7 @@ export class ApiKeyGuard implements CanActivate {
       throw new UnauthorizedException('a valid API key is required: Authorization: Bearer sk_…');
     request.principal = principal;
     // Every later log line of this request carries the tenant and the key.
-    this.logger.assign({ workspaceId: principal.workspaceId, apiKeyId: principal.apiKeyId });
+    tagRequestLog(request.raw, { workspaceId: principal.workspaceId, apiKeyId: principal.apiKeyId });
 
     const wait = await this.limiter.take(principal.apiKeyId);
     if (wait !== null) {

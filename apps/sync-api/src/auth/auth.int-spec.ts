@@ -149,4 +149,20 @@ describe('API-key auth', () => {
     expect(completed[0]!.workspaceId).toBe(workspaceId);
     expect(completed[0]!.req?.headers?.authorization).toBe('[redacted]');
   });
+
+  it("tags a request's lines with its own tenant only: a later request without a key carries none", async () => {
+    await me(bearer(adminKey));
+    await me({ 'x-request-id': 'anonymous-after-admin' });
+    const lines = t.logs.map(
+      (line) => JSON.parse(line) as { msg?: string; reqId?: string; res?: { statusCode?: number } },
+    );
+    const anonymous = lines.filter((line) => line.reqId === 'anonymous-after-admin');
+    expect(anonymous.some((line) => line.msg === 'request completed' && line.res?.statusCode === 401)).toBe(
+      true,
+    );
+    for (const line of anonymous) {
+      expect(line).not.toHaveProperty('workspaceId');
+      expect(line).not.toHaveProperty('apiKeyId');
+    }
+  });
 });
