@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { PrismaClient } from '@syncline/core/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EntityType, WorkspaceId } from '@syncline/core';
 import { bearer, createApiKey, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
+import { RecordsRepository } from './records.repository';
 
 interface RecordBody {
   id: string;
@@ -158,6 +160,50 @@ describe('unified records', () => {
 
     const all = await get(a.adminKey, '/api/v1/people');
     expect(all.json<PageBody>().data.map((r) => r.id)).toEqual([ada, bob]);
+  });
+
+  it('gets read together answer each as alone: per workspace, per type, repeated, or not there', async () => {
+    const records = t.app.get(RecordsRepository);
+    const find = (workspaceId: string, type: EntityType, id: string) =>
+      records.find(workspaceId as WorkspaceId, type, id);
+    // Asked in one turn, so read as one batch.
+    const found = await Promise.all([
+      find(a.workspaceId, 'person', ada),
+      find(b.workspaceId, 'person', globexAda),
+      find(a.workspaceId, 'person', globexAda),
+      find(b.workspaceId, 'person', ada),
+      find(a.workspaceId, 'company', ada),
+      find(a.workspaceId, 'company', acme),
+      find(a.workspaceId, 'person', ada),
+      find(a.workspaceId, 'person', randomUUID()),
+      find(a.workspaceId, 'person', 'not-a-uuid'),
+    ]);
+    expect(found.map((r) => r?.id ?? null)).toEqual([ada, globexAda, null, null, null, acme, ada, null, null]);
+    expect(found[0]!.sourceLinks.map((l) => l.externalId)).toEqual(['101']);
+    expect(found[0]!.openConflicts.map((c) => c.id)).toEqual([conflictId]);
+    expect(found[1]!.sourceLinks).toEqual([]);
+
+    const answers = await Promise.all(
+      [
+        get(a.adminKey, `/api/v1/people/${ada}`),
+        get(b.adminKey, `/api/v1/people/${globexAda}`),
+        get(a.adminKey, `/api/v1/people/${globexAda}`),
+        get(b.adminKey, `/api/v1/people/${ada}`),
+        get(a.adminKey, `/api/v1/companies/${acme}`),
+        get(a.adminKey, `/api/v1/people/${acme}`),
+      ].map(async (res) => {
+        const answer = await res;
+        return [answer.statusCode, answer.statusCode === 200 ? answer.json<RecordBody>().id : null];
+      }),
+    );
+    expect(answers).toEqual([
+      [200, ada],
+      [200, globexAda],
+      [404, null],
+      [404, null],
+      [200, acme],
+      [404, null],
+    ]);
   });
 
   it('reads a record with its fields, provenance, source links and open conflicts', async () => {
