@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import type { EntityType, WorkspaceId } from '@syncline/core';
 import type { PrismaClient } from '@syncline/core/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EntityType, WorkspaceId } from '@syncline/core';
 import { bearer, createApiKey, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
 import { RecordsRepository } from './records.repository';
 
@@ -178,7 +178,17 @@ describe('unified records', () => {
       find(a.workspaceId, 'person', randomUUID()),
       find(a.workspaceId, 'person', 'not-a-uuid'),
     ]);
-    expect(found.map((r) => r?.id ?? null)).toEqual([ada, globexAda, null, null, null, acme, ada, null, null]);
+    expect(found.map((r) => r?.id ?? null)).toEqual([
+      ada,
+      globexAda,
+      null,
+      null,
+      null,
+      acme,
+      ada,
+      null,
+      null,
+    ]);
     expect(found[0]!.sourceLinks.map((l) => l.externalId)).toEqual(['101']);
     expect(found[0]!.openConflicts.map((c) => c.id)).toEqual([conflictId]);
     expect(found[1]!.sourceLinks).toEqual([]);
