@@ -30,7 +30,10 @@ type Tagged = { [TENANT]?: { workspaceId: string; apiKeyId: string } };
  * written (the logger's mixin): binding them as a child logger would serialize and redact
  * them on every request.
  */
-export function tagRequestLog(request: IncomingMessage, fields: { workspaceId: string; apiKeyId: string }): void {
+export function tagRequestLog(
+  request: IncomingMessage,
+  fields: { workspaceId: string; apiKeyId: string },
+): void {
   // pino-http's logger of this request, the last it lists (`request.log` can be Fastify's own,
   // which every request shares).
   const logger = (request as { allLogs?: object[] }).allLogs?.at(-1);
