@@ -7,6 +7,7 @@ export const EXPRESSION_INDEXES = [
   { table: 'entity', name: 'entity_domain_lower_idx' },
   { table: 'entity', name: 'entity_owner_idx' },
   { table: 'entity', name: 'entity_search_trgm_idx' },
+  { table: 'entity', name: 'entity_search_words_idx' },
   { table: 'entity', name: 'entity_name_lower_idx' },
   { table: 'match_key', name: 'match_key_email_host_idx' },
 ] as const;

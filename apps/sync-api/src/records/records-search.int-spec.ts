@@ -125,6 +125,18 @@ describe('record lists: search, filters, order', () => {
     expect(names((await list('q=ada', b.adminKey)).body)).toEqual(['Ada Byron']);
   });
 
+  it('matches a text of several words as a substring too: from inside a word, across words, exactly', async () => {
+    const q = async (text: string) => names((await list(`q=${encodeURIComponent(text)}`)).body);
+    expect(await q('da lov')).toEqual(['Ada Lovelace']);
+    expect(await q('ace ada@analytical.ex')).toEqual(['Ada Lovelace']);
+    expect(await q('ing alan@bl')).toEqual(['alan turing']);
+    expect(await q('du ch')).toEqual(['Émilie du Châtelet']);
+    expect(await q('lie du châtelet emilie@cirey')).toEqual(['Émilie du Châtelet']);
+    // Each word is there, but not side by side: no substring, so no match.
+    expect(await q('lovelace analytical')).toEqual([]);
+    expect(await q('grace navy')).toEqual([]);
+  });
+
   it('takes % and _ in the text literally', async () => {
     expect(names((await list(`q=${encodeURIComponent('_100%')}`)).body)).toEqual(['Katherine Johnson']);
     expect((await list(`q=${encodeURIComponent('%')}`)).body.data.map((r) => r.displayName)).toEqual([
