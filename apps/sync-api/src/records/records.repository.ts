@@ -76,7 +76,7 @@ const NAME_KEY = `lower(coalesce(display_name, ''))`;
  * such a run is letters there too, so the test finds every record the substring test does.
  */
 export function searchWords(text: string): string[] {
-  return [...new Set(text.match(/(?<=[\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f])[a-z0-9]+/g) ?? [])];
+  return [...new Set(text.match(/(?<=[^\P{ASCII}a-zA-Z0-9])[a-z0-9]+/gu) ?? [])];
 }
 
 /** `%`, `_` and `\` in a searched text are literal. */
