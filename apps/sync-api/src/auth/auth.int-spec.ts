@@ -150,17 +150,31 @@ describe('API-key auth', () => {
     expect(completed[0]!.req?.headers?.authorization).toBe('[redacted]');
   });
 
-  it("tags a request's lines with its own tenant only: a later request without a key carries none", async () => {
-    await me(bearer(adminKey));
+  it("tags a request's lines with its own id and tenant only: a later request without a key carries no tenant", async () => {
+    await me({ ...bearer(adminKey), 'x-request-id': 'admin-before-anonymous' });
     await me({ 'x-request-id': 'anonymous-after-admin' });
     const lines = t.logs.map(
-      (line) => JSON.parse(line) as { msg?: string; reqId?: string; res?: { statusCode?: number } },
+      (line) =>
+        JSON.parse(line) as {
+          msg?: string;
+          reqId?: string;
+          workspaceId?: string;
+          req?: { id?: string; headers?: Record<string, string> };
+          res?: { statusCode?: number };
+        },
     );
-    const anonymous = lines.filter((line) => line.reqId === 'anonymous-after-admin');
-    expect(anonymous.some((line) => line.msg === 'request completed' && line.res?.statusCode === 401)).toBe(
-      true,
-    );
-    for (const line of anonymous) {
+    const completed = (id: string) =>
+      lines.filter((line) => line.reqId === id && line.msg === 'request completed');
+    const [admin] = completed('admin-before-anonymous');
+    expect(admin).toMatchObject({
+      workspaceId,
+      res: { statusCode: 200 },
+      req: { id: 'admin-before-anonymous' },
+    });
+    expect(admin!.req?.headers?.authorization).toBe('[redacted]');
+    const [anonymous] = completed('anonymous-after-admin');
+    expect(anonymous).toMatchObject({ res: { statusCode: 401 }, req: { id: 'anonymous-after-admin' } });
+    for (const line of lines.filter((l) => l.reqId === 'anonymous-after-admin')) {
       expect(line).not.toHaveProperty('workspaceId');
       expect(line).not.toHaveProperty('apiKeyId');
     }
