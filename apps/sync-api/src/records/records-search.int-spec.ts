@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import type { WorkspaceId } from '@syncline/core';
 import type { PrismaClient } from '@syncline/core/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
+import { type EntityFilter, RecordsRepository } from './records.repository';
 
 interface PageBody {
   data: { id: string; displayName: string | null; fields: Record<string, unknown>; updatedAt: string }[];
@@ -159,6 +161,39 @@ describe('record lists: search, filters, order', () => {
       headers: bearer(a.adminKey),
     });
     expect((deals.json() as PageBody).data.map((d) => d.displayName)).toEqual(['Big deal']);
+  });
+
+  it('lists read together answer each as alone, in its own order; a failing one fails alone', async () => {
+    const records = t.app.get(RecordsRepository);
+    const asks: [string, Omit<EntityFilter, 'limit'> & { limit?: number }][] = [
+      [a.workspaceId, { sort: 'name' }],
+      [a.workspaceId, { sort: '-updatedAt' }],
+      [a.workspaceId, { sort: 'updatedAt', owner: 'u1' }],
+      [a.workspaceId, { sort: 'name', text: 'example', limit: 2 }],
+      [a.workspaceId, { sort: 'id', text: 'a.example' }],
+      [b.workspaceId, { sort: 'name' }],
+      [a.workspaceId, { sort: 'name', text: 'nobody' }],
+    ];
+    const run = ([workspaceId, filter]: (typeof asks)[number]) =>
+      records
+        .list(workspaceId as WorkspaceId, 'person', { limit: 10, ...filter })
+        .then((rows) => rows.map((r) => r.displayName));
+    const alone: (string | null)[][] = [];
+    for (const ask of asks) alone.push(await run(ask));
+    expect(new Set(alone[0])).toEqual(new Set(people.map((p) => p.name)));
+    expect(alone[1]![0]).toBe('Émilie du Châtelet');
+    expect(alone[5]).toEqual(['Ada Byron']);
+    // Asked in one turn, so read as one statement.
+    expect(await Promise.all(asks.map(run))).toEqual(alone);
+
+    const failing = records.list(a.workspaceId as WorkspaceId, 'person', {
+      sort: 'name',
+      updatedSince: new Date(Number.NaN),
+      limit: 10,
+    });
+    const [good, bad] = await Promise.allSettled([run(asks[0]!), failing]);
+    expect(good).toEqual({ status: 'fulfilled', value: alone[0] });
+    expect(bad.status).toBe('rejected');
   });
 
   it('orders by last change both ways and by name, and pages through each order without gaps or repeats', async () => {

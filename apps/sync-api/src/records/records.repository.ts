@@ -185,6 +185,17 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** The most gets one statement reads (the rest wait for the next). */
 const FIND_BATCH = 100;
 
+/** One list's page query: its text, with its own `$1…$n`, and their values. */
+interface PageQuery {
+  text: string;
+  values: unknown[];
+}
+
+type PageRow = { id: string; name_key: string };
+
+/** The most page queries one statement runs side by side. */
+const PAGE_BATCH = 16;
+
 interface RelationColumns {
   links: EntityRecord['sourceLinks'];
   related: EntityRecord['associations'];
@@ -205,10 +216,49 @@ export class RecordsRepository {
     { cache: false, maxBatchSize: FIND_BATCH, batchScheduleFn: (callback) => setImmediate(callback) },
   );
 
+  /**
+   * Lists' page queries, gathered as gets are: the pages asked in one turn are read by one
+   * statement, each query a branch of a UNION ALL planned for its own values (an unnamed
+   * statement is planned with them). Should the statement fail, each query runs alone, so
+   * that one bad query fails only its own list.
+   */
+  private readonly pager = new DataLoader<PageQuery, PageRow[], PageQuery>(
+    (queries) => this.pageBatch(queries),
+    { cache: false, maxBatchSize: PAGE_BATCH, batchScheduleFn: (callback) => setImmediate(callback) },
+  );
+
   constructor(
     @Inject(PrismaClient) private readonly prisma: PrismaClient,
     @Inject(READ_POOL) private readonly pool: Pool,
   ) {}
+
+  private async pageBatch(queries: readonly PageQuery[]): Promise<(PageRow[] | Error)[]> {
+    if (queries.length === 1) return [await this.page(queries[0]!)];
+    const values: unknown[] = [];
+    const branches = queries.map((query, index) => {
+      const offset = values.length;
+      values.push(...query.values);
+      // The placeholders are the only `$` in a page query (every value is a parameter).
+      const text = query.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
+      // row_number over the branch's ordered rows keeps its order through the union.
+      return `SELECT ${index} AS branch, row_number() OVER () AS position, page.* FROM (${text}) AS page`;
+    });
+    try {
+      const { rows } = await this.pool.query<PageRow & { branch: number; position: string }>(
+        `${branches.map((b) => `(${b})`).join('\nUNION ALL\n')}\nORDER BY branch, position`,
+        values,
+      );
+      const pages: PageRow[][] = queries.map(() => []);
+      for (const { branch, position: _, ...row } of rows) pages[branch]!.push(row);
+      return pages;
+    } catch {
+      return Promise.all(queries.map((query) => this.page(query).catch((error: Error) => error)));
+    }
+  }
+
+  private async page(query: PageQuery): Promise<PageRow[]> {
+    return (await this.pool.query<PageRow>(query.text, query.values)).rows;
+  }
 
   /**
    * A page of one type's live records (merged-away ones left out) in the asked order, with
@@ -285,13 +335,13 @@ export class RecordsRepository {
     // planning for 2.3 ms of execution); prepared, they are planned once per connection.
     // The name key comes from PostgreSQL: its lower() (under the database's collation) is what
     // the next page compares with, which JavaScript's toLowerCase need not match.
-    const { rows: page } = await this.pool.query<{ id: string; name_key: string }>(
-      `SELECT id::text, ${NAME_KEY} AS name_key FROM entity
+    const page = await this.pager.load({
+      text: `SELECT id::text, ${NAME_KEY} AS name_key FROM entity
         WHERE ${conditions.join(' AND ')}
         ORDER BY ${order}
         LIMIT ${p(filter.limit)}`,
-      params,
-    );
+      values: params,
+    });
     if (page.length === 0) return [];
     // The page's rows are read as gets are, in the batch of the turn (see `finder`).
     const rows = await Promise.all(page.map(({ id }) => this.find(workspaceId, entityType, id)));
