@@ -174,7 +174,7 @@ describe('unified records', () => {
       find(b.workspaceId, 'person', ada),
       find(a.workspaceId, 'company', ada),
       find(a.workspaceId, 'company', acme),
-      find(a.workspaceId, 'person', ada),
+      find(a.workspaceId, 'person', ada.toUpperCase()),
       find(a.workspaceId, 'person', randomUUID()),
       find(a.workspaceId, 'person', 'not-a-uuid'),
     ]);
