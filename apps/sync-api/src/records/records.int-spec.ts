@@ -193,6 +193,16 @@ describe('unified records', () => {
     expect(found[0]!.openConflicts.map((c) => c.id)).toEqual([conflictId]);
     expect(found[1]!.sourceLinks).toEqual([]);
 
+    // A statement that fails (here a workspace id PostgreSQL cannot read) fails only its gets.
+    const settled = await Promise.allSettled([
+      find(a.workspaceId, 'person', ada),
+      find('not-a-workspace', 'person', ada),
+      find(b.workspaceId, 'person', globexAda),
+    ]);
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(settled[0]).toMatchObject({ value: { id: ada } });
+    expect(settled[2]).toMatchObject({ value: { id: globexAda } });
+
     const answers = await Promise.all(
       [
         get(a.adminKey, `/api/v1/people/${ada}`),

@@ -361,8 +361,11 @@ export class RecordsRepository {
     return this.finder.load({ workspaceId, entityType, id });
   }
 
-  /** A batch of gets: one prepared statement per workspace among them, answered in order. */
-  private async findBatch(keys: readonly FindKey[]): Promise<(EntityRecord | null)[]> {
+  /**
+   * A batch of gets: one prepared statement per workspace among them, answered in order.
+   * Should one workspace's statement fail, only its gets fail.
+   */
+  private async findBatch(keys: readonly FindKey[]): Promise<(EntityRecord | null | Error)[]> {
     const byWorkspace = new Map<WorkspaceId, string[]>();
     for (const key of keys) {
       // An id PostgreSQL cannot read as a uuid would fail the whole statement, and so every
@@ -374,19 +377,26 @@ export class RecordsRepository {
       else if (!ids.includes(id)) ids.push(id);
     }
     const found = new Map<string, EntityRow & RelationColumns>();
+    const failed = new Map<WorkspaceId, Error>();
     await Promise.all(
       [...byWorkspace].map(async ([workspaceId, ids]) => {
-        // A named statement: prepared once per connection, so PostgreSQL plans it once
-        // instead of on every batch (planning it costs several times executing it).
-        const { rows } = await this.pool.query<EntityRow & RelationColumns>({
-          name: 'records.rows',
-          text: ROWS_SQL,
-          values: [ids, workspaceId],
-        });
-        for (const row of rows) found.set(`${workspaceId}/${row.id}`, row);
+        try {
+          // A named statement: prepared once per connection, so PostgreSQL plans it once
+          // instead of on every batch (planning it costs several times executing it).
+          const { rows } = await this.pool.query<EntityRow & RelationColumns>({
+            name: 'records.rows',
+            text: ROWS_SQL,
+            values: [ids, workspaceId],
+          });
+          for (const row of rows) found.set(`${workspaceId}/${row.id}`, row);
+        } catch (error) {
+          failed.set(workspaceId, error instanceof Error ? error : new Error(String(error)));
+        }
       }),
     );
     return keys.map((key) => {
+      const failure = failed.get(key.workspaceId);
+      if (failure !== undefined) return failure;
       // PostgreSQL writes a uuid in lower case, whichever case it was asked in.
       const row = found.get(`${key.workspaceId}/${key.id.toLowerCase()}`);
       // Asked as another type, a record is not there.
