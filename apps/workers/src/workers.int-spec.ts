@@ -63,7 +63,7 @@ describe('workers (Postgres + Redis)', () => {
   let prefix: string;
   let config: WorkersConfig;
   let workers: Workers;
-  let maintenanceEvents: ReturnType<typeof openQueueEvents>;
+  let maintenanceEvents: Awaited<ReturnType<typeof openQueueEvents>>;
   const started: Workers[] = [];
 
   const boot = async (
@@ -97,7 +97,7 @@ describe('workers (Postgres + Redis)', () => {
     redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
     prefix = `${TEST_REDIS_PREFIX}:workers-${randomBytes(4).toString('hex')}`;
     config = loadWorkersConfig(configEnv());
-    maintenanceEvents = openQueueEvents(redis, 'maintenance', prefix);
+    maintenanceEvents = await openQueueEvents(redis, 'maintenance', prefix);
     await maintenanceEvents.waitUntilReady();
     // The scheduler's first run starts at boot; wait for it so the test's own job is the
     // one that finds the old events.
@@ -279,7 +279,7 @@ describe('workers (Postgres + Redis)', () => {
     // Every remaining event is now consumed by every group; only old ones would go.
     await pool.query(`UPDATE change_event SET ingested_at = now() - interval '30 days'`);
     await pool.query(`UPDATE consumer_offset SET committed_offset = 100`);
-    const events = openQueueEvents(redis, 'maintenance', own.REDIS_PREFIX);
+    const events = await openQueueEvents(redis, 'maintenance', own.REDIS_PREFIX);
     try {
       await events.waitUntilReady();
       const done = waitForCompleted(events, (id) => id === 'log.retention');
@@ -326,14 +326,19 @@ async function countEvents(pool: Pool): Promise<number> {
   return rows[0]?.n ?? 0;
 }
 
-/** QueueEvents on a connection of its own, closed with it (BullMQ leaves a passed-in client open). */
-function openQueueEvents(
+/**
+ * QueueEvents on a connection of its own, closed with it (BullMQ leaves a passed-in client
+ * open), reading every event after the ones already in the stream: from `$`, BullMQ's default,
+ * an event written between `waitUntilReady` and its first read would be missed.
+ */
+async function openQueueEvents(
   redis: Redis,
   queue: string,
   prefix: string,
-): QueueEvents & { dispose(): Promise<void> } {
+): Promise<QueueEvents & { dispose(): Promise<void> }> {
+  const [last] = await redis.xrevrange(`${prefix}:${queue}:events`, '+', '-', 'COUNT', 1);
   const connection = redis.duplicate({ maxRetriesPerRequest: null });
-  const events = new QueueEvents(queue, { connection, prefix });
+  const events = new QueueEvents(queue, { connection, prefix, lastEventId: last?.[0] ?? '0-0' });
   return Object.assign(events, {
     dispose: async () => {
       await events.close();
