@@ -324,6 +324,29 @@ describe('IdentityService on Postgres', () => {
     expect(next?.decision).toBe('created');
   });
 
+  it('a rolled-back entity is no candidate for a later fuzzy match either', async () => {
+    const ws = await seedWorkspace();
+    const identity = new IdentityService({ settings: () => US });
+    await expect(
+      inTx(async (tx) => {
+        await identity.handle(tx, [
+          person(ws.workspaceId, ws.hubspotA, 'f-1', { email: 'ana@acme.com', name: 'Ana Lima' }),
+        ]);
+        throw new Error('crash before commit');
+      }),
+    ).rejects.toThrow('crash');
+    // By name at the same domain, it would have joined the rolled-back entity.
+    const next = await inTx((tx) =>
+      identity.resolveChange(
+        tx,
+        person(ws.workspaceId, ws.gmail, 'f-2', { email: 'a.lima@acme.com', name: 'Ana Lmia' }),
+      ),
+    );
+    expect(next?.decision).toBe('created');
+    const { rows } = await pool.query('SELECT 1 FROM entity WHERE id = $1', [next!.entityId]);
+    expect(rows).toHaveLength(1);
+  });
+
   it('participants: unknown addresses become people or stay bare, by the workspace setting', async () => {
     const creating = await seedWorkspace();
     const bare = await seedWorkspace();
