@@ -36,10 +36,7 @@ type Tagged = { [TENANT]?: { workspaceId: string; apiKeyId: string }; [LAZY]?: B
 
 /** What a line of a request's logger adds: its lazy bindings, and the tenant once tagged. */
 function requestFields(logger: Tagged): object {
-  const lazy = logger[LAZY];
-  const tenant = logger[TENANT];
-  if (lazy === undefined) return tenant ? { ...tenant } : {};
-  return tenant ? { ...lazy, ...tenant } : { ...lazy };
+  return { ...logger[LAZY], ...logger[TENANT] };
 }
 
 /** The bindings pino-http gives the loggers it makes for each request. */
@@ -93,12 +90,9 @@ export function tagRequestLog(
  * nestjs-pino settings: one JSON line per request, with its id (Fastify's, see
  * request-id.ts), and secrets redacted.
  *
- * The request goes on the completion line only, and only when that line is written: a
- * logger bound to the request (pino-http's default) serializes and redacts the request on
- * every call, which measured about a tenth of the API's time on its hottest read (bench
- * api-read) while no line was written at all. Lines a request's handlers write carry its id
- * (and, once the guard has tagged them, its workspace and key). A line below the configured
- * level is not built at all.
+ * The request goes on the completion line only, and only when that line is written (see
+ * `requestChild`). Lines a request's handlers write carry its id (and, once the guard has
+ * tagged them, its workspace and key). A line below the configured level is not built.
  */
 export function loggerParams(config: AppConfig, destination?: DestinationStream): Params {
   const threshold = levels.values[config.LOG_LEVEL] ?? levels.values.info!;
@@ -149,7 +143,8 @@ export function loggerParams(config: AppConfig, destination?: DestinationStream)
     // nestjs-pino's default route, '{/*splat}', matches nothing on @nestjs/platform-fastify
     // 12.5, which silently drops both the request logs and the request context.
     forRoutes: [{ path: '/{*splat}', method: RequestMethod.ALL }],
-    // The tenant and key that the guard assigns also go on the request's completion line.
+    // Fields a handler assigns (the OAuth callback's tenant and key, which no guard names)
+    // also go on the request's completion line.
     assignResponse: true,
   };
 }
