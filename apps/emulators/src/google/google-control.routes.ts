@@ -18,7 +18,11 @@ const userSettingsSchema = z.strictObject({
   limits: limitsSchema.optional(),
 });
 
-const createUserSchema = userSettingsSchema.extend({ email: z.email() });
+const createUserSchema = userSettingsSchema.extend({
+  email: z.email(),
+  /** What the grant issued with the user consented to (space-separated); every product and the address by default. */
+  scope: z.string().trim().min(1).optional(),
+});
 
 const mailSchema = z.strictObject({
   from: z.string().min(1),
@@ -65,9 +69,9 @@ export function registerGoogleControlRoutes(
   });
 
   app.post(users, async (req, reply) => {
-    const { email, ...settings } = parse(createUserSchema, req.body);
+    const { email, scope, ...settings } = parse(createUserSchema, req.body);
     const { user, created } = state.current.users.upsert(email, settings);
-    const { accessToken, refreshToken } = state.current.grants.issueGrant(user.email);
+    const { accessToken, refreshToken } = state.current.grants.issueGrant(user.email, scope);
     return reply
       .code(created ? 201 : 200)
       .send({ email: user.email, accessToken, refreshToken, ...state.current.grants.client });

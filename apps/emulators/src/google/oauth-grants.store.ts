@@ -3,7 +3,9 @@ import type { SeededRandom } from './google-ids';
 export const ACCESS_TOKEN_TTL_SECONDS = 3600;
 const AUTH_CODE_TTL_MS = 10 * 60_000;
 
+/** What a user made through the control API consented to: every product, and their address. */
 export const DEFAULT_SCOPE = [
+  'https://www.googleapis.com/auth/userinfo.email',
   'https://www.googleapis.com/auth/calendar',
   'https://www.googleapis.com/auth/gmail.readonly',
   'https://www.googleapis.com/auth/tasks',
@@ -43,7 +45,7 @@ export interface IssuedTokens {
 }
 
 export type AuthenticateResult =
-  | { ok: true; email: string }
+  | { ok: true; email: string; scope: string }
   /** `email` is known when the token was real but has expired or been revoked. */
   | { ok: false; email?: string };
 
@@ -84,7 +86,7 @@ export class OAuthGrantStore {
     if (!access) return { ok: false };
     if (access.grant.revoked || access.expiresAt <= this.now())
       return { ok: false, email: access.grant.email };
-    return { ok: true, email: access.grant.email };
+    return { ok: true, email: access.grant.email, scope: access.grant.scope };
   }
 
   /** The owner of a refresh token, revoked or not (for the request log and faults). */

@@ -1,3 +1,4 @@
+import { oauth2 } from 'googleapis/build/src/apis/oauth2';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LoggedRequest } from '../common/request-log';
 import { expectSchema } from './testing/expect-schema';
@@ -191,6 +192,31 @@ describe('rate limits and server errors', () => {
       ['/tasks/v1/users/@me/lists', 401, null],
       ['/tasks/v1/users/@me/lists', 200, 'sam@example.com'],
     ]);
+  });
+});
+
+describe('userinfo', () => {
+  it("names the user's address through googleapis' oauth2 v2 only to a token granted the email scope", async () => {
+    const info = oauth2({ version: 'v2', auth: google.oauthClient(user), rootUrl: `${google.url}/` });
+    const { data } = await info.userinfo.get();
+    expect(data).toEqual({ id: expect.any(String), email: user.email, verified_email: true });
+    const v3 = await fetch(`${google.url}/oauth2/v3/userinfo`, {
+      headers: { authorization: `Bearer ${user.accessToken}` },
+    });
+    expect(await v3.json()).toEqual({ sub: data.id, email: user.email, email_verified: true });
+
+    const calendarOnly = await google.createUser('cal-only@example.com', {
+      scope: 'https://www.googleapis.com/auth/calendar',
+    });
+    const bare = oauth2({ version: 'v2', auth: google.oauthClient(calendarOnly), rootUrl: `${google.url}/` });
+    expect((await bare.userinfo.get()).data).toEqual({ id: expect.any(String) });
+
+    const unknown = oauth2({
+      version: 'v2',
+      auth: google.oauthClient({ ...user, accessToken: 'ya29.unknown', refreshToken: '' }),
+      rootUrl: `${google.url}/`,
+    });
+    expect((await apiError(unknown.userinfo.get())).status).toBe(401);
   });
 });
 

@@ -129,17 +129,26 @@ export function registerOAuthRoutes(app: FastifyInstance, ctx: EmulatorContext, 
     reply.header('Cache-Control', 'public, max-age=3600').send(jwkCerts()),
   );
 
-  const userinfo = async (req: FastifyRequest) => {
+  // Google's userinfo names the address only to a token granted the email scope; openid
+  // alone gives the subject id. v2 spells the fields `id` / `verified_email`, v3 (OpenID
+  // Connect) `sub` / `email_verified`.
+  const userinfo = (version: 'v2' | 'v3') => async (req: FastifyRequest) => {
     const header = req.headers.authorization ?? '';
     const auth = state.current.grants.authenticate(header.replace(/^Bearer\s+/i, ''));
     if (!auth.ok) throw googleErrors.authError();
     setRequestAccount(req, auth.email);
-    const user = state.current.users.get(auth.email);
-    return { sub: user?.sub, id: user?.sub, email: auth.email, email_verified: true, verified_email: true };
+    const sub = state.current.users.get(auth.email)?.sub;
+    const email = grantsEmail(auth.scope);
+    if (version === 'v2') return { id: sub, ...(email ? { email: auth.email, verified_email: true } : {}) };
+    return { sub, ...(email ? { email: auth.email, email_verified: true } : {}) };
   };
-  app.get('/oauth2/v3/userinfo', userinfo);
-  app.get('/oauth2/v2/userinfo', userinfo);
+  app.get('/oauth2/v3/userinfo', userinfo('v3'));
+  app.get('/oauth2/v2/userinfo', userinfo('v2'));
 }
+
+/** Whether a grant's scope lets userinfo name the address. */
+const grantsEmail = (scope: string): boolean =>
+  scope.split(' ').some((s) => s === 'email' || s === 'https://www.googleapis.com/auth/userinfo.email');
 
 /** client_secret_post (google-auth-library's default) or HTTP Basic. */
 function clientCredentials(req: FastifyRequest, form: Form): [string | undefined, string | undefined] {

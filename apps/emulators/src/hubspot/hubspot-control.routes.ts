@@ -48,6 +48,8 @@ const createPortalSchema = z.strictObject({
 
 const patchPortalSchema = z.strictObject(settingsShape);
 
+const privateAppSchema = z.strictObject({ scopes: z.array(z.string().min(1)).min(1).optional() });
+
 const writeSchema = z.strictObject({
   properties: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).default({}),
   userId: z.number().int().positive().optional(),
@@ -173,6 +175,18 @@ export function registerHubspotControlRoutes(app: FastifyInstance, state: Hubspo
     return reply
       .code(201)
       .send({ accessToken: access.token, refreshToken: refresh.token, expiresIn: ACCESS_TOKEN_TTL_SECONDS });
+  });
+
+  /** A private app made in the portal's settings: its access token (`pat-na1-…`), which never expires. */
+  app.post<{ Params: PortalParams }>(`${base}/:portalId/private-apps`, async (req, reply) => {
+    const portal = portalOf(reply, req.params.portalId);
+    if (!portal) return reply;
+    const parsed = privateAppSchema.safeParse(req.body ?? {});
+    if (!parsed.success) return fail(reply, 400, 'invalid private app', { issues: parsed.error.issues });
+    const token = state.issuePrivateAppToken(portal, parsed.data.scopes);
+    return reply
+      .code(201)
+      .send({ portalId: portal.portalId, accessToken: token.token, scopes: token.scopes });
   });
 
   // ---- A person in the CRM UI: CRM_UI with sourceId userId:<id>; fires webhooks. ----

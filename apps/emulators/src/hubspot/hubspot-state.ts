@@ -72,7 +72,7 @@ export class HubspotState {
     readonly ctx: EmulatorContext,
     readonly options: HubspotEmulatorOptions = {},
   ) {
-    this.tokens = new TokenStore(Prng.derive(ctx.seed, 'tokens'));
+    this.tokens = newTokenStore(ctx.seed);
     this.correlation = Prng.derive(ctx.seed, 'correlation');
     this.webhooks = new WebhookDispatcher(ctx, (id) => this.portals.get(id));
   }
@@ -147,6 +147,17 @@ export class HubspotState {
     };
   }
 
+  /** A private app created in the portal: its access token, with the app's scopes. */
+  issuePrivateAppToken(portal: Portal, scopes: readonly string[] = DEFAULT_SCOPES): AccessToken {
+    return this.tokens.issuePrivateApp({
+      portalId: portal.portalId,
+      appId: portal.settings.appId,
+      clientId: portal.settings.clientId,
+      userId: portal.owners[0]?.userId ?? 0,
+      scopes: [...scopes],
+    });
+  }
+
   deletePortal(portalId: number): void {
     this.portals.delete(portalId);
     this.tokens.forgetPortal(portalId);
@@ -169,7 +180,7 @@ export class HubspotState {
   reset(): void {
     this.webhooks.reset();
     this.portals.clear();
-    this.tokens = new TokenStore(Prng.derive(this.ctx.seed, 'tokens'));
+    this.tokens = newTokenStore(this.ctx.seed);
     this.correlation = Prng.derive(this.ctx.seed, 'correlation');
   }
 
@@ -191,6 +202,9 @@ export class HubspotState {
     }));
   }
 }
+
+const newTokenStore = (seed: number): TokenStore =>
+  new TokenStore(Prng.derive(seed, 'tokens'), Prng.derive(seed, 'private-app-tokens'));
 
 /** HubSpot client ids are UUIDs; derived from the app id so every run agrees. */
 function defaultClientId(seed: number, appId: number): string {

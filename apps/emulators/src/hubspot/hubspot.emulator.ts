@@ -1,6 +1,7 @@
 import formbody from '@fastify/formbody';
 import Fastify, { type FastifyError } from 'fastify';
 import type { EmulatedProvider, EmulatorContext } from '../common/context';
+import { registerAccountInfoRoutes } from './account-info.routes';
 import { registerAssociationRoutes } from './associations.routes';
 import { registerBatchRoutes } from './batch.routes';
 import { registerDataPlaneGate } from './data-plane.hooks';
@@ -93,6 +94,7 @@ export function createHubspotEmulator(
     registerOwnerRoutes(api);
     registerPropertyRoutes(api, now);
     registerSecondaryEmailRoutes(api);
+    registerAccountInfoRoutes(api);
   });
 
   return {

@@ -1,9 +1,40 @@
 import { Client } from '@hubspot/api-client';
+import Ajv from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HubspotHarness } from './testing/hubspot-harness';
 import { HubspotSchemas } from './testing/hubspot-schemas';
 
 type Failure = { code: number; body: Record<string, unknown> };
+
+/**
+ * `GET /account-info/v3/details` is in no spec file we keep; its answer as HubSpot documents it
+ * (developers.hubspot.com, Account information API, "Retrieve account details"): every field required.
+ */
+const ACCOUNT_DETAILS_SCHEMA = new Ajv({ strict: true }).compile({
+  type: 'object',
+  required: [
+    'portalId',
+    'accountType',
+    'timeZone',
+    'companyCurrency',
+    'additionalCurrencies',
+    'utcOffset',
+    'utcOffsetMilliseconds',
+    'uiDomain',
+    'dataHostingLocation',
+  ],
+  properties: {
+    portalId: { type: 'integer' },
+    accountType: { enum: ['APP_DEVELOPER', 'DEVELOPER_TEST', 'SANDBOX', 'STANDARD'] },
+    timeZone: { type: 'string' },
+    companyCurrency: { type: 'string' },
+    additionalCurrencies: { type: 'array', items: { type: 'string' } },
+    utcOffset: { type: 'string' },
+    utcOffsetMilliseconds: { type: 'integer' },
+    uiDomain: { type: 'string' },
+    dataHostingLocation: { type: 'string' },
+  },
+});
 
 async function failure(call: Promise<unknown>): Promise<Failure> {
   try {
@@ -157,6 +188,48 @@ describe('HubSpot emulator: OAuth through @hubspot/api-client', () => {
       ),
     );
     expect(refresh.body.status).toBe('BAD_REFRESH_TOKEN');
+  });
+
+  it('names the portal of a private app token at account-info, and not at the OAuth token-info route', async () => {
+    const portal = await harness.createPortal();
+    const created = await harness.control<{ portalId: number; accessToken: string; scopes: string[] }>(
+      'POST',
+      `/_emulator/hubspot/portals/${portal.portalId}/private-apps`,
+      {},
+    );
+    expect(created.status).toBe(201);
+    const token = created.body.accessToken;
+    expect(token).toMatch(/^pat-na1-[0-9a-f-]{36}$/);
+    const client = harness.client(token);
+    await expect(client.crm.contacts.basicApi.getPage()).resolves.toBeDefined();
+    // The SDK has no account-info API: its generic request, as a connector would send it.
+    const details = await client.apiRequest({ method: 'GET', path: '/account-info/v3/details' });
+    expect(details.status).toBe(200);
+    const body = (await details.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({ portalId: portal.portalId, accountType: 'STANDARD' });
+    expect(ACCOUNT_DETAILS_SCHEMA(body), JSON.stringify(ACCOUNT_DETAILS_SCHEMA.errors)).toBe(true);
+    // An OAuth token names its portal there too.
+    const viaOAuth = await portal.client.apiRequest({ method: 'GET', path: '/account-info/v3/details' });
+    expect(await viaOAuth.json()).toMatchObject({ portalId: portal.portalId });
+
+    const info = await failure(oauth.oauth.accessTokensApi.get(token));
+    expect(info.code).toBe(404);
+    const unknown = await harness
+      .client('pat-na1-00000000-0000-4000-8000-000000000000')
+      .apiRequest({ method: 'GET', path: '/account-info/v3/details' });
+    expect(unknown.status).toBe(401);
+    expect(await unknown.json()).toMatchObject({ category: 'INVALID_AUTHENTICATION' });
+    // Never expires.
+    harness.advanceClock(24 * 3_600_000);
+    await expect(client.crm.contacts.basicApi.getPage()).resolves.toBeDefined();
+  });
+
+  it('describes a live OAuth access token, and 404s once it expired', async () => {
+    const portal = await harness.createPortal({ appId: 7002 });
+    const info = await oauth.oauth.accessTokensApi.get(portal.accessToken);
+    expect(info).toMatchObject({ hubId: portal.portalId, appId: 7002, tokenType: 'access' });
+    harness.advanceClock(31 * 60_000);
+    expect((await failure(oauth.oauth.accessTokensApi.get(portal.accessToken))).code).toBe(404);
   });
 
   it('answers every request above with bodies that match the published schemas', () => {

@@ -27,6 +27,8 @@ export interface AccessToken extends Grant {
   token: string;
   expiresAt: number;
   revoked: boolean;
+  /** `private_app`: a private app's token (`pat-…`), which never expires and no OAuth route knows. */
+  kind: 'oauth' | 'private_app';
 }
 
 export interface RefreshToken extends Grant {
@@ -51,7 +53,11 @@ export class TokenStore {
   private readonly refresh = new Map<string, RefreshToken>();
   private readonly codes = new Map<string, AuthorizationCode>();
 
-  constructor(private readonly prng: Prng) {}
+  /** Private app tokens come from a stream of their own, so issuing one leaves OAuth tokens as they were. */
+  constructor(
+    private readonly prng: Prng,
+    private readonly privateAppPrng: Prng,
+  ) {}
 
   issueAccess(grant: Grant, now: number): AccessToken {
     // HubSpot access tokens are opaque strings starting with "C", refresh tokens UUID-like.
@@ -60,6 +66,24 @@ export class TokenStore {
       token: `C${this.prng.hex(8)}-emu-${grant.portalId}-${this.prng.hex(40)}`,
       expiresAt: now + ACCESS_TOKEN_TTL_SECONDS * 1000,
       revoked: false,
+      kind: 'oauth',
+    };
+    this.access.set(token.token, token);
+    return token;
+  }
+
+  /**
+   * A private app's access token (`pat-na1-<uuid>`, as HubSpot shows it in the app's settings):
+   * it works on the CRM routes like an OAuth token but never expires, and the OAuth token-info
+   * route does not know it (`GET /account-info/v3/details` names its portal).
+   */
+  issuePrivateApp(grant: Grant): AccessToken {
+    const token: AccessToken = {
+      ...grant,
+      token: `pat-na1-${this.privateAppPrng.uuid()}`,
+      expiresAt: Number.POSITIVE_INFINITY,
+      revoked: false,
+      kind: 'private_app',
     };
     this.access.set(token.token, token);
     return token;
@@ -86,8 +110,10 @@ export class TokenStore {
     return { ok: true, token: found };
   }
 
+  /** An OAuth access token (what `GET /oauth/v1/access-tokens/{token}` describes); never a private app's. */
   findAccess(token: string): AccessToken | undefined {
-    return this.access.get(token);
+    const found = this.access.get(token);
+    return found?.kind === 'oauth' ? found : undefined;
   }
 
   findRefresh(token: string | undefined): RefreshToken | undefined {
@@ -122,7 +148,7 @@ export class TokenStore {
     return true;
   }
 
-  /** The revoke-token fault: the app is uninstalled from the portal, every token dies. */
+  /** The revoke-token fault: every token of the portal dies (a private app's too: it stands for revoked credentials). */
   revokePortal(portalId: number): void {
     for (const t of this.access.values()) if (t.portalId === portalId) t.revoked = true;
     for (const t of this.refresh.values()) if (t.portalId === portalId) t.revoked = true;
