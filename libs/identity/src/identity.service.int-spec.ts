@@ -167,6 +167,7 @@ describe('IdentityService on Postgres', () => {
     expect(keys.rows).toEqual([
       { kind: 'email', value: 'ana.lima@acme.com' },
       { kind: 'phone', value: '+14155550132' },
+      { kind: 'phone_name', value: '4155550132|ana|lima' },
     ]);
     // A redelivery of the same record is recognised by its link.
     const again = await inTx((tx) =>
@@ -275,7 +276,7 @@ describe('IdentityService on Postgres', () => {
     expect(twice).toMatchObject({ ok: false, error: { code: 'Conflict' } });
   });
 
-  it('rebuilds its index from the database after a restart, for deterministic and fuzzy matches', async () => {
+  it('rebuilds its index from the database after a restart, for deterministic matches and review', async () => {
     const ws = await seedWorkspace();
     const first = new IdentityService({ settings: () => US });
     const ana = await inTx((tx) =>
@@ -300,7 +301,8 @@ describe('IdentityService on Postgres', () => {
         person(ws.workspaceId, ws.gmail, 'x-2', { email: 'a.lima@acme.com', name: 'Ana Lmia' }),
       ),
     );
-    expect(byName).toMatchObject({ entityId: ana!.entityId, decision: 'linked-fuzzy' });
+    expect(byName).toMatchObject({ decision: 'created-with-possible-duplicate' });
+    expect(byName?.possibleDuplicates.map((c) => c.entityId)).toEqual([ana!.entityId]);
   });
 
   it('a rolled-back link leaves nothing behind that a later decision could link to', async () => {
@@ -609,8 +611,9 @@ describe('IdentityService on Postgres', () => {
         }),
       ),
     );
-    expect(other?.decision).toBe('linked-fuzzy');
-    expect([a!.entityId, twin!.entityId]).toContain(other?.entityId);
+    // Nor from another CRM: a name is evidence for review, never a link.
+    expect(other?.decision).toBe('created-with-possible-duplicate');
+    expect([a!.entityId, twin!.entityId]).not.toContain(other?.entityId);
   });
 
   it("a notification's name fragment is no name: another person of that first name at the domain stays another person", async () => {

@@ -15,6 +15,7 @@ import {
 import {
   type IdentityIntent,
   identityOperationOf,
+  type LinkReason,
   type MergeIntent,
   type MovedLink,
   type OperationPayload,
@@ -22,8 +23,8 @@ import {
   providerMergeOperationId,
   type UnmergeIntent,
 } from './operations';
-import { type Resolution, Resolver } from './resolver';
-import { entityIdFor, possibleDuplicateIdFor } from './stable-id';
+import { type Candidate, type Resolution, Resolver } from './resolver';
+import { entityIdFor, joinOperationIdFor, possibleDuplicateIdFor } from './stable-id';
 
 /** A transaction (or client) to run SQL in: a log consumer's `tx` fits, as does a `pg` client. */
 export interface IdentityTx {
@@ -114,6 +115,13 @@ interface PendingStore {
 }
 type PendingStores = PendingStore[];
 
+/**
+ * The merges identity made by itself while placing a batch (a record whose keys named two
+ * entities), by the index of the event that made them: the sync stage applies them to the
+ * documents before that event, as it would a merge asked in the API.
+ */
+export type JoinsByEvent = Map<number, OperationPayload[]>;
+
 /** A batch's records by `linkKey`: the entity each is linked to, or null when it is not. */
 type BatchLinks = Map<string, string | null>;
 
@@ -142,14 +150,15 @@ export class IdentityService {
   }
 
   /** Applies a batch of log events in order: identity operations, then everything else. */
-  async handle(tx: IdentityTx, events: readonly IdentityChange[]): Promise<void> {
+  async handle(tx: IdentityTx, events: readonly IdentityChange[]): Promise<JoinsByEvent> {
+    const joins: JoinsByEvent = new Map();
     // Every record's link read in one statement; the batch's own links are added as made. A
     // merge or unmerge moves links: from then on each is read again.
     let links: BatchLinks | undefined = await this.linksOfBatch(tx, events);
     // What the batch's linked records hold (keys, names, blocks) is stored in one statement,
     // before anything reads match keys from the database again and at the end.
     const stores: PendingStores = [];
-    for (const event of events) {
+    for (const [i, event] of events.entries()) {
       const notice = providerMergeOf(event.op, event.fields);
       const operation = notice ? undefined : identityOperationOf(event.op, event.fields);
       // A merge or unmerge reads and moves match keys: what earlier records hold goes first.
@@ -164,14 +173,21 @@ export class IdentityService {
         if (!applied.ok && applied.error.code === 'Validation') throw new Error(applied.error.message);
         continue;
       }
-      await this.resolveChange(tx, event, links, stores);
+      const joined: OperationPayload[] = [];
+      await this.resolveChange(tx, event, links, stores, joined);
       const addresses = participantsOf(event);
       if (addresses.length > 0) {
         await this.flushStores(tx, stores);
-        await this.resolveParticipants(tx, event, addresses);
+        await this.resolveParticipants(tx, event, addresses, joined);
+      }
+      if (joined.length > 0) {
+        joins.set(i, joined);
+        // A join moves links: from then on each is read again.
+        links = undefined;
       }
     }
     await this.flushStores(tx, stores);
+    return joins;
   }
 
   /**
@@ -208,13 +224,15 @@ export class IdentityService {
   /**
    * Links one source record to an entity; undefined for a delete (or a provider merge) of a record never seen.
    * `links`, when given, holds the current link (or null) of the records it has keys for;
-   * `stores`, when given, takes what a linked record holds, for the caller to store (flushStores).
+   * `stores`, when given, takes what a linked record holds, for the caller to store (flushStores);
+   * `joins`, the merges the record made (its keys named two entities).
    */
   async resolveChange(
     tx: IdentityTx,
     change: IdentityChange,
     links?: BatchLinks,
     stores?: PendingStores,
+    joins?: OperationPayload[],
   ): Promise<Resolution | undefined> {
     const settings = this.settingsFor(change.workspaceId);
     const record = toMatchRecord(change.entityType, change.fields, settings);
@@ -245,6 +263,7 @@ export class IdentityService {
         score: 1,
         evidence: [],
         possibleDuplicates: [],
+        absorbs: [],
       };
     }
     // A record never seen that is deleted, or merged away in its provider, is nobody.
@@ -255,7 +274,7 @@ export class IdentityService {
     if (change.partial && record.keys.length === 0) return undefined;
     // Matching reads keys from the database: what earlier records of the batch hold goes first.
     if (stores) await this.flushStores(tx, stores);
-    const resolution = await this.link(tx, change, record, index, settings);
+    const resolution = await this.link(tx, change, record, index, settings, joins);
     links?.set(key, resolution.entityId);
     return resolution;
   }
@@ -287,19 +306,26 @@ export class IdentityService {
     tx: IdentityTx,
     source: { workspaceId: string; connectionId: string },
     addresses: readonly unknown[],
+    joins?: OperationPayload[],
   ): Promise<Participant[]> {
     const settings = this.settingsFor(source.workspaceId);
     const out: Participant[] = [];
     for (const email of emailsIn(addresses, settings)) {
       if (settings.participants === 'create-person') {
-        const resolution = await this.resolveChange(tx, {
-          workspaceId: source.workspaceId,
-          connectionId: source.connectionId,
-          entityType: 'person',
-          externalId: `mailto:${email}`,
-          op: 'upsert',
-          fields: { email },
-        });
+        const resolution = await this.resolveChange(
+          tx,
+          {
+            workspaceId: source.workspaceId,
+            connectionId: source.connectionId,
+            entityType: 'person',
+            externalId: `mailto:${email}`,
+            op: 'upsert',
+            fields: { email },
+          },
+          undefined,
+          undefined,
+          joins,
+        );
         out.push({ email, personId: resolution?.entityId ?? null });
         continue;
       }
@@ -400,6 +426,7 @@ export class IdentityService {
     record: MatchRecord,
     index: MatchIndex,
     settings: IdentitySettings,
+    joins?: OperationPayload[],
   ): Promise<Resolution> {
     const { workspaceId, entityType } = change;
     // Two records with one new key, handled by two processes at once, must not both create.
@@ -414,9 +441,8 @@ export class IdentityService {
       this.options.entityIdOf?.(change) ??
       entityIdFor(workspaceId, change.connectionId, entityType, change.externalId);
     const resolver = new Resolver(index, settings);
-    await this.learnConnections(tx, resolver, record, index);
     let resolution = resolver.resolve(record, newId);
-    resolution = await this.dropPhantoms(tx, resolution, newId);
+    resolution = await this.dropPhantoms(tx, resolution);
     if (resolution.decision === 'created' || resolution.decision === 'created-with-possible-duplicate') {
       await tx.query(
         `INSERT INTO entity (id, workspace_id, entity_type, display_name, match_keys)
@@ -424,10 +450,23 @@ export class IdentityService {
         [resolution.entityId, workspaceId, entityType, record.displayName ?? null, matchData(record)],
       );
     }
+    // The record's keys name further entities: they are one person (company, meeting), so they
+    // are joined into the one it links to, whatever order their records came in.
+    for (const absorbed of resolution.absorbs) {
+      const joined = await this.join(tx, change, resolution, absorbed);
+      if (joined) joins?.push(joined);
+    }
     await tx.query(
-      `INSERT INTO source_link (workspace_id, connection_id, entity_type, external_id, entity_id)
-       VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
-      [workspaceId, change.connectionId, entityType, change.externalId, resolution.entityId],
+      `INSERT INTO source_link (workspace_id, connection_id, entity_type, external_id, entity_id, link_reason)
+       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
+      [
+        workspaceId,
+        change.connectionId,
+        entityType,
+        change.externalId,
+        resolution.entityId,
+        JSON.stringify(linkReasonOf(resolution)),
+      ],
     );
     await this.storeRecord(tx, change, resolution.entityId, record, index);
     for (const candidate of resolution.possibleDuplicates) {
@@ -449,32 +488,29 @@ export class IdentityService {
   }
 
   /**
-   * The connections of every entity a name would link the record to, as they stand (the cache
-   * knows only the records this process saw): a candidate that already has a record from the
-   * record's connection is not linked, so the next best is read in turn.
+   * Merges an entity a record's key named into the entity it links to. Once per pair: a join a
+   * person has undone (unmerged) is not made again by the next record that names both.
    */
-  private async learnConnections(
+  private async join(
     tx: IdentityTx,
-    resolver: Resolver,
-    record: MatchRecord,
-    index: MatchIndex,
-  ): Promise<void> {
-    if (!record.source) return;
-    const read = new Set<string>();
-    for (;;) {
-      const ids = resolver.fuzzyLinkCandidates(record).filter((id) => !read.has(id));
-      if (ids.length === 0) return;
-      for (const id of ids) read.add(id);
-      const { rows } = await tx.query<{ entity_id: string; connections: string[] }>(
-        `SELECT COALESCE(e.merged_into, e.id) AS entity_id,
-                array_agg(DISTINCT l.connection_id::text) AS connections
-           FROM source_link l JOIN entity e ON e.id = l.entity_id
-          WHERE COALESCE(e.merged_into, e.id) = ANY($1::uuid[])
-          GROUP BY 1`,
-        [ids],
-      );
-      for (const row of rows) index.addConnections(index.handle(row.entity_id), row.connections);
-    }
+    change: IdentityChange,
+    resolution: Resolution,
+    absorbed: Candidate,
+  ): Promise<OperationPayload | undefined> {
+    const operationId = joinOperationIdFor(resolution.entityId, absorbed.entityId);
+    const done = await tx.query('SELECT 1 FROM identity_operation WHERE id = $1', [operationId]);
+    if (done.rows.length > 0) return undefined;
+    const applied = await this.merge(tx, {
+      kind: 'merge',
+      operationId,
+      workspaceId: change.workspaceId,
+      entityType: change.entityType,
+      survivorId: resolution.entityId,
+      absorbedId: absorbed.entityId,
+      reason: { rule: 'shared-key', evidence: [...resolution.evidence, ...absorbed.evidence], score: 1 },
+    });
+    // Refused (merged meanwhile by another path): the next record naming both reads them again.
+    return applied.ok ? applied.value : undefined;
   }
 
   /**
@@ -652,27 +688,14 @@ export class IdentityService {
   }
 
   /** Fuzzy candidates come from the cache, which may hold entities of a rolled-back transaction. */
-  private async dropPhantoms(
-    tx: IdentityTx,
-    resolution: Resolution,
-    newId: () => string,
-  ): Promise<Resolution> {
-    if (resolution.decision === 'linked-deterministic') return resolution;
-    const named = [resolution.entityId, ...resolution.possibleDuplicates.map((c) => c.entityId)];
+  private async dropPhantoms(tx: IdentityTx, resolution: Resolution): Promise<Resolution> {
+    if (resolution.possibleDuplicates.length === 0) return resolution;
+    const named = resolution.possibleDuplicates.map((c) => c.entityId);
     const { rows } = await tx.query<{ id: string }>('SELECT id FROM entity WHERE id = ANY($1::uuid[])', [
       named,
     ]);
     const real = new Set(rows.map((r) => r.id));
     const possibleDuplicates = resolution.possibleDuplicates.filter((c) => real.has(c.entityId));
-    if (resolution.decision === 'linked-fuzzy' && !real.has(resolution.entityId)) {
-      return {
-        entityId: newId(),
-        decision: possibleDuplicates.length > 0 ? 'created-with-possible-duplicate' : 'created',
-        score: resolution.score,
-        evidence: resolution.evidence,
-        possibleDuplicates,
-      };
-    }
     if (resolution.decision === 'created-with-possible-duplicate' && possibleDuplicates.length === 0) {
       return { ...resolution, decision: 'created', possibleDuplicates };
     }
@@ -827,4 +850,18 @@ export function participantsOf(change: Pick<IdentityChange, 'entityType' | 'fiel
   return fields.flatMap((value) =>
     value === undefined || value === null ? [] : Array.isArray(value) ? value : [value],
   );
+}
+
+/** Why a record was linked as it was: stored on its source link, shown in the API. */
+export function linkReasonOf(
+  resolution: Pick<Resolution, 'decision' | 'evidence' | 'score' | 'possibleDuplicates'>,
+): LinkReason {
+  if (resolution.decision === 'linked-deterministic')
+    return { rule: 'shared-key', evidence: resolution.evidence, score: resolution.score };
+  // A new entity: no key matched; near misses, if any, wait in the review queue.
+  return {
+    rule: 'created',
+    evidence: resolution.possibleDuplicates.length > 0 ? ['possible-duplicate-flagged'] : [],
+    score: 1,
+  };
 }

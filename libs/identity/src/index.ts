@@ -5,6 +5,7 @@ export {
   IdentityService,
   type IdentityServiceOptions,
   type IdentityTx,
+  type JoinsByEvent,
   type Participant,
   type PossibleDuplicateView,
   participantsOf,
@@ -36,6 +37,7 @@ export {
   type IdentityIntent,
   identityOperationChange,
   identityOperationOf,
+  type LinkReason,
   type MergeIntent,
   type MovedLink,
   type OperationPayload,
@@ -45,4 +47,4 @@ export {
 } from './operations';
 export { type Candidate, type Decision, type Resolution, Resolver } from './resolver';
 export { jaroWinkler, nameSimilarity } from './similarity';
-export { entityIdFor, uuidV5 } from './stable-id';
+export { entityIdFor, joinOperationIdFor, uuidV5 } from './stable-id';

@@ -5,6 +5,7 @@ import {
   countryCallingCodes,
   isFreeMailDomain,
   nameTokens,
+  nationalDigitsOf,
   nationalPhoneDigits,
   normaliseAmount,
   normaliseEmail,
@@ -23,6 +24,7 @@ export const MATCH_KEY_KINDS = [
   'message_id',
   'domain',
   'phone',
+  'phone_name',
   'deal_amount',
   'deal_close',
   'meeting_slot',
@@ -55,6 +57,13 @@ export const FACT_KINDS: ReadonlySet<string> = new Set([
 
 export const kindOf = (key: string): string => key.slice(0, key.indexOf(':'));
 
+/**
+ * Kinds of key that are evidence for review, never a link: a phone number alone (a family's
+ * line, a switchboard). A person's phone links only as `phone_name`, together with the same
+ * person's name.
+ */
+export const REVIEW_ONLY_KINDS: ReadonlySet<string> = new Set(['phone']);
+
 export interface MatchKey {
   kind: MatchKeyKind;
   value: string;
@@ -70,9 +79,11 @@ export interface IdentitySettings {
   defaultCountry: CountryCode | undefined;
   /** A calendar attendee or mail participant with no known person: make one, or keep the bare address. */
   participants: 'create-person' | 'bare-address';
-  /** Fuzzy score at or above which a record links to an existing entity. */
-  linkThreshold: number;
-  /** Fuzzy score at or above which a new entity is flagged as a possible duplicate. */
+  /**
+   * Fuzzy score at or above which a new entity is flagged as a possible duplicate. A fuzzy
+   * score never links: names, however close, with a shared company or domain are evidence for a
+   * person to review.
+   */
   reviewThreshold: number;
 }
 
@@ -81,7 +92,6 @@ export const DEFAULT_SETTINGS: IdentitySettings = {
   gmailDots: false,
   defaultCountry: undefined,
   participants: 'create-person',
-  linkThreshold: 0.9,
   reviewThreshold: 0.78,
 };
 
@@ -120,10 +130,11 @@ const KIND_RANK: Record<string, number> = {
   ical_uid: 1,
   message_id: 2,
   domain: 3,
-  phone: 4,
-  deal_amount: 5,
-  deal_close: 6,
-  meeting_slot: 7,
+  phone_name: 4,
+  phone: 5,
+  deal_amount: 6,
+  deal_close: 7,
+  meeting_slot: 8,
 };
 export const keyRank = (key: string): number => KIND_RANK[key.slice(0, key.indexOf(':'))] ?? 9;
 
@@ -201,6 +212,18 @@ function personRecord(fields: Record<string, unknown>, settings: IdentitySetting
   const rawName = first || last ? [first, last].filter(Boolean).join(' ') : str(fields.name);
   const tokens = nameTokens(rawName);
   const keys = [...emails.map((e) => encodeKey('email', e)), ...phones.map((p) => encodeKey('phone', p))];
+  // A phone links only with the same person's name: `phone_name:<national digits>|<first and last
+  // name tokens, sorted>`. Maria and Mario sharing a family line hold two keys; a number written
+  // without its country code meets the same number written in full by its national digits.
+  const nameEnds = tokens.length >= 2 ? [tokens[0]!, tokens[tokens.length - 1]!].sort().join('|') : '';
+  if (nameEnds) {
+    const digits = new Set<string>(nationals);
+    for (const phone of phones) {
+      const national = nationalDigitsOf(phone);
+      if (national) digits.add(national);
+    }
+    for (const national of digits) keys.push(encodeKey('phone_name', `${national}|${nameEnds}`));
+  }
   // Blocks pair a piece of evidence with one name token, so a typo or a swap in the name
   // still meets the other token, and no block grows with the size of a company.
   const blocks = new Set<string>();

@@ -58,6 +58,15 @@ export function normalisePhone(raw: unknown, defaultCountry?: CountryCode): stri
 }
 
 /**
+ * The national significant digits of an E.164 number (`+14155550132` → `4155550132`,
+ * `+442079460012` → `2079460012`): what the same number written without its country code
+ * reduces to (see `nationalPhoneDigits`). Null when the number does not parse.
+ */
+export function nationalDigitsOf(e164: string): string | null {
+  return parsePhoneNumberFromString(e164)?.nationalNumber ?? null;
+}
+
+/**
  * The digits of a phone number written without a country code (`(415) 555-0132`,
  * `020 7946 0012`) that `normalisePhone` could not place, with a trunk `0` (or an
  * international `00`) dropped: `4155550132`, `2079460012`. Null for a number that parsed, or

@@ -12,6 +12,21 @@ export interface MergeIntent {
   absorbedId: string;
   /** Who asked for it (an API key id): an unmerge clears in their name what only the survivor had. */
   requestedBy?: string;
+  /**
+   * Why identity made it by itself: a record whose strong keys named both entities (one address
+   * of each). Such a join never asks a provider to merge its own records.
+   */
+  reason?: LinkReason;
+}
+
+/** Why a source record is linked to its entity, or two entities were joined: shown to admins. */
+export interface LinkReason {
+  /** `created` (a record no key or name matched), `shared-key` (a deterministic key), `merge`, … */
+  rule: string;
+  /** The keys that agreed (`email:ana@acme.com`), or the review evidence a person decided on. */
+  evidence: string[];
+  /** 1 for a key; a person's decision is 1 too. */
+  score: number;
 }
 
 /** Undo a merge: the links it moved go back and the absorbed entity lives again. */

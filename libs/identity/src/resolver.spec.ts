@@ -13,7 +13,7 @@ function setup() {
 }
 
 describe('Resolver', () => {
-  it('links on a normalised email or phone, deterministically', () => {
+  it('links on a normalised email, or a phone with the same name, deterministically', () => {
     const { add } = setup();
     const first = add({ email: 'ana@acme.com', firstName: 'Ana', lastName: 'Lima', phone: '(415) 555-0132' });
     expect(first.decision).toBe('created');
@@ -26,8 +26,10 @@ describe('Resolver', () => {
     expect(add({ phone: '+1 415 555 0132', name: 'Lima Ana' })).toMatchObject({
       entityId: first.entityId,
       decision: 'linked-deterministic',
-      evidence: ['phone:+14155550132'],
+      evidence: ['phone_name:4155550132|ana|lima'],
     });
+    // A phone and no name, or another name: no link (a family's line, a switchboard).
+    expect(add({ phone: '+1 415 555 0132' }).entityId).not.toBe(first.entityId);
   });
 
   it('does not treat a shared phone as identity when the names disagree', () => {
@@ -38,14 +40,44 @@ describe('Resolver', () => {
     expect(boris.entityId).not.toBe(ana.entityId);
   });
 
-  it('links a close name with corroborating evidence above the threshold', () => {
+  it('Maria and Mario Garcia, one company and one family phone, are two people: a review at most', () => {
+    const { add } = setup();
+    const maria = add({
+      email: 'maria.garcia@acmewidgets.example',
+      firstName: 'Maria',
+      lastName: 'Garcia',
+      company: 'Acme Widgets',
+      phone: '+1 415 555 0100',
+    });
+    const mario = add({
+      email: 'mario.garcia@acmewidgets.example',
+      firstName: 'Mario',
+      lastName: 'Garcia',
+      company: 'Acme Widgets',
+      phone: '+1 415 555 0100',
+    });
+    expect(mario.entityId).not.toBe(maria.entityId);
+    expect(mario.decision).toBe('created-with-possible-duplicate');
+    expect(mario.possibleDuplicates.map((c) => c.entityId)).toEqual([maria.entityId]);
+    // Mario from another CRM, with his own address: Mario's.
+    expect(add({ email: 'mario.garcia@acmewidgets.example', name: 'Mario Garcia' }).entityId).toBe(
+      mario.entityId,
+    );
+  });
+
+  it('a close name with a shared domain is evidence for review, never a link', () => {
     const { add } = setup();
     const ana = add({ email: 'ana.lima@acme.com', name: 'Ana Lima' });
     const typo = add({ email: 'alima@acme.com', name: 'Ana Lmia' });
-    expect(typo.decision).toBe('linked-fuzzy');
-    expect(typo.entityId).toBe(ana.entityId);
+    expect(typo.decision).toBe('created-with-possible-duplicate');
+    expect(typo.entityId).not.toBe(ana.entityId);
     expect(typo.score).toBeGreaterThanOrEqual(0.9);
-    expect(typo.evidence).toContain('same-organisation-domain');
+    expect(typo.possibleDuplicates).toEqual([
+      expect.objectContaining({
+        entityId: ana.entityId,
+        evidence: expect.arrayContaining(['same-organisation-domain']),
+      }),
+    ]);
   });
 
   it('in the grey zone creates a new entity and flags a possible duplicate, never merges', () => {
@@ -62,15 +94,23 @@ describe('Resolver', () => {
     expect(other.score).toBeLessThan(0.9);
   });
 
-  it('creates when nothing is close, and flags entities whose keys conflict', () => {
+  it('creates when nothing is close; a record whose addresses name two entities joins them', () => {
     const { add } = setup();
-    const ana = add({ email: 'ana@acme.com', name: 'Ana Lima' });
-    const boris = add({ email: 'boris@beta.io', name: 'Boris Stone', phone: '+14155550199' });
-    expect(boris.decision).toBe('created');
-    // Ana's email, Boris's phone: the email wins and the pair goes to review.
-    const both = add({ email: 'ana@acme.com', phone: '+14155550199' });
-    expect(both.entityId).toBe(ana.entityId);
-    expect(both.possibleDuplicates.map((c) => c.entityId)).toEqual([boris.entityId]);
+    const work = add({ email: 'ana@acme.com', name: 'Ana Lima' });
+    const home = add({ email: 'ana.lima@fastmail.example', name: 'Ana Lima', phone: '+14155550199' });
+    expect(home.entityId).not.toBe(work.entityId);
+    // Another CRM knows both of her addresses: one person, however the records came in.
+    const both = add({ emails: ['ana@acme.com', 'ana.lima@fastmail.example'], name: 'Ana Lima' });
+    expect(both).toMatchObject({ entityId: work.entityId, decision: 'linked-deterministic' });
+    expect(both.absorbs).toEqual([
+      { entityId: home.entityId, score: 1, evidence: ['email:ana.lima@fastmail.example'] },
+    ]);
+    // A phone alone names nobody: no join, no review.
+    const boris = add({ email: 'boris@beta.io', name: 'Boris Stone', phone: '+14155550188' });
+    const mixed = add({ email: 'ana@acme.com', phone: '+14155550188' });
+    expect(mixed.entityId).toBe(work.entityId);
+    expect(mixed.absorbs).toEqual([]);
+    expect(mixed.possibleDuplicates.map((c) => c.entityId)).not.toContain(boris.entityId);
   });
 
   it('follows merges in the index', () => {
@@ -303,17 +343,17 @@ describe('Resolver: a phone number written without a country code', () => {
     phone: '(415) 555-0132',
   };
 
-  it('corroborates the same name, in either order (the demo’s 11th person)', () => {
+  it('links with the same name by its national digits, in either order (the demo’s 11th person)', () => {
     const one = people();
     const a = one.add(work);
     expect(one.add(personal)).toMatchObject({
       entityId: a.entityId,
-      decision: 'linked-fuzzy',
-      evidence: ['name-similarity:1.000', 'same-phone'],
+      decision: 'linked-deterministic',
+      evidence: ['phone_name:4155550132|carter|emily'],
     });
     const two = people();
     const b = two.add(personal);
-    expect(two.add(work)).toMatchObject({ entityId: b.entityId, decision: 'linked-fuzzy' });
+    expect(two.add(work)).toMatchObject({ entityId: b.entityId, decision: 'linked-deterministic' });
     const three = people();
     const c = three.add({ ...work, phone: '020 7946 0012' });
     expect(three.add({ ...personal, phone: '+44 20 7946 0012' }).entityId).toBe(c.entityId);
@@ -352,21 +392,9 @@ describe('Resolver: a name never links two records of one connection', () => {
         evidence: expect.arrayContaining(['same-connection']),
       }),
     ]);
-    // From another CRM the same name and organisation still link, to an entity it is not in yet.
+    // From another CRM the same name and organisation are no link either: a review.
     const third = add('crm-b', { email: 'a.lima@acme.com', firstName: 'Ana', lastName: 'Lima' });
-    expect(third.decision).toBe('linked-fuzzy');
-    expect([first.entityId, second.entityId]).toContain(third.entityId);
-    // Without a known connection the rule cannot apply, as before.
-    const bare = new Resolver(new MatchIndex());
-    const x = bare.resolveAndCommit(
-      toMatchRecord('person', { email: 'ana@acme.com', name: 'Ana Lima' }),
-      () => 'x',
-    );
-    expect(
-      bare.resolveAndCommit(
-        toMatchRecord('person', { email: 'ana.lima@acme.com', name: 'Ana Lima' }),
-        () => 'y',
-      ),
-    ).toMatchObject({ entityId: x.entityId, decision: 'linked-fuzzy' });
+    expect(third.decision).toBe('created-with-possible-duplicate');
+    expect([first.entityId, second.entityId]).not.toContain(third.entityId);
   });
 });

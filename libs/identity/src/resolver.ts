@@ -6,6 +6,7 @@ import {
   keyRank,
   kindOf,
   type MatchRecord,
+  REVIEW_ONLY_KINDS,
 } from './match-record';
 import { nameSimilarity } from './similarity';
 
@@ -13,12 +14,11 @@ export type Decision =
   /** The source record was already linked; nothing was matched. */
   | 'linked-existing'
   /**
-   * A deterministic key (email, phone, domain, iCalUID, Message-ID; across connections only:
-   * deal name with amount or close day, meeting title with start minute) named the entity.
+   * A deterministic key named the entity: an email address, a phone with the same person's name
+   * (`phone_name`), a domain, an iCalUID, a Message-ID; across connections only, a deal's name
+   * with its amount or close day, a meeting's title with its start minute.
    */
   | 'linked-deterministic'
-  /** A fuzzy candidate scored at or above the link threshold. */
-  | 'linked-fuzzy'
   | 'created'
   /** Created, and the best candidates (in the grey zone) are flagged for review; never merged. */
   | 'created-with-possible-duplicate';
@@ -32,12 +32,31 @@ export interface Candidate {
 export interface Resolution {
   entityId: string;
   decision: Decision;
-  /** 1 for deterministic links, the fuzzy score otherwise (0 when nothing came close). */
+  /** 1 for deterministic links, the best fuzzy score otherwise (0 when nothing came close). */
   score: number;
   evidence: string[];
-  /** Entities to review against `entityId`: grey-zone candidates and conflicting keys. */
+  /** Entities to review against `entityId`: grey-zone candidates and weak keys that disagree. */
   possibleDuplicates: Candidate[];
+  /**
+   * Further entities the record's strong keys name (one address of each, say): the record
+   * shows they are one, so they are merged into `entityId`. Whatever order the records come
+   * in, the entities are then the connected groups of records sharing a strong key.
+   */
+  absorbs: Candidate[];
 }
+
+/**
+ * Kinds of key whose holders a record joins into one entity when it names several: the same
+ * address, phone with name, domain, iCalUID or Message-ID is the same thing whoever holds it.
+ * The weaker cross-connection keys (deal and meeting names) never merge: a second holder goes to review.
+ */
+const JOINING_KINDS: ReadonlySet<string> = new Set([
+  'email',
+  'phone_name',
+  'domain',
+  'ical_uid',
+  'message_id',
+]);
 
 // Where a fuzzy candidate came from, as bit flags.
 const NAME = 1;
@@ -60,15 +79,6 @@ const FLAG_NAMES: [number, string][] = [
   [PHONE, 'same-phone'],
 ];
 
-interface Ranked extends Candidate {
-  /** False when the entity already has a record from the record's connection. */
-  linkable: boolean;
-}
-
-const candidate = ({ entityId, score, evidence }: Ranked): Candidate => ({ entityId, score, evidence });
-
-/** A name agreeing at least this well lets a shared phone count as deterministic. */
-const PHONE_NAME_AGREEMENT = 0.85;
 /** A name match with nothing else in common is never enough to link on its own. */
 const NAME_ONLY_PENALTY = 0.15;
 /** Blocks larger than this do not generate candidates. */
@@ -93,43 +103,27 @@ export class Resolver {
   /**
    * The decision for a record that has no source link yet. `newEntityId` is called only when
    * an entity is created. The index is not changed: call `commit` once the decision is stored.
+   * Only a key links; a fuzzy match is evidence for review, never a link.
    */
   resolve(record: MatchRecord, newEntityId: () => string): Resolution {
     const deterministic = this.deterministic(record);
     if (deterministic) return deterministic;
-    const ranked = this.fuzzy(record);
-    const { linkThreshold, reviewThreshold } = this.settings;
-    // A name never links two records of one connection: one CRM holding two contacts of one
-    // name (and other addresses, or none) holds two people. They go to review instead.
-    const best = ranked.find((c) => c.linkable);
-    if (best && best.score >= linkThreshold) {
-      return {
-        entityId: best.entityId,
-        decision: 'linked-fuzzy',
-        score: best.score,
-        evidence: best.evidence,
-        // A second strong candidate is a likely duplicate of the one linked.
-        possibleDuplicates: ranked
-          .filter((c) => c !== best && c.score >= reviewThreshold)
-          .slice(0, MAX_REVIEW - 1)
-          .map(candidate),
-      };
-    }
-    const review = ranked
-      .filter((c) => c.score >= reviewThreshold)
-      .slice(0, MAX_REVIEW)
-      .map(candidate);
+    const review = this.fuzzy(record)
+      .filter((c) => c.score >= this.settings.reviewThreshold)
+      .slice(0, MAX_REVIEW);
     return {
       entityId: newEntityId(),
       decision: review.length > 0 ? 'created-with-possible-duplicate' : 'created',
-      score: ranked[0]?.score ?? 0,
+      score: review[0]?.score ?? 0,
       evidence: review[0]?.evidence ?? [],
       possibleDuplicates: review,
+      absorbs: [],
     };
   }
 
-  /** Records the decided link in the index. */
-  commit(record: MatchRecord, resolution: Pick<Resolution, 'entityId'>): void {
+  /** Records the decided link in the index (and the merges it makes). */
+  commit(record: MatchRecord, resolution: Pick<Resolution, 'entityId' | 'absorbs'>): void {
+    for (const absorbed of resolution.absorbs) this.index.merge(absorbed.entityId, resolution.entityId);
     this.index.add(resolution.entityId, record);
   }
 
@@ -140,13 +134,16 @@ export class Resolver {
   }
 
   private deterministic(record: MatchRecord): Resolution | undefined {
-    const keys = [...record.keys].sort((a, b) => keyRank(a) - keyRank(b));
+    const keys = record.keys
+      .filter((k) => !REVIEW_ONLY_KINDS.has(kindOf(k)))
+      .sort((a, b) => keyRank(a) - keyRank(b));
     let chosen: { handle: number; key: string } | undefined;
+    const absorbs = new Map<number, string>();
     const conflicts = new Map<number, string>();
     for (const key of keys) {
-      const isPhone = key.startsWith('phone:');
+      const kind = kindOf(key);
       let holders = this.index.withKey(key);
-      if (CROSS_CONNECTION_KINDS.has(kindOf(key))) {
+      if (CROSS_CONNECTION_KINDS.has(kind)) {
         // Held by two entities (two deals of one name and amount in one CRM), a weak key cannot
         // say which: it links nothing, and the fuzzy pass flags them for review.
         const agreeing = new Set<number>();
@@ -159,23 +156,35 @@ export class Resolver {
       }
       for (const holder of holders) {
         const handle = this.index.survivor(holder);
-        // A shared line (a switchboard, a family phone) is not an identity when names disagree.
-        if (isPhone && !this.namesAgree(record.name, handle)) continue;
         if (!chosen) chosen = { handle, key };
-        else if (handle !== chosen.handle && !conflicts.has(handle)) conflicts.set(handle, key);
+        else if (handle === chosen.handle || absorbs.has(handle)) continue;
+        else if (JOINING_KINDS.has(kind) && JOINING_KINDS.has(kindOf(chosen.key))) absorbs.set(handle, key);
+        else if (!conflicts.has(handle)) conflicts.set(handle, key);
       }
     }
     if (!chosen) return undefined;
+    const survivor = chosen.handle;
+    const joined = [survivor, ...absorbs.keys()];
+    const evidenceOf = (handle: number) => (handle === survivor ? chosen.key : absorbs.get(handle)!);
     return {
-      entityId: this.index.entityId(chosen.handle),
+      entityId: this.index.entityId(survivor),
       decision: 'linked-deterministic',
       score: 1,
-      evidence: [chosen.key],
-      possibleDuplicates: [...conflicts].map(([handle, key]) => ({
-        entityId: this.index.entityId(handle),
-        score: 1,
-        evidence: [key, 'conflicting-deterministic-key'],
-      })),
+      evidence: [evidenceOf(survivor)],
+      possibleDuplicates: [...conflicts]
+        .filter(([handle]) => !absorbs.has(handle))
+        .map(([handle, key]) => ({
+          entityId: this.index.entityId(handle),
+          score: 1,
+          evidence: [key, 'conflicting-deterministic-key'],
+        })),
+      absorbs: joined
+        .filter((h) => h !== survivor)
+        .map((handle) => ({
+          entityId: this.index.entityId(handle),
+          score: 1,
+          evidence: [evidenceOf(handle)],
+        })),
     };
   }
 
@@ -215,25 +224,6 @@ export class Resolver {
     return true;
   }
 
-  private namesAgree(name: string, handle: number): boolean {
-    if (!name) return true;
-    const names = this.index.namesOf(handle);
-    if (names.length === 0) return true;
-    return names.some((other) => nameSimilarity(name, other) >= PHONE_NAME_AGREEMENT);
-  }
-
-  /**
-   * The fuzzy candidates `resolve` would link to, were they not of the record's connection
-   * (`linkable` false): an adapter that learns connections lazily reads theirs and resolves again.
-   */
-  fuzzyLinkCandidates(record: MatchRecord): string[] {
-    const { linkThreshold } = this.settings;
-    if (this.deterministic(record)) return [];
-    return this.fuzzy(record)
-      .filter((c) => c.score >= linkThreshold)
-      .map((c) => c.entityId);
-  }
-
   /** Whether an entity (or the one it was merged into) has a record from a connection. */
   private fromConnection(handle: number, survivor: number, connectionId: string | undefined): boolean {
     if (!connectionId) return false;
@@ -241,7 +231,7 @@ export class Resolver {
   }
 
   /** Candidates from the record's blocks, scored, best first, one per surviving entity. */
-  private fuzzy(record: MatchRecord): Ranked[] {
+  private fuzzy(record: MatchRecord): Candidate[] {
     if (!record.name || record.blocks.length === 0) return [];
     const flags = new Map<number, number>();
     for (const block of record.blocks) {
@@ -261,7 +251,7 @@ export class Resolver {
       if (members.length > BLOCK_CAP) continue;
       for (const handle of members) flags.set(handle, (flags.get(handle) ?? 0) | PHONE);
     }
-    const best = new Map<number, Ranked>();
+    const best = new Map<number, Candidate>();
     for (const [handle, flag] of flags) {
       let similarity = 0;
       for (const name of this.index.namesOf(handle)) {
@@ -271,17 +261,13 @@ export class Resolver {
       const corroborated = (flag & CORROBORATING) !== 0;
       const score = corroborated ? similarity : similarity - NAME_ONLY_PENALTY;
       const survivor = this.index.survivor(handle);
-      const sameConnection = this.fromConnection(handle, survivor, record.source);
       const previous = best.get(survivor);
-      if (previous) {
-        if (sameConnection) previous.linkable = false;
-        if (previous.score >= score) continue;
-      }
+      if (previous && previous.score >= score) continue;
       const evidence = [`name-similarity:${similarity.toFixed(3)}`];
       for (const [bit, label] of FLAG_NAMES) if (flag & bit) evidence.push(label);
-      if (sameConnection) evidence.push('same-connection');
-      const linkable = !sameConnection && (previous?.linkable ?? true);
-      best.set(survivor, { entityId: this.index.entityId(survivor), score, evidence, linkable });
+      // Two records of one CRM: that CRM keeps them apart, which says much for their being two.
+      if (this.fromConnection(handle, survivor, record.source)) evidence.push('same-connection');
+      best.set(survivor, { entityId: this.index.entityId(survivor), score, evidence });
     }
     return [...best.values()].sort((a, b) => b.score - a.score || (a.entityId < b.entityId ? -1 : 1));
   }

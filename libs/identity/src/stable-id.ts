@@ -26,3 +26,10 @@ export const entityIdFor = (
 /** One review row per pair of entities, whichever side was seen first. */
 export const possibleDuplicateIdFor = (a: string, b: string) =>
   uuidV5(`possible-duplicate:${a < b ? `${a}:${b}` : `${b}:${a}`}`);
+
+/**
+ * The merge identity makes when a record's keys name two entities: one per pair, so a redelivery
+ * or a replay makes the same operation, and a join a person has undone is not made again.
+ */
+export const joinOperationIdFor = (survivorId: string, absorbedId: string) =>
+  uuidV5(`identity-join:${survivorId}:${absorbedId}`);

@@ -65,7 +65,23 @@ interface AppliedOperation {
   /** The links the merge moved to the survivor, or the unmerge gave back. */
   links: MovedLink[];
   requestedBy?: string;
+  /** Made by identity itself (a record naming both): it never asks a provider to merge. */
+  joined?: boolean;
 }
+
+const appliedOf = (payload: OperationPayload): AppliedOperation => {
+  const common = {
+    operationId: payload.operationId,
+    workspaceId: payload.workspaceId,
+    entityType: payload.entityType,
+    survivorId: payload.survivorId,
+    absorbedId: payload.absorbedId,
+    ...(payload.requestedBy === undefined ? {} : { requestedBy: payload.requestedBy }),
+  };
+  return payload.kind === 'merge'
+    ? { ...common, kind: 'merge', links: payload.movedLinks, ...(payload.reason ? { joined: true } : {}) }
+    : { ...common, kind: 'unmerge', undoes: payload.undoes, links: payload.restoredLinks };
+};
 
 interface OutboxRow {
   workspace_id: string;
@@ -280,7 +296,7 @@ export class SyncHandler {
     });
     await this.linkEchoedCreates(tx, events);
     // Edits made in Syncline name their entity: identity has nothing to resolve.
-    await identity.handle(
+    const joins = await identity.handle(
       tx,
       events
         .filter((e) => userEditOf(e) === undefined)
@@ -289,9 +305,13 @@ export class SyncHandler {
 
     await this.recordVersions(tx, events);
     const operations = await this.identityOperations(tx, events);
+    // Merges identity made itself (a record whose keys named two entities), before that record.
+    const joined = new Map<number, AppliedOperation[]>();
+    for (const [i, payloads] of joins) joined.set(i, payloads.map(appliedOf));
+    const allOperations = [...operations.values(), ...[...joined.values()].flat()];
     // Before the batch's events are placed: a copy a merge folds away is nobody's from here on.
     const folds = new Map<string, { connections: string[]; folded: OutboxRow[] }>();
-    for (const op of operations.values())
+    for (const op of allOperations)
       if (op.kind === 'merge') folds.set(op.operationId, await this.foldMirrors(tx, op));
     const entityOf = await this.entitiesOf(tx, events);
     // A notification about a record identity could not place: the full record is read now.
@@ -305,7 +325,7 @@ export class SyncHandler {
         this.pulls.add(e.connectionId);
     });
     // Entities a merge or unmerge of the batch moves (a frozen one is among them).
-    const operated = new Set([...operations.values()].flatMap((o) => [o.survivorId, o.absorbedId]));
+    const operated = new Set(allOperations.flatMap((o) => [o.survivorId, o.absorbedId]));
     const ids = [
       ...new Set([...entityOf.filter((id): id is string => id !== undefined), ...operated]),
     ].sort();
@@ -324,6 +344,8 @@ export class SyncHandler {
     const foldWrites: OutboxRow[] = [];
 
     for (const [i, event] of events.entries()) {
+      for (const join of joined.get(i) ?? [])
+        await this.applyIdentityOperation(tx, store, event, join, touched, foldWrites, folds);
       const operation = operations.get(i);
       if (operation !== undefined) {
         await this.applyIdentityOperation(tx, store, event, operation, touched, foldWrites, folds);
@@ -504,21 +526,7 @@ export class SyncHandler {
     const stored = new Map(rows.map((r) => [r.id, r.payload]));
     for (const [i, operationId] of intents) {
       const payload = stored.get(operationId);
-      if (payload === undefined) continue;
-      const common = {
-        operationId,
-        workspaceId: payload.workspaceId,
-        entityType: payload.entityType,
-        survivorId: payload.survivorId,
-        absorbedId: payload.absorbedId,
-        ...(payload.requestedBy === undefined ? {} : { requestedBy: payload.requestedBy }),
-      };
-      out.set(
-        i,
-        payload.kind === 'merge'
-          ? { ...common, kind: 'merge', links: payload.movedLinks }
-          : { ...common, kind: 'unmerge', undoes: payload.undoes, links: payload.restoredLinks },
-      );
+      if (payload !== undefined) out.set(i, appliedOf(payload));
     }
     return out;
   }
@@ -555,7 +563,7 @@ export class SyncHandler {
     };
     const survivor = entryOf(op.survivorId);
     const absorbed = entryOf(op.absorbedId);
-    const by = { kind: 'user', id: op.requestedBy ?? 'identity-review' } as const;
+    const by = { kind: 'user', id: op.requestedBy ?? (op.joined ? 'identity' : 'identity-review') } as const;
     if (op.kind === 'merge') {
       const { connections, folded } = folds.get(op.operationId) ?? { connections: [], folded: [] };
       await this.seeWritten(tx, store, ref(op.absorbedId));
@@ -719,7 +727,9 @@ export class SyncHandler {
         mine?.created_for === null &&
         other?.created_for === null &&
         provider !== undefined &&
-        canMergeIn(provider, op.entityType)
+        canMergeIn(provider, op.entityType) &&
+        // Identity's own join asks no provider to merge: both records stay linked.
+        op.joined !== true
       )
         merged.push({
           connectionId,
