@@ -34,6 +34,14 @@ export interface ConnectorError {
    * where the connector could not read the record (the caller then waits for a pull).
    */
   current?: SourceChangeInput[];
+  /**
+   * Conflict from a create the provider refused because a record of its own already holds one
+   * of the write's unique values (HubSpot: "… already exists. Existing ID: …"): the create, by
+   * idempotency key, and that record as the provider holds it now, mapped like `current`. Set
+   * only where the refusal is that one write's and the record could be read; the caller decides
+   * whether it is the entity's record (nothing of the write was applied).
+   */
+  existing?: { idempotencyKey: string; record: SourceChangeInput };
 }
 
 export type ConnectorResult<T> = Result<T, ConnectorError>;
@@ -212,6 +220,34 @@ export interface RateBudget {
   acquire(kind?: 'default' | 'search', cost?: number): Promise<void>;
 }
 
+/**
+ * Credentials to identify, as an admin hands them over or as the workers hold them: a HubSpot
+ * private app's token, or OAuth tokens. `expiresAt` (ISO) tells an access token that has
+ * expired, which will never be sent again (the refresh token replaces it first).
+ */
+export interface AccountCredentials {
+  privateAppToken?: string;
+  accessToken?: string;
+  refreshToken?: string;
+  expiresAt?: string;
+}
+
+/** How a provider named the account: which of its endpoints answered. */
+export type AccountProof =
+  /** HubSpot's OAuth token info (`GET /oauth/v1/access-tokens/{token}`, and the refresh token's): `hub_id`. */
+  | 'hubspot_token_info'
+  /** HubSpot's account details (`GET /account-info/v3/details`) for a private app's token: `portalId`. */
+  | 'hubspot_account_info'
+  /** Google's userinfo (`GET /oauth2/v2/userinfo`): the verified `email`. */
+  | 'google_userinfo';
+
+/** The account the credentials belong to, as the provider itself says. */
+export interface ProvenAccount {
+  /** HubSpot: the portal (hub) id; Google: the user's verified address, lower case. */
+  accountId: string;
+  proof: AccountProof;
+}
+
 export interface Connector {
   readonly provider: ProviderKey;
   /** The entity types this connector reads. */
@@ -242,6 +278,19 @@ export interface Connector {
     ctx: ConnectionContext,
     writes: readonly AssociationWrite[],
   ): Promise<ConnectorResult<void>>;
+
+  /**
+   * Asks the provider whose credentials these are. Every token given must name the same
+   * account. `AuthRevoked`: the provider refused a token (unknown, revoked, expired);
+   * `Validation`: it answered but would not name the account (a Google token without the
+   * email scope), or the tokens name different accounts; `Transient` / `RateLimited`: ask
+   * again later. No budget is taken: the connection may not exist yet.
+   */
+  identifyAccount(
+    credentials: AccountCredentials,
+    endpoints: ProviderEndpoints,
+    now?: Date,
+  ): Promise<ConnectorResult<ProvenAccount>>;
 
   /** Registers (or renews) push notifications, where the provider needs it. */
   subscribe?(

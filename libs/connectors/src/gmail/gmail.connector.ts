@@ -10,7 +10,14 @@ import type {
   WebhookRequest,
   WebhookSecrets,
 } from '../contract/connector';
-import { constantTimeEqual, googleCall, googleRootUrl, header, type RetryPolicy } from '../google-common';
+import {
+  constantTimeEqual,
+  googleCall,
+  googleRootUrl,
+  header,
+  identifyGoogleAccount,
+  type RetryPolicy,
+} from '../google-common';
 import { METADATA_HEADERS, toEmailActivityChange, toEmailTombstone } from './gmail-message.mapper';
 
 export interface GmailOptions {
@@ -118,6 +125,7 @@ export function createGmailConnector(options: GmailOptions = {}): Connector {
     provider: 'gmail',
     entities: ['email_activity'],
     writable: [],
+    identifyAccount: identifyGoogleAccount,
 
     async backfill(ctx, cursor): Promise<ConnectorResult<PullPage>> {
       let state = readCursor(cursor);

@@ -16,7 +16,14 @@ import type {
   WriteReceipt,
 } from '../contract/connector';
 import { contentHash } from '../contract/content-hash';
-import { constantTimeEqual, googleCall, googleRootUrl, header, type RetryPolicy } from '../google-common';
+import {
+  constantTimeEqual,
+  googleCall,
+  googleRootUrl,
+  header,
+  identifyGoogleAccount,
+  type RetryPolicy,
+} from '../google-common';
 import {
   eventIdFor,
   originTag,
@@ -245,6 +252,7 @@ export function createGoogleCalendarConnector(options: GoogleCalendarOptions = {
     provider: 'google-calendar',
     entities: ['meeting'],
     writable: ['meeting'],
+    identifyAccount: identifyGoogleAccount,
 
     async backfill(ctx, cursor) {
       const state = readCursor(cursor);

@@ -1,4 +1,5 @@
 export { constantTimeEqual } from './constant-time';
+export { identifyGoogleAccount } from './google-account';
 export {
   DEFAULT_RETRY,
   type GoogleCallError,

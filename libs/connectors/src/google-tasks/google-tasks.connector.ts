@@ -10,7 +10,7 @@ import type {
   WriteReceipt,
 } from '../contract/connector';
 import { contentHash } from '../contract/content-hash';
-import { googleCall, googleRootUrl, type RetryPolicy } from '../google-common';
+import { googleCall, googleRootUrl, identifyGoogleAccount, type RetryPolicy } from '../google-common';
 import {
   listIdFromSelfLink,
   markerFor,
@@ -311,6 +311,7 @@ export function createGoogleTasksConnector(options: GoogleTasksOptions = {}): Co
     provider: 'google-tasks',
     entities: ['task'],
     writable: ['task'],
+    identifyAccount: identifyGoogleAccount,
 
     async backfill(ctx, cursor): Promise<ConnectorResult<PullPage>> {
       const prior = readCursor(cursor);

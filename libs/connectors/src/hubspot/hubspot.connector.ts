@@ -1,5 +1,6 @@
 import type { Connector } from '../contract/connector';
 import { OBJECT_SPECS } from './hubspot.mapper';
+import { identifyHubspotAccount } from './hubspot-account';
 import { MERGEABLE_OBJECTS, pushAssociations, pushWrites } from './hubspot-push';
 import { backfillPage, pullPage } from './hubspot-sync';
 import { parseHubspotWebhook, verifyHubspotWebhook } from './hubspot-webhook';
@@ -16,4 +17,5 @@ export const hubspotConnector: Connector = {
   parseWebhook: parseHubspotWebhook,
   push: pushWrites,
   pushAssociations,
+  identifyAccount: identifyHubspotAccount,
 };
