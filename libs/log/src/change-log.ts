@@ -27,6 +27,15 @@ export interface AppendedChange {
 
 export type AppendError = AppendValidationError | { code: 'Closed'; message: string };
 
+/** Runs one statement in the caller's transaction and returns its rows. */
+export type TransactionQuery = <T>(text: string, values: unknown[]) => Promise<T[]>;
+
+interface AppendedRow {
+  connection_id: string;
+  event_key: string;
+  offset: number;
+}
+
 interface Pending {
   rows: PreparedRow[];
   results: (AppendedChange | undefined)[];
@@ -170,6 +179,30 @@ export class ChangeLog {
   }
 
   /**
+   * Appends in the caller's transaction (`query` runs a statement in it), so that the changes
+   * commit with the caller's other writes or not at all. The heads of the partitions it
+   * touches stay locked until that transaction ends, holding up every other append to them:
+   * for a few changes in a short transaction only (an admin's retry of one event).
+   */
+  async appendWithin(
+    query: TransactionQuery,
+    changes: readonly unknown[],
+  ): Promise<Result<AppendedChange[], AppendError>> {
+    if (this.closed) return err({ code: 'Closed', message: 'the change log is closed' });
+    const validated = validateChanges(changes);
+    if (!validated.ok) return validated;
+    if (validated.value.length === 0) return ok([]);
+    const tenancy = await this.checkConnections(validated.value);
+    if (!tenancy.ok) return tenancy;
+    const rows = validated.value.map((prepared) => {
+      const { connectionId, entityType, externalId } = prepared.change;
+      return { ...prepared, partition: partitionFor(connectionId, entityType, externalId, this.partitions) };
+    });
+    const inserted = await query<AppendedRow>(APPEND_SQL, appendValues(rows));
+    return ok(appendedResults(rows, inserted));
+  }
+
+  /**
    * Every change must name a connection of its own workspace (tenant isolation). A
    * connection never changes workspace, so the answer is cached for the process's life;
    * this replaces a foreign key that cost every appended row a lookup.
@@ -260,20 +293,14 @@ export class ChangeLog {
 
   private async flush(batch: PreparedRow[]): Promise<void> {
     try {
-      const inserted = await this.insert(batch);
-      const seen = new Set<string>();
-      for (const row of batch) {
-        const key = `${row.change.connectionId}\u0000${row.change.eventKey}`;
-        const offset = seen.has(key) ? undefined : inserted.get(key);
-        seen.add(key);
-        settle(row, {
-          eventKey: row.change.eventKey,
-          connectionId: row.change.connectionId,
-          isNew: offset !== undefined,
-          partition: row.partition,
-          offset: offset ?? null,
-        });
-      }
+      const { rows } = await this.pool.query<AppendedRow>({
+        // Named: each pooled connection parses and plans the statement once.
+        name: 'log.append',
+        text: APPEND_SQL,
+        values: appendValues(batch),
+      });
+      const results = appendedResults(batch, rows);
+      for (const [index, row] of batch.entries()) settle(row, results[index]!);
     } catch (error) {
       // A row the database refuses must not sink the other callers sharing its INSERT:
       // halve the batch until the bad row is alone.
@@ -286,40 +313,57 @@ export class ChangeLog {
       for (const row of batch) row.owner.reject(error);
     }
   }
+}
 
-  private async insert(batch: PreparedRow[]): Promise<Map<string, number>> {
-    // One JSON document carries the batch: a native stringify here and a native parse in
-    // PostgreSQL, instead of a dozen array literals escaped value by value. Redeliveries
-    // within the batch are dropped here and each row is ranked in its partition, so the
-    // statement needs no sort.
-    const keys = new Set<string>();
-    const ranks = new Map<number, number>();
-    const parts: string[] = [];
-    for (const row of batch) {
-      const c = row.change;
-      const key = `${c.connectionId}\u0000${c.eventKey}`;
-      if (keys.has(key)) continue;
-      keys.add(key);
-      const rank = (ranks.get(row.partition) ?? 0) + 1;
-      ranks.set(row.partition, rank);
-      parts.push(
-        `{"rank":${rank},"partition":${row.partition},"workspace_id":${JSON.stringify(c.workspaceId)},"connection_id":${JSON.stringify(
-          c.connectionId,
-        )},"event_key":${JSON.stringify(c.eventKey)},"entity_type":"${c.entityType}","external_id":${JSON.stringify(
-          c.externalId,
-        )},"op":"${c.op}","fields":${row.fieldsJson},"field_times":${row.fieldTimesJson},"event_time":"${c.eventTime.toISOString()}","provider_version":${JSON.stringify(
-          c.providerVersion ?? null,
-        )},"origin":${row.originJson ?? 'null'}}`,
-      );
-    }
-    // Named: each pooled connection parses and plans the statement once.
-    const { rows } = await this.pool.query<{ connection_id: string; event_key: string; offset: number }>({
-      name: 'log.append',
-      text: APPEND_SQL,
-      values: [`[${parts.join(',')}]`, [...ranks.keys()], [...ranks.values()]],
-    });
-    return new Map(rows.map((r) => [`${r.connection_id}\u0000${r.event_key}`, r.offset]));
+/**
+ * APPEND_SQL's parameters for a batch. One JSON document carries it: a native stringify here
+ * and a native parse in PostgreSQL, instead of a dozen array literals escaped value by value.
+ * Redeliveries within the batch are dropped here and each row is ranked in its partition, so
+ * the statement needs no sort.
+ */
+function appendValues(batch: readonly (PreparedChange & { partition: number })[]): unknown[] {
+  const keys = new Set<string>();
+  const ranks = new Map<number, number>();
+  const parts: string[] = [];
+  for (const row of batch) {
+    const c = row.change;
+    const key = `${c.connectionId}\u0000${c.eventKey}`;
+    if (keys.has(key)) continue;
+    keys.add(key);
+    const rank = (ranks.get(row.partition) ?? 0) + 1;
+    ranks.set(row.partition, rank);
+    parts.push(
+      `{"rank":${rank},"partition":${row.partition},"workspace_id":${JSON.stringify(c.workspaceId)},"connection_id":${JSON.stringify(
+        c.connectionId,
+      )},"event_key":${JSON.stringify(c.eventKey)},"entity_type":"${c.entityType}","external_id":${JSON.stringify(
+        c.externalId,
+      )},"op":"${c.op}","fields":${row.fieldsJson},"field_times":${row.fieldTimesJson},"event_time":"${c.eventTime.toISOString()}","provider_version":${JSON.stringify(
+        c.providerVersion ?? null,
+      )},"origin":${row.originJson ?? 'null'}}`,
+    );
   }
+  return [`[${parts.join(',')}]`, [...ranks.keys()], [...ranks.values()]];
+}
+
+/** What each change of a batch became: new with its offset, or a redelivery (a repeat within the batch too). */
+function appendedResults(
+  batch: readonly (PreparedChange & { partition: number })[],
+  inserted: readonly AppendedRow[],
+): AppendedChange[] {
+  const offsets = new Map(inserted.map((r) => [`${r.connection_id}\u0000${r.event_key}`, r.offset]));
+  const seen = new Set<string>();
+  return batch.map((row) => {
+    const key = `${row.change.connectionId}\u0000${row.change.eventKey}`;
+    const offset = seen.has(key) ? undefined : offsets.get(key);
+    seen.add(key);
+    return {
+      eventKey: row.change.eventKey,
+      connectionId: row.change.connectionId,
+      isNew: offset !== undefined,
+      partition: row.partition,
+      offset: offset ?? null,
+    };
+  });
 }
 
 function isRowError(error: unknown): boolean {

@@ -139,7 +139,7 @@ export class DeadLettersService {
   private async redo(letter: DeadLetterWithPayload, tx: Db): Promise<Result<RetryOutcome, RetryRefusal>> {
     switch (letter.source) {
       case 'log':
-        return this.appendAgain(letter);
+        return this.appendAgain(letter, tx);
       case 'push': {
         const write = failedWrite.safeParse(letter.payload);
         if (!write.success) return err({ code: 'unreadable_payload', reason: 'no outboxIds in its payload' });
@@ -153,17 +153,23 @@ export class DeadLettersService {
   }
 
   /**
-   * Appends the event again under a retry key. The workspace is the letter's, never the
-   * payload's: the log then refuses a connection of another workspace.
+   * Appends the event again under a retry key, in the settling transaction: the event is on
+   * the log only if the letter is settled and audited. The workspace is the letter's, never
+   * the payload's: the log then refuses a connection of another workspace.
    */
-  private async appendAgain(letter: DeadLetterWithPayload): Promise<Result<RetryOutcome, RetryRefusal>> {
+  private async appendAgain(
+    letter: DeadLetterWithPayload,
+    tx: Db,
+  ): Promise<Result<RetryOutcome, RetryRefusal>> {
+    const inTx = <T>(text: string, values: unknown[]): Promise<T[]> =>
+      tx.$queryRawUnsafe<T[]>(text, ...values);
     const event = loggedEvent.safeParse(letter.payload);
     if (!event.success) return err({ code: 'unreadable_payload', reason: 'its payload is not a log event' });
     const { providerVersion, origin, ...change } = event.data;
     let eventKey = change.eventKey;
     for (let attempt = 0; attempt < MAX_RETRY_KEYS; attempt++) {
       eventKey = nextRetryKey(eventKey);
-      const appended = await this.log.append([
+      const appended = await this.log.appendWithin(inTx, [
         {
           ...change,
           workspaceId: letter.workspaceId,

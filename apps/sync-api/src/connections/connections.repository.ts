@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { ProviderKey } from '@syncline/core';
 import { type ConnectionId, err, INTERNAL_PROVIDER, ok, type Result, type WorkspaceId } from '@syncline/core';
 import { Prisma, PrismaClient } from '@syncline/core/db';
+import type { Db } from '../admin/audit-log.repository';
 import type { ConnectionStatus } from './connections.schemas';
 
 /** A connection without its secrets: repository reads never select the ciphertext. */
@@ -83,23 +84,34 @@ export type RecordRow = Prisma.ConnectionGetPayload<{ select: typeof RECORD }>;
 export class ConnectionsRepository {
   constructor(@Inject(PrismaClient) private readonly prisma: PrismaClient) {}
 
-  /** `conflict` when the workspace already has this provider account. */
-  async create(row: NewConnectionRow): Promise<Result<ConnectionRecord, 'conflict'>> {
+  /**
+   * `conflict` when the workspace already has this provider account. `alsoInTx` (the audit
+   * entry) runs in the insert's transaction: the connection commits with it or not at all.
+   */
+  async create(
+    row: NewConnectionRow,
+    alsoInTx: (tx: Db, created: ConnectionRecord) => Promise<void>,
+  ): Promise<Result<ConnectionRecord, 'conflict'>> {
     try {
-      const created = await this.prisma.connection.create({
-        data: {
-          id: row.id,
-          workspaceId: row.workspaceId,
-          provider: DB_PROVIDER[row.provider],
-          externalAccountId: row.externalAccountId,
-          displayName: row.displayName,
-          credentialsKeyId: row.credentials.keyId,
-          credentialsCiphertext: Uint8Array.from(row.credentials.ciphertext),
-          dryRun: row.dryRun ?? false,
-        },
-        select: RECORD,
+      return await this.prisma.$transaction(async (tx) => {
+        const created = toRecord(
+          await tx.connection.create({
+            data: {
+              id: row.id,
+              workspaceId: row.workspaceId,
+              provider: DB_PROVIDER[row.provider],
+              externalAccountId: row.externalAccountId,
+              displayName: row.displayName,
+              credentialsKeyId: row.credentials.keyId,
+              credentialsCiphertext: Uint8Array.from(row.credentials.ciphertext),
+              dryRun: row.dryRun ?? false,
+            },
+            select: RECORD,
+          }),
+        );
+        await alsoInTx(tx, created);
+        return ok(created);
       });
-      return ok(toRecord(created));
     } catch (error) {
       if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002')
         return err('conflict');
@@ -146,12 +158,14 @@ export class ConnectionsRepository {
    * Seals in new credentials. A connection waiting for them (`needs_reauth`) resumes where
    * it was: `live` once its backfill had finished, `backfilling` mid-backfill, `pending` if
    * it never started. A disconnected one takes none: it is returned as it is. Null when there
-   * is no such connection in this workspace.
+   * is no such connection in this workspace. `alsoInTx` (the audit entry) runs in the
+   * transaction of the new credentials, when there are any.
    */
   async replaceCredentials(
     workspaceId: WorkspaceId,
     id: ConnectionId,
     credentials: { keyId: string; ciphertext: Uint8Array },
+    alsoInTx: (tx: Db, updated: ConnectionRecord) => Promise<void>,
   ): Promise<ConnectionRecord | null> {
     return this.prisma.$transaction(async (tx) => {
       // Locked, so that a disconnect (which erases the credentials) cannot interleave.
@@ -175,7 +189,9 @@ export class ConnectionsRepository {
         },
         select: RECORD,
       });
-      return toRecord(updated);
+      const record = toRecord(updated);
+      await alsoInTx(tx, record);
+      return record;
     });
   }
 }

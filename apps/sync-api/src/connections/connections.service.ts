@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ConflictException, HttpStatus, Inject, Injectable, NotFoundException } from '@nestjs/common';
 import { type ConnectionId, Keyring, type ProviderKey } from '@syncline/core';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
+import type { Db } from '../admin/audit-log.repository';
 import { AuditLogService } from '../admin/audit-log.service';
 import type { Principal } from '../auth/principal';
 import { CodedHttpException } from '../common/api-errors';
@@ -41,26 +42,31 @@ export class ConnectionsService {
     // The id is chosen before the insert because the ciphertext is bound to it.
     const id = randomUUID() as ConnectionId;
     const sealed = this.keyring.seal(JSON.stringify(body.credentials), credentialsAad(id));
-    const created = await this.connections.create({
-      id,
-      workspaceId: principal.workspaceId,
-      provider: body.provider,
-      externalAccountId: body.externalAccountId,
-      displayName: body.displayName ?? null,
-      credentials: sealed,
-      dryRun: body.dryRun,
-    });
+    const created = await this.connections.create(
+      {
+        id,
+        workspaceId: principal.workspaceId,
+        provider: body.provider,
+        externalAccountId: body.externalAccountId,
+        displayName: body.displayName ?? null,
+        credentials: sealed,
+        dryRun: body.dryRun,
+      },
+      (tx) =>
+        this.audit.record(
+          principal,
+          'connection.created',
+          id,
+          { provider: body.provider, externalAccountId: body.externalAccountId, dryRun: body.dryRun },
+          tx,
+        ),
+    );
     if (!created.ok) {
       throw new ConflictException(
         `this workspace already has a ${body.provider} connection for that account`,
       );
     }
     this.logger.info({ connectionId: id, provider: body.provider }, 'connection created');
-    await this.audit.record(principal, 'connection.created', id, {
-      provider: body.provider,
-      externalAccountId: body.externalAccountId,
-      dryRun: body.dryRun,
-    });
     // The first pull starts the backfill (the workers move the connection to backfilling); in
     // dry run its changes are staged, not synced.
     await this.requestPull(id, 'connection created');
@@ -88,13 +94,22 @@ export class ConnectionsService {
   ): Promise<ConnectionView> {
     const connectionId = id as ConnectionId;
     const sealed = this.keyring.seal(JSON.stringify(body.credentials), credentialsAad(connectionId));
-    const updated = await this.connections.replaceCredentials(principal.workspaceId, connectionId, sealed);
+    const updated = await this.connections.replaceCredentials(
+      principal.workspaceId,
+      connectionId,
+      sealed,
+      (tx, record) =>
+        this.audit.record(
+          principal,
+          'connection.credentials_replaced',
+          connectionId,
+          { status: record.status },
+          tx,
+        ),
+    );
     if (!updated) throw new NotFoundException(`no connection ${id}`);
     if (updated.status === 'disconnected') throw disconnectedRefusal(id, 'take credentials');
     this.logger.info({ connectionId, status: updated.status }, 'connection credentials replaced');
-    await this.audit.record(principal, 'connection.credentials_replaced', connectionId, {
-      status: updated.status,
-    });
     if (updated.status !== 'paused') {
       await this.requestPull(connectionId, 'credentials replaced');
     }
@@ -108,14 +123,27 @@ export class ConnectionsService {
    */
   async connectOAuth(principal: Principal, input: OAuthConnectionInput): Promise<ConnectionView> {
     const id = randomUUID() as ConnectionId;
-    const created = await this.connections.create({
-      id,
-      workspaceId: principal.workspaceId,
-      provider: input.provider,
-      externalAccountId: input.externalAccountId,
-      displayName: input.displayName,
-      credentials: this.keyring.seal(JSON.stringify(input.credentials), credentialsAad(id)),
-    });
+    const audited =
+      (reconnected: boolean) =>
+      (tx: Db, connected: ConnectionRecord): Promise<void> =>
+        this.audit.record(
+          principal,
+          'connection.oauth_connected',
+          connected.id,
+          { provider: input.provider, externalAccountId: input.externalAccountId, reconnected },
+          tx,
+        );
+    const created = await this.connections.create(
+      {
+        id,
+        workspaceId: principal.workspaceId,
+        provider: input.provider,
+        externalAccountId: input.externalAccountId,
+        displayName: input.displayName,
+        credentials: this.keyring.seal(JSON.stringify(input.credentials), credentialsAad(id)),
+      },
+      audited(false),
+    );
     let record: ConnectionRecord | null = created.ok ? created.value : null;
     if (!record) {
       const existing = (await this.connections.list(principal.workspaceId)).find(
@@ -123,7 +151,12 @@ export class ConnectionsService {
       );
       if (existing) {
         const sealed = this.keyring.seal(JSON.stringify(input.credentials), credentialsAad(existing.id));
-        record = await this.connections.replaceCredentials(principal.workspaceId, existing.id, sealed);
+        record = await this.connections.replaceCredentials(
+          principal.workspaceId,
+          existing.id,
+          sealed,
+          audited(true),
+        );
       }
     }
     // Only the workspace's own (internal) connection could collide without being listed.
@@ -134,11 +167,6 @@ export class ConnectionsService {
       { connectionId: record.id, provider: input.provider, reconnected, status: record.status },
       'connection connected through OAuth',
     );
-    await this.audit.record(principal, 'connection.oauth_connected', record.id, {
-      provider: input.provider,
-      externalAccountId: input.externalAccountId,
-      reconnected,
-    });
     if (record.status !== 'paused') {
       await this.requestPull(record.id, reconnected ? 'reconnected through OAuth' : 'connection created');
     }
