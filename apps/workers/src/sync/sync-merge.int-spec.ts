@@ -185,6 +185,62 @@ describe('the sync stage merges and unmerges entities', () => {
     ]);
   });
 
+  it('a record naming two entities by their addresses joins them: the union everywhere, no provider merge, the reason kept', async () => {
+    const ws = await seedConnections(pool, { a: 'hubspot', b: 'hubspot', c: 'hubspot', own: 'syncline' });
+    const { handle } = syncStage(pool);
+    // A holds both of Ada's addresses as two contacts of its own; B only the second, with a phone.
+    await handle(contactEvent(ws.workspaceId, ws.a, 'a-1', at(0), inA));
+    await handle(contactEvent(ws.workspaceId, ws.a, 'a-2', at(1), { ...inB, jobTitle: undefined }));
+    await handle(contactEvent(ws.workspaceId, ws.b, 'b-1', at(2), { ...inB, phone }));
+    const first = await entityOf(ws.a, 'a-1');
+    const second = await entityOf(ws.b, 'b-1');
+    expect(second).not.toBe(first);
+    // C knows her by both addresses: she is one person.
+    await handle(
+      contactEvent(ws.workspaceId, ws.c, 'c-1', at(3), {
+        emails: [inA.email, inB.email],
+        firstName: 'Ada',
+        lastName: 'Lovelace',
+      }),
+    );
+    const survivor = await entityOf(ws.c, 'c-1');
+    const absorbed = survivor === first ? second : first;
+    expect([first, second]).toContain(survivor);
+    expect((await view(absorbed)).merged_into).toBe(survivor);
+    for (const [connection, record] of [
+      [ws.a, 'a-1'],
+      [ws.a, 'a-2'],
+      [ws.b, 'b-1'],
+    ] as const)
+      expect(await entityOf(connection, record)).toBe(survivor);
+    expect((await view(survivor)).fields).toMatchObject({ phone, email: expect.any(String) });
+    // A keeps both its contacts, each owed the union: Syncline never asks HubSpot to merge them.
+    const owed = await pool.query<{ op: string; external_id: string | null }>(
+      `SELECT op, external_id FROM outbox WHERE connection_id = $1 AND status = 'pending' ORDER BY external_id`,
+      [ws.a],
+    );
+    expect(owed.rows.map((r) => r.op)).not.toContain('merge');
+    const { rows: ops } = await pool.query<{ payload: { reason?: { rule: string; evidence: string[] } } }>(
+      `SELECT payload FROM identity_operation WHERE workspace_id = $1 AND kind = 'merge'`,
+      [ws.workspaceId],
+    );
+    expect(ops).toHaveLength(1);
+    expect(ops[0]?.payload.reason).toEqual({
+      rule: 'shared-key',
+      evidence: expect.arrayContaining([`email:${inA.email}`, `email:${inB.email}`]),
+      score: 1,
+    });
+    const { rows: reasons } = await pool.query<{ link_reason: unknown }>(
+      'SELECT link_reason FROM source_link WHERE connection_id = $1',
+      [ws.c],
+    );
+    expect(reasons[0]?.link_reason).toEqual({
+      rule: 'shared-key',
+      evidence: [expect.stringMatching(/^email:/)],
+      score: 1,
+    });
+  });
+
   it('a field the absorbed entity won while merged goes back to the survivor’s own value on unmerge', async () => {
     const ws = await seedConnections(pool, { a: 'hubspot', b: 'hubspot', own: 'syncline' });
     const { handle } = syncStage(pool);
