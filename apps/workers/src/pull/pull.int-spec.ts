@@ -487,9 +487,8 @@ describe('pull, pull-all and renew through the workers (Postgres, Redis, emulato
     expect(await redis.get(`${prefix}:pull-closing:${calendarConnection}`)).toBe(jobId);
   });
 
-  it('connection.renew creates a push subscription with a sealed token, and replaces one close to expiry', async () => {
-    const renewed = await runRenew();
-    expect(renewed).toMatchObject({ renewed: 1, failed: 0 });
+  it('the first pull opens a push subscription with a sealed token; connection.renew replaces one close to expiry or gone', async () => {
+    // The calendar's first pull (above) subscribed it, before the renewal job ever ran.
     const rows = await subscriptions(calendarConnection);
     expect(rows).toHaveLength(1);
     const first = rows[0]!;
@@ -521,6 +520,11 @@ describe('pull, pull-all and renew through the workers (Postgres, Redis, emulato
     const replaced = await subscriptions(calendarConnection);
     expect(replaced).toHaveLength(1);
     expect(replaced[0]!.id).not.toBe(first.id);
+
+    // None at all: the renewal job subscribes it.
+    await pool.query('DELETE FROM push_subscription WHERE connection_id = $1', [calendarConnection]);
+    expect(await runRenew()).toMatchObject({ checked: 1, renewed: 1, failed: 0 });
+    expect(await subscriptions(calendarConnection)).toHaveLength(1);
   });
 
   it('serves /metrics with pull counters, queue depths and dead letters', async () => {

@@ -10,7 +10,7 @@ export class PullProcessor {
 
   @JobHandler('connection.pull')
   run(payload: JobData<'connection.pull'>, context: JobContext): Promise<PullOutcome> {
-    return this.pulls.pull(payload.connectionId, context.jobId);
+    return this.pulls.pull(payload.connectionId, context.jobId, payload.reason);
   }
 
   @JobHandler('connection.pull-all')

@@ -15,6 +15,7 @@ import { PG_POOL, REDIS, ROOT_LOGGER } from '../infra/connections';
 import type { JobPayload } from '../jobs/job-map';
 import { JobQueue } from '../jobs/job-queue.service';
 import { WorkerMetrics } from '../metrics/worker-metrics';
+import { RENEWED_PROVIDERS, RenewService } from '../renew/renew.service';
 import { PermanentConnectorError, RetryableConnectorError } from './connector-job-errors';
 import { PullRequests } from './pull-requests';
 
@@ -22,6 +23,9 @@ const JOB = 'connection.pull';
 /** Longest a job waits in-process for a provider's retry-after before handing the wait to BullMQ. */
 const MAX_RATE_LIMIT_WAIT_MS = 30_000;
 const ENQUEUE_BATCH = 500;
+/** The reasons of the pulls the workers ask for themselves: the fallback schedule and a continuation. */
+const SCHEDULED = 'scheduled';
+const CONTINUATION = 'continuation';
 
 export type PullOutcome =
   | { outcome: 'skipped'; reason: string }
@@ -73,6 +77,7 @@ export class PullService {
     @Inject(JobQueue) private readonly jobs: JobQueue,
     @Inject(WorkerMetrics) private readonly metrics: WorkerMetrics,
     @Inject(WORKERS_CONFIG) private readonly config: WorkersConfig,
+    @Inject(RenewService) private readonly subscriptions: RenewService,
     @Inject(REDIS) redis: Redis,
     @Inject(ROOT_LOGGER) rootLogger: Logger,
   ) {
@@ -80,7 +85,11 @@ export class PullService {
     this.requests = new PullRequests(redis, config.REDIS_PREFIX);
   }
 
-  async pull(connectionId: string, jobId: string = pullJobIds(connectionId).primary): Promise<PullOutcome> {
+  async pull(
+    connectionId: string,
+    jobId: string = pullJobIds(connectionId).primary,
+    reason?: string,
+  ): Promise<PullOutcome> {
     const handle = await this.runtime.open(connectionId);
     if (handle === undefined) return this.skip(connectionId, 'no such connection');
     if (SKIPPED_STATUSES.has(handle.status)) return this.skip(connectionId, `status ${handle.status}`);
@@ -101,6 +110,11 @@ export class PullService {
     }
 
     await this.requests.started(connectionId, jobId);
+    // Watched before the first read, so every change after it is pushed: a pull asked for from
+    // outside (a new connection, new credentials, a resume, a resync, a notification) makes sure
+    // of the push subscription. Scheduled pulls and continuations leave a refused subscription to
+    // the renewal job (every 10 minutes) rather than ask the provider again on every pull.
+    if (reason !== SCHEDULED && reason !== CONTINUATION) await this.watch(handle);
     const deadline = Date.now() + this.config.PULL_JOB_BUDGET_MS;
     let rounds = 1;
     let pages = 0;
@@ -154,6 +168,9 @@ export class PullService {
       }
       if (status === 'backfilling' && next.status === 'live') {
         this.logger.info({ connectionId, provider: handle.provider, pages }, 'backfill finished; live');
+        // Live: watched if not yet (a refusal at the start, a backfill begun by a scheduled pull).
+        // The incremental read that follows covers what changed before the watch opened.
+        await this.watch(handle);
       }
       status = next.status;
       cursors = next.cursors;
@@ -178,12 +195,17 @@ export class PullService {
     for (let at = 0; at < rows.length; at += ENQUEUE_BATCH) {
       await queue.addBulk(
         rows.slice(at, at + ENQUEUE_BATCH).map(({ id }) => {
-          const data: JobPayload<typeof JOB> = { connectionId: id, reason: 'scheduled' };
+          const data: JobPayload<typeof JOB> = { connectionId: id, reason: SCHEDULED };
           return { name: JOB, data, opts: this.jobs.jobOptions(JOB, data) };
         }),
       );
     }
     return rows.length;
+  }
+
+  /** Opens the connection's push subscription if its provider has one and it has none lasting (never throws). */
+  private async watch(handle: ConnectionHandle): Promise<void> {
+    if (RENEWED_PROVIDERS.includes(handle.provider)) await this.subscriptions.ensure(handle.id);
   }
 
   private skip(connectionId: string, reason: string): PullOutcome {
@@ -307,7 +329,7 @@ export class PullService {
   private async handOver(connectionId: string, jobId: string): Promise<string> {
     const ids = pullJobIds(connectionId);
     const next = jobId === ids.primary ? ids.continuation : ids.primary;
-    const data: JobPayload<typeof JOB> = { connectionId, reason: 'continuation' };
+    const data: JobPayload<typeof JOB> = { connectionId, reason: CONTINUATION };
     await this.jobs.queueOf(JOB).add(JOB, data, { ...this.jobs.jobOptions(JOB, data), jobId: next });
     return next;
   }

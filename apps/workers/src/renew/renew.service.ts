@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Subscription } from '@syncline/connectors';
 import type { Logger, ProviderKey } from '@syncline/core';
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import { WORKERS_CONFIG, type WorkersConfig } from '../config/workers-config';
 import { type ConnectionHandle, ConnectionRuntime } from '../connections/connection-runtime';
 import { PG_POOL, ROOT_LOGGER } from '../infra/connections';
@@ -28,11 +28,26 @@ interface SubscriptionRow {
   expires_at: Date;
 }
 
+/** Serialises the subscribing of one connection across processes (the renewal job and pulls). */
+const SUBSCRIBE_LOCK_CLASS = 0x5e51;
+
+/** What `ensure` did for one connection. */
+export type EnsureOutcome =
+  /** It has a subscription lasting past the renewal horizon, or is not one to watch now. */
+  | 'current'
+  | 'subscribed'
+  /** The provider refused (logged, and the connection's error recorded); a later call retries. */
+  | 'failed'
+  /** Another process is subscribing it at this moment. */
+  | 'busy';
+
 /**
  * Keeps a push subscription (Calendar watch channel, Gmail watch) alive for every live or
  * backfilling Google connection: subscribes when there is none or it expires within an
  * hour, stores the new channel with its token sealed, then stops and deletes the old one.
- * A failure is logged and left to the next run (every 10 minutes, an hour ahead of expiry).
+ * `ensure` does it for one connection: the renewal job (every 10 minutes) calls it for every
+ * connection due, and a pull calls it as a connection starts, resumes or goes live, so push
+ * works from the first change on. A failure is logged and left to the next call.
  */
 @Injectable()
 export class RenewService {
@@ -49,29 +64,66 @@ export class RenewService {
   }
 
   async renewAll(now: Date = new Date()): Promise<RenewOutcome> {
-    const { rows } = await this.pool.query<{ id: string }>(
-      `SELECT c.id FROM connection c
-        WHERE c.provider::text = ANY($1::text[]) AND c.status IN ('backfilling', 'live')
-          AND NOT EXISTS (SELECT 1 FROM push_subscription s
-                           WHERE s.connection_id = c.id AND s.expires_at > $2::timestamptz)
-        ORDER BY c.id`,
-      [RENEWED_PROVIDERS, new Date(now.getTime() + RENEW_AHEAD_MS)],
-    );
-    const outcome: RenewOutcome = { checked: rows.length, renewed: 0, failed: 0 };
-    for (const { id } of rows) {
-      try {
-        if (await this.renew(id)) outcome.renewed++;
-        else outcome.failed++;
-      } catch (error) {
-        outcome.failed++;
-        this.logger.error(
-          { err: error, connectionId: id },
-          'push subscription renewal failed; next run retries',
-        );
-      }
+    const ids = await this.due(now);
+    const outcome: RenewOutcome = { checked: ids.length, renewed: 0, failed: 0 };
+    for (const id of ids) {
+      const done = await this.ensure(id, now);
+      if (done === 'subscribed') outcome.renewed++;
+      else if (done === 'failed') outcome.failed++;
     }
     if (outcome.checked > 0) this.logger.info(outcome, 'push subscriptions renewed');
     return outcome;
+  }
+
+  /**
+   * Subscribes `connectionId` if it is a watched provider, live or backfilling, and has no
+   * subscription lasting past the renewal horizon. Never throws: a failure is logged and
+   * answered `failed`, for the next call to retry.
+   */
+  async ensure(connectionId: string, now: Date = new Date()): Promise<EnsureOutcome> {
+    let lock: PoolClient | undefined;
+    let locked = false;
+    try {
+      // Most calls find it subscribed: one read, no lock.
+      if ((await this.due(now, connectionId)).length === 0) return 'current';
+      lock = await this.pool.connect();
+      const { rows } = await lock.query<{ ok: boolean }>(
+        'SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok',
+        [SUBSCRIBE_LOCK_CLASS, connectionId],
+      );
+      locked = rows[0]?.ok === true;
+      if (!locked) return 'busy';
+      // Under the lock: a subscription another process made meanwhile is seen here.
+      if ((await this.due(now, connectionId)).length === 0) return 'current';
+      return (await this.renew(connectionId)) ? 'subscribed' : 'failed';
+    } catch (error) {
+      this.logger.error({ err: error, connectionId }, 'push subscription failed; next run retries');
+      return 'failed';
+    } finally {
+      // A client whose unlock failed is destroyed, not pooled: its session would keep the lock.
+      let broken: Error | undefined;
+      if (locked)
+        await lock
+          ?.query('SELECT pg_advisory_unlock($1, hashtext($2))', [SUBSCRIBE_LOCK_CLASS, connectionId])
+          .catch((error: unknown) => {
+            broken = error instanceof Error ? error : new Error(String(error));
+          });
+      lock?.release(broken);
+    }
+  }
+
+  /** Watched connections, live or backfilling, with no subscription lasting past the horizon (or only `connectionId`). */
+  private async due(now: Date, connectionId?: string): Promise<string[]> {
+    const { rows } = await this.pool.query<{ id: string }>(
+      `SELECT c.id FROM connection c
+        WHERE c.provider::text = ANY($1::text[]) AND c.status IN ('backfilling', 'live')
+          AND ($3::uuid IS NULL OR c.id = $3::uuid)
+          AND NOT EXISTS (SELECT 1 FROM push_subscription s
+                           WHERE s.connection_id = c.id AND s.expires_at > $2::timestamptz)
+        ORDER BY c.id`,
+      [RENEWED_PROVIDERS, new Date(now.getTime() + RENEW_AHEAD_MS), connectionId ?? null],
+    );
+    return rows.map((r) => r.id);
   }
 
   /** Returns false when the provider refused (logged); throws on a bug or an unreachable database. */
