@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import type { INestApplicationContext, Provider } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { createLogger, type Logger } from '@syncline/core';
+import { createLogger, type DestinationStream, type Logger } from '@syncline/core';
 import type { WorkersConfig } from './config/workers-config';
 import { connectPostgres, connectRedis, describeUrl } from './infra/connections';
 import { JOB_MAP, type JobMap } from './jobs/job-map';
@@ -26,8 +26,9 @@ export interface Workers {
   close(): Promise<void>;
 }
 
-export function createWorkersLogger(config: WorkersConfig): Logger {
-  return createLogger({ level: config.LOG_LEVEL, name: 'workers', mixin: jobLogMixin });
+/** The workers' logger; `destination` (stdout by default) is for tests that read the lines. */
+export function createWorkersLogger(config: WorkersConfig, destination?: DestinationStream): Logger {
+  return createLogger({ level: config.LOG_LEVEL, name: 'workers', mixin: jobLogMixin }, destination);
 }
 
 /**

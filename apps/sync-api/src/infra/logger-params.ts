@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RequestMethod } from '@nestjs/common';
-import { REDACT_PATHS } from '@syncline/core';
+import { isSecretParamName, REDACT_PATHS, REDACTION_OPTIONS, redactSecretQueryParams } from '@syncline/core';
 import type { Params } from 'nestjs-pino';
 import {
   type Bindings,
@@ -13,19 +13,22 @@ import {
 } from 'pino';
 import type { AppConfig } from '../config/app-config';
 
-// Secrets that arrive where the shared list does not look: a Calendar channel's token
-// header, a push URL's `?token=` (Gmail's Pub/Sub push endpoint), an OAuth callback's
-// `code` and `state`, and a key someone put in a query string.
-const SECRET_PARAMS = ['token', 'key', 'secret', 'access_token', 'code', 'state'];
-const API_REDACT_PATHS = [
-  ...REDACT_PATHS,
-  'req.headers["x-goog-channel-token"]',
-  ...SECRET_PARAMS.map((p) => `req.query.${p}`),
-];
-const SECRET_QUERY = new RegExp(`([?&](?:${SECRET_PARAMS.join('|')})=)[^&#]*`, 'gi');
+// A secret that arrives where the shared list does not look: a Calendar channel's token
+// header. Query strings (a push URL's `?token=`, an OAuth callback's `code` and `state`, a
+// key someone put there) are redacted by name, in the URL and the parsed query alike.
+const API_REDACT_PATHS = [...REDACT_PATHS, 'req.headers["x-goog-channel-token"]'];
 
 // Probes and scrapes arrive every few seconds and say nothing worth a log line.
 const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
+/** The parsed query with the value of each secret parameter (see isSecretParamName) redacted. */
+function redactedQuery(query: object): object {
+  const entries = Object.entries(query);
+  if (!entries.some(([name]) => isSecretParamName(name))) return query;
+  return Object.fromEntries(
+    entries.map(([name, value]) => [name, isSecretParamName(name) ? REDACTION_OPTIONS.redact.censor : value]),
+  );
+}
 
 /** Where a request's logger keeps the tenant and key it acts for (see `tagRequestLog`). */
 const TENANT = Symbol('syncline.request-tenant');
@@ -99,7 +102,8 @@ export function loggerParams(config: AppConfig, destination?: DestinationStream)
   const rootOptions = {
     name: 'sync-api',
     level: config.LOG_LEVEL,
-    redact: { paths: API_REDACT_PATHS, censor: '[redacted]' },
+    ...REDACTION_OPTIONS,
+    redact: { paths: API_REDACT_PATHS, censor: REDACTION_OPTIONS.redact.censor },
     // Child loggers inherit the lazy bindings and the tag through their prototype.
     mixin: (_object: object, _level: number, logger: object) => requestFields(logger as Tagged),
   };
@@ -107,8 +111,10 @@ export function loggerParams(config: AppConfig, destination?: DestinationStream)
   const options = {
     logger: root,
     serializers: {
-      req: (req: { url?: string }) => {
-        if (typeof req.url === 'string') req.url = req.url.replace(SECRET_QUERY, '$1[redacted]');
+      // The serialized copy of the request, never the request itself.
+      req: (req: { url?: string; query?: unknown }) => {
+        if (typeof req.url === 'string') req.url = redactSecretQueryParams(req.url);
+        if (typeof req.query === 'object' && req.query !== null) req.query = redactedQuery(req.query);
         return req;
       },
     },
