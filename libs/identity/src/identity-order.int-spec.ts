@@ -167,7 +167,7 @@ async function partitionOf(
       WHERE l.workspace_id = $1 AND l.entity_type = 'person'`,
     [ws.workspaceId],
   );
-  const names = new Map(Object.entries(ws.connections).map(([name, id]) => [id, name]));
+  const names = new Map<string, string>(Object.entries(ws.connections).map(([name, id]) => [id, name]));
   const byEntity = new Map<string, string[]>();
   const entityOf = new Map<string, string>();
   for (const row of rows) {

@@ -728,10 +728,14 @@ export class IdentityService {
       }
       if (row.merged_into) return err({ code: 'Conflict', message: `entity ${row.id} is already merged` });
     }
+    // Each moved link says which merge brought it here, and why (a person, a provider, a key).
     const moved = await tx.query<MovedLink>(
-      `UPDATE source_link SET entity_id = $2 WHERE entity_id = $1
+      `UPDATE source_link SET entity_id = $2,
+              link_reason = jsonb_set(COALESCE(link_reason, '{}'::jsonb), '{joinedBy}',
+                COALESCE(link_reason->'joinedBy', '[]'::jsonb) || jsonb_build_array($3::jsonb))
+        WHERE entity_id = $1
        RETURNING connection_id AS "connectionId", entity_type AS "entityType", external_id AS "externalId"`,
-      [intent.absorbedId, intent.survivorId],
+      [intent.absorbedId, intent.survivorId, JSON.stringify(mergeReasonOf(intent))],
     );
     await tx.query('UPDATE entity SET merged_into = $2, updated_at = now() WHERE id = $1', [
       intent.absorbedId,
@@ -777,7 +781,10 @@ export class IdentityService {
     // Exactly the links the merge moved go back, wherever later merges have taken them.
     const links = merge.movedLinks;
     await tx.query(
-      `UPDATE source_link SET entity_id = $1
+      `UPDATE source_link SET entity_id = $1,
+              link_reason = jsonb_set(link_reason, '{joinedBy}', COALESCE(
+                (SELECT jsonb_agg(j) FROM jsonb_array_elements(link_reason->'joinedBy') j
+                  WHERE j->>'operationId' <> $5), '[]'::jsonb))
         WHERE (connection_id, entity_type, external_id) IN (
           SELECT * FROM unnest($2::uuid[], $3::text[], $4::text[]))`,
       [
@@ -785,6 +792,7 @@ export class IdentityService {
         links.map((l) => l.connectionId),
         links.map((l) => l.entityType),
         links.map((l) => l.externalId),
+        intent.undoes,
       ],
     );
     await tx.query('UPDATE entity SET merged_into = NULL, updated_at = now() WHERE id = $1', [
@@ -864,4 +872,14 @@ export function linkReasonOf(
     evidence: resolution.possibleDuplicates.length > 0 ? ['possible-duplicate-flagged'] : [],
     score: 1,
   };
+}
+
+/** What a merge says on each link it moves: which operation, and why it was made. */
+function mergeReasonOf(intent: MergeIntent): Record<string, unknown> {
+  const why: LinkReason =
+    intent.reason ??
+    (intent.requestedBy === undefined
+      ? { rule: 'provider-merge', evidence: [], score: 1 }
+      : { rule: 'person-merge', evidence: [`by:${intent.requestedBy}`], score: 1 });
+  return { operationId: intent.operationId, ...why };
 }

@@ -47,4 +47,4 @@ export {
 } from './operations';
 export { type Candidate, type Decision, type Resolution, Resolver } from './resolver';
 export { jaroWinkler, nameSimilarity } from './similarity';
-export { entityIdFor, joinOperationIdFor, uuidV5 } from './stable-id';
+export { entityIdFor, joinOperationIdFor, possibleDuplicateIdFor, uuidV5 } from './stable-id';

@@ -14,7 +14,7 @@ interface RecordBody {
   id: string;
   fields: Record<string, unknown>;
   provenance: Record<string, { source: { kind: string; id: string } }>;
-  sourceLinks: { connectionId: string; externalId: string }[];
+  sourceLinks: { connectionId: string; externalId: string; linkedBecause: unknown }[];
   mergedInto: string | null;
 }
 interface DuplicateBody {
@@ -305,6 +305,13 @@ describe('identity review', () => {
     expect(merged.provenance.phone?.source).toEqual({ kind: 'connection', id: crmB });
     expect(merged.sourceLinks.map((l) => l.connectionId).sort()).toEqual([crmA, crmB].sort());
     expect(res.headers.etag).toBeDefined();
+    // Why each record is here: A's began the record; B's came by this person's merge.
+    const because = Object.fromEntries(merged.sourceLinks.map((l) => [l.connectionId, l.linkedBecause]));
+    expect(because[crmA]).toEqual({ rule: 'created', evidence: expect.any(Array), score: 1 });
+    expect(because[crmB]).toMatchObject({
+      rule: 'created',
+      joinedBy: [{ operationId: mergeId, rule: 'person-merge', evidence: [`by:${salesKeyId}`], score: 1 }],
+    });
 
     const read = await call(salesKey, 'GET', `/api/v1/people/${augusta}`);
     expect(read.statusCode).toBe(200);

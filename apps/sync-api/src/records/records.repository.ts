@@ -4,7 +4,7 @@ import { Prisma, PrismaClient } from '@syncline/core/db';
 import DataLoader from 'dataloader';
 import { Pool } from 'pg';
 import { READ_POOL } from '../infra/database.module';
-import type { ListCursor, ListSort } from './records.schemas';
+import type { LinkedBecause, ListCursor, ListSort } from './records.schemas';
 
 /** An entity row of the merged view with its links and open conflicts. */
 export interface EntityRecord {
@@ -19,7 +19,12 @@ export interface EntityRecord {
   updatedAt: Date;
   /** The name as a list sorted by name compares it (lists only). */
   nameKey?: string;
-  sourceLinks: { connectionId: string; provider: string | null; externalId: string }[];
+  sourceLinks: {
+    connectionId: string;
+    provider: string | null;
+    externalId: string;
+    linkedBecause: LinkedBecause | null;
+  }[];
   /** The people, companies and deals associated with it, one per entity with every source. */
   associations: {
     id: string;
@@ -156,7 +161,7 @@ const RELATED = `
  */
 const RELATIONS = `
   COALESCE((SELECT json_agg(json_build_object('connectionId', l.connection_id, 'provider', c.provider,
-                                              'externalId', l.external_id)
+                                              'externalId', l.external_id, 'linkedBecause', l.link_reason)
                             ORDER BY l.created_at, l.connection_id, l.external_id)
               FROM source_link l
               LEFT JOIN connection c ON c.id = l.connection_id AND c.workspace_id = l.workspace_id

@@ -169,6 +169,33 @@ export const provenanceEntry = z.object({
   conflicted: z.boolean().describe('The value won a conflict (see openConflicts and the conflicts inbox).'),
 });
 
+const reasonFields = {
+  rule: z
+    .string()
+    .describe(
+      '`created`: no key matched, the record began this one; `shared-key`: a deterministic key (the same address, phone with the same name, domain, iCalUID, Message-ID); for a merge also `person-merge` (asked in the API) or `provider-merge` (made in the CRM).',
+    ),
+  evidence: z
+    .array(z.string())
+    .describe('The keys that agreed (`email:ana@acme.com`), or who merged (`by:<key id>`).'),
+  score: z.number().describe('1 for a key or a person’s decision.'),
+};
+
+/** Why a record is linked to this one: shown so an admin can see why two records are one. */
+export const linkedBecause = z
+  .object({
+    ...reasonFields,
+    joinedBy: z
+      .array(z.object({ operationId: z.uuid(), ...reasonFields }))
+      .optional()
+      .describe(
+        'The merges that brought the record here from the entity it was first linked to, oldest first.',
+      ),
+  })
+  .nullable()
+  .describe('Why the record is linked here; null for links made before reasons were kept.');
+export type LinkedBecause = z.infer<typeof linkedBecause>;
+
 export const recordView = z.object({
   id: z.uuid(),
   type: z.enum(['person', 'company', 'deal', 'meeting', 'email_activity', 'task']),
@@ -181,6 +208,7 @@ export const recordView = z.object({
       connectionId: z.uuid(),
       provider: z.string().nullable().describe('Null when the connection has since been removed.'),
       externalId: z.string(),
+      linkedBecause: linkedBecause,
     }),
   ),
   associations: z
