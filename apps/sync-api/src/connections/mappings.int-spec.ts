@@ -48,7 +48,10 @@ interface MappingsBody {
   supportsMappings: boolean;
   version: number;
   mappings: { entityType: string; field: string; property: string }[];
-  fields: Record<string, { field: string; property: string; custom: boolean; mapped: boolean }[]>;
+  fields: Record<
+    string,
+    { field: string; property: string; custom: boolean; mapped: boolean; source: string; takenBy?: string }[]
+  >;
   updatedAt: string | null;
 }
 interface ErrorBody {
@@ -128,7 +131,7 @@ describe('connection field mappings', () => {
     await emulators?.close();
   });
 
-  it('reads the defaults at version 0: every field in force and its property', async () => {
+  it('reads the defaults at version 0: every field in force and its property, each mapped', async () => {
     const res = await call(a.adminKey, 'GET', url(hubspotId));
     expect(res.statusCode).toBe(200);
     expect(res.headers.etag).toBe('"0"');
@@ -142,18 +145,23 @@ describe('connection field mappings', () => {
       mappings: [],
       updatedAt: null,
     });
+    // A default field at its default property is read and written: mapped.
     expect(body.fields.person).toContainEqual({
       field: 'email',
       property: 'email',
       custom: false,
-      mapped: false,
+      mapped: true,
+      source: 'default',
     });
     expect(body.fields.deal).toContainEqual({
       field: 'amount',
       property: 'amount',
       custom: false,
-      mapped: false,
+      mapped: true,
+      source: 'default',
     });
+    for (const fields of Object.values(body.fields))
+      expect(fields.filter((f) => !f.mapped || f.source !== 'default')).toEqual([]);
   });
 
   it('refuses a property the portal does not have, naming it; nothing is stored', async () => {
@@ -220,12 +228,21 @@ describe('connection field mappings', () => {
       property: 'lead_score',
       custom: true,
       mapped: true,
+      source: 'mapping',
+    });
+    expect(body.fields.person).toContainEqual({
+      field: 'email',
+      property: 'email',
+      custom: false,
+      mapped: true,
+      source: 'default',
     });
     expect(body.fields.deal).toContainEqual({
       field: 'amount',
       property: 'amount_eur',
       custom: false,
       mapped: true,
+      source: 'mapping',
     });
     expect(await storedMappings(hubspotId)).toEqual({
       'person.leadScore': 'lead_score',
@@ -370,5 +387,45 @@ describe('connection field mappings', () => {
     expect((await put([])).statusCode).toBe(200);
     await webhook('hot', 2);
     expect(await leadScores()).toEqual(['warm']);
+  });
+
+  it('says which fields are mapped: a default field whose property a mapping took is not, and names who took it', async () => {
+    const res = await put([{ entityType: 'person', field: 'leadScore', property: 'jobtitle' }]);
+    expect(res.statusCode, res.body).toBe(200);
+    const { person } = res.json<MappingsBody>().fields;
+    expect(person).toContainEqual({
+      field: 'leadScore',
+      property: 'jobtitle',
+      custom: true,
+      mapped: true,
+      source: 'mapping',
+    });
+    expect(person).toContainEqual({
+      field: 'jobTitle',
+      property: 'jobtitle',
+      custom: false,
+      mapped: false,
+      source: 'default',
+      takenBy: 'leadScore',
+    });
+    expect(person?.filter((f) => !f.mapped).map((f) => f.field)).toEqual(['jobTitle']);
+
+    // Moved to another property, the default field is mapped there.
+    const moved = await put([{ entityType: 'person', field: 'jobTitle', property: 'lead_score' }]);
+    expect(moved.json<MappingsBody>().fields.person).toContainEqual({
+      field: 'jobTitle',
+      property: 'lead_score',
+      custom: false,
+      mapped: true,
+      source: 'mapping',
+    });
+    const defaults = (await put([])).json<MappingsBody>().fields.person;
+    expect(defaults).toContainEqual({
+      field: 'jobTitle',
+      property: 'jobtitle',
+      custom: false,
+      mapped: true,
+      source: 'default',
+    });
   });
 });

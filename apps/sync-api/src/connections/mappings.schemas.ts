@@ -55,9 +55,26 @@ export const mappingsIfMatch = z
 
 const fieldInForce = z.object({
   field: z.string(),
-  property: z.string().describe('The provider property that carries it.'),
+  property: z
+    .string()
+    .describe(
+      'The provider property that carries it; for a field not mapped, its default property (see `takenBy`).',
+    ),
   custom: z.boolean().describe('Outside the unified vocabulary: added by a mapping, carried as text.'),
-  mapped: z.boolean().describe("Set by this connection's mappings (otherwise the connector's default)."),
+  mapped: z
+    .boolean()
+    .describe(
+      'Read and written through `property` on this connection: true for a default field at its default ' +
+        'property as for one a mapping moved; false for a default field whose property a mapping gave to ' +
+        'another field (it is then neither read nor written).',
+    ),
+  source: z
+    .enum(['default', 'mapping'])
+    .describe("Where `property` comes from: the connector's default, or this connection's mappings."),
+  takenBy: z
+    .string()
+    .optional()
+    .describe('Only on a field not mapped: the field whose mapping took its default property.'),
 });
 
 export const mappingsView = z.object({
@@ -80,7 +97,8 @@ export const mappingsView = z.object({
   fields: z
     .record(z.string(), z.array(fieldInForce))
     .describe(
-      'Per entity type, every field the connection reads and writes, and the property that carries it.',
+      'Per entity type, every field the connection reads and writes (`mapped`) and the property that ' +
+        'carries it, then any default field a mapping left without its property (`mapped: false`).',
     ),
   updatedAt: z.iso.datetime().nullable().describe('When the mappings were last replaced; null before that.'),
 });

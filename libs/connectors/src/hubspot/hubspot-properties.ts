@@ -1,6 +1,6 @@
 import { type EntityType, isUnifiedField, ok } from '@syncline/core';
 import type { ConnectionContext, ConnectorResult, FieldMappings } from '../contract/connector';
-import { OBJECT_SPECS, type ObjectSpec, specsFor } from './hubspot.mapper';
+import { OBJECT_SPECS, type ObjectSpec, specOfEntity, specsFor } from './hubspot.mapper';
 import { HubspotSession } from './hubspot-session';
 
 /** A property of a portal as its properties API describes it. */
@@ -11,14 +11,19 @@ export interface HubspotProperty {
   type: string;
 }
 
-/** One unified field of a connection and the property that carries it. */
+/** One field of a connection: the property that carries it, and whether it is carried at all. */
 export interface MappedField {
   field: string;
+  /** The property that carries it; for a field not mapped, its default property (now another field's). */
   property: string;
   /** Outside the unified vocabulary: added by a mapping, carried as text. */
   custom: boolean;
-  /** A mapping of this connection put it there (otherwise it is the connector's default). */
+  /** Read and written through `property` on this connection (a default field at its default property is). */
   mapped: boolean;
+  /** Where `property` comes from: the connector's default, or a mapping of this connection. */
+  source: 'default' | 'mapping';
+  /** A default field not mapped: the field whose mapping took its property. */
+  takenBy?: string;
 }
 
 /** The entity types HubSpot carries, with their object type. */
@@ -26,19 +31,39 @@ export const HUBSPOT_OBJECT_TYPES: Readonly<Partial<Record<EntityType, string>>>
   OBJECT_SPECS.map((spec) => [spec.entityType, spec.objectType]),
 );
 
-/** Every field of every type under these mappings (`specsFor`), in the connector's order. */
+/**
+ * Every field of every type under these mappings (`specsFor`), in the connector's order: each
+ * one the connection carries, mapped, then each default field a mapping took the property of,
+ * not mapped (the connector drops it: a property carries one field).
+ */
 export function hubspotFieldMap(mappings: FieldMappings): Partial<Record<EntityType, MappedField[]>> {
-  const specs = specsFor(mappings);
   return Object.fromEntries(
-    specs.map((spec) => [
-      spec.entityType,
-      Object.entries(spec.fields).map(([field, [property]]) => ({
-        field,
-        property,
-        custom: !isUnifiedField(spec.entityType, field),
-        mapped: Object.hasOwn(mappings, `${spec.entityType}.${field}`),
-      })),
-    ]),
+    specsFor(mappings).map((spec) => {
+      const carried = Object.entries(spec.fields).map(
+        ([field, [property]]): MappedField => ({
+          field,
+          property,
+          custom: !isUnifiedField(spec.entityType, field),
+          mapped: true,
+          source: Object.hasOwn(mappings, `${spec.entityType}.${field}`) ? 'mapping' : 'default',
+        }),
+      );
+      const defaults = specOfEntity(spec.entityType)?.fields ?? {};
+      const dropped = Object.entries(defaults)
+        .filter(([field]) => !Object.hasOwn(spec.fields, field))
+        .map(([field, [property]]): MappedField => {
+          const takenBy = carried.find((c) => c.property === property)?.field;
+          return {
+            field,
+            property,
+            custom: false,
+            mapped: false,
+            source: 'default',
+            ...(takenBy === undefined ? {} : { takenBy }),
+          };
+        });
+      return [spec.entityType, [...carried, ...dropped]];
+    }),
   );
 }
 
