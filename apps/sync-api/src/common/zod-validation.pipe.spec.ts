@@ -2,7 +2,7 @@ import type { ArgumentMetadata } from '@nestjs/common';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ValidationFailedException } from './api-errors';
-import { MAX_INPUT_DEPTH, ZodValidationPipe } from './zod-validation.pipe';
+import { MAX_INPUT_DEPTH, MAX_INPUT_STRING_LENGTH, ZodValidationPipe } from './zod-validation.pipe';
 
 const body = z.object({
   name: z.string().min(1),
@@ -92,5 +92,37 @@ describe('ZodValidationPipe', () => {
     expect(() => pipe.transform({ credentials: nest(200_000) }, { type: 'body', schema: anyJson })).toThrow(
       ValidationFailedException,
     );
+  });
+
+  describe('refuses text no field may hold, wherever it is, before any schema', () => {
+    // A schema that takes anything: the pipe alone must refuse.
+    const anything = z.record(z.string(), z.unknown());
+    const query: ArgumentMetadata = { type: 'query', schema: z.object({ q: z.string().optional() }) };
+
+    it.each([
+      ['a NUL', 'a\u0000b', 'contains a NUL character (U+0000)'],
+      ['a lone high surrogate', 'a\ud800b', 'contains a lone UTF-16 surrogate (not Unicode text)'],
+      ['a lone low surrogate', '\udc00', 'contains a lone UTF-16 surrogate (not Unicode text)'],
+      ['a megabyte', 'x'.repeat(1_000_000), `longer than ${MAX_INPUT_STRING_LENGTH} characters`],
+    ])('%s, in a query parameter, a nested value or a key, naming where', (_name, text, why) => {
+      expect(rejection(() => pipe.transform({ q: text }, query)).message).toBe(`invalid request: q: ${why}`);
+      expect(
+        rejection(() =>
+          pipe.transform({ credentials: { tokens: ['ok', text] } }, { type: 'body', schema: anything }),
+        ).message,
+      ).toBe(`invalid request: credentials.tokens.1: ${why}`);
+      const key = rejection(() =>
+        pipe.transform({ fields: { [text]: 1 } }, { type: 'body', schema: anything }),
+      );
+      expect(key.message).toBe(`invalid request: fields: a key ${why}`);
+      expect(
+        rejection(() => pipe.transform(text, { type: 'param', data: 'id', schema: z.string() })).message,
+      ).toBe(`invalid request: id: ${why}`);
+    });
+
+    it('takes any other text: pairs of surrogates (emoji), other control characters, the longest allowed', () => {
+      for (const text of ['😀 ok', 'tab\tnew\nline\u0001', '\uffff', 'x'.repeat(MAX_INPUT_STRING_LENGTH)])
+        expect(pipe.transform({ q: text }, query)).toEqual({ q: text });
+    });
   });
 });

@@ -10,10 +10,19 @@ import { ValidationFailedException } from './api-errors';
 export const MAX_INPUT_DEPTH = 64;
 
 /**
+ * Longer than any text the API takes (HubSpot's longest property value is 65,536 characters),
+ * for a field whose schema sets no bound of its own (connection credentials take any JSON).
+ */
+export const MAX_INPUT_STRING_LENGTH = 65_536;
+
+/**
  * Validates every parameter declared with a zod schema, as in
  * `@Body({ schema: createConnectionBody })`, and hands the parsed value to the handler.
  * Declaring the schema on the decorator (rather than passing a pipe instance) lets the
  * OpenAPI document be generated from the same schema.
+ *
+ * Before the schema, every string of the value (keys too) is checked for what no field may
+ * hold, so no route need say it again: text PostgreSQL cannot store, and text past any bound.
  */
 @Injectable()
 export class ZodValidationPipe implements PipeTransform {
@@ -22,29 +31,54 @@ export class ZodValidationPipe implements PipeTransform {
     if (schema === undefined) return value;
     // Skipping a schema we cannot run would silently accept unvalidated input.
     if (!(schema instanceof z.ZodType)) throw new TypeError('parameter schemas must be zod schemas');
-    if (nestedDeeperThan(value, MAX_INPUT_DEPTH)) {
-      const issue: z.core.$ZodIssue = {
-        code: 'custom',
-        path: [],
-        message: `nested deeper than ${MAX_INPUT_DEPTH} levels`,
-        input: undefined,
-      };
-      throw new ValidationFailedException([issue], { part: metadata.type, name: metadata.data });
+    const location = { part: metadata.type, name: metadata.data };
+    const unfit = unfitInput(value);
+    if (unfit !== undefined) {
+      const issue: z.core.$ZodIssue = { code: 'custom', ...unfit, input: undefined };
+      throw new ValidationFailedException([issue], location);
     }
     const parsed = schema.safeParse(value);
     if (parsed.success) return parsed.data;
-    throw new ValidationFailedException(parsed.error.issues, { part: metadata.type, name: metadata.data });
+    throw new ValidationFailedException(parsed.error.issues, location);
   }
 }
 
-/** Whether objects or arrays nest past `limit` levels; a loop, so that the check itself cannot overflow. */
-function nestedDeeperThan(value: unknown, limit: number): boolean {
-  const pending: [unknown, number][] = [[value, 0]];
+type Path = (string | number)[];
+
+/**
+ * The first place of the value that no schema may be asked about, and why: nested past
+ * MAX_INPUT_DEPTH (at the top, as the whole value is refused), or a string (value or key)
+ * that `textProblem` refuses. A loop, so that the walk itself cannot overflow the stack.
+ */
+function unfitInput(value: unknown): { path: Path; message: string } | undefined {
+  const pending: [unknown, Path][] = [[value, []]];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const [current, depth] = next;
+    const [current, path] = next;
+    if (typeof current === 'string') {
+      const problem = textProblem(current);
+      if (problem !== undefined) return { path, message: problem };
+    }
     if (typeof current !== 'object' || current === null) continue;
-    if (depth >= limit) return true;
-    for (const child of Object.values(current)) pending.push([child, depth + 1]);
+    if (path.length >= MAX_INPUT_DEPTH)
+      return { path: [], message: `nested deeper than ${MAX_INPUT_DEPTH} levels` };
+    for (const [key, child] of Object.entries(current)) {
+      const problem = Array.isArray(current) ? undefined : textProblem(key);
+      // The key is not named: it is the text refused.
+      if (problem !== undefined) return { path, message: `a key ${problem}` };
+      pending.push([child, [...path, Array.isArray(current) ? Number(key) : key]]);
+    }
   }
-  return false;
+  return undefined;
+}
+
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/** Why no field may hold this text, if none may; the text itself is never quoted back. */
+function textProblem(text: string): string | undefined {
+  if (text.length > MAX_INPUT_STRING_LENGTH) return `longer than ${MAX_INPUT_STRING_LENGTH} characters`;
+  // PostgreSQL's text and jsonb cannot hold U+0000.
+  if (text.includes('\u0000')) return 'contains a NUL character (U+0000)';
+  // Half of a UTF-16 pair is no Unicode character: it has no UTF-8 form to store or send.
+  if (LONE_SURROGATE.test(text)) return 'contains a lone UTF-16 surrogate (not Unicode text)';
+  return undefined;
 }
