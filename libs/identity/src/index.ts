@@ -48,3 +48,9 @@ export {
 export { type Candidate, type Decision, type Resolution, Resolver } from './resolver';
 export { jaroWinkler, nameSimilarity } from './similarity';
 export { entityIdFor, joinOperationIdFor, possibleDuplicateIdFor, uuidV5 } from './stable-id';
+export {
+  findSuspectEntities,
+  type SuspectEntity,
+  type SuspectProblem,
+  type SuspectRemedy,
+} from './suspects';

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { RecordsModule } from '../records/records.module';
+import { IdentityCheckController } from './identity-check.controller';
 import {
   IdentityOperationsController,
   MERGE_CONTROLLERS,
@@ -11,7 +12,12 @@ import { IdentityReviewService } from './identity-review.service';
 /** Identity review: possible duplicates, merges and unmerges of records (salespeople and admins). */
 @Module({
   imports: [RecordsModule],
-  controllers: [PossibleDuplicatesController, IdentityOperationsController, ...MERGE_CONTROLLERS],
+  controllers: [
+    PossibleDuplicatesController,
+    IdentityOperationsController,
+    IdentityCheckController,
+    ...MERGE_CONTROLLERS,
+  ],
   providers: [IdentityReviewService, IdentityReviewRepository],
 })
 export class IdentityReviewModule {}
