@@ -6,7 +6,8 @@ import {
   type PushWrite,
   type WriteReceipt,
 } from '@syncline/connectors';
-import type { Logger, ProviderKey } from '@syncline/core';
+import type { Logger, ProviderKey, SourceChangeInput } from '@syncline/core';
+import { type LinkReason, possibleDuplicateIdFor } from '@syncline/identity';
 import type { Pool, PoolClient } from 'pg';
 import { WORKERS_CONFIG, type WorkersConfig } from '../config/workers-config';
 import { type ConnectionHandle, ConnectionRuntime } from '../connections/connection-runtime';
@@ -14,6 +15,7 @@ import { IngestLog } from '../connections/ingest-log';
 import { PG_POOL, ROOT_LOGGER } from '../infra/connections';
 import { JobQueue } from '../jobs/job-queue.service';
 import { WorkerMetrics } from '../metrics/worker-metrics';
+import { EXISTING_RECORD_RULE, type ExistingRecordDecision, judgeExistingRecord } from './existing-record';
 import { type CoalescedWrite, coalesce, type OutboxRow } from './outbox';
 import { type ClaimedRow, claimOutbox } from './outbox-claim';
 import { versionMayReplace } from './provider-version';
@@ -71,7 +73,8 @@ export interface PushOutcome {
  * Rows of one target record are coalesced into one write, writes are batched into the
  * provider's batch calls, and every write leaves a receipt (its content hash and the heads it
  * carried) that turns the provider's later report of it into an echo. A write the provider
- * refuses is isolated by splitting its batch, then dead-lettered alone; the rest go on.
+ * refuses is isolated by splitting its batch, then dead-lettered alone; the rest go on. A create
+ * refused because the provider holds the record already is settled on that record instead.
  */
 @Injectable()
 export class PushService {
@@ -279,9 +282,26 @@ export class PushService {
     }
     const error = result.error;
     await this.refused(handle, error);
+    // A create refused because a record of the provider's own already holds its unique value
+    // (HubSpot's "already exists"), the record named: settled on that record, the rest sent again.
+    const existing = error.existing;
+    const refusedCreate =
+      error.code === 'Conflict' && existing !== undefined
+        ? writes.find((w) => w.op === 'create' && w.idempotencyKey === existing.idempotencyKey)
+        : undefined;
+    if (existing !== undefined && refusedCreate !== undefined) {
+      await this.settleExisting(handle, refusedCreate, existing.record, error, outcome);
+      await this.send(
+        handle,
+        writes.filter((w) => w !== refusedCreate),
+        outcome,
+      );
+      return;
+    }
     // The provider named the writes at fault (a stale version, a record gone). A Conflict
-    // without them is not about versions (HubSpot's "already exists" on a unique property):
-    // it is isolated and dead-lettered below like any refused write.
+    // without them is not about versions ("already exists" in a batch of several): it is
+    // isolated below, where a create's refusal names its record (above) and anything else is
+    // dead-lettered like any refused write.
     const atFault = error.failedKeys ?? [];
     if ((error.code === 'Conflict' || error.code === 'NotFound') && atFault.length > 0) {
       await this.setAside(handle, writes, new Set(atFault), error, outcome);
@@ -483,6 +503,111 @@ export class PushService {
     await this.send(handle, rest, outcome);
   }
 
+  /**
+   * A create the provider refused because `record`, one of its own, already holds the write's
+   * unique value (ConnectorError.existing): not a dead letter. Decided by judgeExistingRecord:
+   * - the entity's record by a shared key (or linked to it already): linked as our create's
+   *   record would be, the row `sent` and associations waiting for it owed. No receipt: nothing
+   *   was written. The record's own values go on the log instead, to be merged into the entity
+   *   as that record's; the entity's values are then owed to it like to any record of it.
+   * - another entity's: the pair is put up for review (possible_duplicate);
+   * - linked nowhere, no key agreeing: left to identity, which links it when its own change (on
+   *   the log now) is merged.
+   * The last two settle the row (`superseded`: owed again once the entity changes) with what
+   * happened in last_error.
+   */
+  private async settleExisting(
+    handle: ConnectionHandle,
+    write: CoalescedWrite,
+    record: SourceChangeInput,
+    error: ConnectorError,
+    outcome: PushOutcome,
+  ): Promise<void> {
+    const refusal = `${error.code}: ${error.message}`;
+    const key = [handle.id, write.entityType, record.externalId];
+    const linkOf = async (client: PoolClient) =>
+      (
+        await client.query<{ entity_id: string }>(
+          `SELECT entity_id::text FROM source_link WHERE connection_id = $1 AND entity_type = $2 AND external_id = $3`,
+          key,
+        )
+      ).rows[0]?.entity_id;
+    const client = await this.pool.connect();
+    let decision: ExistingRecordDecision;
+    try {
+      await client.query('BEGIN');
+      decision = judgeExistingRecord(write, record, await linkOf(client));
+      if (decision.kind === 'link') {
+        const reason: LinkReason = { rule: EXISTING_RECORD_RULE, evidence: decision.evidence, score: 1 };
+        const { rowCount } = await client.query(
+          `INSERT INTO source_link (workspace_id, connection_id, entity_type, external_id, entity_id, link_reason)
+           VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
+          [write.workspaceId, ...key, write.entityId, JSON.stringify(reason)],
+        );
+        // Linked meanwhile (the sync stage merged its report): decided on that link instead.
+        if (rowCount === 0) decision = judgeExistingRecord(write, record, await linkOf(client));
+      }
+      switch (decision.kind) {
+        case 'link':
+        case 'linked-already':
+          await client.query(
+            `UPDATE outbox SET status = 'sent', sent_at = now(), last_error = $2 WHERE id = ANY($1::bigint[])`,
+            [write.rowIds, `${refusal} (linked to that record)`],
+          );
+          await oweWaitingAssociations(client, handle.id, [write.entityId]);
+          break;
+        case 'review':
+          await client.query(
+            `INSERT INTO possible_duplicate (id, workspace_id, entity_type, entity_a, entity_b, score, evidence)
+             VALUES ($1, $2, $3, $4, $5, 1, $6) ON CONFLICT (id) DO NOTHING`,
+            [
+              possibleDuplicateIdFor(write.entityId, decision.otherEntityId),
+              write.workspaceId,
+              write.entityType,
+              write.entityId,
+              decision.otherEntityId,
+              JSON.stringify(decision.evidence),
+            ],
+          );
+          await client.query(
+            `UPDATE outbox SET status = 'superseded', claimed_at = NULL, last_error = $2 WHERE id = ANY($1::bigint[])`,
+            [write.rowIds, `${refusal} (linked to entity ${decision.otherEntityId}: put up for review)`],
+          );
+          break;
+        case 'unresolved':
+          await client.query(
+            `UPDATE outbox SET status = 'superseded', claimed_at = NULL, last_error = $2 WHERE id = ANY($1::bigint[])`,
+            [write.rowIds, `${refusal} (linked nowhere, no key agrees: left to identity)`],
+          );
+          break;
+      }
+      await client.query('COMMIT');
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw e;
+    } finally {
+      client.release();
+    }
+    const linked = decision.kind === 'link' || decision.kind === 'linked-already';
+    if (linked) outcome.sent++;
+    else outcome.dropped++;
+    this.logger[linked ? 'info' : 'warn'](
+      {
+        connectionId: handle.id,
+        entityId: write.entityId,
+        externalId: record.externalId,
+        decision: decision.kind,
+        ...(decision.kind === 'linked-already' ? {} : { evidence: decision.evidence }),
+      },
+      'create refused: the provider holds the record already',
+    );
+    if (decision.kind !== 'link' && decision.kind !== 'unresolved') return;
+    // The record's own change, as a pull of its version reports it (the same event key).
+    const appended = await this.log.append([record]);
+    if (!appended.ok)
+      await this.jobs.enqueue('connection.pull', { connectionId: handle.id, reason: 'existing record' });
+  }
+
   private async recordSent(
     handle: ConnectionHandle,
     writes: readonly CoalescedWrite[],
@@ -571,15 +696,11 @@ export class PushService {
       await client.query(`UPDATE outbox SET status = 'sent', sent_at = now() WHERE id = ANY($1::bigint[])`, [
         writes.flatMap((w) => w.rowIds),
       ]);
-      // An association that waited for one of these records to be created goes now.
-      const created = writes.filter((w) => w.op === 'create').map((w) => w.entityId);
-      if (created.length > 0)
-        await client.query(
-          `UPDATE outbox SET status = 'pending', claimed_at = NULL
-            WHERE connection_id = $1 AND status = 'waiting'
-              AND (entity_id = ANY($2::uuid[]) OR fields->>'toId' = ANY($2::text[]))`,
-          [handle.id, created],
-        );
+      await oweWaitingAssociations(
+        client,
+        handle.id,
+        writes.filter((w) => w.op === 'create').map((w) => w.entityId),
+      );
       await client.query('COMMIT');
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
@@ -677,6 +798,21 @@ export class PushService {
     for (const row of rows) await this.schedule(row.connection_id);
     return rows.length;
   }
+}
+
+/** An association that waited for one of these entities' records to be made in the connection goes now. */
+async function oweWaitingAssociations(
+  client: PoolClient,
+  connectionId: string,
+  entityIds: readonly string[],
+): Promise<void> {
+  if (entityIds.length === 0) return;
+  await client.query(
+    `UPDATE outbox SET status = 'pending', claimed_at = NULL
+      WHERE connection_id = $1 AND status = 'waiting'
+        AND (entity_id = ANY($2::uuid[]) OR fields->>'toId' = ANY($2::text[]))`,
+    [connectionId, entityIds],
+  );
 }
 
 /** For tests and callers that hold a pool client: whether an outbox is empty. */

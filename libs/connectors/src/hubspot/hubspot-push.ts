@@ -21,6 +21,7 @@ import {
   toUnified,
   versionOf,
 } from './hubspot.mapper';
+import { existingIdOf } from './hubspot-conflict';
 import { HubspotSession } from './hubspot-session';
 import { readAssociations, recordChange } from './hubspot-sync';
 
@@ -31,7 +32,8 @@ const BATCH = 100;
  * `email` (HubSpot's own unique key, so a contact someone already has is not duplicated),
  * contacts without an email and every other type on our unique `syncline_id`. `syncline_id`
  * is the canonical entity id, not the idempotency key: a retry after the entity changed
- * again (a new key) must still land on the record the first attempt made.
+ * again (a new key) must still land on the record the first attempt made. A create refused
+ * because another record holds one of its unique values names that record (see withExisting).
  * Writes with the app's token come back as INTEGRATION with sourceId = our app id.
  *
  * HubSpot has no conditional writes, so updates and deletes that carry `expectedVersion` are
@@ -57,17 +59,20 @@ export async function pushWrites(
     if (!done.ok) return done;
     receipts.push(done.value);
   }
-  for (const write of writes) {
-    if (write.op !== 'create' || !write.afterProviderMerge) continue;
-    const freed = await freeSecondaryEmail(session, write);
-    if (!freed.ok) return freed;
-  }
   for (const group of groupWrites(writes)) {
     const spec = specOfEntity(group.entityType, specs);
     if (!spec) return err({ code: 'Validation', message: `HubSpot does not write ${group.entityType}` });
+    // Just before the create, after the updates before it: the survivor's update back to its own
+    // address leaves the one it had taken over only where the merge put it, among its secondary
+    // addresses, which would refuse the create (checked earlier, it was still the primary one).
+    for (const write of group.op === 'create' ? group.writes : []) {
+      if (!write.afterProviderMerge) continue;
+      const freed = await freeSecondaryEmail(session, write);
+      if (!freed.ok) return freed;
+    }
     const done =
       group.op === 'create'
-        ? await upsert(session, spec, group.writes, group.idProperty!)
+        ? await upsert(ctx, session, spec, group.writes, group.idProperty!)
         : group.op === 'update'
           ? await update(session, spec, group.writes)
           : await archive(session, spec, group.writes);
@@ -146,13 +151,9 @@ async function checkVersions(
           staleRecords.set(record.id, record);
         }
       }
-      // With their associations, as a pull of the same version reports them (same event key).
-      const associated = await readAssociations(session, spec, [...staleRecords.keys()]);
-      if (!associated.ok) return associated;
-      for (const record of staleRecords.values()) {
-        const change = recordChange(ctx, spec, record, associated.value.get(record.id));
-        held.set(`${change.externalId}\u0000${change.eventKey}`, change);
-      }
+      const changes = await changesOf(ctx, session, spec, [...staleRecords.values()]);
+      if (!changes.ok) return changes;
+      for (const change of changes.value) held.set(`${change.externalId}\u0000${change.eventKey}`, change);
     }
   }
   if (stale.length > 0)
@@ -171,6 +172,22 @@ async function checkVersions(
       failedKeys: gone.map((w) => w.idempotencyKey),
     });
   return ok(undefined);
+}
+
+/** Records as a pull of the same version reports them: with their associations, the same event key. */
+async function changesOf(
+  ctx: ConnectionContext,
+  session: HubspotSession,
+  spec: ObjectSpec,
+  records: readonly HubspotRecord[],
+): Promise<ConnectorResult<SourceChangeInput[]>> {
+  const associated = await readAssociations(
+    session,
+    spec,
+    records.map((r) => r.id),
+  );
+  if (!associated.ok) return associated;
+  return ok(records.map((record) => recordChange(ctx, spec, record, associated.value.get(record.id))));
 }
 
 interface Group {
@@ -236,6 +253,7 @@ function receiptOf(spec: ObjectSpec, write: PushWrite, record: HubspotRecord): W
 }
 
 async function upsert(
+  ctx: ConnectionContext,
   session: HubspotSession,
   spec: ObjectSpec,
   writes: PushWrite[],
@@ -249,9 +267,15 @@ async function upsert(
   const answer = await session.call('default', (c) =>
     c.crm.objects.batchApi.upsert(spec.objectType, { inputs }),
   );
-  if (!answer.ok) return answer;
+  if (!answer.ok)
+    return answer.error.code === 'Conflict'
+      ? withExisting(ctx, session, spec, writes, answer.error, answer.error)
+      : answer;
   const failed = batchError(answer.value);
-  if (failed) return err(failed);
+  if (failed)
+    return failed.code === 'Conflict'
+      ? withExisting(ctx, session, spec, writes, failed, firstBatchError(answer.value) ?? failed)
+      : err(failed);
   const byKey = new Map<string, HubspotRecord>();
   for (const r of answer.value.results) {
     const key = r.properties[idProperty];
@@ -265,6 +289,41 @@ async function upsert(
     receipts.push(receiptOf(spec, w, record));
   }
   return ok(receipts);
+}
+
+/**
+ * A create HubSpot refused because a record already holds one of its unique values (a contact's
+ * address, a declared unique property such as a company's domain, our `syncline_id`), naming it:
+ * "… already exists. Existing ID: …". When the call held that one write, the refusal is its own:
+ * the record is read as a pull reports it and handed back as `existing`, for the caller to tell
+ * whether it is the entity's. Otherwise the refusal stands as it is (the caller splits the batch).
+ * A record gone by the time it is read no longer refuses anything: the create may be sent again.
+ */
+async function withExisting(
+  ctx: ConnectionContext,
+  session: HubspotSession,
+  spec: ObjectSpec,
+  writes: readonly PushWrite[],
+  error: ConnectorError,
+  refusal: { message?: unknown; context?: unknown },
+): Promise<ConnectorResult<WriteReceipt[]>> {
+  const id = existingIdOf(refusal);
+  const write = writes.length === 1 ? writes[0] : undefined;
+  if (write === undefined || id === undefined) return err(error);
+  const read = await session.call('default', (c) =>
+    c.crm.objects.batchApi.read(
+      spec.objectType,
+      { inputs: [{ id }], properties: requestedProperties(spec), propertiesWithHistory: [] },
+      false,
+    ),
+  );
+  if (!read.ok) return read;
+  const record = read.value.results[0] as HubspotRecord | undefined;
+  if (record === undefined)
+    return err({ code: 'Transient', message: `${error.message} (record ${id} is gone since)` });
+  const changes = await changesOf(ctx, session, spec, [record]);
+  if (!changes.ok) return changes;
+  return err({ ...error, existing: { idempotencyKey: write.idempotencyKey, record: changes.value[0]! } });
 }
 
 async function update(
@@ -454,10 +513,20 @@ export async function pushAssociations(
   return ok(undefined);
 }
 
+interface BatchFailure {
+  category?: string;
+  message?: string;
+  status?: string;
+  context?: Record<string, unknown>;
+}
+
+/** A 207's first error as HubSpot sent it. */
+const firstBatchError = (answer: object): BatchFailure | undefined =>
+  (answer as { errors?: BatchFailure[] }).errors?.[0];
+
 /** A 207's first error, mapped (the rest of the batch was applied; a retry is idempotent). */
 function batchError(answer: object): ConnectorError | undefined {
-  const errors = (answer as { errors?: { category?: string; message?: string; status?: string }[] }).errors;
-  const first = errors?.[0];
+  const first = firstBatchError(answer);
   if (!first) return undefined;
   const message = `HubSpot batch: ${first.message ?? first.category ?? 'error'}`;
   switch (first.category) {
