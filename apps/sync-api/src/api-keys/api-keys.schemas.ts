@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ROLES } from '../auth/principal';
 
-export const createApiKeyBody = z.object({
+export const createApiKeyBody = z.strictObject({
   name: z.string().trim().min(1).max(100),
   role: z.enum(ROLES),
 });

@@ -3,7 +3,7 @@ import { z } from 'zod';
 
 export { CONNECTION_STATUSES, type ConnectionStatus };
 
-export const createConnectionBody = z.object({
+export const createConnectionBody = z.strictObject({
   provider: z.enum(PROVIDER_KEYS),
   externalAccountId: z
     .string()

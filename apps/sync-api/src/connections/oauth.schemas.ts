@@ -21,7 +21,7 @@ const productList = <const P extends readonly [ProviderKey, ...ProviderKey[]]>(p
     .refine((list) => new Set(list).size === list.length, 'must not repeat a product');
 
 export const startOAuthBody = z
-  .object({
+  .strictObject({
     products: productList([...OAUTH_PRODUCTS.hubspot, ...OAUTH_PRODUCTS.google])
       .optional()
       .describe(

@@ -4,8 +4,16 @@ import { ApiKeyCache } from '../api-keys/api-key-cache';
 import { bearer } from '../testing/test-app';
 import { requestsAimedAt } from './testing/aimed-requests';
 import { type ApiResponse, errorCode, errorShapeProblem, send } from './testing/api-call';
-import { type BodyCase, type FuzzContext, fuzzCaseArbitrary, fuzzRequest } from './testing/fuzz-cases';
-import { fetchOpenApiDocument, listOperations } from './testing/openapi-operations';
+import {
+  type BodyCase,
+  type FuzzContext,
+  fuzzCaseArbitrary,
+  fuzzRequest,
+  hostileCases,
+  UNKNOWN_FIELD,
+  unknownFieldCases,
+} from './testing/fuzz-cases';
+import { fetchOpenApiDocument, listOperations, type Operation } from './testing/openapi-operations';
 import { inRunOrder, OTHER_AUTH } from './testing/route-lists';
 import { seedTwoWorkspaces, startConfiguredApp } from './testing/two-workspaces';
 
@@ -52,6 +60,22 @@ const reopenARows = () => t.prisma.$executeRaw`
   )
   UPDATE api_key SET revoked_at = NULL WHERE workspace_id = ${a.workspaceId}::uuid`;
 
+/** The ids the operation finds (anything but 404 for a valid request), weighted up so cases get past the lookup. */
+async function contextFor(op: Operation): Promise<FuzzContext> {
+  const reachable: string[] = [];
+  for (const request of requestsAimedAt(op, Object.values(a.ids))) {
+    if (request.aims.length === 0 || op.method !== 'GET') await reopenA();
+    const res = await send(t.app, {
+      method: op.method,
+      url: request.url,
+      headers: { ...request.headers, ...bearer(a.adminKey) },
+      ...(request.payload === undefined ? {} : { payload: request.payload as object }),
+    });
+    if (res.status !== 404 && request.aims[0] !== undefined) reachable.push(request.aims[0]);
+  }
+  return { ids: Object.values(a.ids), reachable, bodyLimit, maxParamLength };
+}
+
 const describeBody = (body: BodyCase): string => {
   switch (body.kind) {
     case 'json':
@@ -72,19 +96,7 @@ describe(`fuzz, ${CASES_PER_OPERATION} cases per operation (seed ${SEED})`, () =
   });
 
   it.each(operations.map((op) => [op.key, op] as const))('%s', async (_key, op) => {
-    // The ids this operation finds (anything but 404 for a valid request), weighted up so cases get past the lookup.
-    const reachable: string[] = [];
-    for (const request of requestsAimedAt(op, Object.values(a.ids))) {
-      if (request.aims.length === 0 || op.method !== 'GET') await reopenA();
-      const res = await send(t.app, {
-        method: op.method,
-        url: request.url,
-        headers: { ...request.headers, ...bearer(a.adminKey) },
-        ...(request.payload === undefined ? {} : { payload: request.payload as object }),
-      });
-      if (res.status !== 404 && request.aims[0] !== undefined) reachable.push(request.aims[0]);
-    }
-    const context: FuzzContext = { ids: Object.values(a.ids), reachable, bodyLimit, maxParamLength };
+    const context = await contextFor(op);
     const statuses = new Map<number, number>();
 
     await fc.assert(
@@ -111,4 +123,46 @@ describe(`fuzz, ${CASES_PER_OPERATION} cases per operation (seed ${SEED})`, () =
         `no case was accepted (statuses ${JSON.stringify(seen)}): teach the generators this route`,
       ).toBe(true);
   });
+});
+
+describe('a NUL, a lone surrogate or a megabyte in any parameter or string of a body', () => {
+  it.each(operations.map((op) => [op.key, op] as const))('%s', async (_key, op) => {
+    const context = await contextFor(op);
+    const failures: string[] = [];
+    for (const { what, request, mustRefuse } of hostileCases(op, context, bearer(a.adminKey))) {
+      if (op.method !== 'GET') await reopenA();
+      const res = await send(t.app, request);
+      const problem =
+        res.status >= 500 || (mustRefuse && res.status < 400)
+          ? `answered ${res.status}`
+          : res.status >= 400 && !res.streamed
+            ? errorShapeProblem(res.text)
+            : null;
+      if (problem !== null) failures.push(`${what} → ${problem}: ${res.text.slice(0, 200)}`);
+    }
+    expect(failures).toEqual([]);
+  });
+});
+
+describe('a field the body schema does not name', () => {
+  const withBodies = operations.filter((op) => op.body !== undefined);
+  it('is tried on every JSON body', () => {
+    expect(withBodies.length).toBeGreaterThan(10);
+  });
+
+  it.each(withBodies.map((op) => [op.key, op] as const))(
+    '%s refuses it (400), naming it',
+    async (_key, op) => {
+      const context = await contextFor(op);
+      const answers: string[] = [];
+      for (const { what, request } of unknownFieldCases(op, context, bearer(a.adminKey))) {
+        await reopenA();
+        const res = await send(t.app, request);
+        answers.push(`${what} → ${res.status} ${errorCode(res.text) ?? ''}`);
+        if (res.status === 400) expect(res.text, what).toContain(UNKNOWN_FIELD);
+      }
+      expect(answers.length).toBeGreaterThan(0);
+      expect(answers.filter((answer) => !answer.endsWith('→ 400 validation_failed'))).toEqual([]);
+    },
+  );
 });

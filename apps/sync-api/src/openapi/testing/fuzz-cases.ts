@@ -1,6 +1,13 @@
 import fc from 'fast-check';
 import type { ApiRequest } from './api-call';
-import { fillPath, isUuidSchema, type Operation, type Parameter, withQuery } from './openapi-operations';
+import {
+  fillPath,
+  isUuidSchema,
+  type JsonSchema,
+  type Operation,
+  type Parameter,
+  withQuery,
+} from './openapi-operations';
 import {
   headerText,
   type Mutation,
@@ -50,6 +57,7 @@ const oddText = (longest: number) =>
       '..',
       '%',
       '%00',
+      'a\u0000b',
       'null',
       'undefined',
       '-1',
@@ -276,4 +284,183 @@ function reachablePath(operation: Operation, context: FuzzContext): Record<strin
       .filter((p) => p.in === 'path')
       .map((p) => [p.name, isUuidSchema(p.schema) ? id : String(validValue(p.schema, { uuid: () => id }))]),
   );
+}
+
+/**
+ * Strings no route may take, each answered 500 once: PostgreSQL cannot store NUL in text,
+ * a lone surrogate is not Unicode (the query engine refuses to encode it), and a megabyte
+ * is past any field (and past a unique index's row). `url` is how a client writes it in a
+ * URL: a lone surrogate as the bytes a lax encoder makes of it (WTF-8), which are no UTF-8.
+ */
+export const HOSTILE_STRINGS = {
+  NUL: { text: 'probe\u0000probe', url: 'probe%00probe' },
+  // The router and the query parser keep bytes that are no UTF-8 as written (`%ED…`): harmless text.
+  'a lone surrogate': { text: 'probe\ud800probe', url: 'probe%ED%A0%80probe', urlHarmless: true },
+  '1 MB': { text: 'x'.repeat(1_000_000), url: 'x'.repeat(1_000_000) },
+} as const satisfies Record<string, { text: string; url: string; urlHarmless?: true }>;
+
+/** One request carrying a hostile string in one place. */
+export interface HostileCase {
+  /** Where the string is and which it is, for messages: `query q: NUL`, `body fields.note (key): 1 MB`. */
+  what: string;
+  request: ApiRequest;
+  /** What it carries reaches the app as sent, so must be refused (otherwise it may be taken as harmless text). */
+  mustRefuse: boolean;
+}
+
+/** Stands for the hostile string in a URL until it is written in, already encoded. */
+const HOLE = 'hostile-string-here';
+
+/**
+ * Requests of the operation that are valid but for one place, which holds a hostile string:
+ * each path and query parameter in turn, each string of the body and each key of its objects.
+ * Ids name a reachable row, so that a hostile string elsewhere gets as far as it can.
+ */
+export function hostileCases(
+  operation: Operation,
+  context: FuzzContext,
+  auth: Record<string, string>,
+): HostileCase[] {
+  const id = context.reachable[0] ?? context.ids[0] ?? '';
+  const path = reachablePath(operation, context);
+  const query = Object.fromEntries(
+    operation.parameters
+      .filter((p) => p.in === 'query' && p.required)
+      .map((p) => [p.name, isUuidSchema(p.schema) ? id : String(validValue(p.schema, { uuid: () => id }))]),
+  );
+  const body =
+    operation.body === undefined ? undefined : validValue(operation.body.schema, { uuid: () => id });
+  const request = (
+    values: { path?: Record<string, string>; query?: Record<string, string>; body?: string },
+    inUrl = '',
+  ): ApiRequest => ({
+    method: operation.method,
+    url: withQuery(fillPath(operation.path, values.path ?? path), values.query ?? query).replace(HOLE, inUrl),
+    headers: { ...auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { payload: values.body ?? JSON.stringify(body) }),
+  });
+  const cases: HostileCase[] = [];
+  for (const [name, hostile] of Object.entries(HOSTILE_STRINGS)) {
+    const mustRefuse = !('urlHarmless' in hostile);
+    for (const p of operation.parameters) {
+      if (p.in === 'path')
+        cases.push({
+          what: `path ${p.name}: ${name}`,
+          request: request({ path: { ...path, [p.name]: HOLE } }, hostile.url),
+          mustRefuse,
+        });
+      if (p.in === 'query')
+        cases.push({
+          what: `query ${p.name}: ${name}`,
+          request: request({ query: { ...query, [p.name]: HOLE } }, hostile.url),
+          mustRefuse,
+        });
+    }
+    for (const place of stringPlaces(body)) {
+      cases.push({
+        what: `body ${place.path.join('.') || '(the body)'}${place.key ? ' (key)' : ''}: ${name}`,
+        request: request({ body: JSON.stringify(place.replace(hostile.text)) }),
+        mustRefuse: true,
+      });
+    }
+  }
+  return cases;
+}
+
+interface StringPlace {
+  path: (string | number)[];
+  /** The place is an object's key rather than a value. */
+  key: boolean;
+  /** A copy of the whole value with this place's string replaced. */
+  replace(text: string): unknown;
+}
+
+/** Every string of a JSON value, and every key of its objects. */
+function stringPlaces(root: unknown): StringPlace[] {
+  const places: StringPlace[] = [];
+  const walk = (value: unknown, path: (string | number)[]) => {
+    if (typeof value === 'string')
+      places.push({ path, key: false, replace: (text) => replaceAt(root, path, () => text) });
+    if (Array.isArray(value)) {
+      for (const [index, item] of value.entries()) walk(item, [...path, index]);
+    } else if (typeof value === 'object' && value !== null)
+      for (const [name, item] of Object.entries(value)) {
+        places.push({
+          path: [...path, name],
+          key: true,
+          replace: (text) =>
+            replaceAt(root, path, (object) =>
+              Object.fromEntries(
+                Object.entries(object as Record<string, unknown>).map(([k, v]) => [k === name ? text : k, v]),
+              ),
+            ),
+        });
+        walk(item, [...path, name]);
+      }
+  };
+  walk(root, []);
+  return places;
+}
+
+function replaceAt(
+  root: unknown,
+  path: readonly (string | number)[],
+  change: (value: unknown) => unknown,
+): unknown {
+  const [head, ...rest] = path;
+  if (head === undefined) return change(root);
+  if (Array.isArray(root))
+    return root.map((item, index) => (index === head ? replaceAt(item, rest, change) : item));
+  const object = root as Record<string, unknown>;
+  return { ...object, [head]: replaceAt(object[head], rest, change) };
+}
+
+/** The name of the field the unknown-field cases add: no schema has it. */
+export const UNKNOWN_FIELD = 'unexpectedField';
+
+/**
+ * The operation's valid body with one field added that its schema does not name, at the top
+ * and in each nested object whose fields are named (not in maps of free keys, such as an
+ * edit's `fields`): each must be refused rather than dropped unnoticed.
+ */
+export function unknownFieldCases(
+  operation: Operation,
+  context: FuzzContext,
+  auth: Record<string, string>,
+): { what: string; request: ApiRequest }[] {
+  if (operation.body === undefined) return [];
+  const id = context.reachable[0] ?? context.ids[0] ?? '';
+  const body = validValue(operation.body.schema, { uuid: () => id });
+  const url = fillPath(operation.path, reachablePath(operation, context));
+  return namedObjectPlaces(operation.body.schema, body).map((path) => ({
+    what: path.length === 0 ? '(the body)' : path.join('.'),
+    request: {
+      method: operation.method,
+      url,
+      headers: { ...auth, 'content-type': 'application/json' },
+      payload: JSON.stringify(
+        replaceAt(body, path, (object) => ({ ...(object as object), [UNKNOWN_FIELD]: 'probe' })),
+      ),
+    },
+  }));
+}
+
+/** Where the value has an object whose schema names its fields; alternatives are followed as validValue picks them. */
+function namedObjectPlaces(
+  schema: JsonSchema,
+  value: unknown,
+  path: (string | number)[] = [],
+): (string | number)[][] {
+  const [first] = schema.anyOf ?? schema.oneOf ?? [];
+  if (first !== undefined) return namedObjectPlaces(first, value, path);
+  if (Array.isArray(value))
+    return value.flatMap((item, index) => namedObjectPlaces(schema.items ?? {}, item, [...path, index]));
+  if (typeof value !== 'object' || value === null) return [];
+  const free = schema.additionalProperties;
+  const named = schema.properties !== undefined && (free === undefined || free === false);
+  const inner = Object.entries(value).flatMap(([name, item]) => {
+    const property = schema.properties?.[name] ?? (typeof free === 'object' ? free : {});
+    return namedObjectPlaces(property, item, [...path, name]);
+  });
+  return named ? [path, ...inner] : inner;
 }

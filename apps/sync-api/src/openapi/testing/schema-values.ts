@@ -190,6 +190,8 @@ export type Mutation =
   | { kind: 'unknown field'; at: number; name: string; value: unknown }
   | { kind: 'missing field'; at: number; pick: number }
   | { kind: 'huge string'; at: number; length: number }
+  /** Text no field may hold (a NUL, a lone surrogate) in place of a value. */
+  | { kind: 'unstorable text'; at: number; text: string }
   | { kind: 'deep nesting'; at: number; depth: number; asArray: boolean };
 
 export const mutationArbitrary: fc.Arbitrary<Mutation> = fc.oneof(
@@ -220,7 +222,13 @@ export const mutationArbitrary: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({
     kind: fc.constant('huge string' as const),
     at: fc.nat(),
-    length: fc.integer({ min: 10_000, max: 200_000 }),
+    // Up to a megabyte: still under the body limit, so the value itself must be refused.
+    length: fc.oneof(fc.integer({ min: 10_000, max: 200_000 }), fc.constant(1_000_000)),
+  }),
+  fc.record({
+    kind: fc.constant('unstorable text' as const),
+    at: fc.nat(),
+    text: fc.constantFrom('\u0000', 'a\u0000b', '\ud800', 'a\udfffb', '\ude00\ud83d'),
   }),
   fc.record({
     kind: fc.constant('deep nesting' as const),
@@ -246,6 +254,8 @@ export function mutatedJson(value: unknown, mutation: Mutation): string {
       return stringify(replace(copy, pick(places, mutation.at), structuredClone(mutation.value)));
     case 'huge string':
       return stringify(replace(copy, pick(places, mutation.at), 'x'.repeat(mutation.length)));
+    case 'unstorable text':
+      return stringify(replace(copy, pick(places, mutation.at), mutation.text));
     case 'deep nesting': {
       const [open, close] = mutation.asArray ? ['[', ']'] : [`{"${FREE_KEY}":`, '}'];
       const nested = `${open.repeat(mutation.depth)}"bottom"${close.repeat(mutation.depth)}`;
