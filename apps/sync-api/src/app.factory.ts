@@ -22,6 +22,8 @@ export async function createApp(
     genReqId: requestId,
     requestIdHeader: false,
     forceCloseConnections: 'idle',
+    // The client's address (request.ip), as the failed-authentication limit counts it.
+    trustProxy: config.TRUST_PROXY,
     // A URL the router cannot read (a broken percent-escape) fails before Nest sees the
     // request: answered here in the API's error shape.
     frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {

@@ -11,6 +11,8 @@ export const API_KEY_CHANNEL = 'syncline_api_key';
 /** A backstop only: revocations reach every process through API_KEY_CHANNEL at once. */
 const TTL_MS = 60_000;
 const MAX_ENTRIES = 10_000;
+/** How long a prefix found absent is answered without a lookup. */
+const ABSENT_TTL_MS = 60_000;
 
 interface Entry {
   credential: ApiKeyCredential;
@@ -28,6 +30,12 @@ interface Entry {
 @Injectable()
 export class ApiKeyCache {
   private readonly entries = new Map<string, Entry>();
+  /**
+   * Prefixes recently found absent, and when. A prefix is random and first shown with its
+   * key, after the key's row has committed, so no request can find absent a prefix that is
+   * about to exist (but by a 2^-64 chance, which the TTL bounds): this needs no notification.
+   */
+  private readonly absentPrefixes = new Map<string, number>();
   private active = false;
   private generationCount = 0;
 
@@ -77,6 +85,29 @@ export class ApiKeyCache {
       if (oldest !== undefined) this.entries.delete(oldest);
     }
     this.entries.set(credential.prefix, { credential, at: now });
+  }
+
+  /** True when no key had this prefix a moment ago (see `absentPrefixes`). */
+  isAbsent(prefix: string, now = Date.now()): boolean {
+    const at = this.absentPrefixes.get(prefix);
+    if (at === undefined) return false;
+    if (now - at <= ABSENT_TTL_MS) return true;
+    this.absentPrefixes.delete(prefix);
+    return false;
+  }
+
+  /** A lookup found no key with this prefix. */
+  putAbsent(prefix: string, now = Date.now()): void {
+    if (this.absentPrefixes.size >= MAX_ENTRIES && !this.absentPrefixes.has(prefix)) {
+      const oldest = this.absentPrefixes.keys().next().value;
+      if (oldest !== undefined) this.absentPrefixes.delete(oldest);
+    }
+    this.absentPrefixes.set(prefix, now);
+  }
+
+  /** A key with this prefix was just made here. */
+  created(prefix: string): void {
+    this.absentPrefixes.delete(prefix);
   }
 
   /** The key's last use as recorded, so that the entry does not ask for the write again. */

@@ -26,10 +26,15 @@ export class ApiKeysService {
     const generation = this.cache.generation;
     let credential = this.cache.get(presented.prefix);
     if (!credential) {
+      // An unknown prefix is answered from memory, with the same hash and comparison as a
+      // known one, so a stream of made-up keys costs PostgreSQL one lookup per prefix.
+      if (this.cache.isAbsent(presented.prefix)) return refuse(presented.secret);
       credential = (await this.apiKeys.findCredentialByPrefix(presented.prefix)) ?? undefined;
       if (credential) this.cache.put(credential, generation);
+      else this.cache.putAbsent(presented.prefix);
     }
-    if (!credential || !verifyApiKeySecret(presented.secret, credential.secretHash)) return null;
+    if (!credential) return refuse(presented.secret);
+    if (!verifyApiKeySecret(presented.secret, credential.secretHash)) return null;
     if (credential.revokedAt) return null;
 
     const now = new Date();
@@ -50,6 +55,7 @@ export class ApiKeysService {
       prefix: generated.prefix,
       secretHash: generated.secretHash,
     });
+    this.cache.created(generated.prefix);
     this.logger.info({ createdApiKeyId: record.id, role: record.role }, 'api key created');
     return { ...toView(record), key: generated.key };
   }
@@ -66,6 +72,15 @@ export class ApiKeysService {
     if (revoked.value.prefix) this.cache.forget(revoked.value.prefix);
     this.logger.info({ revokedApiKeyId: id }, 'api key revoked');
   }
+}
+
+/** Nothing a secret hashes to: what a key that does not exist is compared with. */
+const NO_KEY_HASH = Buffer.alloc(32);
+
+/** Null, after the work a wrong secret costs (hashed and compared), so both take the same time. */
+function refuse(secret: string): null {
+  verifyApiKeySecret(secret, NO_KEY_HASH);
+  return null;
 }
 
 function toView(record: ApiKeyRecord): ApiKeyView {

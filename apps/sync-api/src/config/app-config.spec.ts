@@ -27,6 +27,19 @@ describe('app config', () => {
     expect(Object.isFrozen(config)).toBe(true);
   });
 
+  it('reads TRUST_PROXY: none by default, any with true, or a list of addresses', () => {
+    const trust = (value?: string) =>
+      loadAppConfig({
+        SYNCLINE_ENCRYPTION_KEYS: KEYS,
+        ...(value === undefined ? {} : { TRUST_PROXY: value }),
+      }).TRUST_PROXY;
+    expect(trust()).toBe(false);
+    expect(trust('')).toBe(false);
+    expect(trust('false')).toBe(false);
+    expect(trust('true')).toBe(true);
+    expect(trust('10.0.0.0/8, 127.0.0.1')).toBe('10.0.0.0/8, 127.0.0.1');
+  });
+
   it('reads PORT and HOST', () => {
     expect(loadAppConfig({ SYNCLINE_ENCRYPTION_KEYS: KEYS, PORT: '8080', HOST: '0.0.0.0' })).toMatchObject({
       PORT: 8080,

@@ -34,6 +34,24 @@ const appEnvObject = baseEnvSchema.extend({
   OAUTH_CALLBACK_BASE_URL: z.preprocess((v) => (v === '' ? undefined : v), url.optional()),
   /** Requests one API key may make per 10 s, across every API process (Redis); 0 turns the limit off. */
   API_RATE_LIMIT_PER_10S: z.coerce.number().int().min(0).default(600),
+  /**
+   * Failed authentications one client address may make per minute, across every API process
+   * (Redis); past it the address is refused (429) for the rest of the minute. 0 turns it off.
+   */
+  API_AUTH_FAILURES_PER_MIN: z.coerce.number().int().min(0).default(30),
+  /**
+   * Which proxies in front of the API to believe about the client's address (X-Forwarded-For),
+   * as Fastify's `trustProxy`: `true` (any), or their addresses and CIDR ranges separated by
+   * commas. Unset: none, the client is the socket's peer.
+   */
+  TRUST_PROXY: z
+    .string()
+    .trim()
+    .optional()
+    .transform((value): boolean | string => {
+      if (value === undefined || value === '' || value === 'false') return false;
+      return value === 'true' ? true : value;
+    }),
 });
 
 /** Every setting the API reads, parsed once at start. */

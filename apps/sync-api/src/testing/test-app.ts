@@ -40,6 +40,8 @@ export function testEnv(databaseUrl: string, overrides: NodeJS.ProcessEnv = {}):
     SYNCLINE_ENCRYPTION_KEYS: `test:${randomBytes(32).toString('base64')}`,
     // Suites that fire hundreds of requests with one key; the limit has its own spec.
     API_RATE_LIMIT_PER_10S: '0',
+    // Suites that try many bad keys from one address; the limit has its own spec.
+    API_AUTH_FAILURES_PER_MIN: '0',
     ...overrides,
   };
 }
