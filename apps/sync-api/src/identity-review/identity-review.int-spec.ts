@@ -23,6 +23,7 @@ interface DuplicateBody {
   status: string;
   score: number;
   evidence: unknown[];
+  priority: number;
   a: { id: string; displayName: string | null; fields: Record<string, unknown>; sourceLinks: unknown[] };
   b: { id: string; displayName: string | null; fields: Record<string, unknown>; sourceLinks: unknown[] };
   reviewedBy: string | null;
@@ -222,20 +223,61 @@ describe('identity review', () => {
       INSERT INTO possible_duplicate (id, workspace_id, entity_type, entity_a, entity_b, score, evidence, created_at)
       VALUES (${newer}::uuid, ${a.workspaceId}::uuid, 'person', ${x}::uuid, ${y}::uuid, 0.8, '["name"]'::jsonb,
               now() + interval '1 minute')`;
-    const first = await call(salesKey, 'GET', '/api/v1/possible-duplicates?limit=1');
+    const first = await call(salesKey, 'GET', '/api/v1/possible-duplicates?limit=1&sort=newest');
     const page1 = first.json<{ data: DuplicateBody[]; nextCursor: string | null }>();
     expect(page1.data.map((d) => d.id)).toEqual([newer]);
     expect(page1.nextCursor).not.toBeNull();
     const second = await call(
       salesKey,
       'GET',
-      `/api/v1/possible-duplicates?limit=1&cursor=${page1.nextCursor}`,
+      `/api/v1/possible-duplicates?limit=1&sort=newest&cursor=${page1.nextCursor}`,
     );
     const page2 = second.json<{ data: DuplicateBody[]; nextCursor: string | null }>();
     expect(page2.data.map((d) => d.id)).toEqual([pair]);
     expect(page2.nextCursor).toBeNull();
     const bad = await call(salesKey, 'GET', '/api/v1/possible-duplicates?cursor=nonsense');
     expect([bad.statusCode, bad.json<ErrorBody>().error.code]).toEqual([400, 'validation_failed']);
+    // A cursor continues only the order it was made under.
+    const other = await call(salesKey, 'GET', `/api/v1/possible-duplicates?cursor=${page1.nextCursor}`);
+    expect([other.statusCode, other.json<ErrorBody>().error.code]).toEqual([400, 'validation_failed']);
+
+    // By default, what most deserves a person's time first: a key that says they are one, then
+    // corroborated names, then a name alone, and last two records one CRM keeps apart.
+    const weighed: [string, number, string[]][] = [
+      [randomUUID(), 1, ['name-similarity:1.000', 'same-connection']],
+      [randomUUID(), 0.8, ['name-similarity:0.800', 'same-organisation-domain', 'same-phone']],
+      [randomUUID(), 1, ['email:x@y.example', 'conflicting-deterministic-key']],
+    ];
+    for (const [id, score, evidence] of weighed) {
+      const [p, q] = [
+        await insertEntity(a.workspaceId, 'person', 'P'),
+        await insertEntity(a.workspaceId, 'person', 'Q'),
+      ];
+      await t.prisma.$executeRaw`
+        INSERT INTO possible_duplicate (id, workspace_id, entity_type, entity_a, entity_b, score, evidence)
+        VALUES (${id}::uuid, ${a.workspaceId}::uuid, 'person', ${p}::uuid, ${q}::uuid, ${score}, ${JSON.stringify(evidence)}::jsonb)`;
+    }
+    const ranked: DuplicateBody[] = [];
+    let cursor: string | null = null;
+    do {
+      const res = await call(
+        salesKey,
+        'GET',
+        `/api/v1/possible-duplicates?limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+      );
+      const body = res.json<{ data: DuplicateBody[]; nextCursor: string | null }>();
+      ranked.push(...body.data);
+      cursor = body.nextCursor;
+    } while (cursor !== null);
+    const ids = ranked.map((d) => d.id);
+    expect(ids).toHaveLength(5);
+    expect([ids[0], ids[1], ids[4]]).toEqual([weighed[2]![0], weighed[1]![0], weighed[0]![0]]);
+    expect(ids.slice(2, 4).sort()).toEqual([newer, pair].sort());
+    const priorities = ranked.map((d) => d.priority);
+    expect([priorities[0], priorities[1], priorities[4]]).toEqual([1.5, 0.9, 0.7]);
+    expect([...priorities].sort((x, y) => y - x)).toEqual(priorities);
+    for (const [id] of weighed)
+      await t.prisma.$executeRaw`DELETE FROM possible_duplicate WHERE id = ${id}::uuid`;
 
     // Not the same: dismissed with who said so, never listed as open again; dismissing again is one dismissal.
     const dismissed = await call(salesKey, 'POST', `/api/v1/possible-duplicates/${newer}/dismiss`);

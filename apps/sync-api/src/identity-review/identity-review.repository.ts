@@ -17,6 +17,8 @@ export interface PossibleDuplicateRecord {
   status: 'open' | 'merged' | 'dismissed';
   score: number;
   evidence: Prisma.JsonValue;
+  /** The queue's order (PRIORITY), as a decimal string. */
+  priority: string;
   createdAt: Date;
   reviewedBy: string | null;
   reviewedAt: Date | null;
@@ -39,8 +41,32 @@ export interface OperationRow {
   undoneAt: Date | null;
 }
 
+/**
+ * What most deserves a person's time in the review queue, highest first: the pair's score with
+ * its evidence weighed.
+ *
+ * | evidence                                                        | weight |
+ * | --------------------------------------------------------------- | ------ |
+ * | a key says they are one (`conflicting-deterministic-key`, `provider-refused-create`) | +0.5 |
+ * | each of `same-phone`, `same-email-local-part`, `same-organisation-domain`, `same-company-name` | +0.05 |
+ * | `same-connection`: one CRM keeps the two apart, so usually two people | −0.3 |
+ */
+const PRIORITY = Prisma.sql`round((score
+  + CASE WHEN evidence ? 'conflicting-deterministic-key' OR evidence ? 'provider-refused-create' THEN 0.5 ELSE 0 END
+  + 0.05 * ((evidence ? 'same-phone')::int + (evidence ? 'same-email-local-part')::int
+            + (evidence ? 'same-organisation-domain')::int + (evidence ? 'same-company-name')::int)
+  - CASE WHEN evidence ? 'same-connection' THEN 0.3 ELSE 0 END)::numeric, 4)`;
+
+/** Where a page of the queue in priority order stopped. */
+export interface PriorityCursor {
+  priority: string;
+  createdAt: Date;
+  id: string;
+}
+
 interface DuplicateRow {
   id: string;
+  priority: string;
   entity_type: EntityType;
   status: PossibleDuplicateRecord['status'];
   score: number;
@@ -57,13 +83,17 @@ interface DuplicateRow {
 export class IdentityReviewRepository {
   constructor(@Inject(PrismaClient) private readonly prisma: PrismaClient) {}
 
-  /** Newest first (keyset on created_at, id), with both records. */
+  /**
+   * By priority (PRIORITY, highest first; keyset on priority, created_at, id) or newest first
+   * (keyset on created_at, id), with both records.
+   */
   async duplicates(
     workspaceId: WorkspaceId,
     filter: {
       status: PossibleDuplicateRecord['status'];
       entityType?: EntityType | undefined;
-      before?: PageCursor | undefined;
+      sort: 'priority' | 'newest';
+      before?: PageCursor | PriorityCursor | undefined;
       limit: number;
     },
   ): Promise<PossibleDuplicateRecord[]> {
@@ -72,24 +102,31 @@ export class IdentityReviewRepository {
       Prisma.sql`status = ${filter.status}::possible_duplicate_status`,
     ];
     if (filter.entityType !== undefined) conditions.push(Prisma.sql`entity_type = ${filter.entityType}`);
-    if (filter.before !== undefined)
+    const before = filter.before;
+    if (before !== undefined && 'priority' in before)
       conditions.push(
-        Prisma.sql`(created_at, id) < (${filter.before.createdAt}::timestamptz, ${filter.before.id}::uuid)`,
+        Prisma.sql`(${PRIORITY}, created_at, id) < (${before.priority}::numeric, ${before.createdAt}::timestamptz, ${before.id}::uuid)`,
       );
+    else if (before !== undefined)
+      conditions.push(Prisma.sql`(created_at, id) < (${before.createdAt}::timestamptz, ${before.id}::uuid)`);
+    const order =
+      filter.sort === 'priority'
+        ? Prisma.sql`${PRIORITY} DESC, created_at DESC, id DESC`
+        : Prisma.sql`created_at DESC, id DESC`;
     const rows = await this.prisma.$queryRaw<DuplicateRow[]>`
-      SELECT id::text, entity_type, status::text AS status, score, evidence, created_at, reviewed_by, reviewed_at,
-             entity_a::text, entity_b::text
+      SELECT id::text, entity_type, status::text AS status, score, evidence, ${PRIORITY}::text AS priority,
+             created_at, reviewed_by, reviewed_at, entity_a::text, entity_b::text
         FROM possible_duplicate
        WHERE ${Prisma.join(conditions, ' AND ')}
-       ORDER BY created_at DESC, id DESC
+       ORDER BY ${order}
        LIMIT ${filter.limit}`;
     return this.withRecords(workspaceId, rows);
   }
 
   async duplicate(workspaceId: WorkspaceId, id: string): Promise<PossibleDuplicateRecord | null> {
     const rows = await this.prisma.$queryRaw<DuplicateRow[]>`
-      SELECT id::text, entity_type, status::text AS status, score, evidence, created_at, reviewed_by, reviewed_at,
-             entity_a::text, entity_b::text
+      SELECT id::text, entity_type, status::text AS status, score, evidence, ${PRIORITY}::text AS priority,
+             created_at, reviewed_by, reviewed_at, entity_a::text, entity_b::text
         FROM possible_duplicate WHERE id = ${id}::uuid AND workspace_id = ${workspaceId}::uuid`;
     return (await this.withRecords(workspaceId, rows))[0] ?? null;
   }
@@ -196,6 +233,7 @@ export class IdentityReviewRepository {
       status: row.status,
       score: Number(row.score),
       evidence: row.evidence,
+      priority: row.priority,
       createdAt: row.created_at,
       reviewedBy: row.reviewed_by,
       reviewedAt: row.reviewed_at,

@@ -1,7 +1,8 @@
 import { ENTITY_TYPES } from '@syncline/core';
 import { z } from 'zod';
-import { nextCursorField, pageQuery } from '../admin/page-cursor';
+import { decodePageCursor, nextCursorField, type PageCursor, pageQuery } from '../admin/page-cursor';
 import { type RecordResource, recordView } from '../records/records.schemas';
+import type { PriorityCursor } from './identity-review.repository';
 
 /** The collections whose records a salesperson may merge: the types identity suggests duplicates of. */
 export const MERGE_RESOURCES = ['people', 'companies', 'deals'] as const satisfies readonly RecordResource[];
@@ -11,10 +12,50 @@ export const POSSIBLE_DUPLICATE_STATUSES = ['open', 'merged', 'dismissed'] as co
 
 const entityType = z.enum(ENTITY_TYPES);
 
+/** The queue in priority order continues from (priority, created_at, id): base64url JSON of the three. */
+export const encodePriorityCursor = (row: { priority: string; createdAt: Date; id: string }): string =>
+  Buffer.from(JSON.stringify(['p', row.priority, row.createdAt.toISOString(), row.id]), 'utf8').toString(
+    'base64url',
+  );
+
+const priorityTuple = z.tuple([
+  z.literal('p'),
+  z.string().regex(/^-?\d+(\.\d+)?$/),
+  z.iso.datetime(),
+  z.uuid(),
+]);
+
+const duplicateCursor = z
+  .string()
+  .max(300)
+  .transform((value, ctx): PageCursor | PriorityCursor => {
+    const newest = decodePageCursor(value);
+    if (newest !== undefined) return newest;
+    try {
+      const parsed = priorityTuple.safeParse(JSON.parse(Buffer.from(value, 'base64url').toString('utf8')));
+      if (parsed.success) {
+        const [, priority, createdAt, id] = parsed.data;
+        return { priority, createdAt: new Date(createdAt), id: id.toLowerCase() };
+      }
+    } catch {
+      // not JSON: refused below
+    }
+    ctx.addIssue({ code: 'custom', message: 'not a cursor this API returned' });
+    return z.NEVER;
+  })
+  .describe('`nextCursor` of the previous page (read under the same `sort`).');
+
 export const possibleDuplicateQuery = z.object({
   entityType: entityType.optional().describe('Only pairs of this type (`person`, `company`, `deal`).'),
   status: z.enum(POSSIBLE_DUPLICATE_STATUSES).default('open'),
-  ...pageQuery,
+  sort: z
+    .enum(['priority', 'newest'])
+    .default('priority')
+    .describe(
+      '`priority` (default): what most deserves a person’s time first, the score with its evidence weighed (see `priority`); `newest`: newest first.',
+    ),
+  limit: pageQuery.limit,
+  cursor: duplicateCursor.optional(),
 });
 export type PossibleDuplicateQuery = z.output<typeof possibleDuplicateQuery>;
 
@@ -42,6 +83,11 @@ export const possibleDuplicateView = z.object({
     .describe('open: waiting for a person; merged; dismissed: not the same, never suggested again.'),
   score: z.number().describe('How alike the two are, 0 to 1 (grey zone: alike, not sure enough to merge).'),
   evidence: z.array(z.unknown()).describe('What matched, as the identity stage recorded it.'),
+  priority: z
+    .number()
+    .describe(
+      'The queue’s order: the score, +0.5 when a key says the two are one, +0.05 for each of a shared phone, address local part, organisation domain or company name, −0.3 when one connection keeps the two apart (usually two people).',
+    ),
   a: reviewedRecord,
   b: reviewedRecord,
   createdAt: z.iso.datetime(),

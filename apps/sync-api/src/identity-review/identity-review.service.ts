@@ -26,6 +26,7 @@ import type {
   PossibleDuplicateView,
   UnmergedView,
 } from './identity-review.schemas';
+import { encodePriorityCursor } from './identity-review.schemas';
 
 /** What a merge or unmerge answers: applied by the sync stage in time, or accepted (202). */
 export type OperationOutcome<T> = { applied: boolean; operationId: string } & (
@@ -67,14 +68,30 @@ export class IdentityReviewService {
   ) {}
 
   async duplicates(principal: Principal, query: PossibleDuplicateQuery): Promise<PossibleDuplicatePage> {
+    const cursor = query.cursor;
+    if (cursor !== undefined && ('priority' in cursor ? 'priority' : 'newest') !== query.sort)
+      throw new CodedHttpException(
+        HttpStatus.BAD_REQUEST,
+        'validation_failed',
+        `cursor: a cursor of another sort than sort=${query.sort}`,
+      );
     const rows = await this.review.duplicates(principal.workspaceId, {
       status: query.status,
       entityType: query.entityType,
-      before: query.cursor,
+      sort: query.sort,
+      before: cursor,
       limit: query.limit + 1,
     });
-    const page = toPage(rows, query.limit);
-    return { data: page.rows.map(toDuplicateView), nextCursor: page.nextCursor };
+    if (query.sort === 'newest') {
+      const page = toPage(rows, query.limit);
+      return { data: page.rows.map(toDuplicateView), nextCursor: page.nextCursor };
+    }
+    const page = rows.slice(0, query.limit);
+    const last = page.at(-1);
+    return {
+      data: page.map(toDuplicateView),
+      nextCursor: rows.length > query.limit && last ? encodePriorityCursor(last) : null,
+    };
   }
 
   async duplicate(principal: Principal, id: string): Promise<PossibleDuplicateView> {
@@ -339,6 +356,7 @@ function toDuplicateView(row: PossibleDuplicateRecord): PossibleDuplicateView {
     status: row.status,
     score: row.score,
     evidence: Array.isArray(row.evidence) ? row.evidence : [],
+    priority: Number(row.priority),
     a: record(row.a),
     b: record(row.b),
     createdAt: row.createdAt.toISOString(),
