@@ -596,6 +596,8 @@ async function main(): Promise<void> {
   const apiUrl = `http://127.0.0.1:${apiPort}`;
   let metricsPort = await pickPort(9464);
   if (metricsPort === apiPort) metricsPort = await freePort();
+  let apiMetricsPort = await pickPort(9465);
+  if (apiMetricsPort === apiPort || apiMetricsPort === metricsPort) apiMetricsPort = await freePort();
   const gmailPushToken = randomBytes(16).toString('hex');
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
@@ -614,7 +616,12 @@ async function main(): Promise<void> {
       pullIntervalMs: PULL_INTERVAL_MS,
     }),
   };
-  const api = start('api', 'api', { ...env, HOST: '127.0.0.1', PORT: String(apiPort) });
+  const api = start('api', 'api', {
+    ...env,
+    HOST: '127.0.0.1',
+    PORT: String(apiPort),
+    API_METRICS_PORT: String(apiMetricsPort),
+  });
   const workers = start('workers', 'workers', { ...env, METRICS_PORT: String(metricsPort) });
   const workspaceRun = runScript(
     'apps/sync-api/src/cli.ts',
@@ -918,7 +925,9 @@ async function main(): Promise<void> {
     }
 
     say('\n   Where things are');
-    say(`     API            ${apiUrl}   (OpenAPI: ${apiUrl}/docs, metrics: ${apiUrl}/metrics)`);
+    say(
+      `     API            ${apiUrl}   (OpenAPI: ${apiUrl}/docs, metrics: http://127.0.0.1:${apiMetricsPort}/metrics)`,
+    );
     say(`     admin API key  ${workspace.apiKey}   (Authorization: Bearer …)`);
     say(`     workers        metrics: http://127.0.0.1:${metricsPort}/metrics`);
     say(

@@ -369,7 +369,8 @@ export async function startSystem(options: StartSystemOptions = {}) {
       name: 'api',
       kind: 'api',
       port: apiPort,
-      env: { ...baseEnv, PORT: String(apiPort), HOST: '127.0.0.1' },
+      // No metrics port: systems run side by side, and no scenario reads the API's metrics.
+      env: { ...baseEnv, PORT: String(apiPort), HOST: '127.0.0.1', API_METRICS_PORT: '0' },
       lines: [],
     };
     slots.set(api.name, api);

@@ -32,6 +32,12 @@ const appEnvObject = baseEnvSchema.extend({
    * providers are `<this>/api/v1/connections/oauth/{hubspot|google}/callback`); PUBLIC_BASE_URL when unset.
    */
   OAUTH_CALLBACK_BASE_URL: z.preprocess((v) => (v === '' ? undefined : v), url.optional()),
+  /**
+   * Port of the API's Prometheus `/metrics`, its own (the API's port is public); 0 turns it
+   * off. Not the workers' METRICS_PORT (9464), so both run on one host with the defaults.
+   */
+  API_METRICS_PORT: z.coerce.number().int().min(0).max(65_535).default(9465),
+  API_METRICS_HOST: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(1).default('127.0.0.1')),
   /** Requests one API key may make per 10 s, across every API process (Redis); 0 turns the limit off. */
   API_RATE_LIMIT_PER_10S: z.coerce.number().int().min(0).default(600),
   /**

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../testing/test-app';
+import { freePort } from '../testing/processes';
+import { scrapeMetrics, startTestApp, type TestApp } from '../testing/test-app';
 
 describe('probes, metrics and docs', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp('health');
+    t = await startTestApp('health', { API_METRICS_PORT: String(await freePort()) });
   });
   afterAll(async () => {
     await t?.close();
@@ -37,18 +38,24 @@ describe('probes, metrics and docs', () => {
     expect(fresh.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  it('GET /metrics serves Prometheus text with process metrics and requests by route and status', async () => {
+  it('GET /metrics on the metrics port serves Prometheus text with process metrics and requests by route and status', async () => {
     await t.app.inject({ method: 'GET', url: '/api/v1/me' });
-    const res = await t.app.inject({ method: 'GET', url: '/metrics' });
-    expect(res.statusCode).toBe(200);
-    expect(res.headers['content-type']).toMatch(/^text\/plain/);
-    expect(res.body).toContain('process_cpu_user_seconds_total');
-    expect(res.body).toMatch(
-      /syncline_http_requests_total\{method="GET",route="\/api\/v1\/me",status="401"\} 1/,
-    );
-    expect(res.body).toMatch(
-      /syncline_http_requests_total\{method="GET",route="\/healthz",status="200"\} \d+/,
-    );
+    const res = await scrapeMetrics(t);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+    const body = await res.text();
+    expect(body).toContain('process_cpu_user_seconds_total');
+    expect(body).toMatch(/syncline_http_requests_total\{method="GET",route="\/api\/v1\/me",status="401"\} 1/);
+    expect(body).toMatch(/syncline_http_requests_total\{method="GET",route="\/healthz",status="200"\} \d+/);
+    expect((await scrapeMetrics(t, '/healthz')).status).toBe(404);
+  });
+
+  it('the API port serves no metrics: they are for the operator, not the callers', async () => {
+    for (const url of ['/metrics', '/metrics/', '/metrics?format=text']) {
+      const res = await t.app.inject({ method: 'GET', url });
+      expect(res.statusCode, url).toBe(404);
+      expect(res.body).not.toContain('process_cpu_user_seconds_total');
+    }
   });
 
   it('serves the OpenAPI document listing the routes and the bearer scheme', async () => {

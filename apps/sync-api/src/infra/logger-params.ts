@@ -18,8 +18,8 @@ import type { AppConfig } from '../config/app-config';
 // key someone put there) are redacted by name, in the URL and the parsed query alike.
 const API_REDACT_PATHS = [...REDACT_PATHS, 'req.headers["x-goog-channel-token"]'];
 
-// Probes and scrapes arrive every few seconds and say nothing worth a log line.
-const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+// Probes arrive every few seconds and say nothing worth a log line (metrics have a port of their own).
+const QUIET_PATHS = new Set(['/healthz', '/readyz']);
 
 /** The parsed query with the value of each secret parameter (see isSecretParamName) redacted. */
 function redactedQuery(query: object): object {

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { MetricsController } from './metrics.controller';
 import { MetricsService } from './metrics.service';
+import { MetricsServer } from './metrics-server';
 
-@Module({ controllers: [MetricsController], providers: [MetricsService], exports: [MetricsService] })
+@Module({ providers: [MetricsService, MetricsServer], exports: [MetricsService] })
 export class MetricsModule {}

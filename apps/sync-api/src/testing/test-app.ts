@@ -9,6 +9,7 @@ import { TEST_REDIS_PREFIX, TEST_REDIS_URL } from '../../../../test/support/env'
 import { createApp } from '../app.factory';
 import { type AppConfig, loadAppConfig } from '../config/app-config';
 import { PULL_QUEUE_NAME } from '../infra/pull-queue.module';
+import { MetricsServer } from '../metrics/metrics-server';
 import { REPLAY_QUEUE_NAME } from '../replays/replay-queue';
 import { WorkspacesRepository } from '../workspaces/workspaces.repository';
 import { WorkspacesService } from '../workspaces/workspaces.service';
@@ -42,6 +43,8 @@ export function testEnv(databaseUrl: string, overrides: NodeJS.ProcessEnv = {}):
     API_RATE_LIMIT_PER_10S: '0',
     // Suites that try many bad keys from one address; the limit has its own spec.
     API_AUTH_FAILURES_PER_MIN: '0',
+    // Off, so apps side by side take no port; a suite that reads metrics gives it one (freePort).
+    API_METRICS_PORT: '0',
     ...overrides,
   };
 }
@@ -90,6 +93,13 @@ export async function startTestApp(label: string, overrides: NodeJS.ProcessEnv =
       await db.drop();
     },
   };
+}
+
+/** GET /metrics on the app's metrics port (started with API_METRICS_PORT set, e.g. to a freePort()). */
+export async function scrapeMetrics(t: TestApp, path = '/metrics'): Promise<Response> {
+  const port = t.app.get(MetricsServer).port;
+  if (port === undefined) throw new Error('the metrics port is off: start the app with API_METRICS_PORT');
+  return fetch(`http://127.0.0.1:${port}${path}`);
 }
 
 /** A new workspace with an admin key, made the way the CLI makes it. */

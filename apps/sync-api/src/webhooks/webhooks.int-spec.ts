@@ -2,7 +2,8 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { bearer, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
+import { freePort } from '../testing/processes';
+import { bearer, scrapeMetrics, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
 import { pushSubscriptionAad } from './webhooks.service';
 
 const PUBLIC_BASE_URL = 'https://sync.example.test';
@@ -84,6 +85,7 @@ describe('webhooks', () => {
       HUBSPOT_CLIENT_SECRET: HUBSPOT_SECRET,
       HUBSPOT_APP_ID: '999',
       GMAIL_PUSH_TOKEN: GMAIL_TOKEN,
+      API_METRICS_PORT: String(await freePort()),
     });
     a = await seedWorkspace(t.prisma, 'Acme');
     b = await seedWorkspace(t.prisma, 'Globex');
@@ -339,14 +341,12 @@ describe('webhooks', () => {
   });
 
   it('counts webhooks by provider and outcome', async () => {
-    const res = await t.app.inject({ method: 'GET', url: '/metrics' });
-    expect(res.body).toContain('syncline_webhooks_total{provider="hubspot",outcome="appended"} 1');
-    expect(res.body).toContain('syncline_webhooks_total{provider="hubspot",outcome="duplicate"} 2');
-    expect(res.body).toContain('syncline_webhooks_total{provider="hubspot",outcome="invalid_signature"} 4');
-    expect(res.body).toContain(
-      'syncline_webhooks_total{provider="google-calendar",outcome="pull_enqueued"} 4',
-    );
-    expect(res.body).toMatch(/syncline_webhooks_total\{provider="gmail",outcome="invalid_payload"\} 3/);
+    const body = await (await scrapeMetrics(t)).text();
+    expect(body).toContain('syncline_webhooks_total{provider="hubspot",outcome="appended"} 1');
+    expect(body).toContain('syncline_webhooks_total{provider="hubspot",outcome="duplicate"} 2');
+    expect(body).toContain('syncline_webhooks_total{provider="hubspot",outcome="invalid_signature"} 4');
+    expect(body).toContain('syncline_webhooks_total{provider="google-calendar",outcome="pull_enqueued"} 4');
+    expect(body).toMatch(/syncline_webhooks_total\{provider="gmail",outcome="invalid_payload"\} 3/);
   });
 
   it('never echoes a secret', async () => {
