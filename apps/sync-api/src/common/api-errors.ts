@@ -29,6 +29,10 @@ export const API_ERROR_CODES = [
   'credentials_required',
   'connection_paused',
   'connection_disconnected',
+  // Connection credentials (POST /connections, PUT …/credentials): the provider must name the account.
+  'account_mismatch',
+  'account_unproven',
+  'credentials_refused',
   // Field mappings (connections/{id}/mappings): a mapping the provider's properties cannot carry.
   'mappings_unsupported',
   'unknown_property',

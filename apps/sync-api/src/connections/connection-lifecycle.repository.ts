@@ -159,6 +159,9 @@ export class ConnectionLifecycleRepository {
             statusReason: data === 'erase' ? DISCONNECTED_ERASED_REASON : DISCONNECTED_KEPT_REASON,
             credentialsCiphertext: null,
             credentialsKeyId: null,
+            // The proof was of the credentials, which are gone.
+            credentialsVerifiedAt: null,
+            credentialsProof: null,
           },
           select: RECORD,
         });

@@ -31,6 +31,13 @@ import {
 import { ConnectionsService } from './connections.service';
 
 const DISCONNECTED = '`connection_disconnected`: the connection was disconnected, for good.';
+const UNPROVEN =
+  'Nothing was stored. `validation_failed`: the body, or credentials of another shape than the provider ' +
+  "takes (unknown keys included). `account_mismatch`: the provider says the credentials open another account than the connection's. " +
+  '`credentials_refused`: the provider refused them (unknown, expired or revoked tokens). `account_unproven`: ' +
+  'it accepted them but would not name their account (a Google token without the email scope).';
+const PROVIDER_AWAY =
+  'The provider could not be asked whose account the credentials open (`unavailable`); nothing was stored.';
 const NEEDS_CREDENTIALS =
   '`credentials_required`: it is `needs_reauth` (or has no credentials); replace them with `PUT /{id}/credentials` first.';
 
@@ -42,10 +49,18 @@ export class ConnectionsController {
   constructor(@Inject(ConnectionsService) private readonly connections: ConnectionsService) {}
 
   @ApiCreatedResponse({
-    description: 'Connected; credentials are stored encrypted.',
+    description:
+      'Connected, once the provider named the account the credentials open as `externalAccountId` (a Google ' +
+      'address is stored as Google spells it); credentials are stored encrypted.',
     standardSchema: connectionView,
   })
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, HttpStatus.FORBIDDEN, HttpStatus.CONFLICT)
+  @ApiErrorResponses(HttpStatus.FORBIDDEN, HttpStatus.CONFLICT)
+  @ApiResponse({ status: HttpStatus.BAD_REQUEST, description: UNPROVEN, standardSchema: apiErrorBody })
+  @ApiResponse({
+    status: HttpStatus.SERVICE_UNAVAILABLE,
+    description: PROVIDER_AWAY,
+    standardSchema: apiErrorBody,
+  })
   @Roles('admin')
   @Post()
   create(
@@ -73,11 +88,18 @@ export class ConnectionsController {
 
   @ApiOkResponse({
     description:
-      'Credentials replaced (sealed, never returned). A `needs_reauth` connection resumes (`live`, or ' +
+      'Credentials replaced (sealed, never returned), once the provider named the account they open as the ' +
+      "connection's: otherwise its credentials stay as they were. A `needs_reauth` connection resumes (`live`, or " +
       '`backfilling` / `pending` if its backfill had not finished) and a pull is queued.',
     standardSchema: connectionView,
   })
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, HttpStatus.FORBIDDEN, HttpStatus.NOT_FOUND)
+  @ApiErrorResponses(HttpStatus.FORBIDDEN, HttpStatus.NOT_FOUND)
+  @ApiResponse({ status: HttpStatus.BAD_REQUEST, description: UNPROVEN, standardSchema: apiErrorBody })
+  @ApiResponse({
+    status: HttpStatus.SERVICE_UNAVAILABLE,
+    description: PROVIDER_AWAY,
+    standardSchema: apiErrorBody,
+  })
   @ApiResponse({ status: HttpStatus.CONFLICT, description: DISCONNECTED, standardSchema: apiErrorBody })
   @Roles('admin')
   @Put(':id/credentials')

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AuditLogModule } from '../admin/audit-log.module';
 import { ApiKeysModule } from '../api-keys/api-keys.module';
 import { KeyringModule } from '../infra/keyring.module';
+import { AccountProver } from './account-proof.service';
 import { ConnectionLifecycleRepository } from './connection-lifecycle.repository';
 import { ConnectionsController } from './connections.controller';
 import { ConnectionsRepository } from './connections.repository';
@@ -23,6 +24,7 @@ import { OAuthStateRepository } from './oauth-state.repository';
   imports: [KeyringModule, AuditLogModule, ApiKeysModule],
   controllers: [ConnectionsController, DryRunController, OAuthController, MappingsController],
   providers: [
+    AccountProver,
     ConnectionsService,
     ConnectionsRepository,
     ConnectionLifecycleRepository,

@@ -3,6 +3,7 @@ import type { ProviderKey } from '@syncline/core';
 import { type ConnectionId, err, INTERNAL_PROVIDER, ok, type Result, type WorkspaceId } from '@syncline/core';
 import { Prisma, PrismaClient } from '@syncline/core/db';
 import type { Db } from '../admin/audit-log.repository';
+import type { CredentialsProof } from './account-proof.service';
 import type { ConnectionStatus } from './connections.schemas';
 
 /** A connection without its secrets: repository reads never select the ciphertext. */
@@ -25,6 +26,8 @@ export interface ConnectionRecord {
   lastErrorCode: string | null;
   /** Its changes are staged, not synced, until an admin enables it. */
   dryRun: boolean;
+  /** When the provider named its credentials' account as its own; null: unproven (takes nothing in). */
+  credentialsVerifiedAt: Date | null;
 }
 
 /** Where a connection resumes after new credentials: see `statusAfterReauth`. */
@@ -37,6 +40,8 @@ export interface NewConnectionRow {
   externalAccountId: string;
   displayName: string | null;
   credentials: { keyId: string; ciphertext: Uint8Array };
+  /** How the provider named the credentials' account as `externalAccountId` (see AccountProver). */
+  proof: CredentialsProof;
   dryRun?: boolean;
 }
 
@@ -74,6 +79,7 @@ export const RECORD = {
   lastSuccessAt: true,
   lastErrorCode: true,
   dryRun: true,
+  credentialsVerifiedAt: true,
 } as const satisfies Prisma.ConnectionSelect;
 
 /** The consumer group whose progress is a connection's lag: the merge (apps/workers). */
@@ -104,6 +110,8 @@ export class ConnectionsRepository {
               displayName: row.displayName,
               credentialsKeyId: row.credentials.keyId,
               credentialsCiphertext: Uint8Array.from(row.credentials.ciphertext),
+              credentialsVerifiedAt: new Date(),
+              credentialsProof: row.proof,
               dryRun: row.dryRun ?? false,
             },
             select: RECORD,
@@ -159,12 +167,14 @@ export class ConnectionsRepository {
    * it was: `live` once its backfill had finished, `backfilling` mid-backfill, `pending` if
    * it never started. A disconnected one takes none: it is returned as it is. Null when there
    * is no such connection in this workspace. `alsoInTx` (the audit entry) runs in the
-   * transaction of the new credentials, when there are any.
+   * transaction of the new credentials, when there are any. `proof`: how the provider named
+   * their account as the connection's (they are stored proven, or not at all).
    */
   async replaceCredentials(
     workspaceId: WorkspaceId,
     id: ConnectionId,
     credentials: { keyId: string; ciphertext: Uint8Array },
+    proof: CredentialsProof,
     alsoInTx: (tx: Db, updated: ConnectionRecord) => Promise<void>,
   ): Promise<ConnectionRecord | null> {
     return this.prisma.$transaction(async (tx) => {
@@ -185,6 +195,8 @@ export class ConnectionsRepository {
         data: {
           credentialsKeyId: credentials.keyId,
           credentialsCiphertext: Uint8Array.from(credentials.ciphertext),
+          credentialsVerifiedAt: new Date(),
+          credentialsProof: proof,
           ...(resumed ? { status: resumed, statusReason: null, lastErrorCode: null } : {}),
         },
         select: RECORD,
@@ -216,6 +228,7 @@ export function toRecord(row: RecordRow): ConnectionRecord {
     lastSuccessAt: row.lastSuccessAt,
     lastErrorCode: row.lastErrorCode,
     dryRun: row.dryRun,
+    credentialsVerifiedAt: row.credentialsVerifiedAt,
   };
 }
 

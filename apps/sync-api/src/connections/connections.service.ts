@@ -5,8 +5,9 @@ import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import type { Db } from '../admin/audit-log.repository';
 import { AuditLogService } from '../admin/audit-log.service';
 import type { Principal } from '../auth/principal';
-import { CodedHttpException } from '../common/api-errors';
+import { CodedHttpException, ValidationFailedException } from '../common/api-errors';
 import { PullQueue } from '../infra/pull-queue.module';
+import { AccountProver } from './account-proof.service';
 import { type LifecycleAction, refusalMessage } from './connection-lifecycle';
 import {
   ConnectionLifecycleRepository,
@@ -14,7 +15,12 @@ import {
   type LifecycleError,
 } from './connection-lifecycle.repository';
 import { type ConnectionRecord, ConnectionsRepository } from './connections.repository';
-import type { ConnectionView, CreateConnectionBody, ReplaceCredentialsBody } from './connections.schemas';
+import {
+  type ConnectionView,
+  type CreateConnectionBody,
+  type ReplaceCredentialsBody,
+  replaceCredentialsFor,
+} from './connections.schemas';
 
 /** Associated data for a connection's credentials: binds the ciphertext to its row. */
 export const credentialsAad = (id: ConnectionId): string => `connection:${id}`;
@@ -35,10 +41,17 @@ export class ConnectionsService {
     @Inject(Keyring) private readonly keyring: Keyring,
     @Inject(PullQueue) private readonly pulls: PullQueue,
     @Inject(AuditLogService) private readonly audit: AuditLogService,
+    @Inject(AccountProver) private readonly prover: AccountProver,
     @InjectPinoLogger(ConnectionsService.name) private readonly logger: PinoLogger,
   ) {}
 
+  /**
+   * Connects an account by its credentials, once the provider has named their account as
+   * `externalAccountId` (AccountProver: a 400 or 503 otherwise, and nothing stored).
+   */
   async create(principal: Principal, body: CreateConnectionBody): Promise<ConnectionView> {
+    const proven = await this.prover.prove(body.provider, body.externalAccountId, body.credentials);
+    const externalAccountId = proven.externalAccountId;
     // The id is chosen before the insert because the ciphertext is bound to it.
     const id = randomUUID() as ConnectionId;
     const sealed = this.keyring.seal(JSON.stringify(body.credentials), credentialsAad(id));
@@ -47,9 +60,10 @@ export class ConnectionsService {
         id,
         workspaceId: principal.workspaceId,
         provider: body.provider,
-        externalAccountId: body.externalAccountId,
+        externalAccountId,
         displayName: body.displayName ?? null,
         credentials: sealed,
+        proof: proven.proof,
         dryRun: body.dryRun,
       },
       (tx) =>
@@ -57,7 +71,7 @@ export class ConnectionsService {
           principal,
           'connection.created',
           id,
-          { provider: body.provider, externalAccountId: body.externalAccountId, dryRun: body.dryRun },
+          { provider: body.provider, externalAccountId, dryRun: body.dryRun, proof: proven.proof },
           tx,
         ),
     );
@@ -86,24 +100,35 @@ export class ConnectionsService {
     return this.view(record);
   }
 
-  /** Reseals the credentials; a connection that needed them resumes, and is pulled at once. */
+  /**
+   * Reseals the credentials once the provider has named their account as the connection's
+   * (the credentials it has are kept otherwise); a connection that needed them resumes, and
+   * is pulled at once.
+   */
   async replaceCredentials(
     principal: Principal,
     id: string,
     body: ReplaceCredentialsBody,
   ): Promise<ConnectionView> {
     const connectionId = id as ConnectionId;
+    const current = await this.connections.find(principal.workspaceId, connectionId);
+    if (!current) throw new NotFoundException(`no connection ${id}`);
+    if (current.status === 'disconnected') throw disconnectedRefusal(id, 'take credentials');
+    const fit = replaceCredentialsFor(current.provider).safeParse(body);
+    if (!fit.success) throw new ValidationFailedException(fit.error.issues, { part: 'body' });
+    const proven = await this.prover.prove(current.provider, current.externalAccountId, body.credentials);
     const sealed = this.keyring.seal(JSON.stringify(body.credentials), credentialsAad(connectionId));
     const updated = await this.connections.replaceCredentials(
       principal.workspaceId,
       connectionId,
       sealed,
+      proven.proof,
       (tx, record) =>
         this.audit.record(
           principal,
           'connection.credentials_replaced',
           connectionId,
-          { status: record.status },
+          { status: record.status, proof: proven.proof },
           tx,
         ),
     );
@@ -141,6 +166,8 @@ export class ConnectionsService {
         externalAccountId: input.externalAccountId,
         displayName: input.displayName,
         credentials: this.keyring.seal(JSON.stringify(input.credentials), credentialsAad(id)),
+        // The provider named the account itself: HubSpot's token info, Google's verified id token.
+        proof: 'oauth_consent',
       },
       audited(false),
     );
@@ -155,6 +182,7 @@ export class ConnectionsService {
           principal.workspaceId,
           existing.id,
           sealed,
+          'oauth_consent',
           audited(true),
         );
       }
@@ -291,6 +319,7 @@ function toView(record: ConnectionRecord, lagEvents: number, now: Date): Connect
     createdAt: record.createdAt.toISOString(),
     updatedAt: record.updatedAt.toISOString(),
     hasCredentials: record.hasCredentials,
+    credentialsVerifiedAt: record.credentialsVerifiedAt?.toISOString() ?? null,
     dryRun: record.dryRun,
     state: {
       status: record.status,

@@ -11,6 +11,8 @@ export interface WebhookConnection {
   externalAccountId: string;
   status: ConnectionStatus;
   fieldMappings: FieldMappings;
+  /** The provider named its credentials' account as this one (see AccountProver); only then does it take anything in. */
+  proven: boolean;
 }
 
 /** A Google watch channel with its sealed token. */
@@ -27,6 +29,7 @@ const CONNECTION = {
   externalAccountId: true,
   status: true,
   fieldMappings: true,
+  credentialsVerifiedAt: true,
 } as const satisfies Prisma.ConnectionSelect;
 type ConnectionRow = Prisma.ConnectionGetPayload<{ select: typeof CONNECTION }>;
 
@@ -102,6 +105,7 @@ function toConnection(row: ConnectionRow): WebhookConnection {
     externalAccountId: row.externalAccountId,
     status: row.status,
     fieldMappings: fieldMappingsOf(row.fieldMappings),
+    proven: row.credentialsVerifiedAt !== null,
   };
 }
 

@@ -34,6 +34,13 @@ const TAKES_CHANGES: ReadonlySet<ConnectionStatus> = new Set([
 ]);
 const TAKES_PULLS: ReadonlySet<ConnectionStatus> = new Set(['pending', 'backfilling', 'live', 'error']);
 
+// Only a connection whose credentials the provider named as its account takes anything in: a
+// portal id or an address is no secret, so a connection claiming one proves nothing by itself.
+// An unproven one (made before proofs, not yet proven by the workers' first pull) loses
+// nothing by waiting: that pull reads from its cursor.
+const takesChanges = (c: WebhookConnection): boolean => c.proven && TAKES_CHANGES.has(c.status);
+const takesPulls = (c: WebhookConnection): boolean => c.proven && TAKES_PULLS.has(c.status);
+
 const invalidSignature = (message: string) =>
   new CodedHttpException(HttpStatus.UNAUTHORIZED, 'invalid_signature', message);
 const invalidPayload = (message: string) =>
@@ -67,8 +74,8 @@ export class WebhooksService {
       if (!verified.ok) throw invalidSignature(verified.error.message);
 
       const byPortal = eventsByPortal(request.rawBody);
-      const connections = (await this.repository.hubspotConnections([...byPortal.keys()])).filter((c) =>
-        TAKES_CHANGES.has(c.status),
+      const connections = (await this.repository.hubspotConnections([...byPortal.keys()])).filter(
+        takesChanges,
       );
       const changes: SourceChangeInput[] = [];
       for (const connection of connections) {
@@ -149,9 +156,7 @@ export class WebhooksService {
     request: WebhookRequest,
     candidates: readonly (WebhookConnection | null)[],
   ): Promise<WebhookAck> {
-    const connections = candidates.filter(
-      (c): c is WebhookConnection => c !== null && TAKES_PULLS.has(c.status),
-    );
+    const connections = candidates.filter((c): c is WebhookConnection => c !== null && takesPulls(c));
     let enqueued = 0;
     for (const connection of connections) {
       const parsed = connector.parseWebhook(request, {

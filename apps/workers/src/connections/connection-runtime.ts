@@ -23,6 +23,7 @@ import {
   err,
   type Keyring,
   type Logger,
+  ok,
   PROVIDER_KEYS,
   type ProviderKey,
   providerEndpoints,
@@ -57,6 +58,13 @@ export interface ConnectionHandle {
   readonly cursors: ConnectionCursors;
   /** false when the row has no sealed credentials (every call would be `AuthRevoked`). */
   readonly hasCredentials: boolean;
+  /**
+   * The provider named the account of its credentials as this connection's (the API proves new
+   * credentials; `proveAccount` proves those stored before proofs). Unproven, it takes nothing in.
+   */
+  readonly accountProven: boolean;
+  /** Its credentials are a HubSpot private app's token (identified by its account details, never refreshed). */
+  readonly privateApp: boolean;
   readonly connector: Connector;
   readonly ctx: ConnectionContext;
 }
@@ -92,12 +100,21 @@ interface ConnectionRow {
   field_mappings: FieldMappings | null;
   /** md5 of the sealed credentials: tells a replacement (by the API, or a refresh) apart. */
   credentials_fingerprint: string | null;
+  account_proven: boolean;
 }
 
 /** What is kept per connection between jobs: the token source (so refreshes collapse) and the budget. */
 interface Session {
   readonly fingerprint: string | null;
-  readonly parts: Promise<{ tokens: TokenSource; budget: RedisRateBudget; hasCredentials: boolean }>;
+  readonly parts: Promise<SessionParts>;
+}
+
+interface SessionParts {
+  tokens: TokenSource;
+  budget: RedisRateBudget;
+  hasCredentials: boolean;
+  /** The token source hands out a HubSpot private app's token (identified by its account details). */
+  privateApp: boolean;
 }
 
 /** A token source for a row without credentials: every call is `AuthRevoked`. */
@@ -150,7 +167,8 @@ export class ConnectionRuntime {
     const { rows } = await this.pool.query<ConnectionRow>(
       `SELECT id, workspace_id, provider::text AS provider, external_account_id, status::text AS status,
               status_reason, cursors, delete_policy, field_mappings,
-              md5(credentials_ciphertext) AS credentials_fingerprint
+              md5(credentials_ciphertext) AS credentials_fingerprint,
+              credentials_verified_at IS NOT NULL AS account_proven
          FROM connection WHERE id = $1`,
       [connectionId],
     );
@@ -170,7 +188,7 @@ export class ConnectionRuntime {
         if (this.sessions.get(connectionId) === built) this.sessions.delete(connectionId);
       });
     }
-    const { tokens, budget, hasCredentials } = await session.parts;
+    const { tokens, budget, hasCredentials, privateApp } = await session.parts;
     const fieldMappings = row.field_mappings ?? {};
     const ctx: ConnectionContext = {
       connectionId: row.id,
@@ -191,9 +209,48 @@ export class ConnectionRuntime {
       deletePolicy: row.delete_policy,
       cursors: row.cursors ?? {},
       hasCredentials,
+      accountProven: row.account_proven,
+      privateApp,
       connector: this.connectorFor(provider),
       ctx,
     };
+  }
+
+  /**
+   * Proves a connection stored before accounts were proven: asks the provider whose account its
+   * credentials open (a fresh access token, refreshed once should the provider refuse it) and,
+   * when it is this connection's, marks the row proven. `mismatch` names the account they open
+   * instead; the caller stops the connection. Errors are the connector's (`AuthRevoked`, …).
+   */
+  async proveAccount(
+    handle: ConnectionHandle,
+  ): Promise<ConnectorResult<{ proven: true } | { proven: false; accountId: string }>> {
+    const { privateApp } = handle;
+    const identify = (token: string) =>
+      handle.connector.identifyAccount(
+        privateApp ? { privateAppToken: token } : { accessToken: token },
+        this.endpoints,
+      );
+    const token = await handle.ctx.tokens.accessToken();
+    if (!token.ok) return token;
+    let identified = await identify(token.value);
+    if (!identified.ok && identified.error.code === 'AuthRevoked' && !privateApp) {
+      const next = await handle.ctx.tokens.invalidate(token.value);
+      if (!next.ok) return next;
+      identified = await identify(next.value);
+    }
+    if (!identified.ok) return identified;
+    const { accountId, proof } = identified.value;
+    const claimed = handle.ctx.externalAccountId;
+    const same = handle.provider === 'hubspot' ? accountId === claimed : accountId === claimed.toLowerCase();
+    if (!same) return ok({ proven: false, accountId });
+    // Not over credentials the API replaced (it proves its own) or erased meanwhile.
+    await this.pool.query(
+      `UPDATE connection SET credentials_verified_at = now(), credentials_proof = $2
+        WHERE id = $1 AND credentials_verified_at IS NULL AND credentials_ciphertext IS NOT NULL`,
+      [handle.id, proof],
+    );
+    return ok({ proven: true });
   }
 
   /** Drops the cached token source and budget; the next `open` reads the credentials again. */
@@ -226,23 +283,20 @@ export class ConnectionRuntime {
     await this.pool.query('UPDATE connection SET last_error_code = $2 WHERE id = $1', [connectionId, code]);
   }
 
-  private async build(
-    row: ConnectionRow,
-    provider: ProviderKey,
-  ): Promise<{ tokens: TokenSource; budget: RedisRateBudget; hasCredentials: boolean }> {
+  private async build(row: ConnectionRow, provider: ProviderKey): Promise<SessionParts> {
     const budget = new RedisRateBudget(
       this.redis,
       row.id,
       budgetsFor(this.config)[provider],
       `${this.config.REDIS_PREFIX}:budget`,
     );
-    if (row.credentials_fingerprint === null) {
-      return { tokens: noCredentials(row.id), budget, hasCredentials: false };
-    }
+    const none = { tokens: noCredentials(row.id), budget, hasCredentials: false, privateApp: false };
+    if (row.credentials_fingerprint === null) return none;
     const store = this.credentialStore(row.id);
     const loaded = await store.load(row.id);
-    if (!loaded.ok) return { tokens: noCredentials(row.id), budget, hasCredentials: false };
+    if (!loaded.ok) return none;
     const credentials = loaded.value;
+    const privateApp = typeof credentials.privateAppToken === 'string';
     let tokens: TokenSource;
     if (typeof credentials.privateAppToken === 'string') {
       tokens = new StaticTokenSource(credentials.privateAppToken);
@@ -253,7 +307,7 @@ export class ConnectionRuntime {
       tokens = new OAuthTokenSource({ connectionId: row.id, store, refresh: this.refresher(provider) });
     }
     this.logger.debug({ connectionId: row.id, provider }, 'connection credentials opened');
-    return { tokens, budget, hasCredentials: true };
+    return { tokens, budget, hasCredentials: true, privateApp };
   }
 
   private credentialStore(connectionId: string): PgCredentialStore {

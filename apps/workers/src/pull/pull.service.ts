@@ -94,6 +94,10 @@ export class PullService {
     if (handle === undefined) return this.skip(connectionId, 'no such connection');
     if (SKIPPED_STATUSES.has(handle.status)) return this.skip(connectionId, `status ${handle.status}`);
     if (!handle.hasCredentials) return this.skip(connectionId, 'no credentials');
+    if (!handle.accountProven) {
+      const refused = await this.proveAccount(handle);
+      if (refused !== undefined) return refused;
+    }
 
     let status = handle.status;
     let cursors = handle.cursors;
@@ -184,6 +188,33 @@ export class PullService {
         return { outcome: 'caught-up', pages, changes, status: 'live', rounds };
       }
     }
+  }
+
+  /**
+   * A connection stored before accounts were proven reads nothing until the provider names the
+   * account of its credentials as its own. Another account (or none named) stops it at
+   * `needs_reauth` until an admin gives credentials the API proves; undefined: proven, go on.
+   */
+  private async proveAccount(handle: ConnectionHandle): Promise<PullOutcome | undefined> {
+    const { id: connectionId, provider } = handle;
+    const proven = await this.runtime.proveAccount(handle);
+    let reason: string;
+    if (!proven.ok) {
+      if (proven.error.code !== 'Validation') {
+        await this.noteError(handle, proven.error);
+        return this.fail(handle, proven.error);
+      }
+      reason = `its credentials do not name their account (${proven.error.message}); replace them`;
+    } else if (proven.value.proven) {
+      this.logger.info({ connectionId, provider }, 'account proven by its credentials');
+      return undefined;
+    } else {
+      reason = `its credentials open ${provider} account ${proven.value.accountId}, not ${handle.ctx.externalAccountId}; replace them`;
+    }
+    await this.runtime.recordError(connectionId, 'Validation');
+    await this.runtime.setStatus(connectionId, 'needs_reauth', reason);
+    this.logger.warn({ connectionId, provider, reason }, 'account not proven; needs re-authorisation');
+    return { outcome: 'needs-reauth', reason };
   }
 
   /** Enqueues a pull of every pending, backfilling or live connection; returns how many. */

@@ -1,0 +1,98 @@
+import { HttpStatus, Inject, Injectable, ServiceUnavailableException } from '@nestjs/common';
+import {
+  type AccountProof,
+  type Connector,
+  gmailConnector,
+  googleCalendarConnector,
+  googleTasksConnector,
+  hubspotConnector,
+  type ProviderEndpoints,
+} from '@syncline/connectors';
+import { type ProviderKey, providerEndpoints } from '@syncline/core';
+import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
+import { CodedHttpException } from '../common/api-errors';
+import { APP_CONFIG, type AppConfig } from '../config/app-config';
+import type { ConnectionCredentials } from './connections.schemas';
+
+/** How a connection's account was proven: a provider endpoint, or the provider's own OAuth consent. */
+export type CredentialsProof = AccountProof | 'oauth_consent';
+
+/** Credentials the provider named the connection's account for. */
+export interface ProvenCredentials {
+  /** The account as the provider spells it (Google: the address in lower case); what is stored. */
+  externalAccountId: string;
+  proof: CredentialsProof;
+}
+
+const CONNECTORS: Readonly<Record<ProviderKey, Connector>> = {
+  hubspot: hubspotConnector,
+  'google-calendar': googleCalendarConnector,
+  gmail: gmailConnector,
+  'google-tasks': googleTasksConnector,
+};
+
+/** HubSpot's portal ids compare as they are; Google's addresses without regard to case. */
+const sameAccount = (provider: ProviderKey, proven: string, claimed: string): boolean =>
+  provider === 'hubspot' ? proven === claimed : proven.toLowerCase() === claimed.toLowerCase();
+
+/**
+ * Proves credentials before anything of them is stored: the provider itself must name the
+ * account they open (connector `identifyAccount`), and it must be the account claimed. A
+ * portal id or an address is no secret, so a claim alone must never route an account's
+ * webhooks or records to a workspace. Refusals are the caller's 400s; an unreachable
+ * provider is a 503 (nothing stored either way).
+ */
+@Injectable()
+export class AccountProver {
+  private readonly endpoints: ProviderEndpoints;
+
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    @InjectPinoLogger(AccountProver.name) private readonly logger: PinoLogger,
+  ) {
+    this.endpoints = providerEndpoints(config);
+  }
+
+  async prove(
+    provider: ProviderKey,
+    claimedAccountId: string,
+    credentials: ConnectionCredentials,
+  ): Promise<ProvenCredentials> {
+    const identified = await CONNECTORS[provider].identifyAccount(credentials, this.endpoints);
+    if (!identified.ok) {
+      const { code, message, status } = identified.error;
+      this.logger.info({ provider, code, status }, 'credentials not proven');
+      switch (code) {
+        case 'AuthRevoked':
+          throw new CodedHttpException(
+            HttpStatus.BAD_REQUEST,
+            'credentials_refused',
+            `${provider} refused these credentials: ${message}`,
+          );
+        case 'Validation':
+          throw new CodedHttpException(
+            HttpStatus.BAD_REQUEST,
+            'account_unproven',
+            `${provider} did not name the account of these credentials: ${message}`,
+          );
+        default:
+          throw new ServiceUnavailableException(
+            `could not ask ${provider} whose account these credentials open (${code}); try again`,
+          );
+      }
+    }
+    const { accountId, proof } = identified.value;
+    if (!sameAccount(provider, accountId, claimedAccountId)) {
+      this.logger.warn(
+        { provider, claimedAccountId, provenAccountId: accountId },
+        'credentials of another account',
+      );
+      throw new CodedHttpException(
+        HttpStatus.BAD_REQUEST,
+        'account_mismatch',
+        `these credentials open ${provider} account ${accountId}, not ${claimedAccountId}; nothing was stored`,
+      );
+    }
+    return { externalAccountId: provider === 'hubspot' ? claimedAccountId : accountId, proof };
+  }
+}
