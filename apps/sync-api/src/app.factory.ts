@@ -3,6 +3,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { Logger } from 'nestjs-pino';
 import { AppModule, type AppOptions } from './app.module';
+import { answerClientError } from './common/client-error';
 import type { AppConfig } from './config/app-config';
 import { echoRequestId, requestId } from './infra/request-id';
 import { setupOpenApi } from './openapi/openapi';
@@ -32,12 +33,18 @@ export async function createApp(
         .code(status)
         .send({ error: { code: status === 414 ? 'uri_too_long' : 'bad_request', message: error.message } });
     },
+    // A request Node's HTTP parser refuses (URL and headers too large, a malformed request) never
+    // reaches the router either.
+    clientErrorHandler: answerClientError,
   });
   echoRequestId(adapter.getInstance());
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, options), adapter, {
     bufferLogs: true,
     // Throw instead of exiting the process, so the caller decides.
     abortOnError: false,
+    // No body parsers of Nest's: the only one is JSON's (useWebhookAwareJsonParser, below). Its
+    // form parser fed JSON routes an object no route asked for; a form body is now a 415.
+    bodyParser: false,
   });
   app.useLogger(app.get(Logger));
   useWebhookAwareJsonParser(app);

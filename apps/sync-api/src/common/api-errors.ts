@@ -17,6 +17,9 @@ export const API_ERROR_CODES = [
   'precondition_failed',
   'payload_too_large',
   'uri_too_long',
+  // Node's HTTP parser refused the request before the app saw it (common/client-error.ts).
+  'headers_too_large',
+  'request_timeout',
   'unsupported_media_type',
   'rate_limited',
   'unavailable',

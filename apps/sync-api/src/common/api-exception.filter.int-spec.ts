@@ -21,6 +21,43 @@ describe('errors nobody planned for', () => {
     expect([res.statusCode, res.json()]).toEqual([status, { error: { code, message: expect.any(String) } }]);
   });
 
+  it('a form-encoded body is 415 on a JSON route (it was read as JSON would be), JSON as before', async () => {
+    const form = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/api-keys',
+      headers: { ...bearer(adminKey), 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'name=rep&role=sales',
+    });
+    expect([form.statusCode, form.json()]).toEqual([
+      415,
+      { error: { code: 'unsupported_media_type', message: expect.any(String) } },
+    ]);
+    const json = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/api-keys',
+      headers: bearer(adminKey),
+      payload: { name: 'rep', role: 'sales' },
+    });
+    expect(json.statusCode).toBe(201);
+  });
+
+  it('a URL or headers past what Node reads is 431 in the error shape (Node refuses it before the app)', async () => {
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const base = await t.app.getUrl();
+    const huge = 'a'.repeat(100_000);
+    for (const [url, headers] of [
+      [`${base}/api/v1/people?q=${huge}`, bearer(adminKey)],
+      [`${base}/api/v1/me`, { ...bearer(adminKey), 'x-padding': huge }],
+    ] as const) {
+      const res = await fetch(url, { headers });
+      expect([res.status, res.headers.get('content-type'), await res.json()]).toEqual([
+        431,
+        'application/json; charset=utf-8',
+        { error: { code: 'headers_too_large', message: expect.any(String) } },
+      ]);
+    }
+  });
+
   it('answer 500 internal without driver detail, and log the detail instead', async () => {
     // The database vanishing mid-flight: every query now fails inside Prisma.
     await t.db.drop();

@@ -13,8 +13,15 @@ import {
   UNKNOWN_FIELD,
   unknownFieldCases,
 } from './testing/fuzz-cases';
-import { fetchOpenApiDocument, listOperations, type Operation } from './testing/openapi-operations';
+import {
+  fetchOpenApiDocument,
+  fillPath,
+  listOperations,
+  type Operation,
+  pathParameters,
+} from './testing/openapi-operations';
 import { inRunOrder, OTHER_AUTH } from './testing/route-lists';
+import { validValue } from './testing/schema-values';
 import { seedTwoWorkspaces, startConfiguredApp } from './testing/two-workspaces';
 
 /**
@@ -107,6 +114,8 @@ describe(`fuzz, ${CASES_PER_OPERATION} cases per operation (seed ${SEED})`, () =
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
         const what = `${request.method} ${request.url.slice(0, 300)} ${JSON.stringify(fuzz.headers).slice(0, 200)} ${describeBody(fuzz.body)} → ${res.status} ${res.text.slice(0, 300)}`;
         expect(res.status, what).toBeLessThan(500);
+        if (fuzz.body.kind === 'raw' && fuzz.body.contentType === 'application/x-www-form-urlencoded')
+          expect([res.status, errorCode(res.text)], what).toEqual([415, 'unsupported_media_type']);
         if (fuzz.body.kind === 'over the size limit')
           expect([res.status, errorCode(res.text)], what).toEqual([413, 'payload_too_large']);
         if (res.status >= 400 && !res.streamed) expect(errorShapeProblem(res.text), what).toBeNull();
@@ -141,6 +150,29 @@ describe('a NUL, a lone surrogate or a megabyte in any parameter or string of a 
       if (problem !== null) failures.push(`${what} → ${problem}: ${res.text.slice(0, 200)}`);
     }
     expect(failures).toEqual([]);
+  });
+});
+
+describe('a form-encoded body', () => {
+  const withBodies = operations.filter((op) => op.body !== undefined);
+
+  it.each(withBodies.map((op) => [op.key, op] as const))('%s refuses it (415)', async (_key, op) => {
+    const context = await contextFor(op);
+    const id = context.reachable[0] ?? context.ids[0] ?? '';
+    const body = validValue(op.body?.schema ?? {}, { uuid: () => id }) as Record<string, unknown>;
+    await reopenA();
+    const res = await send(t.app, {
+      method: op.method,
+      url: fillPath(op.path, Object.fromEntries(pathParameters(op).map((p) => [p.name, id]))),
+      headers: { ...bearer(a.adminKey), 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams(
+        Object.entries(body).map(([name, value]): [string, string] => [
+          name,
+          typeof value === 'string' ? value : JSON.stringify(value),
+        ]),
+      ).toString(),
+    });
+    expect([res.status, errorCode(res.text)], res.text).toEqual([415, 'unsupported_media_type']);
   });
 });
 
