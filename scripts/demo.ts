@@ -59,6 +59,11 @@ class DemoFailure extends Error {}
 // ---------------------------------------------------------------------------------------
 // 1. PostgreSQL and Redis
 
+interface SourceLinkView {
+  connectionId: string;
+  externalId: string;
+}
+
 async function reachPostgres(): Promise<string | undefined> {
   const client = new Client({ connectionString: `${pgServer}/postgres`, connectionTimeoutMillis: 3_000 });
   try {
@@ -785,6 +790,26 @@ async function main(): Promise<void> {
     const { rows: possible } = await pool.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM possible_duplicate WHERE status = 'open'`,
     );
+    // The review queue against the world's truth: how many of its pairs are one person, overall
+    // and among the first ten a person would read (the API's order, by priority).
+    const truthOf = new Map<string, string>();
+    for (const [system, portal] of [
+      ['hubspot-a', a],
+      ['hubspot-b', b],
+    ] as const)
+      for (const [person, id] of Object.entries(portal.ids.contacts))
+        truthOf.set(`${connectionOf[system]}|${id}`, person);
+    const queue = await call<{
+      data: { a: { sourceLinks: SourceLinkView[] }; b: { sourceLinks: SourceLinkView[] } }[];
+    }>('GET', '/api/v1/possible-duplicates?entityType=person&status=open&limit=200');
+    const peopleOf = (links: SourceLinkView[]) =>
+      new Set(links.flatMap((l) => truthOf.get(`${l.connectionId}|${l.externalId}`) ?? []));
+    const samePerson = queue.data.map((pair) => {
+      const [x, y] = [peopleOf(pair.a.sourceLinks), peopleOf(pair.b.sourceLinks)];
+      return [...x].some((p) => y.has(p));
+    });
+    const share = (list: boolean[]) =>
+      list.length === 0 ? 'none' : `${list.filter(Boolean).length}/${list.length}`;
 
     say('\n   Counts');
     say(
@@ -823,6 +848,9 @@ async function main(): Promise<void> {
       `       ${meetings.same === meetings.of ? '✔' : '·'} calendar events also logged in a CRM: ${meetings.same}/${meetings.of}`,
     );
     say(`     possible duplicates waiting for review (never merged silently): ${possible[0]!.n}`);
+    say(
+      `       of the people's pairs, one person in truth: ${share(samePerson)}; among the first ten by priority: ${share(samePerson.slice(0, 10))} (the world's namesakes are different people)`,
+    );
 
     const sample = dupes('contact').find(
       (d) => d.matchBy === 'email' && !world.conflicts.some((c) => c.key === d.key),
