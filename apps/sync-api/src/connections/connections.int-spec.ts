@@ -1,10 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ProviderAccounts, type TestGoogleAccount, type TestPortal } from '../testing/provider-accounts';
 import { bearer, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
 
 const VIEW_KEYS = [
   'createdAt',
+  'credentialsVerifiedAt',
   'displayName',
   'dryRun',
   'externalAccountId',
@@ -26,13 +27,14 @@ interface ConnectionBody {
 
 describe('connections', () => {
   let t: TestApp;
+  let accounts: ProviderAccounts;
   let a: { workspaceId: string; adminKey: string };
   let b: { workspaceId: string; adminKey: string };
   // Every response body this file sees, to prove that no token ever leaves the API.
   const bodies: string[] = [];
-  const privateAppToken = `pat-na1-${randomBytes(16).toString('hex')}`;
-  const accessToken = `ya29.${randomBytes(24).toString('base64url')}`;
-  const refreshToken = `1//${randomBytes(24).toString('base64url')}`;
+  // Tokens the emulators recognise: a connection's account is proven by its credentials.
+  let portal: TestPortal;
+  let rep: TestGoogleAccount;
 
   const call = async (
     key: string,
@@ -46,17 +48,22 @@ describe('connections', () => {
   };
 
   beforeAll(async () => {
-    t = await startTestApp('connections');
+    accounts = await ProviderAccounts.start();
+    t = await startTestApp('connections', accounts.env);
     a = await seedWorkspace(t.prisma, 'Acme');
     b = await seedWorkspace(t.prisma, 'Globex');
+    portal = await accounts.hubspot(4711);
+    rep = await accounts.google('rep@acme.test');
   });
   afterAll(async () => {
     await t?.close();
+    await accounts?.close();
   });
 
   let hubspotId: string;
 
   it('an admin connects HubSpot; the row holds ciphertext that opens to the credentials', async () => {
+    const { privateAppToken } = portal;
     const res = await call(a.adminKey, 'POST', '/api/v1/connections', {
       provider: 'hubspot',
       externalAccountId: '4711',
@@ -74,6 +81,7 @@ describe('connections', () => {
       statusReason: null,
       watermark: null,
       hasCredentials: true,
+      credentialsVerifiedAt: expect.any(String),
     });
     hubspotId = body.id;
 
@@ -93,14 +101,14 @@ describe('connections', () => {
     const res = await call(a.adminKey, 'POST', '/api/v1/connections', {
       provider: 'google-calendar',
       externalAccountId: 'rep@acme.test',
-      credentials: { accessToken, refreshToken, expiresAt: '2026-12-01T00:00:00Z' },
+      credentials: { ...rep.oauth, expiresAt: '2026-12-01T00:00:00Z' },
     });
     expect(res.statusCode).toBe(201);
     const body = res.json<ConnectionBody>();
     expect(body.provider).toBe('google-calendar');
     const row = await t.prisma.connection.findUniqueOrThrow({ where: { id: body.id } });
     expect(row.provider).toBe('google_calendar');
-    expect(Buffer.from(row.credentialsCiphertext!).includes(Buffer.from(refreshToken))).toBe(false);
+    expect(Buffer.from(row.credentialsCiphertext!).includes(Buffer.from(rep.oauth.refreshToken))).toBe(false);
   });
 
   it('lists and reads connections without credentials, ciphertext or key id', async () => {
@@ -136,7 +144,7 @@ describe('connections', () => {
     const again = await call(a.adminKey, 'POST', '/api/v1/connections', {
       provider: 'hubspot',
       externalAccountId: '4711',
-      credentials: { privateAppToken: 'other' },
+      credentials: { privateAppToken: (await accounts.hubspot(4711)).privateAppToken },
     });
     expect(again.statusCode).toBe(409);
     expect(again.json()).toEqual({ error: { code: 'conflict', message: expect.any(String) } });
@@ -144,7 +152,7 @@ describe('connections', () => {
     const elsewhere = await call(b.adminKey, 'POST', '/api/v1/connections', {
       provider: 'hubspot',
       externalAccountId: '4711',
-      credentials: { privateAppToken: 'globex' },
+      credentials: { privateAppToken: (await accounts.hubspot(4711)).privateAppToken },
     });
     expect(elsewhere.statusCode).toBe(201);
   });
@@ -184,7 +192,7 @@ describe('connections', () => {
 
   it('never returns or logs a token', async () => {
     const everything = [...bodies, ...t.logs].join('\n');
-    for (const secret of [privateAppToken, accessToken, refreshToken])
+    for (const secret of [portal.privateAppToken, rep.oauth.accessToken, rep.oauth.refreshToken])
       expect(everything).not.toContain(secret);
     expect(bodies.join('\n')).not.toMatch(/ciphertext|credentialsKeyId/i);
   });
