@@ -25,6 +25,7 @@ interface PageBody {
 
 const RECORD_KEYS = [
   'associations',
+  'deletedIn',
   'displayName',
   'fields',
   'flags',
@@ -243,6 +244,7 @@ describe('unified records', () => {
       version: 7,
       sourceLinks: [{ connectionId: hubspotId, provider: 'hubspot', externalId: '101' }],
       mergedInto: null,
+      deletedIn: [],
       flags: { deletedIn: [] },
     });
     expect(body.openConflicts).toEqual([

@@ -45,6 +45,13 @@ export interface EntityRecord {
     candidates: Prisma.JsonValue;
     createdAt: Date;
   }[];
+  /** The systems that deleted their record of it (`flags.deletedIn`), with their connection's name. */
+  deletedIn: {
+    connectionId: string;
+    name: string | null;
+    provider: string | null;
+    at: string;
+  }[];
 }
 
 export interface EntityFilter {
@@ -172,6 +179,18 @@ const RELATIONS = `
               FROM merge_conflict m
              WHERE m.entity_id = entity.id AND m.workspace_id = entity.workspace_id AND m.status = 'open'),
            '[]') AS conflicts,
+  -- Only a record some system deleted pays for the names of the connections.
+  CASE WHEN jsonb_typeof(entity.flags->'deletedIn') = 'array' AND entity.flags->'deletedIn' <> '[]'::jsonb
+       THEN COALESCE((SELECT json_agg(json_build_object('connectionId', d.connection_id,
+                                                        'name', COALESCE(c.display_name, c.external_account_id),
+                                                        'provider', c.provider, 'at', d.at)
+                                      ORDER BY d.at, d.connection_id)
+                        FROM (SELECT DISTINCT x->>'connectionId' AS connection_id, x->>'at' AS at
+                                FROM jsonb_array_elements(entity.flags->'deletedIn') AS x) d
+                        LEFT JOIN connection c ON c.id::text = d.connection_id
+                                              AND c.workspace_id = entity.workspace_id), '[]')
+       ELSE '[]'::json
+  END AS deleted,
   ${RELATED}`;
 
 /** Records of one workspace by id, with their relations: a list's page, or a batch of gets. */
@@ -205,6 +224,7 @@ interface RelationColumns {
   links: EntityRecord['sourceLinks'];
   related: EntityRecord['associations'];
   conflicts: (Omit<EntityRecord['openConflicts'][number], 'createdAt'> & { createdAt: string })[];
+  deleted: EntityRecord['deletedIn'];
 }
 
 @Injectable()
@@ -477,5 +497,6 @@ function toRecord(row: EntityRow & RelationColumns): EntityRecord {
     sourceLinks: row.links,
     associations: row.related,
     openConflicts: row.conflicts.map((c) => ({ ...c, createdAt: new Date(c.createdAt) })),
+    deletedIn: row.deleted,
   };
 }

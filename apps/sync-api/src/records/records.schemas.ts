@@ -258,7 +258,30 @@ export const recordView = z.object({
     .describe(
       'Set when this record was merged into another: read that one instead. Merged records are not listed.',
     ),
-  flags: z.record(z.string(), z.unknown()).describe('Markers such as `deletedIn`.'),
+  deletedIn: z
+    .array(
+      z.object({
+        connectionId: z.uuid(),
+        name: z
+          .string()
+          .nullable()
+          .describe(
+            "The connection's display name (its account id when it has none); null when it was removed.",
+          ),
+        provider: z.string().nullable().describe('Null when the connection has since been removed.'),
+        at: z.iso
+          .datetime()
+          .describe(
+            "When its record was deleted there (the deletion's time at the source; Gmail: when seen).",
+          ),
+      }),
+    )
+    .describe(
+      'The systems that deleted their record of this one, oldest first. Each was unlinked (it is no longer ' +
+        'in `sourceLinks`) and is not given the record again; under the default delete policy (`unlink`) the ' +
+        "other systems' copies and this record are kept, nothing is deleted elsewhere.",
+    ),
+  flags: z.record(z.string(), z.unknown()).describe('Markers such as `deletedIn` (raw; see `deletedIn`).'),
   updatedAt: z.iso.datetime(),
 });
 export type RecordView = z.output<typeof recordView>;

@@ -239,6 +239,7 @@ function toView(record: EntityRecord): RecordView {
     associations: record.associations as RecordView['associations'],
     openConflicts: record.openConflicts.map((c) => ({ ...c, createdAt: c.createdAt.toISOString() })),
     mergedInto: record.mergedInto,
+    deletedIn: record.deletedIn,
     flags: asObject(record.flags),
     updatedAt: record.updatedAt.toISOString(),
   };
