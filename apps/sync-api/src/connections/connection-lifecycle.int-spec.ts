@@ -1,6 +1,7 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ProviderAccounts } from '../testing/provider-accounts';
 import { bearer, createApiKey, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
 import {
   DISCONNECTED_ERASED_REASON,
@@ -20,11 +21,20 @@ let nextOffset = 1;
 
 describe('connection lifecycle: pause, resume, resync, disconnect', () => {
   let t: TestApp;
+  let accounts: ProviderAccounts;
   let a: { workspaceId: string; adminKey: string };
   let b: { workspaceId: string; adminKey: string };
   let salesKey: string;
   const bodies: string[] = [];
-  const token = `pat-na1-${randomBytes(16).toString('hex')}`;
+  // Every token handed to the API (none may come back); a connection's account is proven by its token.
+  const tokens: string[] = [];
+  const portalOf = new Map<string, number>();
+  /** A new private app token of the portal: the emulator's, so the API can prove whose it is. */
+  const tokenOf = async (portalId?: number) => {
+    const portal = await accounts.hubspot(portalId);
+    tokens.push(portal.privateAppToken);
+    return portal;
+  };
 
   const call = async (key: string, method: Method, url: string, payload?: object) => {
     const res: LightMyRequestResponse = await t.app.inject({
@@ -38,14 +48,17 @@ describe('connection lifecycle: pause, resume, resync, disconnect', () => {
   };
   const act = (key: string, id: string, action: 'pause' | 'resume' | 'resync') =>
     call(key, 'POST', `/api/v1/connections/${id}/${action}`);
-  const connect = async (externalAccountId = `portal-${randomBytes(4).toString('hex')}`): Promise<string> => {
+  const connect = async (portalId?: number): Promise<string> => {
+    const portal = await tokenOf(portalId);
     const res = await call(a.adminKey, 'POST', '/api/v1/connections', {
       provider: 'hubspot',
-      externalAccountId,
-      credentials: { privateAppToken: token },
+      externalAccountId: portal.externalAccountId,
+      credentials: { privateAppToken: portal.privateAppToken },
     });
     expect(res.statusCode).toBe(201);
-    return res.json<{ id: string }>().id;
+    const { id } = res.json<{ id: string }>();
+    portalOf.set(id, portal.portalId);
+    return id;
   };
   const row = (id: string) => t.prisma.connection.findUniqueOrThrow({ where: { id } });
   const setRow = (id: string, data: Parameters<TestApp['prisma']['connection']['update']>[0]['data']) =>
@@ -59,7 +72,9 @@ describe('connection lifecycle: pause, resume, resync, disconnect', () => {
   const errorOf = (res: LightMyRequestResponse) => [res.statusCode, res.json<ErrorBody>().error.code];
 
   beforeAll(async () => {
+    accounts = await ProviderAccounts.start();
     t = await startTestApp('connection_lifecycle', {
+      ...accounts.env,
       PUBLIC_BASE_URL,
       HUBSPOT_CLIENT_SECRET: HUBSPOT_SECRET,
       HUBSPOT_APP_ID: '999',
@@ -70,6 +85,7 @@ describe('connection lifecycle: pause, resume, resync, disconnect', () => {
   });
   afterAll(async () => {
     await t?.close();
+    await accounts?.close();
   });
 
   describe('pause', () => {
@@ -167,7 +183,7 @@ describe('connection lifecycle: pause, resume, resync, disconnect', () => {
       expect(await audits(id)).toEqual([]);
       // New credentials are how it comes back (the same rule resume uses).
       const replaced = await call(a.adminKey, 'PUT', `/api/v1/connections/${id}/credentials`, {
-        credentials: { privateAppToken: token },
+        credentials: { privateAppToken: (await tokenOf(portalOf.get(id))).privateAppToken },
       });
       expect(replaced.json<ConnectionView>().status).toBe('live');
     });
@@ -480,7 +496,7 @@ describe('connection lifecycle: pause, resume, resync, disconnect', () => {
       for (const action of ['pause', 'resume', 'resync'] as const)
         expect(errorOf(await act(a.adminKey, e, action)), action).toEqual([409, 'connection_disconnected']);
       const replaced = await call(a.adminKey, 'PUT', `/api/v1/connections/${e}/credentials`, {
-        credentials: { privateAppToken: token },
+        credentials: { privateAppToken: (await tokenOf(portalOf.get(e))).privateAppToken },
       });
       expect(errorOf(replaced)).toEqual([409, 'connection_disconnected']);
       expect((await row(e)).credentialsCiphertext).toBeNull();
@@ -555,7 +571,7 @@ describe('connection lifecycle: pause, resume, resync, disconnect', () => {
   describe('webhooks while paused', () => {
     it('a HubSpot webhook for a paused connection is answered 200 and not taken in (the resume pull reads it)', async () => {
       const portal = 7000 + Math.floor(Math.random() * 900);
-      const id = await connect(String(portal));
+      const id = await connect(portal);
       await setRow(id, { status: 'paused', statusReason: PAUSED_REASON, cursors: { live: {} } });
       const body = JSON.stringify([
         {
@@ -634,7 +650,8 @@ describe('connection lifecycle: pause, resume, resync, disconnect', () => {
   });
 
   it('never returns the credentials', () => {
-    expect(bodies.join('\n')).not.toContain(token);
+    expect(tokens.length).toBeGreaterThan(10);
+    for (const token of tokens) expect(bodies.join('\n')).not.toContain(token);
     expect(bodies.join('\n')).not.toMatch(/ciphertext|credentialsKeyId|privateAppToken/i);
   });
 });

@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ProviderAccounts } from '../testing/provider-accounts';
 import { bearer, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
 
 interface StateBody {
@@ -22,13 +22,16 @@ interface StateBody {
 
 describe('connection state and credentials', () => {
   let t: TestApp;
+  let accounts: ProviderAccounts;
   let a: { workspaceId: string; adminKey: string };
   let b: { workspaceId: string; adminKey: string };
   let salesKey: string;
   let hubspotId: string;
   let otherId: string;
   const bodies: string[] = [];
-  const newToken = `pat-na1-${randomBytes(16).toString('hex')}`;
+  // Tokens the emulator recognises for the portal of each connection (its account is proven by them).
+  let newToken: string;
+  const tokenOf = async (portalId: string) => (await accounts.hubspot(Number(portalId))).privateAppToken;
 
   const call = async (key: string, method: 'GET' | 'POST' | 'PUT', url: string, payload?: object) => {
     const res: LightMyRequestResponse = await t.app.inject({
@@ -44,14 +47,16 @@ describe('connection state and credentials', () => {
     const res = await call(a.adminKey, 'POST', '/api/v1/connections', {
       provider: 'hubspot',
       externalAccountId,
-      credentials: { privateAppToken: 'old' },
+      credentials: { privateAppToken: await tokenOf(externalAccountId) },
     });
     expect(res.statusCode).toBe(201);
     return res.json<{ id: string }>().id;
   };
 
   beforeAll(async () => {
-    t = await startTestApp('connection_state');
+    accounts = await ProviderAccounts.start();
+    t = await startTestApp('connection_state', accounts.env);
+    newToken = await tokenOf('4711');
     a = await seedWorkspace(t.prisma, 'Acme');
     b = await seedWorkspace(t.prisma, 'Globex');
     const sales = await call(a.adminKey, 'POST', '/api/v1/api-keys', { name: 'rep', role: 'sales' });
@@ -59,13 +64,14 @@ describe('connection state and credentials', () => {
   });
   afterAll(async () => {
     await t?.close();
+    await accounts?.close();
   });
 
   it('a new connection is pending with empty state, and its first pull is queued', async () => {
     const res = await call(a.adminKey, 'POST', '/api/v1/connections', {
       provider: 'hubspot',
       externalAccountId: '4711',
-      credentials: { privateAppToken: 'old' },
+      credentials: { privateAppToken: await tokenOf('4711') },
     });
     expect(res.statusCode).toBe(201);
     const body = res.json<StateBody>();
@@ -195,7 +201,7 @@ describe('connection state and credentials', () => {
     await t.prisma.connection.update({ where: { id: otherId }, data: { status: 'paused' } });
     await t.pullQueue.obliterate({ force: true });
     const res = await call(a.adminKey, 'PUT', `/api/v1/connections/${otherId}/credentials`, {
-      credentials: { privateAppToken: newToken },
+      credentials: { privateAppToken: await tokenOf('5150') },
     });
     expect(res.json<StateBody>().status).toBe('paused');
     expect(await t.pullQueue.getJob(`pull.${otherId}`)).toBeUndefined();

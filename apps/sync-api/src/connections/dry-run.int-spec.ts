@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queueReconcileCreates } from '../../../workers/src/sync/reconcile-creates';
 import { SyncHandler } from '../../../workers/src/sync/sync-handler';
 import { workspaceRows } from '../openapi/testing/two-workspaces';
+import { ProviderAccounts } from '../testing/provider-accounts';
 import { bearer, createApiKey, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
 
 /**
@@ -73,12 +74,15 @@ describe('dry run of a new connection', () => {
     }
   };
 
+  let accounts: ProviderAccounts;
   const connect = async (displayName: string, dryRun?: boolean) => {
+    // A portal of its own in the emulator, whose token proves it.
+    const portal = await accounts.hubspot();
     const res = await api('POST', '/api/v1/connections', ws.adminKey, {
       provider: 'hubspot',
-      externalAccountId: `portal-${displayName.replaceAll(' ', '-')}`,
+      externalAccountId: portal.externalAccountId,
       displayName,
-      credentials: { privateAppToken: `pat-${displayName}` },
+      credentials: { privateAppToken: portal.privateAppToken },
       ...(dryRun === undefined ? {} : { dryRun }),
     });
     expect(res.statusCode, res.body).toBe(201);
@@ -105,7 +109,8 @@ describe('dry run of a new connection', () => {
   });
 
   beforeAll(async () => {
-    t = await startTestApp('dry_run');
+    accounts = await ProviderAccounts.start();
+    t = await startTestApp('dry_run', accounts.env);
     pool = new Pool({ connectionString: t.db.url, max: 4 });
     log = t.app.get(StagingChangeLog);
     ws = await seedWorkspace(t.prisma, 'Acme');
@@ -150,6 +155,7 @@ describe('dry run of a new connection', () => {
   afterAll(async () => {
     await pool?.end();
     await t?.close();
+    await accounts?.close();
   });
 
   const ada = () => entityIdFor(ws.workspaceId, crmA, 'person', 'a-ada');
