@@ -86,6 +86,7 @@ describe('connection field mappings', () => {
     emulators = await startEmulators({ hubspotPort: 0, googlePort: 0 });
     t = await startTestApp('mappings', {
       HUBSPOT_API_BASE_URL: emulators.hubspotUrl,
+      GOOGLE_API_ROOT_URL: `${emulators.googleUrl}/`,
       HUBSPOT_CLIENT_SECRET: HUBSPOT_SECRET,
       PUBLIC_BASE_URL,
     });
@@ -119,11 +120,18 @@ describe('connection field mappings', () => {
     });
     expect(created.statusCode).toBe(201);
     hubspotId = created.json<{ id: string }>().id;
+    // A Google user of the emulator, whose token proves the address.
+    const ada = await fetch(`${emulators.googleUrl}/_emulator/google/users`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'ada@example.test' }),
+    });
     const google = await call(a.adminKey, 'POST', '/api/v1/connections', {
       provider: 'google-calendar',
       externalAccountId: 'ada@example.test',
-      credentials: { accessToken: 'ya29.mappings-spec' },
+      credentials: { accessToken: ((await ada.json()) as { accessToken: string }).accessToken },
     });
+    expect(google.statusCode, google.body).toBe(201);
     googleId = google.json<{ id: string }>().id;
   });
   afterAll(async () => {
@@ -353,10 +361,26 @@ describe('connection field mappings', () => {
   });
 
   it('a token the portal refuses is 409 credentials_required, not a server error', async () => {
+    const emulator = (path: string, body: object) =>
+      fetch(`${emulators.hubspotUrl}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    await emulator('/_emulator/hubspot/portals', { portalId: 61299, appId: 7302, clientSecret: 'shh' });
+    const app = await emulator('/_emulator/hubspot/portals/61299/private-apps', {});
     const created = await call(a.adminKey, 'POST', '/api/v1/connections', {
       provider: 'hubspot',
       externalAccountId: '61299',
-      credentials: { privateAppToken: 'pat-na1-not-a-token-of-the-emulator' },
+      credentials: { privateAppToken: ((await app.json()) as { accessToken: string }).accessToken },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    // Revoked in HubSpot after it was connected.
+    await emulator('/_emulator/faults', {
+      service: 'hubspot',
+      kind: 'revoke-token',
+      account: 61299,
+      count: 1,
     });
     const res = await put(
       [{ entityType: 'person', field: 'leadScore', property: 'lead_score' }],
