@@ -152,6 +152,8 @@ describe('connecting through OAuth (emulated HubSpot and Google)', () => {
 
     const row = await t.prisma.connection.findUniqueOrThrow({ where: { id: hubspotConnection.id } });
     expect(row.workspaceId).toBe(a.workspaceId);
+    // HubSpot named the portal itself (the token's info): the account is proven.
+    expect(row).toMatchObject({ credentialsProof: 'oauth_consent', credentialsVerifiedAt: expect.any(Date) });
     const credentials = await credentialsOf(hubspotConnection.id);
     expect(Date.parse(credentials.expiresAt) - Date.now()).toBeGreaterThan(1_700_000);
     // The sealed access token reads the portal through the SDK; the refresh token refreshes
@@ -188,8 +190,13 @@ describe('connecting through OAuth (emulated HubSpot and Google)', () => {
     );
   });
 
-  it('HubSpot again for the same portal: the same connection gets the new tokens (no 409)', async () => {
+  it('HubSpot again for the same portal: the same connection gets the new tokens (no 409), proven', async () => {
     const before = await credentialsOf(hubspotConnection.id);
+    // As a connection made before accounts were proven: consenting again proves it.
+    await t.prisma.connection.update({
+      where: { id: hubspotConnection.id },
+      data: { credentialsVerifiedAt: null, credentialsProof: null },
+    });
     const data = await connectHubspot(a.adminKey, PORTAL_A);
     expect(data.map((c) => c.id)).toEqual([hubspotConnection.id]);
     const after = await credentialsOf(hubspotConnection.id);
@@ -198,6 +205,12 @@ describe('connecting through OAuth (emulated HubSpot and Google)', () => {
     expect(
       await t.prisma.connection.count({ where: { workspaceId: a.workspaceId, provider: 'hubspot' } }),
     ).toBe(1);
+    expect(
+      await t.prisma.connection.findUniqueOrThrow({ where: { id: hubspotConnection.id } }),
+    ).toMatchObject({
+      credentialsProof: 'oauth_consent',
+      credentialsVerifiedAt: expect.any(Date),
+    });
     const audit = await t.prisma.auditLog.findMany({
       where: { workspaceId: a.workspaceId, action: 'connection.oauth_connected' },
       orderBy: { createdAt: 'asc' },
@@ -233,7 +246,12 @@ describe('connecting through OAuth (emulated HubSpot and Google)', () => {
       GOOGLE_PRODUCTS.map((product) => [product, email, 'pending']),
     );
 
-    // One grant behind all three, each sealed to its own row.
+    // One grant behind all three, each sealed to its own row, each proven by Google's id token.
+    for (const c of data)
+      expect(await t.prisma.connection.findUniqueOrThrow({ where: { id: c.id } })).toMatchObject({
+        credentialsProof: 'oauth_consent',
+        credentialsVerifiedAt: expect.any(Date),
+      });
     const sealed = await Promise.all(data.map((c) => credentialsOf(c.id)));
     expect(new Set(sealed.map((c) => c.refreshToken)).size).toBe(1);
     const [credentials] = sealed;
