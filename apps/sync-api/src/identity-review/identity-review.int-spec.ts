@@ -355,6 +355,24 @@ describe('identity review', () => {
       joinedBy: [{ operationId: mergeId, rule: 'person-merge', evidence: [`by:${salesKeyId}`], score: 1 }],
     });
 
+    // The record's history says how it came to be one: both links and the merge, with why.
+    const history = await call(salesKey, 'GET', `/api/v1/people/${ada}/history`);
+    const identity = history.json<{ identity: { kind: string; because: { rule: string } | null }[] }>()
+      .identity;
+    expect(identity[0]).toMatchObject({
+      kind: 'merge',
+      operationId: mergeId,
+      survivorId: ada,
+      absorbedId: augusta,
+      because: { rule: 'person-merge', evidence: [`by:${salesKeyId}`] },
+      undone: false,
+    });
+    expect(identity.filter((e) => e.kind === 'linked')).toHaveLength(2);
+    expect(identity.filter((e) => e.kind === 'linked').map((e) => e.because?.rule)).toEqual([
+      'created',
+      'created',
+    ]);
+
     const read = await call(salesKey, 'GET', `/api/v1/people/${augusta}`);
     expect(read.statusCode).toBe(200);
     expect(read.json<RecordBody>().id).toBe(ada);

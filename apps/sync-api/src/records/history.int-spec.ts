@@ -265,7 +265,7 @@ describe('record history and past states', () => {
 
   it('a record without a document yet has an empty history', async () => {
     const res = await call(salesKey, 'GET', `/api/v1/people/${undocumented}/history`);
-    expect(res.json()).toEqual({ recordId: undocumented, data: [], nextCursor: null });
+    expect(res.json()).toEqual({ recordId: undocumented, identity: [], data: [], nextCursor: null });
   });
 
   it("another workspace's key, another collection or no record at all: 404 not_found", async () => {

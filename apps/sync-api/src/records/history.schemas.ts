@@ -64,8 +64,39 @@ export const historyEntry = z.object({
 });
 export type HistoryEntryView = z.output<typeof historyEntry>;
 
+const reason = z
+  .object({ rule: z.string(), evidence: z.array(z.string()), score: z.number() })
+  .nullable()
+  .describe('Why (see `linkedBecause` on the record); null for what was done before reasons were kept.');
+
+export const identityEvent = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('linked').describe('A system’s record became part of this one.'),
+    at: z.iso.datetime(),
+    connectionId: z.uuid(),
+    provider: z.string().nullable(),
+    externalId: z.string(),
+    because: reason,
+  }),
+  z.object({
+    kind: z.enum(['merge', 'unmerge']).describe('Two records made one, or given back.'),
+    at: z.iso.datetime(),
+    operationId: z.uuid(),
+    survivorId: z.uuid(),
+    absorbedId: z.uuid(),
+    because: reason,
+    undone: z.boolean().describe('A merge since undone.'),
+  }),
+]);
+export type IdentityEventView = z.output<typeof identityEvent>;
+
 export const historyPage = z.object({
   recordId: z.uuid(),
+  identity: z
+    .array(identityEvent)
+    .describe(
+      'How the record came to be made of what it holds, newest first: each system record linked to it and why, each merge or unmerge of it and why.',
+    ),
   data: z.array(historyEntry).describe('Newest first.'),
   nextCursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last page.'),
 });

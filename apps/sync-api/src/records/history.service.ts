@@ -17,7 +17,11 @@ import {
   type HistoryEntryView,
   type HistoryPage,
   type HistoryQuery,
+  type IdentityEventView,
 } from './history.schemas';
+
+type LinkReasonRow = { rule: string; evidence: string[]; score: number } | null;
+
 import { RECORD_RESOURCES, type RecordResource } from './records.schemas';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -74,6 +78,7 @@ export class RecordHistoryService {
     const last = changes.at(-1);
     return {
       recordId: id,
+      identity: await this.identityOf(workspaceId, id),
       data: await this.describe(workspaceId, id, changes),
       nextCursor: more && last ? encodeHistoryCursor(last.hash) : null,
     };
@@ -134,6 +139,79 @@ export class RecordHistoryService {
       },
       { isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead },
     );
+  }
+
+  /**
+   * The record's identity events: the links it holds (with the reason each was made) and the
+   * merges and unmerges that name it, newest first. A record's links are few; read whole.
+   */
+  private async identityOf(workspaceId: WorkspaceId, entityId: string): Promise<IdentityEventView[]> {
+    const [links, operations] = await Promise.all([
+      this.prisma.$queryRaw<
+        {
+          at: Date;
+          connection_id: string;
+          provider: string | null;
+          external_id: string;
+          reason: LinkReasonRow;
+        }[]
+      >`
+        SELECT l.created_at AS at, l.connection_id::text, c.provider::text AS provider, l.external_id,
+               l.link_reason AS reason
+          FROM source_link l LEFT JOIN connection c ON c.id = l.connection_id AND c.workspace_id = l.workspace_id
+         WHERE l.entity_id = ${entityId}::uuid AND l.workspace_id = ${workspaceId}::uuid`,
+      this.prisma.$queryRaw<
+        {
+          at: Date;
+          id: string;
+          kind: 'merge' | 'unmerge';
+          survivor: string;
+          absorbed: string;
+          reason: LinkReasonRow;
+          by: string | null;
+          undone: boolean;
+        }[]
+      >`
+        SELECT created_at AS at, id::text, kind::text AS kind, payload->>'survivorId' AS survivor,
+               payload->>'absorbedId' AS absorbed, payload->'reason' AS reason, payload->>'requestedBy' AS by,
+               undone_at IS NOT NULL AS undone
+          FROM identity_operation
+         WHERE workspace_id = ${workspaceId}::uuid
+           AND ${entityId} IN (payload->>'survivorId', payload->>'absorbedId')`,
+    ]);
+    const events: IdentityEventView[] = [
+      ...links.map(
+        (l): IdentityEventView => ({
+          kind: 'linked',
+          at: l.at.toISOString(),
+          connectionId: l.connection_id,
+          provider: l.provider,
+          externalId: l.external_id,
+          because:
+            l.reason === null
+              ? null
+              : { rule: l.reason.rule, evidence: l.reason.evidence, score: l.reason.score },
+        }),
+      ),
+      ...operations.map(
+        (o): IdentityEventView => ({
+          kind: o.kind,
+          at: o.at.toISOString(),
+          operationId: o.id,
+          survivorId: o.survivor,
+          absorbedId: o.absorbed,
+          because:
+            o.reason ??
+            (o.kind === 'unmerge'
+              ? null
+              : o.by === null
+                ? { rule: 'provider-merge', evidence: [], score: 1 }
+                : { rule: 'person-merge', evidence: [`by:${o.by}`], score: 1 }),
+          undone: o.undone,
+        }),
+      ),
+    ];
+    return events.sort((x, y) => (x.at < y.at ? 1 : x.at > y.at ? -1 : 0));
   }
 
   /** The page's changes with their origins named: three queries for the page, none per change. */
