@@ -3,6 +3,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { freePort } from '../testing/processes';
+import { ProviderAccounts } from '../testing/provider-accounts';
 import { bearer, scrapeMetrics, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
 import { pushSubscriptionAad } from './webhooks.service';
 
@@ -53,14 +54,20 @@ describe('webhooks', () => {
   let gmailId: string;
   const bodies: string[] = [];
 
+  let accounts: ProviderAccounts;
+  /** Connects with credentials of the account from the emulators, which prove it. */
   const connect = async (key: string, provider: string, externalAccountId: string): Promise<string> => {
+    const credentials =
+      provider === 'hubspot'
+        ? { privateAppToken: (await accounts.hubspot(Number(externalAccountId))).privateAppToken }
+        : (await accounts.google(externalAccountId.toLowerCase())).oauth;
     const res = await t.app.inject({
       method: 'POST',
       url: '/api/v1/connections',
       headers: bearer(key),
-      payload: { provider, externalAccountId, credentials: { accessToken: 'x', privateAppToken: 'y' } },
+      payload: { provider, externalAccountId, credentials },
     });
-    expect(res.statusCode).toBe(201);
+    expect(res.statusCode, res.body).toBe(201);
     return res.json<{ id: string }>().id;
   };
   const post = async (
@@ -80,7 +87,9 @@ describe('webhooks', () => {
   const events = (connectionId: string) => t.prisma.changeEvent.count({ where: { connectionId } });
 
   beforeAll(async () => {
+    accounts = await ProviderAccounts.start();
     t = await startTestApp('webhooks', {
+      ...accounts.env,
       PUBLIC_BASE_URL,
       HUBSPOT_CLIENT_SECRET: HUBSPOT_SECRET,
       HUBSPOT_APP_ID: '999',
@@ -96,6 +105,7 @@ describe('webhooks', () => {
   });
   afterAll(async () => {
     await t?.close();
+    await accounts?.close();
   });
 
   describe('HubSpot', () => {
