@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ProviderAccounts } from '../testing/provider-accounts';
 import { bearer, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
 
 interface EntryBody {
@@ -19,6 +19,7 @@ interface PageBody {
 
 describe('audit log', () => {
   let t: TestApp;
+  let accounts: ProviderAccounts;
   let a: { workspaceId: string; adminKey: string };
   let b: { workspaceId: string; adminKey: string };
   let connectionId: string;
@@ -26,8 +27,9 @@ describe('audit log', () => {
   let queueLetterId: string;
   // Every response body this file sees, to prove that no token ever leaves the API.
   const bodies: string[] = [];
-  const firstToken = `pat-na1-${randomBytes(16).toString('hex')}`;
-  const secondToken = `pat-na1-${randomBytes(16).toString('hex')}`;
+  // Two private app tokens of one portal in the emulator: the API proves each names the portal.
+  let firstToken: string;
+  let secondToken: string;
 
   const call = async (
     key: string,
@@ -54,12 +56,16 @@ describe('audit log', () => {
   };
 
   beforeAll(async () => {
-    t = await startTestApp('audit_log');
+    accounts = await ProviderAccounts.start();
+    t = await startTestApp('audit_log', accounts.env);
+    firstToken = (await accounts.hubspot(4711)).privateAppToken;
+    secondToken = (await accounts.hubspot(4711)).privateAppToken;
     a = await seedWorkspace(t.prisma, 'Acme');
     b = await seedWorkspace(t.prisma, 'Globex');
   });
   afterAll(async () => {
     await t?.close();
+    await accounts?.close();
   });
 
   it('records a connection created and its credentials replaced, without the credentials', async () => {
@@ -85,7 +91,7 @@ describe('audit log', () => {
         targetType: 'connection',
         targetId: connectionId,
         actor: { keyId: admin.id, userId: admin.userId },
-        details: { status: 'pending' },
+        details: { status: 'pending', proof: 'hubspot_account_info' },
         createdAt: expect.any(String),
       },
       {
@@ -94,7 +100,12 @@ describe('audit log', () => {
         targetType: 'connection',
         targetId: connectionId,
         actor: { keyId: admin.id, userId: admin.userId },
-        details: { provider: 'hubspot', externalAccountId: '4711', dryRun: false },
+        details: {
+          provider: 'hubspot',
+          externalAccountId: '4711',
+          dryRun: false,
+          proof: 'hubspot_account_info',
+        },
         createdAt: expect.any(String),
       },
     ]);
@@ -165,7 +176,7 @@ describe('audit log', () => {
     const created = await call(b.adminKey, 'POST', '/api/v1/connections', {
       provider: 'gmail',
       externalAccountId: 'bo@globex.test',
-      credentials: { refreshToken: 'r' },
+      credentials: (await accounts.google('bo@globex.test')).oauth,
     });
     expect(created.statusCode).toBe(201);
     const { data } = await auditLog(b.adminKey);

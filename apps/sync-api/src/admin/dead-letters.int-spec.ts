@@ -1,5 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ProviderAccounts } from '../testing/provider-accounts';
 import { bearer, createApiKey, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
 
 interface LetterBody {
@@ -43,12 +44,15 @@ describe('dead letters', () => {
   const call = (key: string, method: 'GET' | 'POST', url: string): Promise<LightMyRequestResponse> =>
     t.app.inject({ method, url, headers: bearer(key) });
 
+  let accounts: ProviderAccounts;
+  /** A portal of the emulator, connected with a private app token of it (which proves it). */
   const connect = async (key: string, externalAccountId: string): Promise<string> => {
+    const { privateAppToken } = await accounts.hubspot(Number(externalAccountId));
     const res = await t.app.inject({
       method: 'POST',
       url: '/api/v1/connections',
       headers: bearer(key),
-      payload: { provider: 'hubspot', externalAccountId, credentials: { privateAppToken: 'x' } },
+      payload: { provider: 'hubspot', externalAccountId, credentials: { privateAppToken } },
     });
     expect(res.statusCode).toBe(201);
     return res.json<{ id: string }>().id;
@@ -110,7 +114,8 @@ describe('dead letters', () => {
   let failedOfB: bigint;
 
   beforeAll(async () => {
-    t = await startTestApp('dead_letters');
+    accounts = await ProviderAccounts.start();
+    t = await startTestApp('dead_letters', accounts.env);
     a = await seedWorkspace(t.prisma, 'Acme');
     b = await seedWorkspace(t.prisma, 'Globex');
     salesKey = await createApiKey(t.app, a.adminKey, 'sales', 'rep');
@@ -189,6 +194,7 @@ describe('dead letters', () => {
   });
   afterAll(async () => {
     await t?.close();
+    await accounts?.close();
   });
 
   it('lists newest first, page by page, without payloads', async () => {

@@ -89,6 +89,8 @@ describe('probes, metrics and docs', () => {
       '401',
       '403',
       '409',
+      // The provider could not be asked whose account the credentials open.
+      '503',
     ]);
     // The request body schema comes from the same zod schema the pipe validates with.
     expect(JSON.stringify(doc.paths['/api/v1/connections']?.post?.requestBody)).toContain('google-calendar');
