@@ -9,4 +9,5 @@ export * from './logger';
 export * from './providers';
 export * from './result';
 export * from './source-change';
+export * from './storable-text';
 export * from './unified-fields';

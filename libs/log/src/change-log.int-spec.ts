@@ -125,6 +125,12 @@ describe('ChangeLog.append', () => {
     ['a bad event time', (c: Record<string, unknown>) => ({ ...c, eventTime: 'yesterday' }), /eventTime/],
     ['a NUL character', (c: Record<string, unknown>) => ({ ...c, fields: { name: 'a\u0000b' } }), /NUL/],
     [
+      'half a surrogate pair',
+      (c: Record<string, unknown>) => ({ ...c, fields: { name: 'Ada \ud83d' } }),
+      /lone UTF-16 surrogate/,
+    ],
+    ['a NUL in the record id', (c: Record<string, unknown>) => ({ ...c, externalId: 'b\u0000d' }), /NUL/],
+    [
       'an oversized payload',
       (c: Record<string, unknown>) => ({ ...c, fields: { notes: 'x'.repeat(300 * 1024) } }),
       /over the 262144-byte limit/,

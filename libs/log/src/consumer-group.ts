@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { storableJson, storableText } from '@syncline/core';
 import { Client, type ClientConfig } from 'pg';
 import { asOid, groupLockKey, MEMBERSHIP } from './advisory-keys';
 import { LOG_NOTIFY_CHANNEL } from './change-log';
@@ -428,9 +429,10 @@ export class LogConsumer {
         event.offset,
         event.connectionId,
         event.eventKey,
-        JSON.stringify(event),
-        typeof code === 'string' ? code : 'HandlerFailed',
-        error instanceof Error ? error.message : String(error),
+        // An error's message may quote what PostgreSQL cannot hold: written out, so the letter is kept.
+        JSON.stringify(storableJson(event)),
+        typeof code === 'string' ? storableText(code) : 'HandlerFailed',
+        storableText(error instanceof Error ? error.message : String(error)),
         this.maxAttempts,
       ],
     );

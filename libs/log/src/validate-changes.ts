@@ -1,10 +1,12 @@
 import {
   err,
+  isStorableText,
   MAX_CHANGE_BYTES,
   ok,
   type Result,
   type SourceChange,
   sourceChangeSchema,
+  stringifiedJsonIsStorable,
 } from '@syncline/core';
 
 export interface AppendValidationError {
@@ -50,14 +52,17 @@ export function validateChanges(input: readonly unknown[]): Result<PreparedChang
       (originJson ? Buffer.byteLength(originJson) : 0) +
       Buffer.byteLength(change.eventKey) +
       Buffer.byteLength(change.externalId);
-    // PostgreSQL text and jsonb cannot hold NUL; refusing here keeps one bad change from
-    // failing the shared INSERT of everyone else's changes.
+    // PostgreSQL text and jsonb cannot hold NUL or half a surrogate pair; refusing here keeps
+    // one bad change from failing the shared INSERT of everyone else's changes.
     if (
-      [fieldsJson, fieldTimesJson, originJson ?? ''].some((j) => j.includes('\\u0000')) ||
-      change.eventKey.includes('\0') ||
-      change.externalId.includes('\0')
+      ![fieldsJson, fieldTimesJson, originJson ?? ''].every(stringifiedJsonIsStorable) ||
+      ![change.eventKey, change.externalId, change.providerVersion ?? ''].every(isStorableText)
     ) {
-      return err({ code: 'Validation', index, message: `change ${index}: contains a NUL character` });
+      return err({
+        code: 'Validation',
+        index,
+        message: `change ${index}: contains a NUL character or a lone UTF-16 surrogate, which PostgreSQL cannot store`,
+      });
     }
     if (bytes > MAX_CHANGE_BYTES) {
       return err({

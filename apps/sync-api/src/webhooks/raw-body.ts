@@ -37,3 +37,24 @@ export function useWebhookAwareJsonParser(app: NestFastifyApplication): void {
     parseJson(request, body.toString('utf8'), done);
   });
 }
+
+/**
+ * True when JSON text nests arrays and objects deeper than `max` (brackets inside strings are
+ * text). One pass over the characters, without parsing: a body is measured before it is parsed.
+ */
+export function nestedDeeperThan(json: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // a backslash escapes the next character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}

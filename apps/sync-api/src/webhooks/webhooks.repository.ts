@@ -1,6 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { FieldMappings } from '@syncline/connectors';
-import type { ConnectionId, SourceChangeInput, WorkspaceId } from '@syncline/core';
+import {
+  type ConnectionId,
+  type SourceChangeInput,
+  storableJson,
+  storableText,
+  type WorkspaceId,
+} from '@syncline/core';
 import { type Prisma, PrismaClient } from '@syncline/core/db';
 import type { ConnectionStatus } from '../connections/connections.schemas';
 
@@ -77,10 +83,13 @@ export class WebhooksRepository {
   /**
    * Keeps a change the log refused (a poison event) for a person to look at, instead of
    * letting it sink the rest of its batch. A redelivered batch does not record it twice.
+   * What PostgreSQL cannot hold (a NUL, half a surrogate pair: often why the log refused it)
+   * is written out as its escape, so the letter can always be stored.
    */
   async deadLetter(source: string, change: SourceChangeInput, message: string): Promise<void> {
+    const eventKey = storableText(change.eventKey);
     const existing = await this.prisma.deadLetter.findFirst({
-      where: { source, connectionId: change.connectionId, eventKey: change.eventKey, status: 'open' },
+      where: { source, connectionId: change.connectionId, eventKey, status: 'open' },
       select: { id: true },
     });
     if (existing) return;
@@ -89,10 +98,10 @@ export class WebhooksRepository {
         workspaceId: change.workspaceId,
         source,
         connectionId: change.connectionId,
-        eventKey: change.eventKey,
-        payload: JSON.parse(JSON.stringify(change)) as Prisma.InputJsonValue,
+        eventKey,
+        payload: storableJson(JSON.parse(JSON.stringify(change))) as Prisma.InputJsonValue,
         errorCode: 'Validation',
-        errorMessage: message,
+        errorMessage: storableText(message),
       },
     });
   }

@@ -14,6 +14,7 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import type { ConnectionStatus } from '../connections/connections.schemas';
 import { PullQueue } from '../infra/pull-queue.module';
 import { MetricsService } from '../metrics/metrics.service';
+import { nestedDeeperThan } from './raw-body';
 import { type WebhookConnection, WebhooksRepository } from './webhooks.repository';
 import type { WebhookAck, WebhookOutcomeLabel } from './webhooks.schemas';
 
@@ -40,6 +41,9 @@ const TAKES_PULLS: ReadonlySet<ConnectionStatus> = new Set(['pending', 'backfill
 // nothing by waiting: that pull reads from its cursor.
 const takesChanges = (c: WebhookConnection): boolean => c.proven && TAKES_CHANGES.has(c.status);
 const takesPulls = (c: WebhookConnection): boolean => c.proven && TAKES_PULLS.has(c.status);
+
+/** Deeper than any provider's notification nests (HubSpot's are 2 deep, a Gmail push 3). */
+const MAX_BODY_DEPTH = 32;
 
 const invalidSignature = (message: string) =>
   new CodedHttpException(HttpStatus.UNAUTHORIZED, 'invalid_signature', message);
@@ -72,6 +76,7 @@ export class WebhooksService {
       if (!secret) this.logger.warn('HUBSPOT_CLIENT_SECRET is not set: every HubSpot webhook is refused');
       const verified = hubspotConnector.verifyWebhook(request, secret ? { clientSecret: secret } : {});
       if (!verified.ok) throw invalidSignature(verified.error.message);
+      refuseDeepBody(request.rawBody);
 
       const byPortal = eventsByPortal(request.rawBody);
       const connections = (await this.repository.hubspotConnections([...byPortal.keys()])).filter(
@@ -143,6 +148,7 @@ export class WebhooksService {
       if (!token) this.logger.warn('GMAIL_PUSH_TOKEN is not set: every Gmail push is refused');
       const verified = gmailConnector.verifyWebhook(request, token ? { pushBearerToken: token } : {});
       if (!verified.ok) throw invalidSignature(verified.error.message);
+      refuseDeepBody(request.rawBody);
       const emailAddress = gmailPushAddress(request.rawBody);
       if (emailAddress === undefined)
         throw invalidPayload('not a Gmail push: no message.data with emailAddress');
@@ -232,6 +238,12 @@ function outcomeOf(error: unknown): WebhookOutcomeLabel {
     return error.code;
   if (error instanceof HttpException && error.getStatus() < 500) return 'invalid_payload';
   return 'error';
+}
+
+/** A signed body nested absurdly deep is no notification: refused before it is parsed. */
+function refuseDeepBody(rawBody: string): void {
+  if (nestedDeeperThan(rawBody, MAX_BODY_DEPTH))
+    throw invalidPayload(`the body is nested deeper than ${MAX_BODY_DEPTH} levels`);
 }
 
 function header(request: WebhookRequest, name: string): string | undefined {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { isUuid } from '@syncline/core';
+import { isUuid, storableJson, storableText } from '@syncline/core';
 import type { Pool } from 'pg';
 import { PG_POOL } from '../infra/connections';
 
@@ -37,14 +37,17 @@ export class DeadLetterRepository {
         // turns it into NULL so the failure is still recorded.
         ids.workspaceId,
         ids.connectionId,
-        JSON.stringify({
-          queue: failure.queue,
-          job: failure.jobName,
-          jobId: failure.jobId,
-          data: failure.data,
-        }),
-        failure.errorCode,
-        failure.errorMessage,
+        // Whatever a job carried or its error quoted, the letter is stored (see storableJson).
+        JSON.stringify(
+          storableJson({
+            queue: failure.queue,
+            job: failure.jobName,
+            jobId: failure.jobId,
+            data: failure.data,
+          }),
+        ),
+        storableText(failure.errorCode),
+        storableText(failure.errorMessage),
         Math.max(1, failure.attempts),
       ],
     );

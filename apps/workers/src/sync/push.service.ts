@@ -6,7 +6,13 @@ import {
   type PushWrite,
   type WriteReceipt,
 } from '@syncline/connectors';
-import type { Logger, ProviderKey, SourceChangeInput } from '@syncline/core';
+import {
+  type Logger,
+  type ProviderKey,
+  type SourceChangeInput,
+  storableJson,
+  storableText,
+} from '@syncline/core';
 import { type LinkReason, possibleDuplicateIdFor } from '@syncline/identity';
 import type { Pool, PoolClient } from 'pg';
 import { WORKERS_CONFIG, type WorkersConfig } from '../config/workers-config';
@@ -725,14 +731,17 @@ export class PushService {
       [
         write.workspaceId,
         handle.id,
-        JSON.stringify({
-          outboxIds: write.rowIds,
-          entityId: write.entityId,
-          op: write.op,
-          fields: write.fields,
-        }),
+        // A provider's message may quote what PostgreSQL cannot hold: written out (storableText).
+        JSON.stringify(
+          storableJson({
+            outboxIds: write.rowIds,
+            entityId: write.entityId,
+            op: write.op,
+            fields: write.fields,
+          }),
+        ),
         error.code,
-        error.message,
+        storableText(error.message),
       ],
     );
   }
