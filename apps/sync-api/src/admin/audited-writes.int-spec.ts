@@ -24,6 +24,8 @@ describe('audited writes commit with their audit entry or not at all', () => {
   let live: string;
   let dryRun: string;
   let paused: string;
+  let newToken: string;
+  let otherPortalToken: string;
   let letter: string;
   let discardable: string;
 
@@ -34,11 +36,28 @@ describe('audited writes commit with their audit entry or not at all', () => {
   ): Promise<LightMyRequestResponse> =>
     t.app.inject({ method, url, headers: bearer(ws.adminKey), ...(payload ? { payload } : {}) });
 
-  const connect = async (externalAccountId: string, dryRunFlag = false): Promise<string> => {
+  /** A private app token of the portal (made in the emulator first): what proves a connection's account. */
+  const portals = new Set<number>();
+  const privateAppToken = async (portalId: number): Promise<string> => {
+    if (!portals.has(portalId)) await createPortal(oauth.emulators, portalId);
+    portals.add(portalId);
+    const res = await fetch(
+      `${oauth.emulators.hubspotUrl}/_emulator/hubspot/portals/${portalId}/private-apps`,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      },
+    );
+    expect(res.status).toBeLessThan(300);
+    return ((await res.json()) as { accessToken: string }).accessToken;
+  };
+
+  const connect = async (portalId: number, dryRunFlag = false): Promise<string> => {
     const res = await call('POST', '/api/v1/connections', {
       provider: 'hubspot',
-      externalAccountId,
-      credentials: { privateAppToken: 'pat-before' },
+      externalAccountId: String(portalId),
+      credentials: { privateAppToken: await privateAppToken(portalId) },
       dryRun: dryRunFlag,
     });
     expect(res.statusCode, res.body).toBe(201);
@@ -112,9 +131,11 @@ describe('audited writes commit with their audit entry or not at all', () => {
     await createPortal(oauth.emulators, PORTAL);
     t = await startTestApp('audited_writes', oauth.env);
     ws = await seedWorkspace(t.prisma, 'Acme');
-    live = await connect('4711');
-    dryRun = await connect('4712', true);
-    paused = await connect('4713');
+    live = await connect(4711);
+    dryRun = await connect(4712, true);
+    paused = await connect(4713);
+    newToken = await privateAppToken(4711);
+    otherPortalToken = await privateAppToken(9999);
     await t.prisma.connection.update({ where: { id: paused }, data: { status: 'paused' } });
     letter = await seedLogLetter(live, 'contact-1:42', 7);
     discardable = await seedLogLetter(live, 'contact-2:42', 8);
@@ -137,13 +158,15 @@ describe('audited writes commit with their audit entry or not at all', () => {
         call('POST', '/api/v1/connections', {
           provider: 'hubspot',
           externalAccountId: '9999',
-          credentials: { privateAppToken: 'pat-new' },
+          credentials: { privateAppToken: otherPortalToken },
         }),
     ],
     [
       'PUT /api/v1/connections/:id/credentials',
       () =>
-        call('PUT', `/api/v1/connections/${live}/credentials`, { credentials: { privateAppToken: 'pat-2' } }),
+        call('PUT', `/api/v1/connections/${live}/credentials`, {
+          credentials: { privateAppToken: newToken },
+        }),
     ],
     ['POST /api/v1/connections/:id/resync', () => call('POST', `/api/v1/connections/${live}/resync`)],
     ['POST /api/v1/connections/:id/resume', () => call('POST', `/api/v1/connections/${paused}/resume`)],
