@@ -116,6 +116,24 @@ export type UnifiedFieldName<T extends EntityType> = keyof (typeof UNIFIED_FIELD
 export const isUnifiedField = (entityType: EntityType, field: string): boolean =>
   Object.hasOwn(UNIFIED_FIELDS[entityType], field);
 
+/** The JSON type of a field's value: what an edit or a conflict's resolution may write to it. */
+export type FieldValueType = 'text' | 'number' | 'boolean' | 'text list' | 'attendee list';
+
+/** The fields that hold something other than text (every other one, custom fields too, holds text). */
+const VALUE_TYPES: {
+  readonly [T in EntityType]?: Readonly<Partial<Record<UnifiedFieldName<T>, FieldValueType>>>;
+} = {
+  deal: { amount: 'number' },
+  meeting: { allDay: 'boolean', attendees: 'attendee list' },
+  email_activity: { to: 'text list', cc: 'text list', labelIds: 'text list' },
+};
+
+/** The type of a field's value; a field outside the vocabulary (a mapping's custom field) is text. */
+export function fieldValueType(entityType: EntityType, field: string): FieldValueType {
+  const types: Readonly<Record<string, FieldValueType | undefined>> = VALUE_TYPES[entityType] ?? {};
+  return (Object.hasOwn(types, field) ? types[field] : undefined) ?? 'text';
+}
+
 /** Enumerated values, as spelled in unified fields. */
 export const TASK_STATUSES = ['open', 'completed'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];

@@ -204,4 +204,86 @@ describe('edits and the conflicts inbox', () => {
     const bad = await call(salesKey, 'POST', `/api/v1/conflicts/${openConflict}/resolve`, { choice: 1 });
     expect(bad.statusCode).toBe(400);
   });
+
+  it("a resolution's value, and an edit's, must be of the field's type: 400 naming the field", async () => {
+    const deal = randomUUID();
+    const amountConflict = randomUUID();
+    const titleConflict = randomUUID();
+    const customConflict = randomUUID();
+    await t.prisma.$executeRaw`
+      INSERT INTO entity (id, workspace_id, entity_type, display_name, fields, version)
+      VALUES (${deal}::uuid, ${a.workspaceId}::uuid, 'deal', 'Big deal', '{"name":"Big deal","amount":100}'::jsonb, 1)`;
+    const candidates = (one: unknown, two: unknown) =>
+      JSON.stringify([
+        {
+          value: one,
+          source: { kind: 'connection', id: randomUUID() },
+          eventTime: '2026-11-20T10:00:00.000Z',
+        },
+        {
+          value: two,
+          source: { kind: 'connection', id: randomUUID() },
+          eventTime: '2026-11-20T10:00:01.000Z',
+        },
+      ]);
+    await t.prisma.$executeRaw`
+      INSERT INTO merge_conflict (id, workspace_id, entity_id, field, kind, policy, candidates, status)
+      VALUES (${amountConflict}::uuid, ${a.workspaceId}::uuid, ${deal}::uuid, 'amount', 'concurrent', 'manual',
+              ${candidates(100, 200)}::jsonb, 'open'),
+             (${titleConflict}::uuid, ${a.workspaceId}::uuid, ${ada}::uuid, 'jobTitle', 'concurrent', 'manual',
+              ${candidates('Analyst', 'Director')}::jsonb, 'open'),
+             (${customConflict}::uuid, ${a.workspaceId}::uuid, ${ada}::uuid, 'hs_custom_tier', 'concurrent', 'manual',
+              ${candidates('gold', 'silver')}::jsonb, 'open')`;
+    const resolve = (id: string, value: unknown) =>
+      call(salesKey, 'POST', `/api/v1/conflicts/${id}/resolve`, { value });
+    const refusals: [string, unknown, string][] = [
+      [amountConflict, '200', 'value: amount of a deal takes a number (or null)'],
+      [amountConflict, [200], 'value: amount of a deal takes a number (or null)'],
+      [amountConflict, { amount: 200 }, 'value: amount of a deal takes a number (or null)'],
+      [titleConflict, 5, 'value: jobTitle of a person takes text (or null)'],
+      [titleConflict, ['Director'], 'value: jobTitle of a person takes text (or null)'],
+      [titleConflict, { title: 'Director' }, 'value: jobTitle of a person takes text (or null)'],
+      [titleConflict, true, 'value: jobTitle of a person takes text (or null)'],
+      [titleConflict, 'x'.repeat(10_001), 'value: jobTitle of a person: Too big'],
+      // A custom field (a mapping's) carries text.
+      [customConflict, 3, 'value: hs_custom_tier of a person takes text (or null)'],
+    ];
+    for (const [id, value, message] of refusals) {
+      const res = await resolve(id, value);
+      expect(
+        [res.statusCode, res.json().error.code, res.json().error.message],
+        JSON.stringify(value),
+      ).toEqual([400, 'validation_failed', expect.stringContaining(`invalid request: ${message}`)]);
+    }
+    expect((await call(salesKey, 'POST', `/api/v1/conflicts/${titleConflict}/resolve`, {})).statusCode).toBe(
+      400,
+    );
+    // Nothing refused reached the log; values of the field's type do.
+    const resolving = async () =>
+      (await editEvents(a.workspaceId)).filter((e) =>
+        ([amountConflict, titleConflict, customConflict] as string[]).includes(e.origin.resolves ?? ''),
+      );
+    expect(await resolving()).toEqual([]);
+    expect((await resolve(amountConflict, 200)).statusCode).toBe(202);
+    expect((await resolve(titleConflict, 'Director')).statusCode).toBe(202);
+    expect((await resolve(customConflict, null)).statusCode).toBe(202);
+    expect((await resolving()).map((e) => e.fields)).toEqual(
+      expect.arrayContaining([{ amount: 200 }, { jobTitle: 'Director' }, { hs_custom_tier: null }]),
+    );
+
+    const edit = (id: string, resource: string, fields: object) =>
+      call(salesKey, 'PATCH', `/api/v1/${resource}/${id}`, { fields });
+    const amountAsText = await edit(deal, 'deals', { amount: 'lots' });
+    expect([amountAsText.statusCode, amountAsText.json().error.message]).toEqual([
+      400,
+      'invalid request: fields.amount: amount of a deal takes a number (or null)',
+    ]);
+    const titleAsNumber = await edit(ada, 'people', { jobTitle: 7, hs_custom_tier: ['gold'] });
+    expect([titleAsNumber.statusCode, titleAsNumber.json().error.message]).toEqual([
+      400,
+      'invalid request: fields.jobTitle: jobTitle of a person takes text (or null); ' +
+        'fields.hs_custom_tier: hs_custom_tier of a person takes text (or null)',
+    ]);
+    expect((await edit(deal, 'deals', { amount: 250, name: null })).statusCode).toBe(202);
+  });
 });

@@ -1,4 +1,4 @@
-import type { EntityType } from '@syncline/core';
+import type { EntityType, FieldValueType } from '@syncline/core';
 import { z } from 'zod';
 
 /** The unified record collections: URL segment → entity type. */
@@ -292,13 +292,30 @@ export const recordPage = z.object({
 });
 export type RecordPage = z.output<typeof recordPage>;
 
-/** A field value a person may set: text, a number, a flag, a list of texts, or null to clear. */
+/** A meeting's participant, as the unified `attendees` field holds them. */
+const attendee = z.strictObject({
+  email: z.string().max(320),
+  name: z.string().max(200).optional(),
+  responseStatus: z.enum(['needsAction', 'declined', 'tentative', 'accepted']),
+  organizer: z.literal(true).optional(),
+});
+
+/** What a person may write to a field of each value type (an edit, a conflict's resolution); null clears any. */
+export const FIELD_VALUE_SCHEMAS = {
+  text: z.string().max(10_000),
+  number: z.number().finite(),
+  boolean: z.boolean(),
+  'text list': z.array(z.string().max(1_000)).max(100),
+  'attendee list': z.array(attendee).max(1_000),
+} as const satisfies Record<FieldValueType, z.ZodType>;
+
+/** A field value an edit may set: text, a number, a flag, a list of texts, or null to clear (each field checks its own). */
 const fieldValue = z.union([
-  z.string().max(10_000),
-  z.number().finite(),
-  z.boolean(),
+  FIELD_VALUE_SCHEMAS.text,
+  FIELD_VALUE_SCHEMAS.number,
+  FIELD_VALUE_SCHEMAS.boolean,
   z.null(),
-  z.array(z.string().max(1_000)).max(100),
+  FIELD_VALUE_SCHEMAS['text list'],
 ]);
 
 export const editBody = z.strictObject({
@@ -372,6 +389,13 @@ export const conflictQuery = z.object({
 export type ConflictQuery = z.output<typeof conflictQuery>;
 
 export const resolveBody = z.strictObject({
-  value: fieldValue.describe('The value to keep: one of the candidates, or a new one.'),
+  // Any JSON here: the conflict's field decides what its value may be, and names itself when refused.
+  value: z
+    .unknown()
+    .refine((value) => value !== undefined, 'required')
+    .describe(
+      "The value to keep: one of the candidates, or a new one, of the field's type (text, a number, " +
+        'true or false, a list of texts or of attendees), or null.',
+    ),
 });
 export type ResolveBody = z.output<typeof resolveBody>;

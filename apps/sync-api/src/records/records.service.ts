@@ -1,8 +1,9 @@
 import { BadRequestException, HttpStatus, Inject, Injectable, NotFoundException } from '@nestjs/common';
-import { type EntityType, isUnifiedField } from '@syncline/core';
+import { type EntityType, type FieldValueType, fieldValueType, isUnifiedField } from '@syncline/core';
 import type { Prisma } from '@syncline/core/db';
+import type { z } from 'zod';
 import type { Principal } from '../auth/principal';
-import { CodedHttpException } from '../common/api-errors';
+import { CodedHttpException, ValidationFailedException } from '../common/api-errors';
 import { EditLog } from './edits';
 import {
   type ConflictCursor,
@@ -16,6 +17,7 @@ import {
   type ConflictView,
   type EditBody,
   encodeListCursor,
+  FIELD_VALUE_SCHEMAS,
   type ListQuery,
   type ListSort,
   RECORD_RESOURCES,
@@ -103,6 +105,7 @@ export class RecordsService {
     const unknown = unknownFields(entityType, body.fields, record.fields);
     if (unknown.length > 0)
       throw new BadRequestException(`not a field of a ${entityType}: ${unknown.sort().join(', ')}`);
+    refuseMistyped(entityType, body.fields, (field) => ['fields', field]);
     return this.submit(principal, resource, target, body.fields, options.idempotencyKey);
   }
 
@@ -137,6 +140,7 @@ export class RecordsService {
     if (row.status !== 'open')
       throw new CodedHttpException(HttpStatus.CONFLICT, 'conflict', `conflict ${id} is already resolved`);
     const resource = resourceOf(row.entity_type);
+    refuseMistyped(row.entity_type, { [row.field]: value }, () => ['value']);
     return this.submit(principal, resource, row.entity_id, { [row.field]: value }, `resolve-${id}`, id);
   }
 
@@ -170,6 +174,38 @@ function unknownFields(
 ): string[] {
   const carried = asObject(current);
   return Object.keys(fields).filter((f) => !isUnifiedField(entityType, f) && !Object.hasOwn(carried, f));
+}
+
+const VALUE_TYPE_WORDS: Record<FieldValueType, string> = {
+  text: 'text',
+  number: 'a number',
+  boolean: 'true or false',
+  'text list': 'a list of texts',
+  'attendee list': 'a list of attendees',
+};
+
+/**
+ * Refuses (400, naming each field) values not of their field's type, a number for a name or
+ * text for an amount, and values past its bounds (FIELD_VALUE_SCHEMAS).
+ */
+function refuseMistyped(
+  entityType: EntityType,
+  fields: Record<string, unknown>,
+  pathOf: (field: string) => PropertyKey[],
+): void {
+  const issues = Object.entries(fields).flatMap(([field, value]): z.core.$ZodIssue[] => {
+    const type = fieldValueType(entityType, field);
+    const fit = FIELD_VALUE_SCHEMAS[type].nullable().safeParse(value);
+    return (fit.error?.issues ?? []).map((issue) => ({
+      ...issue,
+      path: [...pathOf(field), ...issue.path],
+      message:
+        issue.path.length === 0 && issue.code === 'invalid_type'
+          ? `${field} of a ${entityType} takes ${VALUE_TYPE_WORDS[type]} (or null)`
+          : `${field} of a ${entityType}: ${issue.message}`,
+    }));
+  });
+  if (issues.length > 0) throw new ValidationFailedException(issues, { part: 'body' });
 }
 
 const resourceOf = (entityType: EntityType): RecordResource =>
