@@ -1,4 +1,5 @@
 import { type ArgumentMetadata, Injectable, type PipeTransform } from '@nestjs/common';
+import { isStorableText } from '@syncline/core';
 import { z } from 'zod';
 import { ValidationFailedException } from './api-errors';
 
@@ -71,14 +72,10 @@ function unfitInput(value: unknown): { path: Path; message: string } | undefined
   return undefined;
 }
 
-const LONE_SURROGATE = /\p{Surrogate}/u;
-
 /** Why no field may hold this text, if none may; the text itself is never quoted back. */
 function textProblem(text: string): string | undefined {
   if (text.length > MAX_INPUT_STRING_LENGTH) return `longer than ${MAX_INPUT_STRING_LENGTH} characters`;
-  // PostgreSQL's text and jsonb cannot hold U+0000.
-  if (text.includes('\u0000')) return 'contains a NUL character (U+0000)';
-  // Half of a UTF-16 pair is no Unicode character: it has no UTF-8 form to store or send.
-  if (LONE_SURROGATE.test(text)) return 'contains a lone UTF-16 surrogate (not Unicode text)';
+  if (!isStorableText(text))
+    return 'holds a character PostgreSQL cannot store (U+0000, or half of a UTF-16 surrogate pair)';
   return undefined;
 }
