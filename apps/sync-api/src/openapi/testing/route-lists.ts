@@ -13,6 +13,22 @@ export const OTHER_AUTH = [
   'POST /webhooks/gmail',
   'GET /api/v1/connections/oauth/{provider}/callback',
 ];
+/**
+ * Accept a body only with credentials the provider itself recognises as the account's (the
+ * connection's account is proven by asking it), which no generator can invent: a generated body
+ * that passes validation gets as far as the provider's refusal (PROVIDER_REFUSALS).
+ */
+export const PROVIDER_PROVEN = ['POST /api/v1/connections', 'PUT /api/v1/connections/{id}/credentials'];
+/**
+ * The 400s the API answers only after it asked the provider about an account: credentials it
+ * refused or that open another account, or a property a connection's portal lacks.
+ */
+export const PROVIDER_REFUSALS: readonly (string | undefined)[] = [
+  'credentials_refused',
+  'account_mismatch',
+  'account_unproven',
+  'unknown_property',
+];
 /** Open to anyone (probes). */
 export const PUBLIC = ['GET /healthz', 'GET /readyz'];
 /**

@@ -25,8 +25,13 @@ export interface SeededTenant extends Tenant {
   marker: string;
   /** A's secrets: key secrets and connection credentials, which no response may ever carry. */
   secrets: string[];
-  /** Everything of A that must not reach another workspace: ids, key prefixes, the marker. */
+  /** Everything of A that must not reach another workspace: ids, key prefixes, the marker, its accounts. */
   needles: string[];
+  /**
+   * A's provider account ids (its portals): a connection's answers carry these rather than the
+   * marker, since the provider names the account (a portal id is a number).
+   */
+  accounts: string[];
 }
 
 /** The types a record can be merged into another of (identity-review's merge routes). */
@@ -45,6 +50,9 @@ export async function startConfiguredApp(label: string): Promise<TestApp> {
     GOOGLE_CLIENT_ID: 'openapi-suite.apps.googleusercontent.com',
     GOOGLE_CLIENT_SECRET: 'openapi-suite-secret',
     HUBSPOT_API_BASE_URL: emulators.hubspotUrl,
+    // A connection's account is proven by asking the provider: the emulators, never the real ones.
+    GOOGLE_API_ROOT_URL: `${emulators.googleUrl}/`,
+    GOOGLE_TOKEN_URL: `${emulators.googleUrl}/token`,
   });
   return {
     ...t,
@@ -61,7 +69,12 @@ export async function startConfiguredApp(label: string): Promise<TestApp> {
  */
 export async function seedTwoWorkspaces(t: TestApp): Promise<{ a: SeededTenant; b: Tenant }> {
   const marker = `acme-only-${randomBytes(6).toString('hex')}`;
-  const token = `pat-na1-${randomBytes(16).toString('hex')}`;
+  // A's portals in the emulator, with private app tokens that prove them (and must never leak).
+  // Ten digits, so that no other number in an answer (or hex in an id) is mistaken for one.
+  const portalId = 1_000_000_000 + Math.floor(Math.random() * 1_000_000_000);
+  const portal = await emulatorPortal(t.config.HUBSPOT_API_BASE_URL, portalId);
+  const dryRunPortal = await emulatorPortal(t.config.HUBSPOT_API_BASE_URL, portalId + 1);
+  const token = portal.privateAppToken;
   const a = await seedWorkspace(t.prisma, 'Acme');
   const b = await seedWorkspace(t.prisma, 'Globex');
   const api = async (key: string, method: 'POST' | 'PUT', url: string, payload: object) => {
@@ -78,7 +91,7 @@ export async function seedTwoWorkspaces(t: TestApp): Promise<{ a: SeededTenant; 
   const bSales = await newKey(b.adminKey, 'globex rep', 'sales');
   const connection = await api(a.adminKey, 'POST', '/api/v1/connections', {
     provider: 'hubspot',
-    externalAccountId: `portal-${marker}`,
+    externalAccountId: portal.externalAccountId,
     displayName: `HubSpot ${marker}`,
     credentials: { privateAppToken: token },
   });
@@ -88,9 +101,9 @@ export async function seedTwoWorkspaces(t: TestApp): Promise<{ a: SeededTenant; 
   // A connection in dry run, with one staged change: what its report reads.
   const dryRun = await api(a.adminKey, 'POST', '/api/v1/connections', {
     provider: 'hubspot',
-    externalAccountId: `portal-dry-run-${marker}`,
+    externalAccountId: dryRunPortal.externalAccountId,
     displayName: `HubSpot dry run ${marker}`,
-    credentials: { privateAppToken: token },
+    credentials: { privateAppToken: dryRunPortal.privateAppToken },
     dryRun: true,
   });
   await t.prisma.$executeRaw`
@@ -266,11 +279,45 @@ export async function seedTwoWorkspaces(t: TestApp): Promise<{ a: SeededTenant; 
       salesKey: requireKey(sales.key),
       ids,
       marker,
-      secrets: [token, a.adminKey, requireKey(sales.key), requireKey(spare.key)],
-      needles: [...new Set([...Object.values(ids), ...prefixes, marker])],
+      secrets: [
+        token,
+        dryRunPortal.privateAppToken,
+        a.adminKey,
+        requireKey(sales.key),
+        requireKey(spare.key),
+      ],
+      needles: [
+        ...new Set([
+          ...Object.values(ids),
+          ...prefixes,
+          marker,
+          portal.externalAccountId,
+          dryRunPortal.externalAccountId,
+        ]),
+      ],
+      accounts: [portal.externalAccountId, dryRunPortal.externalAccountId],
     },
     b: { workspaceId: b.workspaceId, adminKey: b.adminKey, salesKey: requireKey(bSales.key) },
   };
+}
+
+/** A portal in the HubSpot emulator at `base`, and a private app token of it. */
+async function emulatorPortal(
+  base: string,
+  portalId: number,
+): Promise<{ externalAccountId: string; privateAppToken: string }> {
+  const post = async (path: string, body: object) => {
+    const res = await fetch(`${base}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    if (!res.ok) throw new Error(`seeding: POST ${path} answered ${res.status} ${await res.text()}`);
+    return (await res.json()) as { accessToken: string };
+  };
+  await post('/_emulator/hubspot/portals', { portalId, appId: 5001, clientSecret: 'openapi-suite-secret' });
+  const app = await post(`/_emulator/hubspot/portals/${portalId}/private-apps`, {});
+  return { externalAccountId: String(portalId), privateAppToken: app.accessToken };
 }
 
 function requireKey(key: string | undefined): string {
