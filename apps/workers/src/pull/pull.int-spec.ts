@@ -551,12 +551,62 @@ describe('pull, pull-all and renew through the workers (Postgres, Redis, emulato
 
   it('connection.pull-all enqueues a pull of every pending, backfilling and live connection', async () => {
     const grant = await hubspotPortal(portalB);
-    const pending = await createConnection('hubspot', `${portalB}-again`, oauth(grant));
+    // In a workspace of its own (createConnection), so the same portal again.
+    const pending = await createConnection('hubspot', String(portalB), oauth(grant));
     await pool.query(`UPDATE connection SET status = 'paused' WHERE id = $1`, [connectionB]);
     await workers.jobs.enqueue('connection.pull-all', {});
     await eventually(async () => expect((await row(pending)).status).toBe('live'));
     await pullsSettled();
     expect((await row(connectionB)).status).toBe('paused');
+  });
+
+  it("proves a connection stored before accounts were proven on its first pull; one with another account's credentials reads nothing", async () => {
+    const proof = async (connectionId: string) =>
+      (
+        await pool.query<{ credentials_verified_at: Date | null; credentials_proof: string | null }>(
+          'SELECT credentials_verified_at, credentials_proof FROM connection WHERE id = $1',
+          [connectionId],
+        )
+      ).rows[0];
+    const portalC = portalB + 1;
+    const own = await createConnection('hubspot', String(portalC), oauth(await hubspotPortal(portalC)));
+    // Claimed by the portal id alone, with credentials of another portal (what the API let in before).
+    const claimed = await createConnection('hubspot', String(portalC), oauth(await hubspotPortal(portalB)));
+    const user = await google<{ accessToken: string; refreshToken: string }>(
+      'POST',
+      '/_emulator/google/users',
+      {
+        email: googleEmail,
+      },
+    );
+    const mailbox = await createConnection('gmail', `boss-${randomBytes(3).toString('hex')}@pull.example`, {
+      ...user,
+      expiresAt: new Date(Date.now() + 1_800_000).toISOString(),
+    });
+    for (const id of [own, claimed, mailbox]) {
+      expect(await proof(id)).toEqual({ credentials_verified_at: null, credentials_proof: null });
+      await pull(id);
+    }
+    await eventually(async () => expect((await row(own)).status).toBe('live'));
+    expect(await proof(own)).toEqual({
+      credentials_verified_at: expect.any(Date),
+      credentials_proof: 'hubspot_token_info',
+    });
+    for (const [id, account] of [
+      [claimed, String(portalB)],
+      [mailbox, googleEmail],
+    ] as const) {
+      const stopped = await eventually(async () => {
+        const current = await row(id);
+        expect(current.status).toBe('needs_reauth');
+        return current;
+      });
+      expect(stopped.status_reason).toContain(`account ${account}, not`);
+      expect(stopped.cursors).toEqual({});
+      expect(await eventsOf(id)).toEqual([]);
+      expect(await proof(id)).toEqual({ credentials_verified_at: null, credentials_proof: null });
+    }
+    await pullsSettled();
   });
 
   /** Runs connection.renew through the queue and returns its outcome. */
