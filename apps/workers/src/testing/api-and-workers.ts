@@ -60,7 +60,13 @@ export async function startApiAndWorkers(options: {
   logLevelVar: string;
 }): Promise<ApiAndWorkers> {
   const emulators = options.emulators ?? (await startEmulators({ hubspotPort: 0, googlePort: 0 }));
-  const t = await startTestApp(options.label, options.appEnv);
+  // The API asks the provider whose account a connection's credentials open: the emulators.
+  const t = await startTestApp(options.label, {
+    HUBSPOT_API_BASE_URL: emulators.hubspotUrl,
+    GOOGLE_API_ROOT_URL: `${emulators.googleUrl}/`,
+    GOOGLE_TOKEN_URL: `${emulators.googleUrl}/token`,
+    ...options.appEnv,
+  });
   const pool = new Pool({ connectionString: t.db.url, max: 3 });
   const workers = await createWorkers(
     loadWorkersConfig({
