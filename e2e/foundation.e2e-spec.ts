@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { type RunningEmulators, startEmulators } from '@syncline/emulators';
 import { ChangeLog, LogConsumer } from '@syncline/log';
 import { Redis } from 'ioredis';
 import { Pool } from 'pg';
@@ -18,6 +19,8 @@ let redis: Redis;
 const prefix = `${TEST_REDIS_PREFIX}:e2e-${randomBytes(4).toString('hex')}`;
 const children: ChildProcess[] = [];
 let env: NodeJS.ProcessEnv;
+// The API proves a connection's account by asking the provider: the Google emulator here.
+let emulators: RunningEmulators;
 
 function start(
   script: string,
@@ -49,6 +52,7 @@ beforeAll(async () => {
   db = await createTestDatabase('e2e_foundation');
   pool = new Pool({ connectionString: db.url, max: 4 });
   redis = new Redis(TEST_REDIS_URL);
+  emulators = await startEmulators({ hubspotPort: 0, googlePort: 0 });
   env = {
     PATH: process.env.PATH,
     DATABASE_URL: db.url,
@@ -56,6 +60,9 @@ beforeAll(async () => {
     REDIS_PREFIX: prefix,
     LOG_LEVEL: 'info',
     SYNCLINE_ENCRYPTION_KEYS: `e2e:${randomBytes(32).toString('base64')}`,
+    HUBSPOT_API_BASE_URL: emulators.hubspotUrl,
+    GOOGLE_API_ROOT_URL: `${emulators.googleUrl}/`,
+    GOOGLE_TOKEN_URL: `${emulators.googleUrl}/token`,
   };
 });
 
@@ -66,6 +73,7 @@ afterAll(async () => {
   redis.disconnect();
   await pool.end();
   await db.drop();
+  await emulators?.close();
 });
 
 describe('foundation, process by process', () => {
@@ -86,18 +94,27 @@ describe('foundation, process by process', () => {
     expect(ready).toMatchObject({ checks: { postgres: 'ok', redis: 'ok' } });
 
     const as = (key: string) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
+    // Dana's grant in the Google emulator: the API asks Google whose address the token opens.
+    const grant = (await (
+      await fetch(`${emulators.googleUrl}/_emulator/google/users`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'dana@example.com' }),
+      })
+    ).json()) as { accessToken: string; refreshToken: string };
+    const secret = grant.refreshToken;
     const created = await fetch(`${base}/api/v1/connections`, {
       method: 'POST',
       headers: as(acme.apiKey),
       body: JSON.stringify({
         provider: 'google-calendar',
         externalAccountId: 'dana@example.com',
-        credentials: { refreshToken: 'rt-e2e-secret' },
+        credentials: { accessToken: grant.accessToken, refreshToken: secret },
       }),
     });
     expect(created.status).toBe(201);
     const connection = (await created.json()) as { id: string };
-    expect(JSON.stringify(connection)).not.toContain('rt-e2e-secret');
+    expect(JSON.stringify(connection)).not.toContain(secret);
 
     const salesKey = await fetch(`${base}/api/v1/api-keys`, {
       method: 'POST',
@@ -122,8 +139,8 @@ describe('foundation, process by process', () => {
     const row = await pool.query('SELECT credentials_ciphertext::text AS c FROM connection WHERE id = $1', [
       connection.id,
     ]);
-    expect(row.rows[0].c).not.toContain('rt-e2e-secret');
-    expect(api.output()).not.toContain('rt-e2e-secret');
+    expect(row.rows[0].c).not.toContain(secret);
+    expect(api.output()).not.toContain(secret);
     expect(api.output()).not.toContain(acme.apiKey);
   });
 
