@@ -6,6 +6,7 @@ export * from './db/transaction';
 export * from './errors';
 export * from './ids';
 export * from './logger';
+export * from './metrics-endpoint';
 export * from './providers';
 export * from './result';
 export * from './source-change';

@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { inTransaction } from '@syncline/core';
 import fc from 'fast-check';
 import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
 import { type IdentityChange, IdentityService, type IdentityTx } from './identity.service';
+import { seedWorkspace } from './testing/seed-workspace';
 
 /**
  * Identity decisions do not depend on arrival order: any permutation of the same records, in
@@ -105,28 +105,6 @@ function world(): Truth[] {
   return out;
 }
 
-async function seedWorkspace() {
-  const workspaceId = randomUUID();
-  await pool.query('INSERT INTO workspace (id, name) VALUES ($1, $2)', [workspaceId, `ws-${workspaceId}`]);
-  const connection = async (provider: string) => {
-    const id = randomUUID();
-    await pool.query(
-      `INSERT INTO connection (id, workspace_id, provider, external_account_id, status)
-       VALUES ($1, $2, $3::provider, $4, 'live')`,
-      [id, workspaceId, provider, `acct-${id}`],
-    );
-    return id;
-  };
-  return {
-    workspaceId,
-    connections: {
-      a: await connection('hubspot'),
-      b: await connection('hubspot'),
-      gmail: await connection('gmail'),
-    },
-  };
-}
-
 /**
  * Runs the records in the given order, cut into batches at the given points (each batch one
  * transaction, as a consumer commits them), through a fresh identity service each batch when
@@ -138,7 +116,7 @@ async function partitionOf(
   cuts: ReadonlySet<number>,
   restartEachBatch: boolean,
 ): Promise<Map<string, string>> {
-  const ws = await seedWorkspace();
+  const ws = await seedWorkspace(pool, { a: 'hubspot', b: 'hubspot', gmail: 'gmail' });
   const change = (r: Truth): IdentityChange => ({
     workspaceId: ws.workspaceId,
     connectionId: ws.connections[r.connection],

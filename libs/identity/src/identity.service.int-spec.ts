@@ -6,6 +6,7 @@ import { createTestDatabase, type TestDatabase } from '../../../test/support/dat
 import { type IdentityChange, IdentityService, type IdentityTx } from './identity.service';
 import type { IdentitySettings } from './match-record';
 import { identityOperationChange, type MergeIntent } from './operations';
+import { seedWorkspace as seedWorkspaceWith } from './testing/seed-workspace';
 
 let db: TestDatabase;
 let pool: Pool;
@@ -23,23 +24,12 @@ afterAll(async () => {
 const inTx = <T>(fn: (tx: IdentityTx) => Promise<T>): Promise<T> => inTransaction(pool, fn);
 
 async function seedWorkspace() {
-  const workspaceId = randomUUID();
-  await pool.query('INSERT INTO workspace (id, name) VALUES ($1, $2)', [workspaceId, `ws-${workspaceId}`]);
-  const connection = async (provider: string) => {
-    const id = randomUUID();
-    await pool.query(
-      `INSERT INTO connection (id, workspace_id, provider, external_account_id, status)
-       VALUES ($1, $2, $3::provider, $4, 'live')`,
-      [id, workspaceId, provider, `acct-${id}`],
-    );
-    return id;
-  };
-  return {
-    workspaceId,
-    gmail: await connection('gmail'),
-    hubspotA: await connection('hubspot'),
-    hubspotB: await connection('hubspot'),
-  };
+  const { workspaceId, connections } = await seedWorkspaceWith(pool, {
+    gmail: 'gmail',
+    hubspotA: 'hubspot',
+    hubspotB: 'hubspot',
+  });
+  return { workspaceId, ...connections };
 }
 
 const person = (
