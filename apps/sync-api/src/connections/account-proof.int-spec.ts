@@ -1,6 +1,7 @@
-import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { type RunningEmulators, startEmulators } from '@syncline/emulators';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { contactPropertyChange, hubspotSignedHeaders } from '../testing/hubspot-webhooks';
 import { bearer, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
 import { credentialsAad } from './connections.service';
 
@@ -400,18 +401,13 @@ describe('connections: the account is proven by its credentials', () => {
   /** Posts a HubSpot webhook batch signed as HubSpot signs it (v3); the API's answer. */
   async function hubspotWebhook(events: object[]): Promise<unknown> {
     const body = JSON.stringify(events);
-    const timestamp = String(Date.now());
-    const signature = createHmac('sha256', HUBSPOT_SECRET)
-      .update(`POST${PUBLIC_BASE_URL}/webhooks/hubspot${body}${timestamp}`, 'utf8')
-      .digest('base64');
     const res = await t.app.inject({
       method: 'POST',
       url: '/webhooks/hubspot',
-      headers: {
-        'content-type': 'application/json',
-        'x-hubspot-signature-v3': signature,
-        'x-hubspot-request-timestamp': timestamp,
-      },
+      headers: hubspotSignedHeaders(body, {
+        secret: HUBSPOT_SECRET,
+        url: `${PUBLIC_BASE_URL}/webhooks/hubspot`,
+      }),
       payload: body,
     });
     expect(res.statusCode, res.body).toBe(200);
@@ -419,20 +415,5 @@ describe('connections: the account is proven by its credentials', () => {
   }
 });
 
-let nextEventId = 1;
-function contactChange(portalId: number, objectId: number, propertyName: string, propertyValue: string) {
-  return {
-    eventId: nextEventId++,
-    subscriptionId: 7,
-    portalId,
-    appId: 999,
-    occurredAt: Date.now() - 1_000,
-    subscriptionType: 'contact.propertyChange',
-    attemptNumber: 0,
-    objectId,
-    changeSource: 'CRM_UI',
-    sourceId: 'userId:1',
-    propertyName,
-    propertyValue,
-  };
-}
+const contactChange = (portalId: number, objectId: number, propertyName: string, propertyValue: string) =>
+  contactPropertyChange({ portalId, objectId, propertyName, propertyValue });

@@ -1,39 +1,20 @@
-import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { contactPropertyChange, hubspotSignedHeaders } from '../testing/hubspot-webhooks';
 import { seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
 
 const PUBLIC_BASE_URL = 'https://sync.example.test';
 const HUBSPOT_SECRET = `hs-${randomBytes(8).toString('hex')}`;
 const PORTAL = 4711;
 
-/** HubSpot v3, written out here rather than borrowed from the connector under test. */
-function signed(body: string): Record<string, string> {
-  const timestamp = String(Date.now());
-  const signature = createHmac('sha256', HUBSPOT_SECRET)
-    .update(`POST${PUBLIC_BASE_URL}/webhooks/hubspot${body}${timestamp}`, 'utf8')
-    .digest('base64');
-  return {
-    'content-type': 'application/json',
-    'x-hubspot-signature-v3': signature,
-    'x-hubspot-request-timestamp': timestamp,
-  };
-}
+const signed = (body: string) =>
+  hubspotSignedHeaders(body, { secret: HUBSPOT_SECRET, url: `${PUBLIC_BASE_URL}/webhooks/hubspot` });
 
-let nextEventId = 1;
-const change = (objectId: number | string, propertyValue: string, sourceId = 'userId:1') => ({
-  eventId: nextEventId++,
-  subscriptionId: 7,
-  portalId: PORTAL,
-  appId: 999,
-  occurredAt: Date.now() - 1_000,
-  subscriptionType: 'contact.propertyChange',
-  attemptNumber: 0,
-  objectId,
-  changeSource: 'CRM_UI',
-  sourceId,
-  propertyName: 'firstname',
-  propertyValue,
-});
+const change = (objectId: number | string, propertyValue: string, sourceId = 'userId:1') =>
+  contactPropertyChange({ portalId: PORTAL, objectId, propertyName: 'firstname', propertyValue, sourceId });
+
+/** A good contact of each case's batch, one of its own. */
+let goodId = 600;
 
 interface Letter {
   source: string;
@@ -85,7 +66,7 @@ describe('poison HubSpot events', () => {
   ])(
     '%s: acknowledged, the good events appended, the poison one kept readable',
     async (_label, poison, kept) => {
-      const good = change(600 + nextEventId, 'Grace');
+      const good = change(++goodId, 'Grace');
       const before = { letters: (await letters()).length, events: (await events()).length };
       const body = JSON.stringify([good, poison]);
 

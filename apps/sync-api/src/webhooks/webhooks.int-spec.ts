@@ -1,7 +1,8 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { contactPropertyChange, hubspotSignedHeaders } from '../testing/hubspot-webhooks';
 import { freePort } from '../testing/processes';
 import { ProviderAccounts } from '../testing/provider-accounts';
 import { bearer, scrapeMetrics, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
@@ -12,37 +13,16 @@ const HUBSPOT_SECRET = `hs-${randomBytes(8).toString('hex')}`;
 const GMAIL_TOKEN = `gp-${randomBytes(8).toString('hex')}`;
 const CHANNEL_TOKEN = `ct-${randomBytes(8).toString('hex')}`;
 
-/** HubSpot v3, written out here rather than borrowed from the connector under test. */
-function hubspotHeaders(body: string, options: { secret?: string; url?: string; at?: number } = {}) {
-  const timestamp = String(options.at ?? Date.now());
-  const url = options.url ?? `${PUBLIC_BASE_URL}/webhooks/hubspot`;
-  const signature = createHmac('sha256', options.secret ?? HUBSPOT_SECRET)
-    .update(`POST${url}${body}${timestamp}`, 'utf8')
-    .digest('base64');
-  return {
-    'content-type': 'application/json',
-    'x-hubspot-signature-v3': signature,
-    'x-hubspot-request-timestamp': timestamp,
-  };
-}
+/** HubSpot v3 (testing/hubspot-webhooks), to our URL with our secret unless told. */
+const hubspotHeaders = (body: string, options: { secret?: string; url?: string; at?: number } = {}) =>
+  hubspotSignedHeaders(body, {
+    secret: options.secret ?? HUBSPOT_SECRET,
+    url: options.url ?? `${PUBLIC_BASE_URL}/webhooks/hubspot`,
+    ...(options.at === undefined ? {} : { at: options.at }),
+  });
 
-let nextEventId = 1;
-function contactChange(portalId: number, objectId: number, propertyName: string, propertyValue: string) {
-  return {
-    eventId: nextEventId++,
-    subscriptionId: 7,
-    portalId,
-    appId: 999,
-    occurredAt: Date.now() - 1_000,
-    subscriptionType: 'contact.propertyChange',
-    attemptNumber: 0,
-    objectId,
-    changeSource: 'CRM_UI',
-    sourceId: 'userId:1',
-    propertyName,
-    propertyValue,
-  };
-}
+const contactChange = (portalId: number, objectId: number, propertyName: string, propertyValue: string) =>
+  contactPropertyChange({ portalId, objectId, propertyName, propertyValue });
 
 describe('webhooks', () => {
   let t: TestApp;
