@@ -169,6 +169,25 @@ describe('identity review: merge two people across two CRMs, then unmerge', () =
 
   it('an unmerge gives both people back, each CRM record its own values again', async ({ onTestFailed }) => {
     onTestFailed(dumpState);
+    // The merge settled in Syncline too: its writes to both Adas sent and their echoes merged
+    // (the receipts applied), so the unmerge acts on what each CRM is known to hold. An unmerge
+    // racing the echo of the merge's own write is another case (see the session notes).
+    await waitFor(
+      async () =>
+        (
+          await s.query<{ n: number }>(
+            `SELECT (SELECT count(*) FROM outbox WHERE status IN ('pending', 'sending'))
+                  + (SELECT count(*) FROM write_receipt WHERE applied_at IS NULL AND external_id = ANY($1::text[]))
+                    AS n`,
+            [[adaInA.id, adaInB.id]],
+          )
+        )[0]?.n,
+      {
+        until: (n) => Number(n) === 0,
+        timeoutMs: 60_000,
+        describe: "the merge's writes sent and their echoes merged",
+      },
+    );
     const res = await s.api<{ survivor: RecordBody; restored: RecordBody }>(
       'POST',
       `/api/v1/identity-operations/${mergeId}/unmerge`,
