@@ -1,3 +1,4 @@
 export type { EmulatedProvider, EmulatorContext } from './common/context';
 export type { FaultSpec } from './common/faults';
+export { emulatorControl } from './control-client';
 export { type EmulatorOptions, type RunningEmulators, startEmulators } from './emulators';

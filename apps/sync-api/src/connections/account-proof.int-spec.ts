@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { type RunningEmulators, startEmulators } from '@syncline/emulators';
+import { emulatorControl, type RunningEmulators, startEmulators } from '@syncline/emulators';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contactPropertyChange, hubspotSignedHeaders } from '../testing/hubspot-webhooks';
 import { bearer, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
@@ -28,15 +28,8 @@ describe('connections: the account is proven by its credentials', () => {
   let t: TestApp;
   let nextPortal = 40_000 + Math.floor(Math.random() * 5_000);
 
-  const emulator = async <T>(base: string, path: string, body: unknown = {}): Promise<T> => {
-    const res = await fetch(`${base}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    if (!res.ok) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
-    return (await res.json()) as T;
-  };
+  const emulator = <T>(base: string, path: string, body: unknown = {}): Promise<T> =>
+    emulatorControl(base)<T>('POST', path, body);
   const soon = () => new Date(Date.now() + 1_800_000).toISOString();
 
   /** A HubSpot portal; each call of `credentials` issues a new private app token of it, or new OAuth tokens. */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { type RunningEmulators, startEmulators } from '@syncline/emulators';
+import { emulatorControl, type RunningEmulators, startEmulators } from '@syncline/emulators';
 
 /** OAuth tokens as a connection stores them. */
 export interface OAuthTokens {
@@ -90,14 +90,8 @@ export class ProviderAccounts {
     return this.emulators.close();
   }
 
-  private async post<T>(base: string, path: string, body: unknown): Promise<T> {
-    const res = await fetch(`${base}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    if (!res.ok) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
-    return (await res.json()) as T;
+  private post<T>(base: string, path: string, body: unknown): Promise<T> {
+    return emulatorControl(base)<T>('POST', path, body);
   }
 }
 

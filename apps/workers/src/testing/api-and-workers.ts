@@ -23,17 +23,7 @@ export async function eventually<T>(
 }
 
 /** A call of an emulator's control API (`/_emulator/…`), failing on any non-2xx answer. */
-export const emulatorControl =
-  (baseUrl: string) =>
-  async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-    const res = await fetch(`${baseUrl}${path}`, {
-      method,
-      headers: { 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${await res.text()}`);
-    return (res.status === 204 ? undefined : await res.json()) as T;
-  };
+export { emulatorControl } from '@syncline/emulators';
 
 /** The emulators, the API (in-process, on a test database) and the real workers beside it. */
 export interface ApiAndWorkers {

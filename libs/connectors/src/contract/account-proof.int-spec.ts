@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { type RunningEmulators, startEmulators } from '@syncline/emulators';
+import { emulatorControl, type RunningEmulators, startEmulators } from '@syncline/emulators';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gmailConnector } from '../gmail';
 import { googleCalendarConnector } from '../google-calendar';
@@ -25,15 +25,8 @@ describe('identifyAccount: whose account the credentials open, as the provider s
     await emulators.close();
   });
 
-  const control = async <T>(base: string, path: string, body: unknown = {}): Promise<T> => {
-    const res = await fetch(`${base}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    if (!res.ok) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
-    return (await res.json()) as T;
-  };
+  const control = <T>(base: string, path: string, body: unknown = {}): Promise<T> =>
+    emulatorControl(base)<T>('POST', path, body);
   const portal = async () => {
     const portalId = nextPortal++;
     const grant = await control<{ accessToken: string; refreshToken: string }>(
