@@ -735,7 +735,11 @@ export class IdentityService {
                 COALESCE(link_reason->'joinedBy', '[]'::jsonb) || jsonb_build_array($3::jsonb))
         WHERE entity_id = $1
        RETURNING connection_id AS "connectionId", entity_type AS "entityType", external_id AS "externalId"`,
-      [intent.absorbedId, intent.survivorId, JSON.stringify(mergeReasonOf(intent))],
+      [
+        intent.absorbedId,
+        intent.survivorId,
+        JSON.stringify({ operationId: intent.operationId, ...mergeReasonOf(intent) }),
+      ],
     );
     await tx.query('UPDATE entity SET merged_into = $2, updated_at = now() WHERE id = $1', [
       intent.absorbedId,
@@ -874,12 +878,15 @@ export function linkReasonOf(
   };
 }
 
-/** What a merge says on each link it moves: which operation, and why it was made. */
-function mergeReasonOf(intent: MergeIntent): Record<string, unknown> {
-  const why: LinkReason =
+/**
+ * Why a merge was made: identity's own reason for a join, else a person's merge (it names who
+ * asked) or a provider's (no one asked in Syncline).
+ */
+export function mergeReasonOf(intent: Pick<MergeIntent, 'reason' | 'requestedBy'>): LinkReason {
+  return (
     intent.reason ??
     (intent.requestedBy === undefined
       ? { rule: 'provider-merge', evidence: [], score: 1 }
-      : { rule: 'person-merge', evidence: [`by:${intent.requestedBy}`], score: 1 });
-  return { operationId: intent.operationId, ...why };
+      : { rule: 'person-merge', evidence: [`by:${intent.requestedBy}`], score: 1 })
+  );
 }

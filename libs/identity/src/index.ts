@@ -6,6 +6,7 @@ export {
   type IdentityServiceOptions,
   type IdentityTx,
   type JoinsByEvent,
+  mergeReasonOf,
   type Participant,
   type PossibleDuplicateView,
   participantsOf,

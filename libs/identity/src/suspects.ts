@@ -1,4 +1,4 @@
-import type { IdentityTx } from './identity.service';
+import { type IdentityTx, mergeReasonOf } from './identity.service';
 
 /**
  * What makes an entity suspect of holding two things (a wrong merge, from a rule since
@@ -137,7 +137,7 @@ export async function findSuspectEntities(
           kind: 'unmerge',
           operationId: m.id,
           absorbedId: m.absorbed,
-          rule: m.rule ?? (m.by === null ? 'provider-merge' : 'person-merge'),
+          rule: m.rule ?? mergeReasonOf({ requestedBy: m.by ?? undefined }).rule,
         }));
       return {
         entityId: e.id,

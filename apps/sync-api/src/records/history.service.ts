@@ -9,6 +9,7 @@ import {
 } from '@syncline/conflicts';
 import type { EntityType, WorkspaceId } from '@syncline/core';
 import { Prisma, PrismaClient } from '@syncline/core/db';
+import { mergeReasonOf } from '@syncline/identity';
 import type { Principal } from '../auth/principal';
 import { CodedHttpException, ValidationFailedException } from '../common/api-errors';
 import {
@@ -201,12 +202,9 @@ export class RecordHistoryService {
           survivorId: o.survivor,
           absorbedId: o.absorbed,
           because:
-            o.reason ??
-            (o.kind === 'unmerge'
-              ? null
-              : o.by === null
-                ? { rule: 'provider-merge', evidence: [], score: 1 }
-                : { rule: 'person-merge', evidence: [`by:${o.by}`], score: 1 }),
+            o.kind === 'unmerge'
+              ? o.reason
+              : mergeReasonOf({ reason: o.reason ?? undefined, requestedBy: o.by ?? undefined }),
           undone: o.undone,
         }),
       ),
