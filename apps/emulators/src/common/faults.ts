@@ -8,6 +8,12 @@ export const FAULT_KINDS = [
   'duplicate-webhooks',
   'revoke-token',
   'invalidate-cursors',
+  // The id token the token endpoint issues is wrong in one way (see google/id-token-claims.ts).
+  'id-token-aud',
+  'id-token-iss',
+  'id-token-nonce',
+  'id-token-signature',
+  'id-token-expired',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 export type EmulatedService = 'hubspot' | 'google';

@@ -13,6 +13,10 @@ const limitsSchema = z.strictObject({
 });
 
 const userSettingsSchema = z.strictObject({
+  /** The profile name sign-in id tokens carry; made from the address when absent. */
+  name: z.string().trim().min(1).optional(),
+  /** false: Google does not vouch for the address (`email_verified: false`). */
+  emailVerified: z.boolean().optional(),
   pushUrl: z.url().optional(),
   rateLimitStatus: z.union([z.literal(403), z.literal(429)]).optional(),
   limits: limitsSchema.optional(),
@@ -147,6 +151,8 @@ function parse<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
 function describeUser(user: GoogleUser) {
   return {
     email: user.email,
+    name: user.name,
+    emailVerified: user.emailVerified,
     pushUrl: user.pushUrl ?? null,
     rateLimitStatus: user.rateLimitStatus,
     limits: user.limits,

@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { SeededRandom } from './google-ids';
 
 export const ACCESS_TOKEN_TTL_SECONDS = 3600;
@@ -36,6 +37,16 @@ interface AuthCode {
   /** access_type=offline: only then does the code exchange hand out a refresh token. */
   offline: boolean;
   expiresAt: number;
+  sign: CodeSignIn;
+}
+
+export type CodeChallengeMethod = 'S256' | 'plain';
+
+/** What an OpenID Connect authorize request adds to its code: echoed in the id token, or checked at the exchange. */
+export interface CodeSignIn {
+  nonce?: string;
+  /** PKCE (RFC 7636): the exchange must then present the verifier behind it. */
+  codeChallenge?: { value: string; method: CodeChallengeMethod };
 }
 
 export interface IssuedTokens {
@@ -120,26 +131,48 @@ export class OAuthGrantStore {
     }
   }
 
-  createCode(email: string, redirectUri: string, scope: string, offline: boolean): string {
+  createCode(
+    email: string,
+    redirectUri: string,
+    scope: string,
+    offline: boolean,
+    sign: CodeSignIn = {},
+  ): string {
     const code = `4/0${this.rng.base64url(70)}`;
-    this.codes.set(code, { email, redirectUri, scope, offline, expiresAt: this.now() + AUTH_CODE_TTL_MS });
+    this.codes.set(code, {
+      email,
+      redirectUri,
+      scope,
+      offline,
+      sign,
+      expiresAt: this.now() + AUTH_CODE_TTL_MS,
+    });
     return code;
   }
 
-  /** Codes are single use and bound to the redirect URI they were issued for. */
+  /**
+   * Codes are single use, bound to the redirect URI they were issued for and, when issued
+   * with a PKCE challenge, to the verifier behind it.
+   */
   exchangeCode(
     code: string,
     redirectUri: string | undefined,
-  ): { email: string; accessToken: string; refreshToken?: string; scope: string } | undefined {
+    codeVerifier?: string,
+  ):
+    | { email: string; accessToken: string; refreshToken?: string; scope: string; nonce?: string }
+    | undefined {
     const entry = this.codes.get(code);
     this.codes.delete(code);
     if (!entry || entry.expiresAt <= this.now() || entry.redirectUri !== redirectUri) return undefined;
+    const { codeChallenge, nonce } = entry.sign;
+    if (codeChallenge && !pkceVerifierMatches(codeChallenge, codeVerifier)) return undefined;
     const issued = this.issueGrant(entry.email, entry.scope);
     return {
       email: entry.email,
       accessToken: issued.accessToken,
       scope: issued.scope,
       ...(entry.offline ? { refreshToken: issued.refreshToken } : {}),
+      ...(nonce === undefined ? {} : { nonce }),
     };
   }
 
@@ -153,4 +186,17 @@ export class OAuthGrantStore {
     this.accessTokens.set(token, { grant, expiresAt: this.now() + ACCESS_TOKEN_TTL_SECONDS * 1000 });
     return token;
   }
+}
+
+/** RFC 7636 §4.6: S256 compares BASE64URL(SHA256(verifier)) with the challenge, plain the verifier itself. */
+export function pkceVerifierMatches(
+  challenge: { value: string; method: CodeChallengeMethod },
+  verifier: string | undefined,
+): boolean {
+  if (verifier === undefined) return false;
+  const derived =
+    challenge.method === 'S256' ? createHash('sha256').update(verifier).digest('base64url') : verifier;
+  const a = Buffer.from(derived);
+  const b = Buffer.from(challenge.value);
+  return a.length === b.length && timingSafeEqual(a, b);
 }

@@ -1,10 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { EmulatorContext } from '../common/context';
+import { accountChooserPage, CONSENT_PATH, consentPage } from './consent.pages';
 import { setRequestAccount } from './data-plane.hooks';
 import { googleErrors } from './google-errors';
-import { jwkCerts, pemCerts, signGoogleIdToken } from './google-id-token';
+import { GOOGLE_ISSUER, jwkCerts, pemCerts } from './google-id-token';
 import type { GoogleStateRef } from './google-state';
-import { ACCESS_TOKEN_TTL_SECONDS, DEFAULT_SCOPE } from './oauth-grants.store';
+import { ACCESS_TOKEN_TTL_SECONDS, type CodeSignIn, DEFAULT_SCOPE } from './oauth-grants.store';
+import { discoveryDocument, ID_TOKEN_FLAWS, isSignIn, issuerOf, signIdToken } from './openid-connect';
+import type { GoogleUser } from './user.store';
 
 type Form = Record<string, string | undefined>;
 
@@ -14,48 +17,72 @@ const oauthError = (reply: FastifyReply, status: number, error: string, descript
 /**
  * Google's OAuth endpoints as googleapis and google-auth-library call them: the consent
  * redirect, /token (authorization_code and refresh_token grants), /revoke, the certs that
- * verify the emulator's id tokens, and userinfo.
+ * verify the emulator's id tokens, and userinfo. For a sign-in, an OpenID Connect provider
+ * besides: discovery, the account chooser and consent page, nonce and PKCE.
  */
 export function registerOAuthRoutes(app: FastifyInstance, ctx: EmulatorContext, state: GoogleStateRef): void {
+  app.get('/.well-known/openid-configuration', async (req) => discoveryDocument(issuerOf(req)));
+
+  // A data connect (and any call with login_hint) gets its code as soon as the account is
+  // known, as the connector tests expect; a sign-in goes through the consent page first.
   const authorize = async (req: FastifyRequest, reply: FastifyReply) => {
-    const q = req.query as Form;
-    const { grants, users } = state.current;
-    if (q.client_id !== grants.client.clientId) {
-      return reply
-        .code(401)
-        .type('text/html')
-        .send('<h1>Error 401: invalid_client</h1><p>The OAuth client was not found.</p>');
+    const request = readAuthorizeRequest(req.query as Form, state);
+    if (!request.ok) return request.refuse(reply);
+    const { params, email } = request;
+    const path = req.url.split('?')[0] ?? '/o/oauth2/v2/auth';
+    if (isSignIn(request.scope) && (!email || params.get('prompt') === 'consent')) {
+      if (!email) return reply.type('text/html').send(chooser(CONSENT_PATH, params));
+      return reply.type('text/html').send(consentPage(email, params));
     }
-    if (!q.redirect_uri)
-      return reply
-        .code(400)
-        .type('text/html')
-        .send('<h1>Error 400: invalid_request</h1><p>Missing redirect_uri.</p>');
-    if (q.response_type !== undefined && q.response_type !== 'code') {
-      return reply.code(400).type('text/html').send('<h1>Error 400: unsupported_response_type</h1>');
-    }
-    const email = q.login_hint?.trim().toLowerCase();
-    if (!email)
-      return reply.type('text/html').send(
-        accountChooser(
-          req.url,
-          users.all().map((u) => u.email),
-        ),
-      );
-    // Signing in as someone new creates them, so a demo can connect any address.
-    const { user } = users.upsert(email, {});
-    const scope = q.scope ?? DEFAULT_SCOPE;
-    const code = grants.createCode(user.email, q.redirect_uri, scope, q.access_type === 'offline');
-    const target = new URL(q.redirect_uri);
-    if (q.state !== undefined) target.searchParams.set('state', q.state);
-    target.searchParams.set('code', code);
-    target.searchParams.set('scope', scope);
-    target.searchParams.set('authuser', '0');
-    target.searchParams.set('prompt', 'consent');
-    return reply.redirect(target.toString(), 302);
+    if (!email) return reply.type('text/html').send(chooser(path, params));
+    return approve(reply, request, email);
   };
   app.get('/o/oauth2/v2/auth', authorize);
   app.get('/o/oauth2/auth', authorize);
+
+  const chooser = (action: string, params: URLSearchParams) =>
+    accountChooserPage(
+      action,
+      params,
+      state.current.users.all().map((u) => u.email),
+    );
+
+  app.get(CONSENT_PATH, async (req, reply) => {
+    const request = readAuthorizeRequest(req.query as Form, state);
+    if (!request.ok) return request.refuse(reply);
+    if (!request.email) return reply.type('text/html').send(chooser(CONSENT_PATH, request.params));
+    return reply.type('text/html').send(consentPage(request.email, request.params));
+  });
+  app.post(CONSENT_PATH, async (req, reply) => {
+    const form = (req.body ?? {}) as Form;
+    const request = readAuthorizeRequest(form, state);
+    if (!request.ok) return request.refuse(reply);
+    if (!request.email || (form.decision !== 'allow' && form.decision !== 'deny')) {
+      return htmlError(reply, 400, 'invalid_request', 'Choose an account, then Allow or Deny.');
+    }
+    if (form.decision === 'deny') {
+      return redirectTo(reply, request, { error: 'access_denied' });
+    }
+    return approve(reply, request, request.email);
+  });
+
+  const approve = (reply: FastifyReply, request: AuthorizeRequest, email: string) => {
+    // Signing in as someone new creates them, so a demo can connect any address.
+    const { user } = state.current.users.upsert(email, {});
+    const code = state.current.grants.createCode(
+      user.email,
+      request.redirectUri,
+      request.scope,
+      request.params.get('access_type') === 'offline',
+      request.sign,
+    );
+    return redirectTo(reply, request, {
+      code,
+      scope: request.scope,
+      authuser: '0',
+      prompt: 'consent',
+    });
+  };
 
   const token = async (req: FastifyRequest, reply: FastifyReply) => {
     const form = { ...(req.query as Form), ...((req.body ?? {}) as Form) };
@@ -81,33 +108,33 @@ export function registerOAuthRoutes(app: FastifyInstance, ctx: EmulatorContext, 
       if (email) setRequestAccount(req, email);
       if (!grants.checkClient(clientId, clientSecret))
         return oauthError(reply, 401, 'invalid_client', 'Unauthorized');
-      const issued = form.code ? grants.exchangeCode(form.code, form.redirect_uri) : undefined;
+      const issued = form.code
+        ? grants.exchangeCode(form.code, form.redirect_uri, form.code_verifier)
+        : undefined;
       if (!issued) return oauthError(reply, 400, 'invalid_grant', 'Bad Request');
       const user = users.get(issued.email);
       const wantsIdToken = issued.scope
         .split(' ')
         .some((s) => s === 'openid' || s === 'email' || s.endsWith('/userinfo.email'));
-      // Wall-clock times: whoever verifies the token checks them against their own clock.
-      const iat = Math.floor(Date.now() / 1000);
+      const idToken = (user: GoogleUser) =>
+        signIdToken({
+          issuer: isSignIn(issued.scope) ? issuerOf(req) : GOOGLE_ISSUER,
+          clientId: grants.client.clientId,
+          user,
+          scope: issued.scope,
+          accessToken: issued.accessToken,
+          ...(issued.nonce === undefined ? {} : { nonce: issued.nonce }),
+          nowSeconds: Math.floor(Date.now() / 1000),
+          lifetimeSeconds: ACCESS_TOKEN_TTL_SECONDS,
+          flaw: ID_TOKEN_FLAWS.find((kind) => ctx.faults.take('google', kind, issued.email)),
+        });
       return {
         access_token: issued.accessToken,
         expires_in: ACCESS_TOKEN_TTL_SECONDS,
         ...(issued.refreshToken ? { refresh_token: issued.refreshToken } : {}),
         scope: issued.scope,
         token_type: 'Bearer',
-        ...(wantsIdToken && user
-          ? {
-              id_token: signGoogleIdToken({
-                azp: grants.client.clientId,
-                aud: grants.client.clientId,
-                sub: user.sub,
-                email: user.email,
-                email_verified: true,
-                iat,
-                exp: iat + ACCESS_TOKEN_TTL_SECONDS,
-              }),
-            }
-          : {}),
+        ...(wantsIdToken && user ? { id_token: idToken(user) } : {}),
       };
     }
     return oauthError(reply, 400, 'unsupported_grant_type', `Invalid grant_type: ${form.grant_type ?? ''}`);
@@ -137,10 +164,14 @@ export function registerOAuthRoutes(app: FastifyInstance, ctx: EmulatorContext, 
     const auth = state.current.grants.authenticate(header.replace(/^Bearer\s+/i, ''));
     if (!auth.ok) throw googleErrors.authError();
     setRequestAccount(req, auth.email);
-    const sub = state.current.users.get(auth.email)?.sub;
+    const user = state.current.users.get(auth.email);
     const email = grantsEmail(auth.scope);
-    if (version === 'v2') return { id: sub, ...(email ? { email: auth.email, verified_email: true } : {}) };
-    return { sub, ...(email ? { email: auth.email, email_verified: true } : {}) };
+    const profile = auth.scope.split(' ').includes('profile') && user ? { name: user.name } : {};
+    const verified = user?.emailVerified ?? true;
+    if (version === 'v2') {
+      return { id: user?.sub, ...(email ? { email: auth.email, verified_email: verified } : {}), ...profile };
+    }
+    return { sub: user?.sub, ...(email ? { email: auth.email, email_verified: verified } : {}), ...profile };
   };
   app.get('/oauth2/v3/userinfo', userinfo('v3'));
   app.get('/oauth2/v2/userinfo', userinfo('v2'));
@@ -161,25 +192,80 @@ function clientCredentials(req: FastifyRequest, form: Form): [string | undefined
   return [form.client_id, form.client_secret];
 }
 
-const escapeHtml = (s: string) =>
-  s.replace(
-    /[&<>"']/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c,
-  );
-
-/** The consent screen: pick a known user or type any address. */
-function accountChooser(url: string, emails: string[]): string {
-  const base = new URL(url, 'http://emulator');
-  const link = (email: string) => {
-    base.searchParams.set('login_hint', email);
-    return `<li><a href="${escapeHtml(base.pathname + base.search)}">${escapeHtml(email)}</a></li>`;
-  };
-  const hidden = [...new URL(url, 'http://emulator').searchParams.entries()]
-    .filter(([k]) => k !== 'login_hint')
-    .map(([k, v]) => `<input type="hidden" name="${escapeHtml(k)}" value="${escapeHtml(v)}">`)
-    .join('');
-  return `<!doctype html><html><head><title>Sign in - Google Accounts (emulator)</title></head><body>
-<h1>Choose an account</h1><ul>${emails.map(link).join('')}</ul>
-<form method="get" action="${escapeHtml(base.pathname)}">${hidden}<input name="login_hint" type="email" placeholder="someone@example.com" required><button>Continue</button></form>
-</body></html>`;
+/** An authorize request as the authorize endpoint and the consent page read it. */
+interface AuthorizeRequest {
+  ok: true;
+  redirectUri: string;
+  scope: string;
+  email: string | undefined;
+  sign: CodeSignIn;
+  /** Every parameter as sent, carried through the chooser and the consent form. */
+  params: URLSearchParams;
 }
+
+type AuthorizeRefusal = { ok: false; refuse: (reply: FastifyReply) => FastifyReply };
+
+/**
+ * The client and redirect URI are checked before anything is sent back to the redirect URI
+ * (a bad one gets an error page); a bad PKCE method goes back to the client as invalid_request.
+ */
+function readAuthorizeRequest(q: Form, state: GoogleStateRef): AuthorizeRequest | AuthorizeRefusal {
+  const refuse = (status: number, error: string, description: string): AuthorizeRefusal => ({
+    ok: false,
+    refuse: (reply) => htmlError(reply, status, error, description),
+  });
+  if (q.client_id !== state.current.grants.client.clientId) {
+    return refuse(401, 'invalid_client', 'The OAuth client was not found.');
+  }
+  if (!q.redirect_uri) return refuse(400, 'invalid_request', 'Missing redirect_uri.');
+  if (q.response_type !== undefined && q.response_type !== 'code') {
+    return refuse(400, 'unsupported_response_type', 'Only the code flow is supported.');
+  }
+  const params = new URLSearchParams(
+    Object.entries(q).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+  );
+  params.delete('decision');
+  const redirectUri = q.redirect_uri;
+  const method = q.code_challenge_method ?? 'plain';
+  if (q.code_challenge !== undefined && method !== 'S256' && method !== 'plain') {
+    return {
+      ok: false,
+      refuse: (reply) =>
+        redirectTo(
+          reply,
+          { redirectUri, params },
+          {
+            error: 'invalid_request',
+            error_description: 'Unsupported code_challenge_method.',
+          },
+        ),
+    };
+  }
+  return {
+    ok: true,
+    redirectUri,
+    scope: q.scope ?? DEFAULT_SCOPE,
+    email: q.login_hint?.trim().toLowerCase() || undefined,
+    sign: {
+      ...(q.nonce === undefined ? {} : { nonce: q.nonce }),
+      ...(q.code_challenge === undefined ? {} : { codeChallenge: { value: q.code_challenge, method } }),
+    },
+    params,
+  };
+}
+
+/** Back to the client's redirect URI with these parameters and the request's state. */
+function redirectTo(
+  reply: FastifyReply,
+  request: Pick<AuthorizeRequest, 'redirectUri' | 'params'>,
+  answer: Record<string, string>,
+): FastifyReply {
+  const target = new URL(request.redirectUri);
+  const sentState = request.params.get('state');
+  if (sentState !== null) target.searchParams.set('state', sentState);
+  for (const [name, value] of Object.entries(answer)) target.searchParams.set(name, value);
+  return reply.redirect(target.toString(), 302);
+}
+
+const htmlError = (reply: FastifyReply, status: number, error: string, description: string) =>
+  reply.code(status).type('text/html').send(`<h1>Error ${status}: ${error}</h1><p>${description}</p>`);

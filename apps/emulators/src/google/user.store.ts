@@ -8,6 +8,10 @@ export interface GoogleUser {
   email: string;
   /** Stable numeric id: the `sub` of the user's id_token. */
   sub: string;
+  /** The profile name an id token and userinfo give (`name`, split into given and family names). */
+  name: string;
+  /** Whether Google vouches for the address (`email_verified`); false for an unconfirmed one. */
+  emailVerified: boolean;
   /** Where the user's Gmail Pub/Sub subscription pushes. */
   pushUrl?: string;
   /** How a rate limit answers for this user: 403 userRateLimitExceeded or 429 rateLimitExceeded. */
@@ -19,6 +23,8 @@ export interface GoogleUser {
 }
 
 export interface UserSettings {
+  name?: string;
+  emailVerified?: boolean;
   pushUrl?: string;
   rateLimitStatus?: 403 | 429;
   limits?: Partial<UserLimits>;
@@ -54,6 +60,8 @@ export class GoogleUserStore {
     const user: GoogleUser = {
       email,
       sub: rng.digits(21),
+      name: nameFromEmail(email),
+      emailVerified: true,
       rateLimitStatus: 403,
       limits: { ...DEFAULT_LIMITS },
       calendar: new CalendarStore(email, { rng, now, onChange: () => this.deps.onCalendarChange(email) }),
@@ -69,9 +77,21 @@ export class GoogleUserStore {
   }
 
   configure(user: GoogleUser, settings: UserSettings): GoogleUser {
+    if (settings.name !== undefined) user.name = settings.name;
+    if (settings.emailVerified !== undefined) user.emailVerified = settings.emailVerified;
     if (settings.pushUrl !== undefined) user.pushUrl = settings.pushUrl;
     if (settings.rateLimitStatus !== undefined) user.rateLimitStatus = settings.rateLimitStatus;
     if (settings.limits) user.limits = { ...user.limits, ...settings.limits };
     return user;
   }
+}
+
+/** `ada.lovelace@example.com` → `Ada Lovelace`: a name for a user made without one. */
+function nameFromEmail(email: string): string {
+  const local = email.split('@')[0] ?? email;
+  return local
+    .split(/[._-]+/)
+    .filter((part) => part !== '')
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join(' ');
 }
