@@ -6,6 +6,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup.sh
 echo "== typecheck" >&2
 npx --no-install tsc -p tsconfig.json
+npx --no-install tsc -p apps/web/tsconfig.json
 echo "== lint" >&2
 npx --no-install biome ci .
 echo "== tests" >&2

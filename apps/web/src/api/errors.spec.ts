@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError, apiErrorOf, describeError, parseRetryAfter } from './errors';
+
+describe('parseRetryAfter', () => {
+  it('reads seconds and HTTP dates, and nothing else', () => {
+    const now = Date.parse('2026-12-03T12:00:00Z');
+    expect(parseRetryAfter('7', now)).toBe(7);
+    expect(parseRetryAfter('Thu, 03 Dec 2026 12:00:10 GMT', now)).toBe(10);
+    expect(parseRetryAfter(null, now)).toBeNull();
+    expect(parseRetryAfter('soon', now)).toBeNull();
+  });
+});
+
+describe('apiErrorOf', () => {
+  it("maps the API's error body with its Retry-After", async () => {
+    const response = new Response(JSON.stringify({ error: { code: 'rate_limited', message: 'Slow down' } }), {
+      status: 429,
+      headers: { 'retry-after': '3' },
+    });
+    const error = await apiErrorOf(response);
+    expect(error).toBeInstanceOf(ApiError);
+    expect([error.status, error.code, error.message, error.retryAfter]).toEqual([
+      429,
+      'rate_limited',
+      'Slow down',
+      3,
+    ]);
+    expect(describeError(error).message).toBe('Slow down Try again in 3 s.');
+  });
+
+  it('names the status when the body is not an error body', async () => {
+    const error = await apiErrorOf(new Response('<html>', { status: 502, statusText: 'Bad Gateway' }));
+    expect([error.code, error.message]).toEqual(['http_502', 'Bad Gateway']);
+  });
+});

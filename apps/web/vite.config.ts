@@ -1,0 +1,23 @@
+import react from '@vitejs/plugin-react';
+import { defineConfig } from 'vite';
+
+const API = 'http://127.0.0.1:3000';
+
+// One origin in development as in production (sync-api serves dist): cookies and the
+// event stream need no CORS. Routes are lazy (src/routes), so each page is its own chunk.
+export default defineConfig({
+  root: import.meta.dirname,
+  plugins: [react()],
+  server: {
+    port: 5173,
+    proxy: {
+      '/api': { target: API, changeOrigin: false },
+      '/webhooks': { target: API, changeOrigin: false },
+    },
+  },
+  build: {
+    outDir: 'dist',
+    emptyOutDir: true,
+    sourcemap: true,
+  },
+});
