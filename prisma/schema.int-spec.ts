@@ -185,21 +185,78 @@ const ROUND_TRIPS = {
     expect(await prisma.workspace.findUniqueOrThrow({ where: { id: created.id } })).toEqual(created);
   },
 
-  User: async (prisma) => {
+  Member: async (prisma) => {
     const workspace = await seedWorkspace(prisma);
-    const created = await prisma.user.create({
-      data: { workspaceId: workspace.id, email: 'ana@example.com', name: 'Ana', role: 'sales' },
+    const created = await prisma.member.create({
+      data: {
+        workspaceId: workspace.id,
+        email: 'ana@example.com',
+        name: 'Ana',
+        role: 'sales',
+        status: 'invited',
+        lastSignInAt: AT,
+        removedAt: AT,
+      },
     });
-    const read = await prisma.user.findUniqueOrThrow({
+    const read = await prisma.member.findUniqueOrThrow({
       where: { workspaceId_email: { workspaceId: workspace.id, email: 'ana@example.com' } },
     });
     expect(read).toEqual(created);
-    expect(read).toMatchObject({ name: 'Ana', role: 'sales' });
+    expect(read).toMatchObject({ name: 'Ana', role: 'sales', status: 'invited' });
+    // Emails are kept lowercased, by the database too.
+    await expect(
+      prisma.member.create({ data: { workspaceId: workspace.id, email: 'Bo@example.com', role: 'sales' } }),
+    ).rejects.toThrow();
+  },
+
+  UserSession: async (prisma) => {
+    const workspace = await seedWorkspace(prisma);
+    const member = await prisma.member.create({
+      data: { workspaceId: workspace.id, email: 's@example.com', role: 'admin' },
+    });
+    const created = await prisma.userSession.create({
+      data: {
+        workspaceId: workspace.id,
+        memberId: member.id,
+        tokenHash: new Uint8Array([0, 1, 255]),
+        csrfSecret: 'secret',
+        expiresAt: AT,
+        revokedAt: AT,
+      },
+    });
+    expect(created.id).toMatch(UUID_V7);
+    const read = await prisma.userSession.findUniqueOrThrow({
+      where: { tokenHash: new Uint8Array([0, 1, 255]) },
+    });
+    expect(read).toEqual(created);
+    expect(read.lastSeenAt).toBeInstanceOf(Date);
+  },
+
+  MagicLink: async (prisma) => {
+    const workspace = await seedWorkspace(prisma);
+    const member = await prisma.member.create({
+      data: { workspaceId: workspace.id, email: 'm@example.com', role: 'sales' },
+    });
+    const created = await prisma.magicLink.create({
+      data: {
+        workspaceId: workspace.id,
+        memberId: member.id,
+        tokenHash: new Uint8Array([9, 8, 7]),
+        email: 'm@example.com',
+        returnTo: '/people',
+        expiresAt: AT,
+        usedAt: AT,
+      },
+    });
+    const read = await prisma.magicLink.findUniqueOrThrow({
+      where: { tokenHash: new Uint8Array([9, 8, 7]) },
+    });
+    expect(read).toEqual(created);
   },
 
   ApiKey: async (prisma) => {
     const workspace = await seedWorkspace(prisma);
-    const user = await prisma.user.create({
+    const user = await prisma.member.create({
       data: { workspaceId: workspace.id, email: 'k@example.com', role: 'admin' },
     });
     const created = await prisma.apiKey.create({

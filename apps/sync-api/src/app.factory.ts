@@ -1,3 +1,4 @@
+import fastifyCookie from '@fastify/cookie';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
@@ -47,6 +48,9 @@ export async function createApp(
     bodyParser: false,
   });
   app.useLogger(app.get(Logger));
+  // Reads the session cookie (request.cookies) and sets it (reply.setCookie); unsigned: the
+  // cookie is an opaque random id, checked against its hash in PostgreSQL.
+  await app.register(fastifyCookie);
   useWebhookAwareJsonParser(app);
   setupOpenApi(app);
   await app.init();

@@ -18,6 +18,7 @@ import { loggerParams } from './infra/logger-params';
 import { PgListenerModule } from './infra/pg-listener';
 import { PullQueueModule } from './infra/pull-queue.module';
 import { RedisModule } from './infra/redis.module';
+import { MembersModule } from './members/members.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { PoliciesModule } from './policies/policies.module';
 import { RecordsModule } from './records/records.module';
@@ -48,6 +49,7 @@ export class AppModule {
         MetricsModule,
         AuthModule,
         ApiKeysModule,
+        MembersModule,
         ConnectionsModule,
         RecordsModule,
         IdentityReviewModule,

@@ -29,12 +29,12 @@ describe('cli create-workspace', () => {
 
     const workspace = await t.prisma.workspace.findUniqueOrThrow({
       where: { id: printed.workspaceId },
-      include: { users: true, apiKeys: true },
+      include: { members: true, apiKeys: true },
     });
     expect(workspace.name).toBe('Acme Corp');
-    expect(workspace.users).toEqual([expect.objectContaining({ email: 'a@b.c', role: 'admin' })]);
+    expect(workspace.members).toEqual([expect.objectContaining({ email: 'a@b.c', role: 'admin' })]);
     expect(workspace.apiKeys).toEqual([
-      expect.objectContaining({ role: 'admin', userId: workspace.users[0]!.id }),
+      expect.objectContaining({ role: 'admin', userId: workspace.members[0]!.id }),
     ]);
   });
 

@@ -22,7 +22,7 @@ export class WorkspacesRepository {
   async createWithAdmin(input: NewWorkspace): Promise<CreatedWorkspace> {
     return this.prisma.$transaction(async (tx) => {
       const workspace = await tx.workspace.create({ data: { name: input.name }, select: { id: true } });
-      const admin = await tx.user.create({
+      const admin = await tx.member.create({
         data: { workspaceId: workspace.id, email: input.adminEmail, role: 'admin' },
         select: { id: true },
       });
