@@ -74,3 +74,8 @@ export function fieldSpec(type: RecordType, field: string): FieldSpec {
   const specs: Readonly<Record<string, FieldSpec | undefined>> = FIELDS[type];
   return (Object.hasOwn(specs, field) ? specs[field] : undefined) ?? { label: field, input: 'text' };
 }
+
+/** Whether `field` is one of the type's unified fields (not a mapping's custom field). */
+export function isUnifiedFieldOf(type: RecordType, field: string): boolean {
+  return Object.hasOwn(FIELDS[type], field);
+}
