@@ -5,25 +5,37 @@ import { FaultRegistry } from './common/faults';
 import { RequestLog } from './common/request-log';
 import { createGoogleEmulator } from './google/google.emulator';
 import { createHubspotEmulator } from './hubspot/hubspot.emulator';
+import { MailCatcher } from './mail/mail-catcher';
+import { registerMailControlRoutes } from './mail/mail-control.routes';
 
 export interface EmulatorOptions {
   host?: string;
   /** 0 picks a free port (tests). */
   hubspotPort?: number;
   googlePort?: number;
+  /**
+   * The mail catch-all's SMTP port: 4025 by default, but a free port when both HTTP ports are
+   * free ports (tests side by side must not share one mailbox port).
+   */
+  smtpPort?: number;
   seed?: number;
 }
 
 export interface RunningEmulators {
   hubspotUrl: string;
   googleUrl: string;
+  /** The mail catch-all, `smtp://host:port`: no authentication, no TLS, any address. */
+  smtpUrl: string;
   context: EmulatorContext;
   hubspot: EmulatedProvider;
   google: EmulatedProvider;
   close(): Promise<void>;
 }
 
-/** Starts HubSpot and Google on their ports, each with the shared control routes. */
+/**
+ * Starts HubSpot and Google on their ports, each with the shared control routes, and the
+ * mail catch-all (read through either port's control routes).
+ */
 export async function startEmulators(options: EmulatorOptions = {}): Promise<RunningEmulators> {
   const host = options.host ?? '127.0.0.1';
   const context: EmulatorContext = {
@@ -34,25 +46,35 @@ export async function startEmulators(options: EmulatorOptions = {}): Promise<Run
   };
   const hubspot = createHubspotEmulator(context);
   const google = createGoogleEmulator(context);
+  const mail = new MailCatcher();
   const resetAll = () => {
     context.faults.clear();
     context.requests.clear();
     hubspot.reset();
     google.reset();
+    mail.clear();
   };
-  registerControlRoutes(hubspot.app, context, resetAll);
-  registerControlRoutes(google.app, context, resetAll);
+  for (const { app } of [hubspot, google]) {
+    registerControlRoutes(app, context, resetAll);
+    registerMailControlRoutes(app, mail);
+  }
   await hubspot.app.listen({ host, port: options.hubspotPort ?? 4010 });
   await google.app.listen({ host, port: options.googlePort ?? 4020 });
+  const freePorts = options.hubspotPort === 0 && options.googlePort === 0;
+  const smtpUrl = await mail.listen(host, options.smtpPort ?? (freePorts ? 0 : 4025)).catch(async (error) => {
+    await Promise.all([hubspot.close(), google.close()]);
+    throw error;
+  });
   const url = (p: EmulatedProvider) => `http://${host}:${(p.app.server.address() as AddressInfo).port}`;
   return {
     hubspotUrl: url(hubspot),
     googleUrl: url(google),
+    smtpUrl,
     context,
     hubspot,
     google,
     close: async () => {
-      await Promise.all([hubspot.close(), google.close()]);
+      await Promise.all([hubspot.close(), google.close(), mail.close()]);
     },
   };
 }

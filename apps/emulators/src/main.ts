@@ -2,16 +2,19 @@ import { ConfigError } from '@syncline/core';
 import { loadEmulatorConfig } from './config/emulator-config';
 import { startEmulators } from './emulators';
 
-// `npm run emulators`: local HubSpot and Google for the demo, the tests and development.
+// `npm run emulators`: local HubSpot, Google and a mail catch-all for the demo, the tests and development.
 async function main(): Promise<void> {
   const config = loadEmulatorConfig();
   const running = await startEmulators({
     host: config.EMULATOR_HOST,
     hubspotPort: config.EMULATOR_HUBSPOT_PORT,
     googlePort: config.EMULATOR_GOOGLE_PORT,
+    ...(config.EMULATOR_SMTP_PORT === undefined ? {} : { smtpPort: config.EMULATOR_SMTP_PORT }),
     seed: config.EMULATOR_SEED,
   });
-  console.log(JSON.stringify({ hubspot: running.hubspotUrl, google: running.googleUrl }));
+  console.log(
+    JSON.stringify({ hubspot: running.hubspotUrl, google: running.googleUrl, smtp: running.smtpUrl }),
+  );
   const stop = () => void running.close().then(() => process.exit(0));
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);

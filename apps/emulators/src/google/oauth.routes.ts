@@ -5,7 +5,12 @@ import { setRequestAccount } from './data-plane.hooks';
 import { googleErrors } from './google-errors';
 import { GOOGLE_ISSUER, jwkCerts, pemCerts } from './google-id-token';
 import type { GoogleStateRef } from './google-state';
-import { ACCESS_TOKEN_TTL_SECONDS, type CodeSignIn, DEFAULT_SCOPE } from './oauth-grants.store';
+import {
+  ACCESS_TOKEN_TTL_SECONDS,
+  type CodeChallengeMethod,
+  type CodeSignIn,
+  DEFAULT_SCOPE,
+} from './oauth-grants.store';
 import { discoveryDocument, ID_TOKEN_FLAWS, isSignIn, issuerOf, signIdToken } from './openid-connect';
 import type { GoogleUser } from './user.store';
 
@@ -226,8 +231,8 @@ function readAuthorizeRequest(q: Form, state: GoogleStateRef): AuthorizeRequest 
   );
   params.delete('decision');
   const redirectUri = q.redirect_uri;
-  const method = q.code_challenge_method ?? 'plain';
-  if (q.code_challenge !== undefined && method !== 'S256' && method !== 'plain') {
+  const method = challengeMethod(q.code_challenge_method);
+  if (q.code_challenge !== undefined && method === undefined) {
     return {
       ok: false,
       refuse: (reply) =>
@@ -248,10 +253,18 @@ function readAuthorizeRequest(q: Form, state: GoogleStateRef): AuthorizeRequest 
     email: q.login_hint?.trim().toLowerCase() || undefined,
     sign: {
       ...(q.nonce === undefined ? {} : { nonce: q.nonce }),
-      ...(q.code_challenge === undefined ? {} : { codeChallenge: { value: q.code_challenge, method } }),
+      ...(q.code_challenge === undefined || method === undefined
+        ? {}
+        : { codeChallenge: { value: q.code_challenge, method } }),
     },
     params,
   };
+}
+
+/** RFC 7636 §4.3: `plain` when absent. */
+function challengeMethod(sent: string | undefined): CodeChallengeMethod | undefined {
+  if (sent === undefined) return 'plain';
+  return sent === 'S256' || sent === 'plain' ? sent : undefined;
 }
 
 /** Back to the client's redirect URI with these parameters and the request's state. */

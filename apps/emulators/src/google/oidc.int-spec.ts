@@ -19,13 +19,14 @@ const SIGN_IN_SCOPE = 'openid email profile';
 
 let google: GoogleHarness;
 let client: { clientId: string; clientSecret: string };
-let discovery: Record<string, unknown>;
+type Json = Record<string, unknown>;
+let discovery: Json;
 let jwks: JWTVerifyGetKey;
 
 beforeAll(async () => {
   google = await GoogleHarness.start();
   client = (await google.control<CreatedUser>('GET', '/_emulator/google/oauth-client')).body;
-  discovery = await (await fetch(`${google.url}/.well-known/openid-configuration`)).json();
+  discovery = (await (await fetch(`${google.url}/.well-known/openid-configuration`)).json()) as Json;
   jwks = createRemoteJWKSet(new URL(String(discovery.jwks_uri)));
 });
 
@@ -87,7 +88,7 @@ async function redeem(
       ...(verifier === undefined ? {} : { code_verifier: verifier }),
     }),
   });
-  return { status: res.status, body: await res.json() };
+  return { status: res.status, body: (await res.json()) as Record<string, string> };
 }
 
 /** A user allows a sign-in: the code the redirect carries, after checking its state. */
@@ -131,7 +132,7 @@ describe('discovery (OpenID Connect Discovery 1.0)', () => {
     const res = await fetch(`${google.url}/.well-known/openid-configuration`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    const doc = await res.json();
+    const doc = (await res.json()) as Json;
     for (const field of [
       'issuer',
       'authorization_endpoint',
@@ -160,7 +161,7 @@ describe('discovery (OpenID Connect Discovery 1.0)', () => {
     // RS256 MUST be included (§3).
     expect(doc.id_token_signing_alg_values_supported).toContain('RS256');
     expect(doc.scopes_supported).toEqual(expect.arrayContaining(['openid', 'email', 'profile']));
-    const jwkSet = await (await fetch(doc.jwks_uri)).json();
+    const jwkSet = (await (await fetch(String(doc.jwks_uri))).json()) as { keys: Json[] };
     expect(jwkSet.keys[0]).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig', kid: expect.any(String) });
   });
 });
