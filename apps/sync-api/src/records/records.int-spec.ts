@@ -12,7 +12,7 @@ interface RecordBody {
   fields: Record<string, unknown>;
   provenance: Record<string, unknown>;
   version: number;
-  sourceLinks: { connectionId: string; provider: string | null; externalId: string }[];
+  sourceLinks: { connectionId: string; provider: string | null; externalId: string; url: string | null }[];
   openConflicts: { id: string; field: string }[];
   mergedInto: string | null;
   flags: Record<string, unknown>;
@@ -242,7 +242,15 @@ describe('unified records', () => {
         firstName: { source: { kind: 'user', id: 'user-1' }, eventTime, conflicted: true },
       },
       version: 7,
-      sourceLinks: [{ connectionId: hubspotId, provider: 'hubspot', externalId: '101' }],
+      sourceLinks: [
+        {
+          connectionId: hubspotId,
+          provider: 'hubspot',
+          externalId: '101',
+          // The contact's page on its portal (4711), where a salesperson opens it in HubSpot.
+          url: 'https://app.hubspot.com/contacts/4711/record/0-1/101',
+        },
+      ],
       mergedInto: null,
       deletedIn: [],
       flags: { deletedIn: [] },
@@ -317,6 +325,23 @@ describe('unified records', () => {
       expect(res.statusCode, url).toBe(400);
       expect(res.json<{ error: { code: string } }>().error.code).toBe('validation_failed');
     }
+  });
+
+  it("counts what waits for a person in the workspace's inbox, and nothing of another's", async () => {
+    // Two open pairs and a dismissed one in Acme; the seeded conflicts are one open, one resolved.
+    await t.prisma.$executeRaw`
+      INSERT INTO possible_duplicate (id, workspace_id, entity_type, entity_a, entity_b, score, evidence, status)
+      VALUES (${randomUUID()}::uuid, ${a.workspaceId}::uuid, 'person', ${ada}::uuid, ${bob}::uuid, 0.8, '[]'::jsonb, 'open'),
+             (${randomUUID()}::uuid, ${a.workspaceId}::uuid, 'person', ${bob}::uuid, ${adaMerged}::uuid, 0.7, '[]'::jsonb, 'open'),
+             (${randomUUID()}::uuid, ${a.workspaceId}::uuid, 'person', ${ada}::uuid, ${adaMerged}::uuid, 0.6, '[]'::jsonb, 'dismissed')`;
+    const acme = await get(salesKey, '/api/v1/inbox-counts');
+    expect(acme.statusCode).toBe(200);
+    expect(acme.json()).toEqual({ openConflicts: 1, openDuplicates: 2 });
+    expect((await get(b.adminKey, '/api/v1/inbox-counts')).json()).toEqual({
+      openConflicts: 0,
+      openDuplicates: 0,
+    });
+    expect((await t.app.inject({ method: 'GET', url: '/api/v1/inbox-counts' })).statusCode).toBe(401);
   });
 
   it('needs an API key', async () => {

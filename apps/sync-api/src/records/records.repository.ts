@@ -23,6 +23,8 @@ export interface EntityRecord {
     connectionId: string;
     provider: string | null;
     externalId: string;
+    /** The connection's account (HubSpot's portal id, Google's address); null once it was removed. */
+    account: string | null;
     linkedBecause: LinkedBecause | null;
   }[];
   /** The people, companies and deals associated with it, one per entity with every source. */
@@ -168,7 +170,8 @@ const RELATED = `
  */
 const RELATIONS = `
   COALESCE((SELECT json_agg(json_build_object('connectionId', l.connection_id, 'provider', c.provider,
-                                              'externalId', l.external_id, 'linkedBecause', l.link_reason)
+                                              'externalId', l.external_id, 'account', c.external_account_id,
+                                              'linkedBecause', l.link_reason)
                             ORDER BY l.created_at, l.connection_id, l.external_id)
               FROM source_link l
               LEFT JOIN connection c ON c.id = l.connection_id AND c.workspace_id = l.workspace_id

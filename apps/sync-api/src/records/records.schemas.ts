@@ -208,6 +208,12 @@ export const recordView = z.object({
       connectionId: z.uuid(),
       provider: z.string().nullable().describe('Null when the connection has since been removed.'),
       externalId: z.string(),
+      url: z
+        .string()
+        .nullable()
+        .describe(
+          'The page that shows the record in its own system (its HubSpot record page), or null when there is none.',
+        ),
       linkedBecause: linkedBecause,
     }),
   ),

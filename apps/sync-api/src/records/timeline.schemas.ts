@@ -42,6 +42,12 @@ export const timelineItem = z.object({
         connectionId: z.uuid(),
         provider: z.string().nullable().describe('Null when the connection has since been removed.'),
         externalId: z.string(),
+        url: z
+          .string()
+          .nullable()
+          .describe(
+            'The page that shows it in its own system (Google Calendar, Gmail, Google Tasks), if any.',
+          ),
       }),
     )
     .describe('Where the activity lives (its calendar event, its message).'),

@@ -1,9 +1,12 @@
 import { Inject, Injectable, NotFoundException } from '@nestjs/common';
+import type { ProviderWebUrls } from '@syncline/connectors';
 import type { EntityType } from '@syncline/core';
 import { Prisma, PrismaClient } from '@syncline/core/db';
 import { encodePageCursor } from '../admin/page-cursor';
 import type { Principal } from '../auth/principal';
+import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { RecordsRepository } from './records.repository';
+import { providerWebUrls, withUrls } from './source-links';
 import {
   TIMELINE_TYPES,
   type TimelineItem,
@@ -23,7 +26,7 @@ interface TimelineRow {
   occurred_at: Date;
   roles: TimelineItem['roles'];
   title: string | null;
-  links: TimelineItem['sourceLinks'];
+  links: (Omit<TimelineItem['sourceLinks'][number], 'url'> & { account: string | null })[];
 }
 
 /**
@@ -38,7 +41,12 @@ export class RecordTimelineService {
   constructor(
     @Inject(PrismaClient) private readonly prisma: PrismaClient,
     @Inject(RecordsRepository) private readonly records: RecordsRepository,
-  ) {}
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.webUrls = providerWebUrls(config);
+  }
+
+  private readonly webUrls: ProviderWebUrls;
 
   async timeline(
     principal: Principal,
@@ -100,7 +108,7 @@ export class RecordTimelineService {
              COALESCE(CASE WHEN i.activity_type = 'email_activity' THEN e.fields->>'subject'
                            ELSE e.fields->>'title' END, e.display_name) AS title,
              COALESCE((SELECT json_agg(json_build_object('connectionId', l.connection_id, 'provider', c.provider,
-                                                         'externalId', l.external_id)
+                                                         'externalId', l.external_id, 'account', c.external_account_id)
                                        ORDER BY l.created_at, l.connection_id, l.external_id)
                          FROM source_link l
                          LEFT JOIN connection c ON c.id = l.connection_id AND c.workspace_id = l.workspace_id
@@ -117,7 +125,7 @@ export class RecordTimelineService {
         occurredAt: row.occurred_at.toISOString(),
         title: row.title,
         roles: row.roles,
-        sourceLinks: row.links,
+        sourceLinks: withUrls(row.links, row.activity_type, this.webUrls),
       })),
       nextCursor:
         rows.length > query.limit && last

@@ -2,4 +2,5 @@ export * from './http-errors';
 export * from './oauth-refresh';
 export * from './pg-credential-store';
 export * from './rate-budget';
+export * from './record-url';
 export * from './token-source';

@@ -16,6 +16,8 @@ export const providerEnvSchema = z.object({
   HUBSPOT_CLIENT_SECRET: optionalText,
   /** Our HubSpot app id: its writes come back with `sourceId` = this id. */
   HUBSPOT_APP_ID: optionalText,
+  /** HubSpot's app, where a person opens a record (the source links' `url`); the emulator serves record pages too. */
+  HUBSPOT_APP_URL: url.default('https://app.hubspot.com'),
   GOOGLE_API_ROOT_URL: url.default('https://www.googleapis.com/'),
   GOOGLE_TOKEN_URL: url.default('https://oauth2.googleapis.com/token'),
   GOOGLE_CLIENT_ID: optionalText,

@@ -1,0 +1,46 @@
+/** Where people open a provider's own pages, as opposed to its API. */
+export interface ProviderWebUrls {
+  /** HubSpot's app, e.g. `https://app.hubspot.com` (the emulator serves record pages at its own origin). */
+  hubspotAppUrl: string;
+}
+
+export interface SourceRecordRef {
+  provider: string | null;
+  /** The unified type the record is linked as. */
+  entityType: string;
+  externalId: string;
+  /** The provider's account: HubSpot's portal id, Google's address. */
+  account: string | null;
+}
+
+/** HubSpot's object type ids, as its record pages spell them (`/record/0-1/…` is a contact). */
+const HUBSPOT_OBJECT_TYPE_IDS: Record<string, string> = { person: '0-1', company: '0-2', deal: '0-3' };
+
+/**
+ * The page that shows a linked record in its own system, or null when the provider has none a
+ * person could open (a removed connection, an engagement HubSpot shows only on its record).
+ */
+export function sourceRecordUrl(ref: SourceRecordRef, urls: ProviderWebUrls): string | null {
+  const id = encodeURIComponent(ref.externalId);
+  if (ref.provider === 'hubspot') {
+    const objectType = HUBSPOT_OBJECT_TYPE_IDS[ref.entityType];
+    if (!objectType || !ref.account) return null;
+    const base = urls.hubspotAppUrl.replace(/\/+$/, '');
+    return `${base}/contacts/${encodeURIComponent(ref.account)}/record/${objectType}/${id}`;
+  }
+  if (ref.provider === 'google') {
+    const account = ref.account ? `?authuser=${encodeURIComponent(ref.account)}` : '';
+    if (ref.entityType === 'meeting') {
+      // Google Calendar's event links: base64 of "<event id> <calendar id>" (the account's primary calendar).
+      if (!ref.account) return null;
+      const eid = Buffer.from(`${ref.externalId} ${ref.account}`).toString('base64url');
+      return `https://calendar.google.com/calendar/event?eid=${eid}`;
+    }
+    if (ref.entityType === 'email_activity') return `https://mail.google.com/mail/${account}#all/${id}`;
+    if (ref.entityType === 'task') {
+      const taskId = ref.externalId.slice(ref.externalId.lastIndexOf('/') + 1);
+      return `https://tasks.google.com/task/${encodeURIComponent(taskId)}`;
+    }
+  }
+  return null;
+}
