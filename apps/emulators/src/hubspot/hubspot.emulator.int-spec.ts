@@ -118,6 +118,24 @@ describe('HubSpot emulator: control API through startEmulators', () => {
     );
     expect(state.body.results).toEqual([expect.objectContaining({ id: a.body.id, archived: true })]);
   });
+
+  it("shows a record's page where the app's source links open it, and 404 for one it does not hold", async () => {
+    await control('POST', '/_emulator/hubspot/portals', { portalId: 303, appId: 5001, clientSecret: 's' });
+    const ada = await control('POST', '/_emulator/hubspot/portals/303/ui/contacts', {
+      properties: { email: 'ada@page.test', firstname: 'Ada <script>' },
+    });
+    const page = await fetch(`${running.hubspotUrl}/contacts/303/record/0-1/${String(ada.body.id)}`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    const html = await page.text();
+    expect(html).toContain('ada@page.test');
+    expect(html).toContain('Ada &lt;script&gt;');
+    expect(html).not.toContain('<script>');
+    expect((await fetch(`${running.hubspotUrl}/contacts/303/record/0-2/${String(ada.body.id)}`)).status).toBe(
+      404,
+    );
+    expect((await fetch(`${running.hubspotUrl}/contacts/999/record/0-1/1`)).status).toBe(404);
+  });
 });
 
 describe('HubSpot emulator: determinism', () => {

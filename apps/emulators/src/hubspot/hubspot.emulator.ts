@@ -12,6 +12,7 @@ import { registerOauthRoutes } from './oauth.routes';
 import { registerObjectRoutes } from './objects.routes';
 import { registerOwnerRoutes } from './owners.routes';
 import { registerPropertyRoutes } from './properties.routes';
+import { registerRecordPageRoutes } from './record-page.routes';
 import { registerSearchRoutes } from './search.routes';
 import { registerSecondaryEmailRoutes } from './secondary-email.routes';
 
@@ -85,6 +86,7 @@ export function createHubspotEmulator(
 
   registerHubspotControlRoutes(app, state);
   registerOauthRoutes(app, state);
+  registerRecordPageRoutes(app, state);
   void app.register(async (api) => {
     registerDataPlaneGate(api, state);
     registerObjectRoutes(api);
