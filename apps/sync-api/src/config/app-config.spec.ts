@@ -118,6 +118,45 @@ describe('app config', () => {
     },
   );
 
+  it('has no OpenID Connect sign-in and no domain restriction by default', () => {
+    const config = loadAppConfig({ SYNCLINE_ENCRYPTION_KEYS: KEYS, OIDC_CLIENT_ID: '' });
+    expect(config.OIDC_ISSUER_URL).toBeUndefined();
+    expect(config.OIDC_CLIENT_ID).toBeUndefined();
+    expect(config.AUTH_ALLOWED_DOMAINS).toEqual([]);
+  });
+
+  it('reads the OpenID Connect issuer and client, and the allowed domains as a lower-cased list', () => {
+    const config = loadAppConfig({
+      SYNCLINE_ENCRYPTION_KEYS: KEYS,
+      OIDC_ISSUER_URL: 'https://accounts.google.com',
+      OIDC_CLIENT_ID: 'client.apps.googleusercontent.com',
+      OIDC_CLIENT_SECRET: 'GOCSPX-secret',
+      AUTH_ALLOWED_DOMAINS: ' Acme.com, @acme.co.uk,,',
+    });
+    expect(config).toMatchObject({
+      OIDC_ISSUER_URL: 'https://accounts.google.com',
+      OIDC_CLIENT_ID: 'client.apps.googleusercontent.com',
+      OIDC_CLIENT_SECRET: 'GOCSPX-secret',
+      AUTH_ALLOWED_DOMAINS: ['acme.com', 'acme.co.uk'],
+    });
+  });
+
+  it('names the client settings an OpenID Connect issuer needs', () => {
+    const error = configError(() =>
+      loadAppConfig({ SYNCLINE_ENCRYPTION_KEYS: KEYS, OIDC_ISSUER_URL: 'http://127.0.0.1:4020' }),
+    );
+    expect(error.message).toMatch(/^\s+OIDC_CLIENT_ID: /m);
+    expect(error.message).toMatch(/^\s+OIDC_CLIENT_SECRET: /m);
+  });
+
+  it.each([
+    ['OIDC_ISSUER_URL', 'accounts.google.com'],
+    ['AUTH_ALLOWED_DOMAINS', 'acme.com, not a domain'],
+  ])('rejects %s=%s, by name', (name, value) => {
+    const error = configError(() => loadAppConfig({ SYNCLINE_ENCRYPTION_KEYS: KEYS, [name]: value }));
+    expect(error.message).toMatch(new RegExp(`^\\s+${name}: `, 'm'));
+  });
+
   it('lets the CLI run without encryption keys', () => {
     expect(loadCliConfig({ DATABASE_URL: 'postgresql://db/x' })).toMatchObject({
       DATABASE_URL: 'postgresql://db/x',

@@ -33,6 +33,34 @@ const appEnvObject = baseEnvSchema.extend({
    */
   OAUTH_CALLBACK_BASE_URL: z.preprocess((v) => (v === '' ? undefined : v), url.optional()),
   /**
+   * "Sign in with Google" (or any OpenID Connect provider, by its issuer URL):
+   * `https://accounts.google.com` for Google, the emulator's base URL in the demo and tests.
+   * Unset: no such sign-in, only magic links. The client's redirect URI is
+   * `<PUBLIC_BASE_URL>/api/v1/auth/oidc/callback`.
+   */
+  OIDC_ISSUER_URL: z.preprocess((v) => (v === '' ? undefined : v), url.optional()),
+  OIDC_CLIENT_ID: z.preprocess((v) => (v === '' ? undefined : v), z.string().trim().min(1).optional()),
+  OIDC_CLIENT_SECRET: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(1).optional()),
+  /**
+   * The email domains whose people may sign in (comma-separated, e.g. `acme.com,acme.co.uk`),
+   * whatever the way in; unset or empty: any domain (membership still decides).
+   */
+  AUTH_ALLOWED_DOMAINS: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      const domains = (value ?? '')
+        .split(',')
+        .map((domain) => domain.trim().toLowerCase().replace(/^@/, ''))
+        .filter((domain) => domain !== '');
+      const bad = domains.filter((domain) => !/^(?:[a-z0-9-]+\.)+[a-z0-9-]{2,}$/.test(domain));
+      if (bad.length > 0) {
+        ctx.addIssue({ code: 'custom', message: `not domains like acme.com: ${bad.join(', ')}` });
+        return z.NEVER;
+      }
+      return domains;
+    }),
+  /**
    * Port of the API's Prometheus `/metrics`, its own (the API's port is public); 0 turns it
    * off. Not the workers' METRICS_PORT (9464), so both run on one host with the defaults.
    */
@@ -45,6 +73,11 @@ const appEnvObject = baseEnvSchema.extend({
    * (Redis); past it the address is refused (429) for the rest of the minute. 0 turns it off.
    */
   API_AUTH_FAILURES_PER_MIN: z.coerce.number().int().min(0).default(30),
+  /**
+   * The built web app (`npm run web:build` writes apps/web/dist), served at `/` from the API's own
+   * origin; unset: that folder. A folder without an index.html serves no app (the API still runs).
+   */
+  WEB_DIST_DIR: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(1).optional()),
   /**
    * Which proxies in front of the API to believe about the client's address (X-Forwarded-For),
    * as Fastify's `trustProxy`: `true` (any), or their addresses and CIDR ranges separated by
@@ -64,6 +97,14 @@ const appEnvObject = baseEnvSchema.extend({
 export const appConfigSchema = appEnvObject.superRefine((env, ctx) => {
   // The keyring refuses to build when the active key is missing; say so here, by name,
   // instead of failing later with a KeyringError.
+  // An issuer without its client would fail at the first sign-in; say so at start, by name.
+  if (env.OIDC_ISSUER_URL !== undefined) {
+    for (const name of ['OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET'] as const) {
+      if (env[name] === undefined) {
+        ctx.addIssue({ code: 'custom', path: [name], message: 'is required when OIDC_ISSUER_URL is set' });
+      }
+    }
+  }
   const active = env.SYNCLINE_ENCRYPTION_ACTIVE_KEY;
   if (active === undefined) return;
   try {
