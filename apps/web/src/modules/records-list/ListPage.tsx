@@ -1,0 +1,201 @@
+import { Badge, Button, Group, Skeleton, Stack, Text, Title, Tooltip } from '@mantine/core';
+import { useMediaQuery } from '@mantine/hooks';
+import { useInfiniteQuery } from '@tanstack/react-query';
+import { useNavigate } from '@tanstack/react-router';
+import { DataTable, type DataTableColumn } from 'mantine-datatable';
+import { useMemo } from 'react';
+import { AnchorLink } from '../../ui/AnchorLink';
+import { EmptyState } from '../../ui/EmptyState';
+import { ErrorState } from '../../ui/ErrorState';
+import { formatDateTime, relativeTime } from '../../ui/utils/time';
+import { providerName } from '../records/utils/format';
+import { type ListType, listQuery } from './api';
+import { ListFilters } from './components/ListFilters';
+import { type ListSearch, sourceProviders } from './utils/list-search';
+
+type Row = {
+  id: string;
+  displayName: string | null;
+  fields: Record<string, unknown>;
+  sourceLinks: { provider: string | null }[];
+  updatedAt: string;
+};
+
+const VIEW = {
+  person: {
+    title: 'People',
+    path: '/people/$id',
+    contact: 'email',
+    contactLabel: 'Email',
+    stage: 'lifecycleStage',
+    stageLabel: 'Lifecycle stage',
+  },
+  company: {
+    title: 'Companies',
+    path: '/companies/$id',
+    contact: 'domain',
+    contactLabel: 'Domain',
+    stage: null,
+    stageLabel: 'Stage',
+  },
+  deal: {
+    title: 'Deals',
+    path: '/deals/$id',
+    contact: 'amount',
+    contactLabel: 'Amount',
+    stage: 'stage',
+    stageLabel: 'Stage',
+  },
+} as const;
+
+const show = (value: unknown): string =>
+  value === null || value === undefined || value === ''
+    ? '—'
+    : typeof value === 'number'
+      ? value.toLocaleString()
+      : String(value);
+
+export function ListPage({
+  type,
+  search,
+  onSearchChange,
+}: {
+  type: ListType;
+  search: ListSearch;
+  onSearchChange: (next: ListSearch) => void;
+}) {
+  const view = VIEW[type];
+  const navigate = useNavigate();
+  const wide = useMediaQuery('(min-width: 48em)', true);
+  const list = useInfiniteQuery(listQuery(type, search));
+  const rows = useMemo(() => (list.data?.pages.flatMap((page) => page.data) ?? []) as Row[], [list.data]);
+  const filtered = Object.keys(search).some((key) => key !== 'sort');
+
+  const columns: DataTableColumn<Row>[] = [
+    {
+      accessor: 'displayName',
+      title: 'Name',
+      render: (row) => (
+        <AnchorLink
+          to={view.path}
+          params={{ id: row.id }}
+          size="sm"
+          fw={500}
+          onClick={(event: React.MouseEvent) => event.stopPropagation()}
+        >
+          {row.displayName ?? 'Unnamed'}
+        </AnchorLink>
+      ),
+    },
+    {
+      accessor: `fields.${view.contact}`,
+      title: view.contactLabel,
+      render: (row) => show(row.fields[view.contact]),
+    },
+    ...(view.stage === null
+      ? []
+      : [
+          {
+            accessor: `fields.${view.stage}`,
+            title: view.stageLabel,
+            render: (row: Row) => show(row.fields[view.stage]),
+          },
+        ]),
+    ...(wide
+      ? [
+          { accessor: 'fields.ownerId', title: 'Owner', render: (row: Row) => show(row.fields.ownerId) },
+          {
+            accessor: 'sourceLinks',
+            title: 'Sources',
+            render: (row: Row) => (
+              <Group gap={4}>
+                {sourceProviders(row.sourceLinks).map((provider) => (
+                  <Badge key={provider} size="xs" variant="light" color="gray" c="gray.9" tt="none">
+                    {providerName(provider)}
+                  </Badge>
+                ))}
+              </Group>
+            ),
+          },
+        ]
+      : []),
+    {
+      accessor: 'updatedAt',
+      title: 'Updated',
+      render: (row) => (
+        <Tooltip label={formatDateTime(row.updatedAt)}>
+          <Text span size="sm">
+            {relativeTime(row.updatedAt)}
+          </Text>
+        </Tooltip>
+      ),
+    },
+  ];
+
+  return (
+    <Stack gap="md">
+      <Title order={1}>{view.title}</Title>
+      <ListFilters
+        search={search}
+        withStage={view.stage !== null}
+        stageLabel={view.stageLabel}
+        onChange={onSearchChange}
+      />
+      {list.isPending ? (
+        <Stack gap="xs" aria-busy="true" aria-label={`Loading ${view.title.toLowerCase()}`}>
+          {Array.from({ length: 8 }, (_, i) => (
+            <Skeleton key={i} height={34} />
+          ))}
+        </Stack>
+      ) : list.isError && rows.length === 0 ? (
+        <ErrorState error={list.error} onRetry={() => void list.refetch()} />
+      ) : rows.length === 0 ? (
+        <EmptyState
+          title={
+            filtered
+              ? `No ${view.title.toLowerCase()} match these filters`
+              : `No ${view.title.toLowerCase()} yet`
+          }
+        >
+          {filtered ? (
+            <Button variant="subtle" onClick={() => onSearchChange(search.sort ? { sort: search.sort } : {})}>
+              Clear filters
+            </Button>
+          ) : (
+            'Records appear here once a connected CRM or Google account has synced them.'
+          )}
+        </EmptyState>
+      ) : (
+        <>
+          <DataTable<Row>
+            aria-label={view.title}
+            withTableBorder
+            borderRadius="md"
+            highlightOnHover
+            records={rows}
+            columns={columns}
+            idAccessor="id"
+            fetching={list.isRefetching && !list.isFetchingNextPage}
+            onRowClick={({ record }) => void navigate({ to: view.path, params: { id: record.id } })}
+          />
+          {list.isError && <ErrorState error={list.error} onRetry={() => void list.fetchNextPage()} />}
+          <Group justify="center">
+            {list.hasNextPage ? (
+              <Button
+                variant="default"
+                loading={list.isFetchingNextPage}
+                onClick={() => void list.fetchNextPage()}
+              >
+                Load more
+              </Button>
+            ) : (
+              <Text size="sm" c="dimmed">
+                {rows.length} {rows.length === 1 ? 'record' : 'records'}, all shown
+              </Text>
+            )}
+          </Group>
+        </>
+      )}
+    </Stack>
+  );
+}

@@ -1,0 +1,105 @@
+import { Button, Group, Select, TextInput } from '@mantine/core';
+import { useDebouncedCallback } from '@mantine/hooks';
+import { useEffect, useState } from 'react';
+import { DEFAULT_SORT, LIST_SORTS, type ListSearch, type ListSort } from '../utils/list-search';
+
+const SORT_LABELS: Record<ListSort, string> = {
+  '-updatedAt': 'Recently updated',
+  updatedAt: 'Least recently updated',
+  name: 'Name',
+  id: 'Oldest first',
+};
+
+/** A text filter that writes to the URL once typing pauses. */
+function DebouncedInput({
+  label,
+  value,
+  onCommit,
+  ...rest
+}: {
+  label: string;
+  value: string | undefined;
+  onCommit: (value: string | undefined) => void;
+  placeholder?: string;
+  type?: string;
+  w?: number | string;
+}) {
+  const [text, setText] = useState(value ?? '');
+  useEffect(() => setText(value ?? ''), [value]);
+  const commit = useDebouncedCallback((next: string) => onCommit(next.trim() === '' ? undefined : next), 350);
+  return (
+    <TextInput
+      label={label}
+      value={text}
+      onChange={(event) => {
+        setText(event.currentTarget.value);
+        commit(event.currentTarget.value);
+      }}
+      {...rest}
+    />
+  );
+}
+
+export function ListFilters({
+  search,
+  withStage,
+  stageLabel,
+  onChange,
+}: {
+  search: ListSearch;
+  withStage: boolean;
+  stageLabel: string;
+  onChange: (next: ListSearch) => void;
+}) {
+  const set = <K extends keyof ListSearch>(key: K, value: ListSearch[K] | undefined) => {
+    const next = { ...search };
+    if (value === undefined) delete next[key];
+    else next[key] = value;
+    onChange(next);
+  };
+  const filtered = Object.keys(search).some((key) => key !== 'sort');
+
+  return (
+    <Group align="flex-end" gap="sm" wrap="wrap" role="search" aria-label="Filter the list">
+      <DebouncedInput
+        label="Search"
+        placeholder="Name, email or domain"
+        value={search.q}
+        onCommit={(v) => set('q', v)}
+        w={{ base: '100%', xs: 220 } as unknown as number}
+      />
+      <DebouncedInput
+        label="Owner"
+        placeholder="Owner id"
+        value={search.owner}
+        onCommit={(v) => set('owner', v)}
+        w={140}
+      />
+      {withStage && (
+        <DebouncedInput label={stageLabel} value={search.stage} onCommit={(v) => set('stage', v)} w={150} />
+      )}
+      <TextInput
+        label="Updated since"
+        type="date"
+        value={search.updatedSince?.slice(0, 10) ?? ''}
+        onChange={(event) => set('updatedSince', event.currentTarget.value || undefined)}
+        w={160}
+      />
+      <Select
+        label="Sort by"
+        data={LIST_SORTS.map((value) => ({ value, label: SORT_LABELS[value] }))}
+        value={search.sort ?? DEFAULT_SORT}
+        onChange={(value) =>
+          set('sort', value === null || value === DEFAULT_SORT ? undefined : (value as ListSort))
+        }
+        allowDeselect={false}
+        w={200}
+      />
+      {filtered && (
+        <Button variant="subtle" onClick={() => onChange(search.sort ? { sort: search.sort } : {})}>
+          Clear filters
+        </Button>
+      )}
+    </Group>
+  );
+}

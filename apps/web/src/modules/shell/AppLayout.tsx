@@ -1,0 +1,89 @@
+import { AppShell, Badge, Burger, Group, NavLink, Text, VisuallyHidden } from '@mantine/core';
+import { useDisclosure } from '@mantine/hooks';
+import { useQuery } from '@tanstack/react-query';
+import { Link, Outlet, useRouterState } from '@tanstack/react-router';
+import { useEffect } from 'react';
+import { useLiveUpdates } from '../../api/live';
+import type { Session } from '../auth/api';
+import { inboxCountsQuery } from './api';
+import { GlobalSearch } from './components/GlobalSearch';
+import { UserMenu } from './components/UserMenu';
+
+const NAV = [
+  { to: '/people', label: 'People' },
+  { to: '/companies', label: 'Companies' },
+  { to: '/deals', label: 'Deals' },
+  { to: '/conflicts', label: 'Conflicts', count: 'openConflicts' },
+  { to: '/duplicates', label: 'Duplicates', count: 'openDuplicates' },
+] as const;
+
+function CountBadge({ count, label }: { count: number | undefined; label: string }) {
+  if (count === undefined || count === 0) return null;
+  return (
+    <Badge size="sm" variant="filled" color="red.8" circle={count < 10}>
+      {count}
+      <VisuallyHidden> open {label.toLowerCase()}</VisuallyHidden>
+    </Badge>
+  );
+}
+
+/** The signed-in frame: header (burger, search, account), navigation with inbox counts, and the page. */
+export function AppLayout({ session }: { session: Session }) {
+  const [opened, { toggle, close }] = useDisclosure(false);
+  const pathname = useRouterState({ select: (state) => state.location.pathname });
+  const counts = useQuery(inboxCountsQuery);
+  useLiveUpdates();
+
+  // A page chosen on a phone closes the navigation.
+  useEffect(() => close(), [pathname, close]);
+
+  return (
+    <AppShell
+      header={{ height: 56 }}
+      navbar={{ width: 220, breakpoint: 'sm', collapsed: { mobile: !opened } }}
+      padding="md"
+    >
+      <AppShell.Header>
+        <Group h="100%" px="md" justify="space-between" wrap="nowrap" gap="sm">
+          <Group gap="sm" wrap="nowrap">
+            <Burger
+              opened={opened}
+              onClick={toggle}
+              hiddenFrom="sm"
+              size="sm"
+              aria-label={opened ? 'Close navigation' : 'Open navigation'}
+            />
+            <Text component={Link} to="/people" fw={700} c="blue.8" size="lg">
+              Syncline
+            </Text>
+          </Group>
+          <Group gap="sm" wrap="nowrap">
+            <GlobalSearch />
+            <UserMenu session={session} />
+          </Group>
+        </Group>
+      </AppShell.Header>
+      <AppShell.Navbar p="xs" aria-label="Main">
+        {NAV.map((item) => {
+          const active = pathname === item.to || pathname.startsWith(`${item.to}/`);
+          return (
+            <NavLink
+              key={item.to}
+              component={Link}
+              to={item.to}
+              label={item.label}
+              active={active}
+              aria-current={active ? 'page' : undefined}
+              rightSection={
+                'count' in item ? <CountBadge count={counts.data?.[item.count]} label={item.label} /> : null
+              }
+            />
+          );
+        })}
+      </AppShell.Navbar>
+      <AppShell.Main>
+        <Outlet />
+      </AppShell.Main>
+    </AppShell>
+  );
+}

@@ -1,0 +1,47 @@
+import { createRoute } from '@tanstack/react-router';
+import { recordQuery } from '../modules/records/api';
+import { appRoute } from './app';
+import { lazyPage } from './lazy-page';
+
+const loadRecordPage = () => import('../modules/records/RecordPage');
+const RecordPage = lazyPage(loadRecordPage, (m) => m.RecordPage);
+
+const TABS = ['timeline', 'history', 'identity'] as const;
+type RecordTab = (typeof TABS)[number];
+
+export interface RecordSearch {
+  tab?: RecordTab;
+  asOf?: string;
+}
+
+export function parseRecordSearch(raw: Record<string, unknown>): RecordSearch {
+  const search: RecordSearch = {};
+  if ((TABS as readonly unknown[]).includes(raw.tab)) search.tab = raw.tab as RecordTab;
+  if (typeof raw.asOf === 'string' && !Number.isNaN(Date.parse(raw.asOf))) search.asOf = raw.asOf;
+  return search;
+}
+
+function recordRoute(
+  type: 'person' | 'company' | 'deal',
+  path: '/people/$id' | '/companies/$id' | '/deals/$id',
+) {
+  const route = createRoute({
+    getParentRoute: () => appRoute,
+    path,
+    validateSearch: parseRecordSearch,
+    loader: ({ context, params }) => {
+      void loadRecordPage();
+      void context.queryClient.prefetchQuery(recordQuery(type, params.id.toLowerCase()));
+    },
+    component: function RecordRoute() {
+      const { id } = route.useParams();
+      const { tab, asOf } = route.useSearch();
+      return <RecordPage type={type} id={id} tab={tab} asOf={asOf} />;
+    },
+  });
+  return route;
+}
+
+export const personRoute = recordRoute('person', '/people/$id');
+export const companyRoute = recordRoute('company', '/companies/$id');
+export const dealRoute = recordRoute('deal', '/deals/$id');

@@ -1,0 +1,49 @@
+import { createRouter } from '@tanstack/react-router';
+import { setUnauthorizedHandler } from '../api/client';
+import { queryClient } from '../api/query-client';
+import { appRoute, indexRoute } from './app';
+import { conflictsRoute, duplicateRoute, duplicatesRoute } from './inbox';
+import { PageSkeleton } from './lazy-page';
+import { companiesRoute, dealsRoute, peopleRoute } from './lists';
+import { companyRoute, dealRoute, personRoute } from './records';
+import { rootRoute } from './root';
+import { signInLinkRoute, signInRoute } from './sign-in';
+
+const routeTree = rootRoute.addChildren([
+  signInRoute,
+  signInLinkRoute,
+  appRoute.addChildren([
+    indexRoute,
+    peopleRoute,
+    companiesRoute,
+    dealsRoute,
+    personRoute,
+    companyRoute,
+    dealRoute,
+    conflictsRoute,
+    duplicatesRoute,
+    duplicateRoute,
+  ]),
+]);
+
+export const router = createRouter({
+  routeTree,
+  context: { queryClient },
+  defaultPreload: 'intent',
+  // Queries decide freshness; the router only starts them.
+  defaultPreloadStaleTime: 0,
+  defaultPendingComponent: PageSkeleton,
+  scrollRestoration: true,
+});
+
+// A 401 anywhere: to the sign-in page, then back (unsaved drafts wait in sessionStorage).
+setUnauthorizedHandler((returnTo) => {
+  if (router.state.location.pathname.startsWith('/sign-in')) return;
+  void router.navigate({ to: '/sign-in', search: { returnTo } });
+});
+
+declare module '@tanstack/react-router' {
+  interface Register {
+    router: typeof router;
+  }
+}
