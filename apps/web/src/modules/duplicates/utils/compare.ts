@@ -11,7 +11,7 @@ const isEmpty = (value: unknown) =>
 
 function canonical(value: unknown): string {
   if (isEmpty(value)) return '';
-  if (typeof value === 'string') return value.trim();
+  if (typeof value === 'string') return JSON.stringify(value.trim());
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (typeof value === 'object' && value !== null)
     return `{${Object.keys(value)
