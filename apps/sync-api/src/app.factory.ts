@@ -8,6 +8,7 @@ import { answerClientError } from './common/client-error';
 import type { AppConfig } from './config/app-config';
 import { echoRequestId, requestId } from './infra/request-id';
 import { setupOpenApi } from './openapi/openapi';
+import { serveWebApp } from './web/serve-web-app';
 import { useWebhookAwareJsonParser } from './webhooks/raw-body';
 
 /**
@@ -53,6 +54,7 @@ export async function createApp(
   await app.register(fastifyCookie);
   useWebhookAwareJsonParser(app);
   setupOpenApi(app);
+  await serveWebApp(app, config);
   await app.init();
   return app;
 }
