@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ActorLabelsModule } from '../auth/actor-labels';
 import { AuditLogRepository } from './audit-log.repository';
 import { AuditLogService } from './audit-log.service';
 
@@ -7,6 +8,7 @@ import { AuditLogService } from './audit-log.service';
  * import it without the admin routes.
  */
 @Module({
+  imports: [ActorLabelsModule],
   providers: [AuditLogService, AuditLogRepository],
   exports: [AuditLogService],
 })

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { ApiKeyId, WorkspaceId } from '@syncline/core';
+import type { WorkspaceId } from '@syncline/core';
 import { type Prisma, PrismaClient } from '@syncline/core/db';
+import type { Actor } from '../auth/principal';
 import type { PageCursor } from './page-cursor';
 
 /** The client a write goes through: the app's, or a transaction the caller is in. */
@@ -8,7 +9,7 @@ export type Db = Prisma.TransactionClient;
 
 export interface NewAuditEntry {
   workspaceId: WorkspaceId;
-  actorKeyId: ApiKeyId;
+  actor: Actor;
   action: string;
   targetType: string;
   targetId: string;
@@ -41,17 +42,24 @@ const RECORD = {
 export class AuditLogRepository {
   constructor(@Inject(PrismaClient) private readonly prisma: PrismaClient) {}
 
-  /** The actor's user is the key's, looked up in the same workspace. */
+  /**
+   * A key's entry names the key and its member (looked up in the same workspace); a
+   * member's entry names the member alone (actor_key_id null).
+   */
   async insert(entry: NewAuditEntry, db: Db = this.prisma): Promise<void> {
-    const key = await db.apiKey.findFirst({
-      where: { id: entry.actorKeyId, workspaceId: entry.workspaceId },
-      select: { userId: true },
-    });
+    const { actor } = entry;
+    const key =
+      actor.kind === 'apiKey'
+        ? await db.apiKey.findFirst({
+            where: { id: actor.id, workspaceId: entry.workspaceId },
+            select: { userId: true },
+          })
+        : null;
     await db.auditLog.create({
       data: {
         workspaceId: entry.workspaceId,
-        actorKeyId: entry.actorKeyId,
-        actorUserId: key?.userId ?? null,
+        actorKeyId: actor.kind === 'apiKey' ? actor.id : null,
+        actorUserId: actor.kind === 'member' ? actor.id : (key?.userId ?? null),
         action: entry.action,
         targetType: entry.targetType,
         targetId: entry.targetId,
@@ -63,11 +71,12 @@ export class AuditLogRepository {
   /** Newest first, strictly after `before` in that order. */
   async list(
     workspaceId: WorkspaceId,
-    page: { before?: PageCursor | undefined; limit: number },
+    page: { before?: PageCursor | undefined; limit: number; actor?: Actor | undefined },
   ): Promise<AuditEntryRecord[]> {
     return this.prisma.auditLog.findMany({
       where: {
         workspaceId,
+        ...(page.actor ? byActor(page.actor) : {}),
         ...(page.before ? { OR: olderThan(page.before) } : {}),
       },
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
@@ -75,6 +84,10 @@ export class AuditLogRepository {
       select: RECORD,
     });
   }
+}
+
+function byActor(actor: Actor): Prisma.AuditLogWhereInput {
+  return actor.kind === 'apiKey' ? { actorKeyId: actor.id } : { actorKeyId: null, actorUserId: actor.id };
 }
 
 function olderThan({ createdAt, id }: PageCursor): Prisma.AuditLogWhereInput[] {

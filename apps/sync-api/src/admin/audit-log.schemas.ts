@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ACTOR_KINDS } from '../auth/principal';
 import { nextCursorField, pageQuery } from './page-cursor';
 
 /** Every action the audit log records, with the kind of row it acts on. */
@@ -26,7 +27,14 @@ const ACTION_NAMES = Object.keys(AUDIT_ACTIONS) as [AuditAction, ...AuditAction[
  */
 export type AuditDetails = Readonly<Record<string, string | number | boolean | null>>;
 
-export const auditLogQuery = z.object(pageQuery);
+export const auditLogQuery = z.object({
+  ...pageQuery,
+  actorId: z
+    .uuid()
+    .optional()
+    .describe('Only the entries of this actor (an API key, or a member with `actorKind=member`).'),
+  actorKind: z.enum(ACTOR_KINDS).optional().describe('What `actorId` names; `apiKey` when absent.'),
+});
 export type AuditLogQuery = z.output<typeof auditLogQuery>;
 
 export const auditEntryView = z.object({
@@ -35,8 +43,14 @@ export const auditEntryView = z.object({
   targetType: z.enum(['connection', 'dead_letter', 'field_policy', 'replay']),
   targetId: z.string().nullable(),
   actor: z.object({
-    keyId: z.uuid().nullable().describe('The API key that made the request.'),
-    userId: z.uuid().nullable().describe("The key's user, when the key belongs to one."),
+    kind: z.enum(ACTOR_KINDS).describe('A signed-in member, or an API key.'),
+    id: z.uuid(),
+    label: z.string().nullable().describe("The member's name (else email), or the key's name."),
+    keyId: z.uuid().nullable().describe('The API key that made the request, when a key did.'),
+    userId: z
+      .uuid()
+      .nullable()
+      .describe("The member: the one signed in, or the key's own member when the key belongs to one."),
   }),
   details: z
     .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))

@@ -1,5 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Principal } from '../auth/principal';
+import { ActorLabels, type Labels } from '../auth/actor-labels';
+import { actorRef } from '../auth/actor-ref';
+import type { Actor, Principal } from '../auth/principal';
 import { type AuditEntryRecord, AuditLogRepository, type Db } from './audit-log.repository';
 import {
   AUDIT_ACTIONS,
@@ -14,7 +16,10 @@ import { toPage } from './page-cursor';
 /** The workspace's trail of admin actions. Other modules record through `record`. */
 @Injectable()
 export class AuditLogService {
-  constructor(@Inject(AuditLogRepository) private readonly entries: AuditLogRepository) {}
+  constructor(
+    @Inject(AuditLogRepository) private readonly entries: AuditLogRepository,
+    @Inject(ActorLabels) private readonly labels: ActorLabels,
+  ) {}
 
   /**
    * Records that the caller did `action` to `targetId`. Pass the transaction the action
@@ -30,7 +35,7 @@ export class AuditLogService {
     await this.entries.insert(
       {
         workspaceId: principal.workspaceId,
-        actorKeyId: principal.apiKeyId,
+        actor: principal.actor,
         action,
         targetType: AUDIT_ACTIONS[action],
         targetId,
@@ -41,22 +46,41 @@ export class AuditLogService {
   }
 
   async list(principal: Principal, query: AuditLogQuery): Promise<AuditLogPage> {
+    const actor: Actor | undefined =
+      query.actorId === undefined ? undefined : { kind: query.actorKind ?? 'apiKey', id: query.actorId };
     const rows = await this.entries.list(principal.workspaceId, {
       before: query.cursor,
       limit: query.limit + 1,
+      actor,
     });
     const page = toPage(rows, query.limit);
-    return { data: page.rows.map(toView), nextCursor: page.nextCursor };
+    const labels = await this.labels.resolve(principal.workspaceId, {
+      actors: page.rows.map(actorOf).map(actorRef),
+    });
+    return { data: page.rows.map((row) => toView(row, labels)), nextCursor: page.nextCursor };
   }
 }
 
-function toView(entry: AuditEntryRecord): AuditEntryView {
+/** A key's entry: the key; else the member (entries always name one or the other). */
+function actorOf(entry: AuditEntryRecord): Actor {
+  if (entry.actorKeyId !== null) return { kind: 'apiKey', id: entry.actorKeyId };
+  return { kind: 'member', id: entry.actorUserId ?? '' };
+}
+
+function toView(entry: AuditEntryRecord, labels: Labels): AuditEntryView {
+  const actor = actorOf(entry);
   return {
     id: entry.id,
     action: entry.action as AuditAction,
     targetType: entry.targetType as AuditEntryView['targetType'],
     targetId: entry.targetId,
-    actor: { keyId: entry.actorKeyId, userId: entry.actorUserId },
+    actor: {
+      kind: actor.kind,
+      id: actor.id,
+      label: labels.actor(actorRef(actor)).label,
+      keyId: entry.actorKeyId,
+      userId: entry.actorUserId,
+    },
     details: entry.details as AuditEntryView['details'],
     createdAt: entry.createdAt.toISOString(),
   };

@@ -43,7 +43,11 @@ export class ApiKeysService {
       await this.apiKeys.touchLastUsed(credential.id, now, staleBefore);
       this.cache.touched(credential.prefix, now);
     }
-    return { workspaceId: credential.workspaceId, apiKeyId: credential.id, role: credential.role };
+    return {
+      workspaceId: credential.workspaceId,
+      role: credential.role,
+      actor: { kind: 'apiKey', id: credential.id },
+    };
   }
 
   async create(principal: Principal, body: CreateApiKeyBody): Promise<CreatedApiKeyView> {

@@ -1,18 +1,33 @@
-import type { ApiKeyId, WorkspaceId } from '@syncline/core';
+import type { WorkspaceId } from '@syncline/core';
+import type { SessionId } from './sessions/sessions.repository';
 
 export const ROLES = ['admin', 'sales'] as const;
 export type Role = (typeof ROLES)[number];
 
-/** Who is calling: the API key that authenticated the request, and the workspace it belongs to. */
+export const ACTOR_KINDS = ['member', 'apiKey'] as const;
+export type ActorKind = (typeof ACTOR_KINDS)[number];
+
+/** Who acts: a signed-in member, or an API key. */
+export interface Actor {
+  kind: ActorKind;
+  id: string;
+}
+
+/**
+ * Who is calling: the member (by their session cookie) or the API key (by its Bearer header)
+ * that authenticated the request, the workspace it belongs to, and its role now.
+ */
 export interface Principal {
   workspaceId: WorkspaceId;
-  apiKeyId: ApiKeyId;
   role: Role;
+  actor: Actor;
+  /** Set when the request came with a session cookie. */
+  sessionId?: SessionId;
 }
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Set by ApiKeyGuard on every authenticated request. */
+    /** Set by AuthGuard on every authenticated request. */
     principal?: Principal;
   }
 }

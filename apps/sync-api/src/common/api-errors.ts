@@ -52,6 +52,13 @@ export const API_ERROR_CODES = [
   'merged_since',
   // Replays (POST /api/v1/replays): one per workspace at a time.
   'replay_running',
+  // Sign-in (auth/): a cookie-authenticated write without its CSRF token or from another origin;
+  // a magic link used, expired or unknown (one answer for all three).
+  'csrf_failed',
+  'link_invalid',
+  // Members (/api/v1/members): the workspace keeps an admin; an address is a member once.
+  'last_admin',
+  'member_exists',
 ] as const;
 export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
 

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AuditLogModule } from '../admin/audit-log.module';
 import { ApiKeysModule } from '../api-keys/api-keys.module';
+import { SessionsModule } from '../auth/sessions/sessions.module';
 import { KeyringModule } from '../infra/keyring.module';
 import { AccountProver } from './account-proof.service';
 import { ConnectionLifecycleRepository } from './connection-lifecycle.repository';
@@ -21,7 +22,8 @@ import { OAuthStateRepository } from './oauth-state.repository';
 
 @Module({
   // ApiKeys: the OAuth callback checks that the key which started the connect is still active.
-  imports: [KeyringModule, AuditLogModule, ApiKeysModule],
+  // Sessions: a connect started in a browser is bound to its session.
+  imports: [KeyringModule, AuditLogModule, ApiKeysModule, SessionsModule],
   controllers: [ConnectionsController, DryRunController, OAuthController, MappingsController],
   providers: [
     AccountProver,

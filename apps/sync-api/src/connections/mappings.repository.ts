@@ -86,7 +86,7 @@ export class MappingsRepository {
     workspaceId: WorkspaceId,
     id: ConnectionId,
     mappings: StoredMappings,
-    options: { expectedVersion: number | undefined; changedBy: ApiKeyId },
+    options: { expectedVersion: number | undefined; changedBy: string },
     alsoInTx: (tx: Db, version: number) => Promise<void>,
   ): Promise<Result<{ version: number }, { code: 'stale'; version: number } | { code: 'disconnected' }>> {
     return this.prisma.$transaction(async (tx) => {

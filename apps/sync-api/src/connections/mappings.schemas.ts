@@ -1,6 +1,7 @@
 import { ENTITY_TYPES, PROVIDER_KEYS } from '@syncline/core';
 import { z } from 'zod';
 import { MAX_PAGE_SIZE, nextCursorField } from '../admin/page-cursor';
+import { actorView } from '../auth/actor-ref';
 
 const MAX_MAPPINGS = 200;
 
@@ -118,7 +119,7 @@ export type MappingRevisionsQuery = z.output<typeof mappingRevisionsQuery>;
 export const mappingRevisionView = z.object({
   version: z.number().int(),
   mappings: z.array(fieldMapping).describe('The overrides as this version made them.'),
-  changedBy: z.object({ keyId: z.uuid().describe('The API key that replaced them.') }),
+  changedBy: actorView.describe('The member or API key that replaced them.'),
   createdAt: z.iso.datetime(),
 });
 export type MappingRevisionView = z.output<typeof mappingRevisionView>;

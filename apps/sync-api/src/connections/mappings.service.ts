@@ -17,6 +17,7 @@ import {
 } from '@syncline/core';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { AuditLogService } from '../admin/audit-log.service';
+import { actorRef, actorViewOf } from '../auth/actor-ref';
 import type { Principal } from '../auth/principal';
 import { type ApiErrorCode, CodedHttpException } from '../common/api-errors';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
@@ -118,7 +119,7 @@ export class MappingsService {
       principal.workspaceId,
       current.id,
       stored,
-      { expectedVersion: ifMatch, changedBy: principal.apiKeyId },
+      { expectedVersion: ifMatch, changedBy: actorRef(principal.actor) },
       (tx, version) =>
         this.audit.record(
           principal,
@@ -307,7 +308,7 @@ function toRevisionView(row: MappingRevisionRecord): MappingRevisionView {
   return {
     version: row.version,
     mappings: toMappingList(storedMappingsOf(row.mappings)),
-    changedBy: { keyId: row.changedBy },
+    changedBy: actorViewOf(row.changedBy),
     createdAt: row.createdAt.toISOString(),
   };
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { type ApiKeyId, PROVIDER_KEYS, type ProviderKey, type WorkspaceId } from '@syncline/core';
+import { PROVIDER_KEYS, type ProviderKey, type WorkspaceId } from '@syncline/core';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
 import { OAUTH_PROVIDERS, type OAuthProvider } from './oauth.schemas';
@@ -9,14 +9,21 @@ import { OAUTH_PROVIDERS, type OAuthProvider } from './oauth.schemas';
 export interface OAuthStateRecord {
   provider: OAuthProvider;
   workspaceId: WorkspaceId;
-  apiKeyId: ApiKeyId;
+  /** `actorRef` of the key or member that started it. */
+  actor: string;
+  /**
+   * Started from a browser session: the hex SHA-256 of its cookie's id. The callback must come
+   * with the same cookie, so a state lured into another browser connects nothing.
+   */
+  sessionHash?: string | undefined;
   products: ProviderKey[];
 }
 
 const stateRecord = z.object({
   provider: z.enum(OAUTH_PROVIDERS),
   workspaceId: z.uuid(),
-  apiKeyId: z.uuid(),
+  actor: z.string().min(1),
+  sessionHash: z.string().optional(),
   products: z.array(z.enum(PROVIDER_KEYS)).min(1),
 });
 
@@ -46,7 +53,8 @@ export class OAuthStateRepository {
     return {
       provider: parsed.provider,
       workspaceId: parsed.workspaceId as WorkspaceId,
-      apiKeyId: parsed.apiKeyId as ApiKeyId,
+      actor: parsed.actor,
+      sessionHash: parsed.sessionHash,
       products: parsed.products,
     };
   }

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpStatus, Inject, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpStatus, Inject, Param, Post, Query, Req } from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiBody,
@@ -8,6 +8,7 @@ import {
   ApiResponse,
   ApiTags,
 } from '@nestjs/swagger';
+import type { FastifyRequest } from 'fastify';
 import { CurrentPrincipal, Public, Roles } from '../auth/auth.decorators';
 import type { Principal } from '../auth/principal';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';
@@ -51,10 +52,11 @@ export class OAuthController {
   @Post(':provider/start')
   start(
     @CurrentPrincipal() principal: Principal,
+    @Req() request: FastifyRequest,
     @Param('provider', { schema: oauthProviderParam }) provider: OAuthProvider,
     @Body({ schema: startOAuthBody }) body: StartOAuthBody,
   ): Promise<StartOAuthView> {
-    return this.oauth.start(principal, provider, body);
+    return this.oauth.start(principal, request, provider, body);
   }
 
   @ApiOperation({
@@ -91,9 +93,10 @@ export class OAuthController {
   @Public()
   @Get(':provider/callback')
   callback(
+    @Req() request: FastifyRequest,
     @Param('provider', { schema: oauthProviderParam }) provider: OAuthProvider,
     @Query({ schema: oauthCallbackQuery }) query: OAuthCallbackQuery,
   ): Promise<{ data: ConnectionView[] }> {
-    return this.oauth.callback(provider, query);
+    return this.oauth.callback(request, provider, query);
   }
 }

@@ -6,9 +6,12 @@ import {
   Injectable,
   ServiceUnavailableException,
 } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { ApiKeysService } from '../api-keys/api-keys.service';
+import { actorRef, parseActorRef } from '../auth/actor-ref';
 import type { Principal } from '../auth/principal';
+import { SessionsService } from '../auth/sessions/sessions.service';
 import { CodedHttpException, ValidationFailedException } from '../common/api-errors';
 import type { ConnectionView } from './connections.schemas';
 import { ConnectionsService } from './connections.service';
@@ -46,12 +49,18 @@ export class OAuthService {
     @Inject(OAuthStateRepository) private readonly states: OAuthStateRepository,
     @Inject(ConnectionsService) private readonly connections: ConnectionsService,
     @Inject(ApiKeysService) private readonly apiKeys: ApiKeysService,
+    @Inject(SessionsService) private readonly sessions: SessionsService,
     @InjectPinoLogger(OAuthService.name) private readonly logger: PinoLogger,
   ) {
     this.clients = { hubspot, google };
   }
 
-  async start(principal: Principal, provider: OAuthProvider, body: StartOAuthBody): Promise<StartOAuthView> {
+  async start(
+    principal: Principal,
+    request: FastifyRequest,
+    provider: OAuthProvider,
+    body: StartOAuthBody,
+  ): Promise<StartOAuthView> {
     const client = this.configured(provider);
     const products = productsFor[provider].safeParse(body.products);
     if (!products.success) {
@@ -61,7 +70,8 @@ export class OAuthService {
     const record: OAuthStateRecord = {
       provider,
       workspaceId: principal.workspaceId,
-      apiKeyId: principal.apiKeyId,
+      actor: actorRef(principal.actor),
+      sessionHash: principal.sessionId === undefined ? undefined : this.sessions.tokenHashOf(request),
       products: products.data,
     };
     const saved = await this.redis(() => this.states.save(state, record, OAUTH_STATE_TTL_SECONDS));
@@ -74,7 +84,11 @@ export class OAuthService {
     };
   }
 
-  async callback(provider: OAuthProvider, query: OAuthCallbackQuery): Promise<{ data: ConnectionView[] }> {
+  async callback(
+    request: FastifyRequest,
+    provider: OAuthProvider,
+    query: OAuthCallbackQuery,
+  ): Promise<{ data: ConnectionView[] }> {
     // Taken whatever happens next: a state is good for one answer from the provider.
     const record = await this.redis(() => this.states.take(query.state));
     if (!record || record.provider !== provider) {
@@ -86,7 +100,14 @@ export class OAuthService {
           : 'unknown, expired or already used state; start the connect again',
       );
     }
-    this.logger.assign({ workspaceId: record.workspaceId, apiKeyId: record.apiKeyId });
+    if (record.sessionHash !== undefined && this.sessions.tokenHashOf(request) !== record.sessionHash) {
+      throw new CodedHttpException(
+        HttpStatus.BAD_REQUEST,
+        'oauth_state_invalid',
+        'this connect was started in another browser session; start it again from this one',
+      );
+    }
+    this.logger.assign({ workspaceId: record.workspaceId, actor: record.actor });
     if (query.error !== undefined || query.code === undefined) {
       this.logger.info({ provider, providerError: query.error }, 'oauth connect ended without consent');
       if (query.error === 'access_denied') {
@@ -102,7 +123,7 @@ export class OAuthService {
         `the provider ended the authorization with ${String(query.error)}; nothing was connected`,
       );
     }
-    const principal = await this.startedBy(record);
+    const principal = await this.startedBy(record, request);
     const account = await this.configured(provider).exchange(query.code, record.products);
     if (!account.ok) throw exchangeFailure(account.error);
 
@@ -126,15 +147,29 @@ export class OAuthService {
     return client;
   }
 
-  /** The key that started the flow, if it may still act: not revoked, still an admin key. */
-  private async startedBy(record: OAuthStateRecord): Promise<Principal> {
-    const principal: Principal = {
-      workspaceId: record.workspaceId,
-      apiKeyId: record.apiKeyId,
-      role: 'admin',
-    };
+  /**
+   * Who started the flow, if they may still act: a member by the same session, still live and
+   * an admin's; a key not revoked and still an admin key.
+   */
+  private async startedBy(record: OAuthStateRecord, request: FastifyRequest): Promise<Principal> {
+    const actor = parseActorRef(record.actor);
+    if (actor === null) throw new Error(`an OAuth state names no actor: ${record.actor}`);
+    const principal: Principal = { workspaceId: record.workspaceId, role: 'admin', actor };
+    if (actor.kind === 'member') {
+      const session = await this.sessions.authenticate(request);
+      if (!session || session.workspaceId !== record.workspaceId || session.memberId !== actor.id) {
+        throw new CodedHttpException(
+          HttpStatus.BAD_REQUEST,
+          'oauth_state_invalid',
+          'the session that started this connect has ended; sign in and start it again',
+        );
+      }
+      if (session.role !== 'admin')
+        throw new ForbiddenException('the member who started this connect is no longer an admin');
+      return { ...principal, sessionId: session.id };
+    }
     const { data: keys } = await this.apiKeys.list(principal);
-    const key = keys.find((k) => k.id === record.apiKeyId);
+    const key = keys.find((k) => k.id === actor.id);
     if (!key || key.revokedAt !== null || key.role !== 'admin') {
       throw new ForbiddenException('the API key that started this connect is no longer an active admin key');
     }

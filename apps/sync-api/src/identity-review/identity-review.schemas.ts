@@ -91,7 +91,7 @@ export const possibleDuplicateView = z.object({
   a: reviewedRecord,
   b: reviewedRecord,
   createdAt: z.iso.datetime(),
-  reviewedBy: z.string().nullable().describe('The API key that dismissed the pair.'),
+  reviewedBy: z.string().nullable().describe("Who dismissed the pair: an API key's id, or `member:<id>`."),
   reviewedAt: z.iso.datetime().nullable(),
 });
 export type PossibleDuplicateView = z.output<typeof possibleDuplicateView>;
@@ -135,7 +135,7 @@ export const identityOperationView = z.object({
   survivor: recordSummary.describe('The record the other was merged into.'),
   absorbed: recordSummary.describe('The record merged into the survivor (split off again by an unmerge).'),
   undoes: z.uuid().nullable().describe('For an unmerge: the merge it undoes.'),
-  requestedBy: z.string().nullable().describe('The API key that asked for it.'),
+  requestedBy: z.string().nullable().describe("Who asked for it: an API key's id, or `member:<id>`."),
   appliedAt: z.iso.datetime().nullable(),
   undoneAt: z.iso.datetime().nullable(),
 });

@@ -5,6 +5,7 @@ import type { Prisma } from '@syncline/core/db';
 import { identityOperationChange, type MergeIntent, type UnmergeIntent, uuidV5 } from '@syncline/identity';
 import { z } from 'zod';
 import { toPage } from '../admin/page-cursor';
+import { actorRef } from '../auth/actor-ref';
 import type { Principal } from '../auth/principal';
 import { CodedHttpException } from '../common/api-errors';
 import { EditLog } from '../records/edits';
@@ -104,7 +105,8 @@ export class IdentityReviewService {
   async dismiss(principal: Principal, id: string): Promise<PossibleDuplicateView> {
     const row = await this.review.duplicate(principal.workspaceId, id);
     if (!row) throw new NotFoundException(`no possible duplicate ${id}`);
-    if (row.status === 'open') await this.review.dismiss(principal.workspaceId, id, principal.apiKeyId);
+    if (row.status === 'open')
+      await this.review.dismiss(principal.workspaceId, id, actorRef(principal.actor));
     const now = (await this.review.duplicate(principal.workspaceId, id)) ?? row;
     if (now.status === 'merged')
       throw new CodedHttpException(
@@ -154,7 +156,7 @@ export class IdentityReviewService {
       entityType,
       survivorId: survivor.id,
       absorbedId: absorbed.id,
-      requestedBy: principal.apiKeyId,
+      requestedBy: actorRef(principal.actor),
     };
     const accepted = await this.log.appendOwn(workspaceId, (connectionId) =>
       identityOperationChange(intent, connectionId),
@@ -226,7 +228,7 @@ export class IdentityReviewService {
       workspaceId,
       entityType,
       undoes: merge.id,
-      requestedBy: principal.apiKeyId,
+      requestedBy: actorRef(principal.actor),
     };
     const accepted = await this.log.appendOwn(workspaceId, (connectionId) =>
       identityOperationChange(intent, connectionId),
@@ -304,7 +306,9 @@ export class IdentityReviewService {
   private operationIdOf(principal: Principal, kind: string, idempotencyKey: string | undefined): string {
     return idempotencyKey === undefined
       ? randomUUID()
-      : uuidV5(`identity-review:${principal.workspaceId}:${principal.apiKeyId}:${kind}:${idempotencyKey}`);
+      : uuidV5(
+          `identity-review:${principal.workspaceId}:${actorRef(principal.actor)}:${kind}:${idempotencyKey}`,
+        );
   }
 }
 

@@ -16,7 +16,12 @@ import type { AppConfig } from '../config/app-config';
 // A secret that arrives where the shared list does not look: a Calendar channel's token
 // header. Query strings (a push URL's `?token=`, an OAuth callback's `code` and `state`, a
 // key someone put there) are redacted by name, in the URL and the parsed query alike.
-const API_REDACT_PATHS = [...REDACT_PATHS, 'req.headers["x-goog-channel-token"]'];
+const API_REDACT_PATHS = [
+  ...REDACT_PATHS,
+  'req.headers["x-goog-channel-token"]',
+  'req.headers["x-csrf-token"]',
+  'res.headers["set-cookie"]',
+];
 
 // Probes arrive every few seconds and say nothing worth a log line (metrics have a port of their own).
 const QUIET_PATHS = new Set(['/healthz', '/readyz']);
@@ -35,7 +40,10 @@ const TENANT = Symbol('syncline.request-tenant');
 /** Where a request's logger keeps the bindings it writes only with a line (see `requestChild`). */
 const LAZY = Symbol('syncline.lazy-bindings');
 
-type Tagged = { [TENANT]?: { workspaceId: string; apiKeyId: string }; [LAZY]?: Bindings };
+type Tagged = { [TENANT]?: RequestActorFields; [LAZY]?: Bindings };
+
+/** The tenant and the actor of a request: its API key or its signed-in member. */
+export type RequestActorFields = { workspaceId: string; apiKeyId?: string; memberId?: string };
 
 /** What a line of a request's logger adds: its lazy bindings, and the tenant once tagged. */
 function requestFields(logger: Tagged): object {
@@ -79,10 +87,7 @@ function requestChild(root: Logger): Logger {
  * written (the logger's mixin): binding them as a child logger would serialize and redact
  * them on every request.
  */
-export function tagRequestLog(
-  request: IncomingMessage,
-  fields: { workspaceId: string; apiKeyId: string },
-): void {
+export function tagRequestLog(request: IncomingMessage, fields: RequestActorFields): void {
   // pino-http's logger of this request, the last it lists (`request.log` can be Fastify's own,
   // which every request shares).
   const logger = (request as { allLogs?: object[] }).allLogs?.at(-1);

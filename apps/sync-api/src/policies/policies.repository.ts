@@ -89,7 +89,7 @@ export class PoliciesRepository {
     workspaceId: WorkspaceId,
     entityType: EntityType,
     policies: StoredPolicies,
-    options: { expectedVersion: number | undefined; changedBy: ApiKeyId },
+    options: { expectedVersion: number | undefined; changedBy: string },
     alsoInTx: (tx: Db, version: number) => Promise<void>,
   ): Promise<Result<{ version: number; updatedAt: Date }, { code: 'stale'; version: number }>> {
     return this.prisma.$transaction(async (tx) => {

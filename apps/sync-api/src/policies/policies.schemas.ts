@@ -1,6 +1,7 @@
 import { ENTITY_TYPES } from '@syncline/core';
 import { z } from 'zod';
 import { MAX_PAGE_SIZE, nextCursorField } from '../admin/page-cursor';
+import { actorView } from '../auth/actor-ref';
 
 /**
  * The path names entity types as the merge and `field_policy` do (`person`, `email_activity`),
@@ -105,7 +106,7 @@ export const revisionView = z.object({
   fields: z
     .record(z.string(), fieldPolicy)
     .describe('The set as this version made it: the fields given a policy other than `lww`.'),
-  changedBy: z.object({ keyId: z.uuid().describe('The API key that replaced the set.') }),
+  changedBy: actorView.describe('The member or API key that replaced the set.'),
   createdAt: z.iso.datetime(),
 });
 export type RevisionView = z.output<typeof revisionView>;

@@ -3,6 +3,7 @@ import { type EntityType, isUnifiedField } from '@syncline/core';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { z } from 'zod';
 import { AuditLogService } from '../admin/audit-log.service';
+import { actorRef, actorViewOf } from '../auth/actor-ref';
 import type { Principal } from '../auth/principal';
 import { CodedHttpException, ValidationFailedException } from '../common/api-errors';
 import {
@@ -88,7 +89,7 @@ export class PoliciesService {
       principal.workspaceId,
       entityType,
       stored,
-      { expectedVersion: ifMatch, changedBy: principal.apiKeyId },
+      { expectedVersion: ifMatch, changedBy: actorRef(principal.actor) },
       (tx, version) =>
         this.audit.record(
           principal,
@@ -183,7 +184,7 @@ function toRevisionView(row: RevisionRecord): RevisionView {
   return {
     version: row.version,
     fields: fields.data,
-    changedBy: { keyId: row.changedBy },
+    changedBy: actorViewOf(row.changedBy),
     createdAt: row.createdAt.toISOString(),
   };
 }

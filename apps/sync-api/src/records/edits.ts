@@ -14,7 +14,7 @@ export interface EditRequest {
   workspaceId: WorkspaceId;
   entityType: EntityType;
   entityId: string;
-  /** Who edits: the API key (an actor of its own in the entity's history). */
+  /** Who edits, as `actorRef` keeps it (`member:<id>`, or an API key's id): an actor of its own in the entity's history. */
   actor: string;
   fields: Record<string, unknown>;
   /** A retried request with the same key is one edit. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { nextCursorField, pageQuery } from '../admin/page-cursor';
+import { actorView } from '../auth/actor-ref';
 
 export const REPLAY_MODES = ['preview', 'apply'] as const;
 export const REPLAY_STATUSES = ['queued', 'running', 'succeeded', 'failed'] as const;
@@ -133,7 +134,7 @@ export const replayView = z.object({
   }),
   failureReason: z.string().nullable(),
   createdAt: z.iso.datetime(),
-  createdBy: z.object({ keyId: z.uuid().describe('The API key that asked for it.') }),
+  createdBy: actorView.describe('The member or API key that asked for it.'),
   startedAt: z.iso.datetime().nullable(),
   finishedAt: z.iso.datetime().nullable(),
   report: replayReportView.nullable().describe('Once succeeded.'),

@@ -8,6 +8,7 @@ import {
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { AuditLogService } from '../admin/audit-log.service';
 import { toPage } from '../admin/page-cursor';
+import { actorRef, actorViewOf } from '../auth/actor-ref';
 import type { Principal } from '../auth/principal';
 import { CodedHttpException } from '../common/api-errors';
 import { ReplayQueue } from './replay-queue';
@@ -27,7 +28,12 @@ export class ReplaysService {
   async create(principal: Principal, body: CreateReplayBody): Promise<ReplayView> {
     const fromEventTime = body.from === 'beginning' ? null : new Date(body.from.eventTime);
     const created = await this.replays.create(
-      { workspaceId: principal.workspaceId, mode: body.mode, fromEventTime, createdBy: principal.apiKeyId },
+      {
+        workspaceId: principal.workspaceId,
+        mode: body.mode,
+        fromEventTime,
+        createdBy: actorRef(principal.actor),
+      },
       (tx, replay) =>
         this.audit.record(
           principal,
@@ -83,7 +89,7 @@ function toView(replay: ReplayRecord): ReplayView {
     progress: { eventsTotal: replay.eventsTotal, eventsReplayed: replay.eventsReplayed },
     failureReason: replay.failureReason,
     createdAt: replay.createdAt.toISOString(),
-    createdBy: { keyId: replay.createdBy },
+    createdBy: actorViewOf(replay.createdBy),
     startedAt: replay.startedAt?.toISOString() ?? null,
     finishedAt: replay.finishedAt?.toISOString() ?? null,
     report: (replay.report as ReplayView['report']) ?? null,

@@ -182,7 +182,7 @@ describe('GET /api/v1/stream', () => {
 
     streams[0]!.close();
     const apiKeyId = (await t.prisma.apiKey.findFirstOrThrow({ where: { name: 'dashboard' } })).id;
-    await settles(() => service.openStreams({ apiKeyId }), MAX_STREAMS_PER_KEY - 1);
+    await settles(() => service.openStreams({ actor: apiKeyId }), MAX_STREAMS_PER_KEY - 1);
     const again = await open(salesKey);
     expect('opened' in again).toBe(true);
   });

@@ -7,18 +7,21 @@ import {
 } from '@nestjs/common';
 import type { EntityType } from '@syncline/core';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
+import { actorRef } from '../auth/actor-ref';
 import type { Principal } from '../auth/principal';
 import { CodedHttpException } from '../common/api-errors';
 import { type EntityChange, EntityChangeListener } from './entity-change.listener';
 import { type SseSink, sseComment, sseEvent } from './sse';
 import { type RecordChangedData, type RefetchReason, STREAM_EVENTS } from './stream.schemas';
 
+/** Per actor: an API key, or a signed-in member (all their tabs together). */
 export const MAX_STREAMS_PER_KEY = 5;
 export const HEARTBEAT_MS = 15_000;
 
 interface OpenStream {
   readonly workspaceId: string;
-  readonly apiKeyId: string;
+  /** `actorRef` of the key or member that opened it. */
+  readonly actor: string;
   /** Undefined: every type. */
   readonly types: ReadonlySet<EntityType> | undefined;
   readonly sink: SseSink;
@@ -67,20 +70,21 @@ export class StreamService implements OnApplicationBootstrap, BeforeApplicationS
 
   /** Registers a stream for the caller's workspace; 429 when the key has its share open already. */
   open(principal: Principal, types: readonly EntityType[] | undefined, sink: SseSink): StreamHandle {
-    const { workspaceId, apiKeyId } = principal;
-    const openForKey = this.perKey.get(apiKeyId) ?? 0;
+    const { workspaceId } = principal;
+    const actor = actorRef(principal.actor);
+    const openForKey = this.perKey.get(actor) ?? 0;
     if (openForKey >= MAX_STREAMS_PER_KEY)
       throw new CodedHttpException(
         HttpStatus.TOO_MANY_REQUESTS,
         'rate_limited',
-        `at most ${MAX_STREAMS_PER_KEY} open streams per API key: close one first`,
+        `at most ${MAX_STREAMS_PER_KEY} open streams per API key or member: close one first`,
       );
-    const stream: OpenStream = { workspaceId, apiKeyId, types: types && new Set(types), sink };
-    this.perKey.set(apiKeyId, openForKey + 1);
+    const stream: OpenStream = { workspaceId, actor, types: types && new Set(types), sink };
+    this.perKey.set(actor, openForKey + 1);
     const streams = this.byWorkspace.get(workspaceId) ?? new Set<OpenStream>();
     streams.add(stream);
     this.byWorkspace.set(workspaceId, streams);
-    this.logger.debug({ workspaceId, apiKeyId, types }, 'stream opened');
+    this.logger.debug({ workspaceId, actor, types }, 'stream opened');
     let closed = false;
     return {
       refetch: (reason) => sink.send(this.nextEvent(STREAM_EVENTS.refetch, { reason })),
@@ -93,10 +97,10 @@ export class StreamService implements OnApplicationBootstrap, BeforeApplicationS
   }
 
   /** Open streams of this process, all or of one workspace or key. */
-  openStreams(of: { workspaceId?: string; apiKeyId?: string } = {}): number {
+  openStreams(of: { workspaceId?: string; actor?: string } = {}): number {
     const counted = (stream: OpenStream) =>
       (of.workspaceId === undefined || stream.workspaceId === of.workspaceId) &&
-      (of.apiKeyId === undefined || stream.apiKeyId === of.apiKeyId);
+      (of.actor === undefined || stream.actor === of.actor);
     let count = 0;
     for (const streams of this.byWorkspace.values())
       for (const stream of streams) if (counted(stream)) count++;
@@ -133,9 +137,9 @@ export class StreamService implements OnApplicationBootstrap, BeforeApplicationS
     const streams = this.byWorkspace.get(stream.workspaceId);
     streams?.delete(stream);
     if (streams?.size === 0) this.byWorkspace.delete(stream.workspaceId);
-    const left = (this.perKey.get(stream.apiKeyId) ?? 1) - 1;
-    if (left > 0) this.perKey.set(stream.apiKeyId, left);
-    else this.perKey.delete(stream.apiKeyId);
-    this.logger.debug({ workspaceId: stream.workspaceId, apiKeyId: stream.apiKeyId }, 'stream closed');
+    const left = (this.perKey.get(stream.actor) ?? 1) - 1;
+    if (left > 0) this.perKey.set(stream.actor, left);
+    else this.perKey.delete(stream.actor);
+    this.logger.debug({ workspaceId: stream.workspaceId, actor: stream.actor }, 'stream closed');
   }
 }
