@@ -1,6 +1,7 @@
 import { type Query, type QueryClient, useQueryClient } from '@tanstack/react-query';
 import { useEffect } from 'react';
-import { type RecordView, recordKeyPart, recordKeys } from '../modules/records/api';
+import type { RecordView } from '../modules/records/api';
+import { recordKeyPart, recordKeys } from '../modules/records/keys';
 
 /**
  * Live updates: one `EventSource` on `/api/v1/stream` for the app's lifetime (same origin,
@@ -55,45 +56,59 @@ export function invalidateRecord(queryClient: QueryClient, change: RecordChanged
   });
 }
 
+/** What the stream's events do to the cache; `dispose` drops a pending list refresh. */
+export function liveHandlers(queryClient: QueryClient) {
+  let listTimer: ReturnType<typeof setTimeout> | undefined;
+  let activityChanged = false;
+
+  // Trailing, at most once per window: a backfill's stream of changes reads each list once per window.
+  const invalidateListsSoon = () => {
+    if (listTimer !== undefined) return;
+    listTimer = setTimeout(() => {
+      listTimer = undefined;
+      void queryClient.invalidateQueries({ queryKey: LIST_KEY_PREFIX });
+      void queryClient.invalidateQueries({ queryKey: INBOX_COUNTS_KEY });
+      if (activityChanged) {
+        activityChanged = false;
+        // A meeting or mail appears on the timelines of its people, companies and deals.
+        void queryClient.invalidateQueries({
+          queryKey: recordKeys.all,
+          predicate: (query) => recordKeyPart(query.queryKey) === 'timeline',
+        });
+      }
+    }, LIST_DEBOUNCE_MS);
+  };
+
+  return {
+    recordChanged(data: unknown): void {
+      const change = parseChanged(data);
+      if (change === null) return;
+      void invalidateRecord(queryClient, change);
+      if (ACTIVITY_TYPES.has(change.type)) activityChanged = true;
+      invalidateListsSoon();
+    },
+    refetch(): void {
+      void queryClient.invalidateQueries();
+    },
+    dispose(): void {
+      clearTimeout(listTimer);
+      listTimer = undefined;
+    },
+  };
+}
+
 export function useLiveUpdates(): void {
   const queryClient = useQueryClient();
   useEffect(() => {
     if (typeof EventSource === 'undefined') return;
     const source = new EventSource(STREAM_URL);
-    let listTimer: ReturnType<typeof setTimeout> | undefined;
-    let activityChanged = false;
-
-    // Trailing, at most once per window: a backfill's stream of changes reads each list once per window.
-    const invalidateListsSoon = () => {
-      if (listTimer !== undefined) return;
-      listTimer = setTimeout(() => {
-        listTimer = undefined;
-        void queryClient.invalidateQueries({ queryKey: LIST_KEY_PREFIX });
-        void queryClient.invalidateQueries({ queryKey: INBOX_COUNTS_KEY });
-        if (activityChanged) {
-          activityChanged = false;
-          // A meeting or mail appears on the timelines of its people, companies and deals.
-          void queryClient.invalidateQueries({
-            queryKey: recordKeys.all,
-            predicate: (query) => recordKeyPart(query.queryKey) === 'timeline',
-          });
-        }
-      }, LIST_DEBOUNCE_MS);
-    };
-
-    const onChanged = (event: MessageEvent) => {
-      const change = parseChanged(event.data);
-      if (change === null) return;
-      void invalidateRecord(queryClient, change);
-      if (ACTIVITY_TYPES.has(change.type)) activityChanged = true;
-      invalidateListsSoon();
-    };
-    const onRefetch = () => void queryClient.invalidateQueries();
-
+    const handlers = liveHandlers(queryClient);
+    const onChanged = (event: MessageEvent) => handlers.recordChanged(event.data);
+    const onRefetch = () => handlers.refetch();
     source.addEventListener('record.changed', onChanged);
     source.addEventListener('refetch', onRefetch);
     return () => {
-      clearTimeout(listTimer);
+      handlers.dispose();
       source.removeEventListener('record.changed', onChanged);
       source.removeEventListener('refetch', onRefetch);
       source.close();

@@ -8,6 +8,7 @@ import {
 import { ApiError, api, newIdempotencyKey, unwrap } from '../../api/client';
 import type { paths } from '../../api/schema';
 import type { RecordType } from '../../lib/fields';
+import { recordKeys } from './keys';
 
 /**
  * The record page's data access: one key factory, the queries as queryOptions, and the
@@ -69,20 +70,7 @@ export const TIMELINE_TYPES = [
   'task',
 ] as const satisfies readonly TimelineType[];
 
-export const recordKeys = {
-  all: ['record'] as const,
-  /** Every read of one record (its id as the URL names it). */
-  of: (id: string) => ['record', id] as const,
-  detail: (type: RecordType, id: string) => ['record', id, 'detail', type] as const,
-  timeline: (type: RecordType, id: string, types: readonly TimelineType[]) =>
-    ['record', id, 'timeline', type, [...types].sort().join(',')] as const,
-  history: (type: RecordType, id: string) => ['record', id, 'history', type] as const,
-  asOf: (type: RecordType, id: string, at: string) => ['record', id, 'as-of', type, at] as const,
-  operations: (id: string) => ['record', id, 'identity-operations'] as const,
-};
-
-/** The part of a record key that names what is read (`detail`, `timeline`…). */
-export const recordKeyPart = (queryKey: readonly unknown[]): unknown => queryKey[2];
+export { recordKeyPart, recordKeys } from './keys';
 
 export const isApiError = (error: unknown, status?: number): error is ApiError =>
   error instanceof ApiError && (status === undefined || error.status === status);
