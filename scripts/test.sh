@@ -9,6 +9,9 @@ npx --no-install tsc -p tsconfig.json
 npx --no-install tsc -p apps/web/tsconfig.json
 echo "== lint" >&2
 npx --no-install biome ci .
+echo "== web app" >&2
+# The browser tests (e2e tier) drive the built app as the API serves it.
+npx --no-install vite build apps/web --logLevel warn
 echo "== tests" >&2
 export VITE_CONFIG_NATIVE_IGNORE_WARNING=true
 if [ "$#" -gt 0 ]; then

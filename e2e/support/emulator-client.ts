@@ -5,6 +5,8 @@
 export interface EmulatorUrls {
   hubspot: string;
   google: string;
+  /** The mail catch-all (`smtp://host:port`), where the API sends sign-in links. */
+  smtp?: string;
 }
 
 export type HubspotObjectType = 'contacts' | 'companies' | 'deals' | 'meetings' | 'tasks' | 'emails';

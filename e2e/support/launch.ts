@@ -62,7 +62,12 @@ export function emulatorUrlsFrom(lines: readonly string[]): EmulatorUrls | undef
     if (!line.startsWith('{')) continue;
     try {
       const parsed = JSON.parse(line) as Partial<EmulatorUrls>;
-      if (parsed.hubspot && parsed.google) return { hubspot: parsed.hubspot, google: parsed.google };
+      if (parsed.hubspot && parsed.google)
+        return {
+          hubspot: parsed.hubspot,
+          google: parsed.google,
+          ...(parsed.smtp ? { smtp: parsed.smtp } : {}),
+        };
     } catch {
       // not the line we want
     }
@@ -106,6 +111,14 @@ export function providerSettings(input: ProviderSettingsInput): Record<string, s
     GOOGLE_CLIENT_SECRET: googleClient.clientSecret,
     GMAIL_PUSH_TOKEN: input.gmailPushToken,
     PUBLIC_BASE_URL: input.apiUrl,
+    // Source links open records on the emulator's own HubSpot pages.
+    HUBSPOT_APP_URL: emulators.hubspot,
+    // People sign in with the Google emulator as their OpenID provider, and get their links by mail
+    // from its catch-all.
+    OIDC_ISSUER_URL: emulators.google,
+    OIDC_CLIENT_ID: googleClient.clientId,
+    OIDC_CLIENT_SECRET: googleClient.clientSecret,
+    ...(emulators.smtp ? { SMTP_URL: emulators.smtp } : {}),
     PULL_INTERVAL_MS: String(input.pullIntervalMs),
     ...(input.coalesceMs === undefined ? {} : { SYNC_COALESCE_MS: String(input.coalesceMs) }),
   };
