@@ -1,9 +1,12 @@
 import { BadRequestException, HttpStatus, Inject, Injectable, NotFoundException } from '@nestjs/common';
+import type { ProviderWebUrls } from '@syncline/connectors';
 import { type EntityType, type FieldValueType, fieldValueType, isUnifiedField } from '@syncline/core';
 import type { Prisma } from '@syncline/core/db';
 import type { z } from 'zod';
+import { actorRef } from '../auth/actor-ref';
 import type { Principal } from '../auth/principal';
 import { CodedHttpException, ValidationFailedException } from '../common/api-errors';
+import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { EditLog } from './edits';
 import {
   type ConflictCursor,
@@ -26,6 +29,7 @@ import {
   type RecordView,
   STAGE_FIELD,
 } from './records.schemas';
+import { providerWebUrls, withUrls } from './source-links';
 
 /** What an edit answers: the record as merged, or (not merged in time) that it was accepted. */
 export type EditOutcome = { applied: true; record: RecordView } | { applied: false; changeKey: string };
@@ -36,7 +40,12 @@ export class RecordsService {
   constructor(
     @Inject(RecordsRepository) private readonly records: RecordsRepository,
     @Inject(EditLog) private readonly edits: EditLog,
-  ) {}
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.webUrls = providerWebUrls(config);
+  }
+
+  private readonly webUrls: ProviderWebUrls;
 
   async list(principal: Principal, resource: RecordResource, query: ListQuery): Promise<RecordPage> {
     const entityType = RECORD_RESOURCES[resource];
@@ -56,7 +65,7 @@ export class RecordsService {
     const page = rows.slice(0, query.limit);
     const last = page.at(-1);
     return {
-      data: page.map(toView),
+      data: page.map((record) => toView(record, this.webUrls)),
       nextCursor:
         rows.length > query.limit && last
           ? encodeListCursor({ sort: query.sort, id: last.id, value: sortValue(query.sort, last) })
@@ -66,7 +75,7 @@ export class RecordsService {
 
   /** A record by id; a merged-away id answers as the record it was merged into (its own id). */
   async get(principal: Principal, resource: RecordResource, id: string): Promise<RecordView> {
-    return toView(await this.current(principal, RECORD_RESOURCES[resource], id));
+    return toView(await this.current(principal, RECORD_RESOURCES[resource], id), this.webUrls);
   }
 
   private async current(principal: Principal, entityType: EntityType, id: string): Promise<EntityRecord> {
@@ -156,7 +165,7 @@ export class RecordsService {
       workspaceId: principal.workspaceId,
       entityType: RECORD_RESOURCES[resource],
       entityId,
-      actor: principal.apiKeyId,
+      actor: actorRef(principal.actor),
       fields,
       idempotencyKey,
       resolves,
@@ -263,7 +272,7 @@ function sortValue(sort: ListSort, record: EntityRecord): string | undefined {
   return undefined;
 }
 
-function toView(record: EntityRecord): RecordView {
+function toView(record: EntityRecord, webUrls: ProviderWebUrls): RecordView {
   return {
     id: record.id,
     type: record.entityType,
@@ -271,7 +280,7 @@ function toView(record: EntityRecord): RecordView {
     fields: asObject(record.fields),
     provenance: asObject(record.provenance) as RecordView['provenance'],
     version: Number(record.version),
-    sourceLinks: record.sourceLinks,
+    sourceLinks: withUrls(record.sourceLinks, record.entityType, webUrls),
     associations: record.associations as RecordView['associations'],
     openConflicts: record.openConflicts.map((c) => ({ ...c, createdAt: c.createdAt.toISOString() })),
     mergedInto: record.mergedInto,
