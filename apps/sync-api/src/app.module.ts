@@ -5,6 +5,7 @@ import type { DestinationStream } from 'pino';
 import { AdminModule } from './admin/admin.module';
 import { ApiKeysModule } from './api-keys/api-keys.module';
 import { AuthModule } from './auth/auth.module';
+import { OidcModule } from './auth/oidc/oidc.module';
 import { ApiExceptionFilter } from './common/api-exception.filter';
 import { ZodValidationPipe } from './common/zod-validation.pipe';
 import type { AppConfig } from './config/app-config';
@@ -50,6 +51,7 @@ export class AppModule {
         AuthModule,
         ApiKeysModule,
         MembersModule,
+        OidcModule,
         ConnectionsModule,
         RecordsModule,
         IdentityReviewModule,

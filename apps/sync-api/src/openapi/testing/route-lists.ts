@@ -6,12 +6,17 @@ import { RECORD_RESOURCES } from '../../records/records.schemas';
  * isolation.int-spec.ts checks every list against the document, both ways.
  */
 
-/** Called by a provider or a browser and authenticated by a signature, channel token or OAuth state: no API key. */
+/**
+ * Called by a provider or a browser and authenticated by a signature, channel token or OAuth state: no API key.
+ * The sign-in redirects are here too: the browser opens them, and they answer every request with a 302.
+ */
 export const OTHER_AUTH = [
   'POST /webhooks/hubspot',
   'POST /webhooks/google-calendar',
   'POST /webhooks/gmail',
   'GET /api/v1/connections/oauth/{provider}/callback',
+  'GET /api/v1/auth/oidc/start',
+  'GET /api/v1/auth/oidc/callback',
 ];
 /**
  * Accept a body only with credentials the provider itself recognises as the account's (the
@@ -29,8 +34,8 @@ export const PROVIDER_REFUSALS: readonly (string | undefined)[] = [
   'account_unproven',
   'unknown_property',
 ];
-/** Open to anyone (probes). */
-export const PUBLIC = ['GET /healthz', 'GET /readyz'];
+/** Open to anyone (probes, what the sign-in page offers). */
+export const PUBLIC = ['GET /healthz', 'GET /readyz', 'GET /api/v1/auth/providers'];
 /**
  * Writes a salesperson may make. Any other write must document 403 (admin only), so that a
  * new write route is a deliberate choice rather than open to every key by default.

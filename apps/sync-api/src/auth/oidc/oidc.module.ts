@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { MembersModule } from '../../members/members.module';
+import { SessionsModule } from '../sessions/sessions.module';
+import { OidcController } from './oidc.controller';
+import { OidcSignInService } from './oidc-sign-in.service';
+import { OidcStateRepository } from './oidc-state.repository';
+
+/** Sign-in with an OpenID Connect provider: Google, or any issuer by its URL (OIDC_ISSUER_URL). */
+@Module({
+  imports: [MembersModule, SessionsModule],
+  controllers: [OidcController],
+  providers: [OidcSignInService, OidcStateRepository],
+})
+export class OidcModule {}
