@@ -1,7 +1,8 @@
 import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vite';
 
-const API = 'http://127.0.0.1:3000';
+// Where the API listens in development (`npm run api` on PORT 3000 unless told otherwise).
+const API = process.env.SYNCLINE_API_URL ?? 'http://127.0.0.1:3000';
 
 // One origin in development as in production (sync-api serves dist): cookies and the
 // event stream need no CORS. Routes are lazy (src/routes), so each page is its own chunk.

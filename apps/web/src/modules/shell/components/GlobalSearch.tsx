@@ -7,6 +7,18 @@ import { useState } from 'react';
 import { describeError } from '../../../api/errors';
 import { searchQuery } from '../api';
 
+const VISUALLY_HIDDEN = {
+  position: 'absolute',
+  width: 1,
+  height: 1,
+  padding: 0,
+  margin: -1,
+  overflow: 'hidden',
+  clip: 'rect(0 0 0 0)',
+  whiteSpace: 'nowrap',
+  border: 0,
+} as const;
+
 type Hit = { id: string; displayName: string | null; fields: Record<string, unknown> };
 
 const GROUPS = [
@@ -29,20 +41,28 @@ export function GlobalSearch() {
       <Button
         variant="default"
         onClick={() => spotlight.open()}
-        aria-label="Search people, companies and deals"
         w={{ base: 'auto', sm: 260 }}
         justify="space-between"
         rightSection={
-          <Kbd size="xs" visibleFrom="sm">
+          <Kbd size="xs" visibleFrom="sm" aria-hidden>
             Ctrl K
           </Kbd>
         }
       >
         <Text span size="sm" c="dimmed">
-          Search…
+          Search
+          <VisuallyHidden> people, companies and deals</VisuallyHidden>
         </Text>
       </Button>
-      <Spotlight.Root query={query} onQueryChange={setQuery} scrollable maxHeight={420}>
+      <Spotlight.Root
+        query={query}
+        onQueryChange={setQuery}
+        scrollable
+        maxHeight={420}
+        // The dialog's name; its header is there for screen readers only.
+        title="Search people, companies and deals"
+        styles={{ header: VISUALLY_HIDDEN }}
+      >
         <Spotlight.Search
           placeholder="Search people, companies and deals"
           aria-label="Search people, companies and deals"

@@ -1,4 +1,4 @@
-import { Avatar, Menu, Text, UnstyledButton } from '@mantine/core';
+import { Avatar, Menu, Text, UnstyledButton, VisuallyHidden } from '@mantine/core';
 import { useRouter } from '@tanstack/react-router';
 import type { Session } from '../../auth/api';
 import { useSignOutMutation } from '../../auth/api';
@@ -19,10 +19,13 @@ export function UserMenu({ session }: { session: Session }) {
   return (
     <Menu position="bottom-end" withArrow>
       <Menu.Target>
-        <UnstyledButton aria-label={`Account: ${who}, ${session.role}`}>
-          <Avatar color="blue" radius="xl" size="md" aria-hidden>
+        <UnstyledButton>
+          <Avatar color="blue.8" variant="filled" radius="xl" size="md">
             {initials(session)}
           </Avatar>
+          <VisuallyHidden>
+            Account of {who} ({session.role})
+          </VisuallyHidden>
         </UnstyledButton>
       </Menu.Target>
       <Menu.Dropdown>
