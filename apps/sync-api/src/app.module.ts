@@ -6,6 +6,7 @@ import { AdminModule } from './admin/admin.module';
 import { ApiKeysModule } from './api-keys/api-keys.module';
 import { AuthModule } from './auth/auth.module';
 import { OidcModule } from './auth/oidc/oidc.module';
+import { SignInModule } from './auth/sign-in.module';
 import { ApiExceptionFilter } from './common/api-exception.filter';
 import { ZodValidationPipe } from './common/zod-validation.pipe';
 import type { AppConfig } from './config/app-config';
@@ -51,6 +52,7 @@ export class AppModule {
         AuthModule,
         ApiKeysModule,
         MembersModule,
+        SignInModule,
         OidcModule,
         ConnectionsModule,
         RecordsModule,

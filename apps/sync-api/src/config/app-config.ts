@@ -83,6 +83,16 @@ const appEnvObject = baseEnvSchema.extend({
    * as Fastify's `trustProxy`: `true` (any), or their addresses and CIDR ranges separated by
    * commas. Unset: none, the client is the socket's peer.
    */
+  /**
+   * Where sign-in links and invitations are mailed, `smtp://` or `smtps://` with any
+   * credentials in the URL. Unset: nothing is mailed (a warning says so; `cli sign-in-link`
+   * still prints a link). The emulators' catch-all listens on smtp://127.0.0.1:4025.
+   */
+  SMTP_URL: z.preprocess((v) => (v === '' ? undefined : v), z.url({ protocol: /^smtps?$/ }).optional()),
+  MAIL_FROM: z.string().trim().min(3).default('Syncline <no-reply@syncline.local>'),
+  /** Sign-in links one address may ask for per hour, and one client address, across every API process. */
+  MAGIC_LINKS_PER_EMAIL_PER_HOUR: z.coerce.number().int().min(0).default(5),
+  MAGIC_LINKS_PER_IP_PER_HOUR: z.coerce.number().int().min(0).default(30),
   TRUST_PROXY: z
     .string()
     .trim()

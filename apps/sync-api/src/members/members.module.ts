@@ -1,10 +1,14 @@
 import { Module } from '@nestjs/common';
+import { ActorLabelsModule } from '../auth/actor-labels';
+import { MagicLinksModule } from '../auth/magic-links/magic-links.service';
 import { SessionsModule } from '../auth/sessions/sessions.module';
+import { MembersController } from './members.controller';
 import { MembersRepository } from './members.repository';
 import { MembersService } from './members.service';
 
 @Module({
-  imports: [SessionsModule],
+  imports: [SessionsModule, MagicLinksModule, ActorLabelsModule],
+  controllers: [MembersController],
   providers: [MembersService, MembersRepository],
   exports: [MembersService],
 })

@@ -91,6 +91,25 @@ export class MembersRepository {
     return row ? toRecord(row) : null;
   }
 
+  async findWithWorkspace(
+    workspaceId: WorkspaceId,
+    id: MemberId,
+  ): Promise<{ member: MemberRecord; workspaceName: string } | null> {
+    const row = await this.prisma.member.findFirst({
+      where: { id, workspaceId, removedAt: null },
+      select: { ...RECORD, workspace: { select: { name: true } } },
+    });
+    return row ? { member: toRecord(row), workspaceName: row.workspace.name } : null;
+  }
+
+  async workspaceName(workspaceId: WorkspaceId): Promise<string | null> {
+    const row = await this.prisma.workspace.findUnique({
+      where: { id: workspaceId },
+      select: { name: true },
+    });
+    return row?.name ?? null;
+  }
+
   async list(workspaceId: WorkspaceId): Promise<MemberRecord[]> {
     const rows = await this.prisma.member.findMany({
       where: { workspaceId, removedAt: null },
@@ -155,16 +174,6 @@ export class MembersRepository {
       });
       return ok(toRecord(updated));
     });
-  }
-
-  /** Labels of members by id (removed ones included: history still names them). */
-  async labels(workspaceId: WorkspaceId, ids: readonly string[]): Promise<Map<string, string>> {
-    if (ids.length === 0) return new Map();
-    const rows = await this.prisma.member.findMany({
-      where: { workspaceId, id: { in: [...ids] } },
-      select: { id: true, name: true, email: true },
-    });
-    return new Map(rows.map((r) => [r.id, r.name ?? r.email]));
   }
 }
 

@@ -9,7 +9,9 @@ export function setupOpenApi(app: INestApplication): void {
   const document = new DocumentBuilder()
     .setTitle('Syncline API')
     .setDescription(
-      'Unified records and admin API. Every /api route takes `Authorization: Bearer sk_<prefix>_<secret>`. ' +
+      'Unified records and admin API. Every /api route takes `Authorization: Bearer sk_<prefix>_<secret>`, ' +
+        'or the session cookie of a signed-in member (`syncline_session`, `__Host-syncline_session` under https); ' +
+        'a write with the cookie also needs `X-CSRF-Token` (from GET /api/v1/auth/session) and an `Origin` of PUBLIC_BASE_URL. ' +
         'Errors are `{ "error": { "code", "message" } }`.',
     )
     .setVersion('1')
@@ -18,6 +20,11 @@ export function setupOpenApi(app: INestApplication): void {
       scheme: 'bearer',
       bearerFormat: 'sk_<prefix>_<secret>',
       description: 'An API key, from `cli create-workspace` or POST /api/v1/api-keys.',
+    })
+    .addCookieAuth('syncline_session', {
+      type: 'apiKey',
+      in: 'cookie',
+      description: 'A signed-in member’s session (magic link or OpenID Connect).',
     })
     .build();
   // A factory, so the document is built on first request rather than at every start.

@@ -88,6 +88,15 @@ export class SessionsRepository {
     };
   }
 
+  /** The session's CSRF secret, while it is not revoked. */
+  async csrfSecretOf(workspaceId: WorkspaceId, id: SessionId): Promise<string | null> {
+    const row = await this.prisma.userSession.findFirst({
+      where: { id, workspaceId, revokedAt: null },
+      select: { csrfSecret: true },
+    });
+    return row?.csrfSecret ?? null;
+  }
+
   /** Renews the idle expiry, unless another request did within the window. */
   async touch(workspaceId: WorkspaceId, id: SessionId, at: Date, staleBefore: Date): Promise<void> {
     await this.pool.query({

@@ -41,6 +41,15 @@ export class SessionsService {
    * cookie on the reply. A removed member, or one not in that workspace, is a 401.
    */
   async start(reply: FastifyReply, member: { workspaceId: string; memberId: string }): Promise<void> {
+    if (!(await this.startIfAllowed(reply, member)))
+      throw new UnauthorizedException('this member may not sign in');
+  }
+
+  /** `start`, answering false instead of throwing when the member may not sign in (removed, unknown). */
+  async startIfAllowed(
+    reply: FastifyReply,
+    member: { workspaceId: string; memberId: string },
+  ): Promise<boolean> {
     const token = randomBytes(TOKEN_BYTES).toString('base64url');
     const now = new Date();
     const id = await this.sessions.create(
@@ -53,7 +62,7 @@ export class SessionsService {
       },
       now,
     );
-    if (id === null) throw new UnauthorizedException('this member may not sign in');
+    if (id === null) return false;
     this.logger.info(
       { workspaceId: member.workspaceId, memberId: member.memberId, sessionId: id },
       'signed in',
@@ -66,6 +75,7 @@ export class SessionsService {
       // The browser may keep it as long as the session could live; the server decides sooner.
       maxAge: SESSION_ABSOLUTE_MS / 1000,
     });
+    return true;
   }
 
   /** The request's session, or null without a cookie or when it is unknown, expired or revoked. */
@@ -94,6 +104,16 @@ export class SessionsService {
   /** The CSRF token of a session: an HMAC of its id under its own secret, so it is bound to it. */
   csrfToken(session: Pick<LiveSession, 'id' | 'csrfSecret'>): string {
     return createHmac('sha256', session.csrfSecret).update(`csrf:${session.id}`).digest('base64url');
+  }
+
+  /** The CSRF token of a principal's session; null when it has none (a key) or it was revoked. */
+  async csrfTokenOf(principal: {
+    workspaceId: WorkspaceId;
+    sessionId?: SessionId | undefined;
+  }): Promise<string | null> {
+    if (principal.sessionId === undefined) return null;
+    const secret = await this.sessions.csrfSecretOf(principal.workspaceId, principal.sessionId);
+    return secret === null ? null : this.csrfToken({ id: principal.sessionId, csrfSecret: secret });
   }
 
   csrfTokenMatches(session: Pick<LiveSession, 'id' | 'csrfSecret'>, presented: string | undefined): boolean {
