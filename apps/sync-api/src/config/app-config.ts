@@ -42,8 +42,9 @@ const appEnvObject = baseEnvSchema.extend({
   OIDC_CLIENT_ID: z.preprocess((v) => (v === '' ? undefined : v), z.string().trim().min(1).optional()),
   OIDC_CLIENT_SECRET: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(1).optional()),
   /**
-   * The email domains whose people may sign in (comma-separated, e.g. `acme.com,acme.co.uk`),
-   * whatever the way in; unset or empty: any domain (membership still decides).
+   * The email domains whose people may sign in with the OpenID Connect provider
+   * (comma-separated, e.g. `acme.com,acme.co.uk`); unset or empty: any domain (membership
+   * still decides).
    */
   AUTH_ALLOWED_DOMAINS: z
     .string()
