@@ -1,4 +1,4 @@
-import { type CSSVariablesResolver, createTheme } from '@mantine/core';
+import { type CSSVariablesResolver, createTheme, Notification } from '@mantine/core';
 
 /** Mantine's defaults with contrast for WCAG AA: darker primary buttons and dimmed text. */
 export const theme = createTheme({
@@ -6,6 +6,13 @@ export const theme = createTheme({
   primaryShade: { light: 8, dark: 8 },
   defaultRadius: 'md',
   fontFamily: 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif',
+  components: {
+    // Toasts: a named close button, and the message in body text rather than grey.
+    Notification: Notification.extend({
+      defaultProps: { closeButtonProps: { 'aria-label': 'Dismiss notification' } },
+      styles: { description: { color: 'var(--mantine-color-text)' } },
+    }),
+  },
 });
 
 export const cssVariablesResolver: CSSVariablesResolver = (t) => ({

@@ -22,7 +22,7 @@ import { fieldLabel, fieldsOf } from '../../lib/fields';
 import { AnchorLink } from '../../ui/AnchorLink';
 import { ConfirmDialog } from '../../ui/ConfirmDialog';
 import { ErrorState } from '../../ui/ErrorState';
-import { StatusBadge } from '../../ui/StatusBadge';
+import { StatusBadge, toneProps } from '../../ui/StatusBadge';
 import { recordQuery } from '../records/api';
 import { formatValue, providerName } from '../records/utils/format';
 import {
@@ -185,9 +185,7 @@ export function DuplicateDetailPage({ id }: { id: string }) {
                         <Badge
                           key={`${link.connectionId}:${link.externalId}`}
                           size="xs"
-                          variant="light"
-                          color="gray"
-                          c="gray.9"
+                          {...toneProps('neutral')}
                           tt="none"
                         >
                           {providerName(link.provider)}
@@ -218,7 +216,7 @@ export function DuplicateDetailPage({ id }: { id: string }) {
                     <Table.Th scope="row" fw={500}>
                       {fieldLabel(type, row.field)}
                       {row.differs && (
-                        <Badge ml={6} size="xs" variant="light" color="orange" c="orange.9">
+                        <Badge ml={6} size="xs" {...toneProps('warning')}>
                           differs
                         </Badge>
                       )}
