@@ -26,7 +26,7 @@ import { IdentityTab } from './components/IdentityTab';
 import { OpenConflicts } from './components/OpenConflicts';
 import { RecordHeader } from './components/RecordHeader';
 import { TimelineTab } from './components/TimelineTab';
-import { providerName, TYPE_LABEL } from './utils/format';
+import { CALLOUT_STYLES, providerName, TYPE_LABEL } from './utils/format';
 
 export type RecordTab = 'timeline' | 'history' | 'identity';
 
@@ -135,6 +135,7 @@ function FieldsSection({
           value={record.fields[field]}
           provenance={record.provenance[field]}
           sourceOf={badgeSource}
+          inConflict={record.openConflicts.some((conflict) => conflict.field === field)}
         />
       ))}
     </Stack>
@@ -206,6 +207,7 @@ export function RecordPage({ type, id: idInUrl, tab = 'timeline', asOf }: Record
             {asOf !== undefined && (
               <Alert
                 color="blue"
+                styles={CALLOUT_STYLES}
                 variant="light"
                 role="status"
                 mb="sm"

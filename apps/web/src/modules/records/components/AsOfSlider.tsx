@@ -41,7 +41,8 @@ export function AsOfSlider({
   return (
     <Box px="xs" pb="lg">
       <Text size="xs" c="dimmed" id="as-of-label" mb={4}>
-        See the record as it was after each change
+        See the record as it was after each change (
+        {times.length === 1 ? 'one change' : `${times.length} changes`} since {describe(0)})
       </Text>
       <Slider
         min={0}
@@ -50,10 +51,7 @@ export function AsOfSlider({
         value={value}
         onChange={setValue}
         onChangeEnd={(index) => onChange(index >= now ? undefined : times[index])}
-        marks={[
-          ...times.map((_, index) => ({ value: index, ...(index === 0 ? { label: describe(0) } : {}) })),
-          { value: now, label: 'Now' },
-        ]}
+        marks={[...times.map((_, index) => ({ value: index })), { value: now, label: 'Now' }]}
         label={describe}
         thumbLabel="As of"
         thumbValueText={describe}

@@ -1,5 +1,6 @@
 import {
   Alert,
+  Anchor,
   Autocomplete,
   Box,
   Button,
@@ -15,7 +16,7 @@ import type { FieldSpec } from '../../../lib/fields';
 import { ProvenanceBadge, type ProvenanceSource } from '../../../ui/ProvenanceBadge';
 import type { Provenance, RecordType, RecordView } from '../api';
 import { useFieldEdit } from '../hooks/useFieldEdit';
-import { EMPTY_VALUE, formatValue, fromInputText } from '../utils/format';
+import { CALLOUT_STYLES, EMPTY_VALUE, formatValue, fromInputText } from '../utils/format';
 
 export interface FieldRowProps {
   type: RecordType;
@@ -24,6 +25,8 @@ export interface FieldRowProps {
   value: unknown;
   provenance: Provenance | undefined;
   sourceOf: (provenance: Provenance) => ProvenanceSource;
+  /** An open conflict waits on this field. */
+  inConflict?: boolean;
 }
 
 /**
@@ -146,7 +149,7 @@ function FieldInput({
 
 /** A current field: its value, provenance and inline edit (with the 202 and 412 answers). */
 export function FieldRow(props: FieldRowProps & { record: RecordView }) {
-  const { type, field, label, value, provenance, sourceOf, record } = props;
+  const { type, field, label, value, provenance, sourceOf, record, inConflict = false } = props;
   const { state, spec, start, change, save, cancel, keepTheirs, applyMine } = useFieldEdit(
     type,
     record,
@@ -160,7 +163,6 @@ export function FieldRow(props: FieldRowProps & { record: RecordView }) {
     return (
       <FieldFrame label={label}>
         <form
-          aria-label={`Edit ${label}`}
           onSubmit={(event) => {
             event.preventDefault();
             save();
@@ -197,6 +199,7 @@ export function FieldRow(props: FieldRowProps & { record: RecordView }) {
         <Alert
           color="orange"
           variant="light"
+          styles={CALLOUT_STYLES}
           title={`${label} was changed by someone else`}
           role="region"
           aria-label={`${label} changed meanwhile`}
@@ -259,7 +262,14 @@ export function FieldRow(props: FieldRowProps & { record: RecordView }) {
       }
     >
       <Value type={type} field={field} value={value} />
-      <Badge provenance={provenance} sourceOf={sourceOf} />
+      <Group gap={6}>
+        <Badge provenance={provenance} sourceOf={sourceOf} />
+        {inConflict && (
+          <Anchor href="#open-conflicts" size="xs" c="blue.9" fw={600}>
+            Open conflict: decide
+          </Anchor>
+        )}
+      </Group>
     </FieldFrame>
   );
 }

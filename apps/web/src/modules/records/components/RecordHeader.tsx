@@ -2,7 +2,13 @@ import { Alert, Anchor, Badge, Group, List, Stack, Text, Title } from '@mantine/
 import { Link } from '@tanstack/react-router';
 import { formatDateTime } from '../../../ui/utils/time';
 import type { RecordType, RecordView } from '../api';
-import { linkedBecauseWords, providerFamily, providerName, TYPE_LABEL } from '../utils/format';
+import {
+  CALLOUT_STYLES,
+  linkedBecauseWords,
+  providerFamily,
+  providerName,
+  TYPE_LABEL,
+} from '../utils/format';
 
 /** Name, type, the systems the record is made of (with why and a link to each), and open conflicts. */
 export function RecordHeader({ type, record }: { type: RecordType; record: RecordView }) {
@@ -56,15 +62,15 @@ export function RecordHeader({ type, record }: { type: RecordType; record: Recor
       </section>
 
       {conflicts > 0 && (
-        <Alert color="orange" variant="light" title="Open conflicts" role="note">
+        <Alert color="orange" variant="light" title="Open conflicts" role="note" styles={CALLOUT_STYLES}>
           <Text size="sm">
             {conflicts === 1 ? 'One field has' : `${conflicts} fields have`} values that disagree and wait for
             a decision.{' '}
-            <Anchor href="#open-conflicts" size="sm">
+            <Anchor href="#open-conflicts" size="sm" c="blue.9">
               Decide here
             </Anchor>{' '}
             or in the{' '}
-            <Anchor component={Link} to="/conflicts" size="sm">
+            <Anchor component={Link} to="/conflicts" size="sm" c="blue.9">
               conflicts inbox
             </Anchor>
             .

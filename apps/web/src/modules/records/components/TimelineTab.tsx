@@ -7,6 +7,16 @@ import { formatDateTime } from '../../../ui/utils/time';
 import { type RecordType, TIMELINE_TYPES, type TimelineItem, type TimelineType, timelineQuery } from '../api';
 import { providerName } from '../utils/format';
 
+/** What the record was in the activity, in words. */
+const ROLE_WORDS: Record<TimelineItem['roles'][number], string> = {
+  organizer: 'organizer',
+  attendee: 'attendee',
+  from: 'sender',
+  to: 'recipient',
+  cc: 'in copy',
+  bcc: 'in blind copy',
+};
+
 const TYPE_WORDS: Record<TimelineType, { chip: string; row: string }> = {
   meeting: { chip: 'Meetings', row: 'Meeting' },
   email_activity: { chip: 'Mails', row: 'Mail' },
@@ -32,8 +42,8 @@ function TimelineRow({ item }: { item: TimelineItem }) {
       </Group>
       <Text size="xs" c="dimmed">
         <time dateTime={item.occurredAt}>{formatDateTime(item.occurredAt)}</time>
-        {item.roles.length > 0 && ` · ${item.roles.join(', ')}`}
-        {sources.length > 0 && ` · from ${sources.join(', ')}`}
+        {item.roles.length > 0 && ` · ${item.roles.map((role) => ROLE_WORDS[role]).join(', ')}`}
+        {sources.length > 0 && ` · in ${sources.join(', ')}`}
       </Text>
     </Stack>
   );
