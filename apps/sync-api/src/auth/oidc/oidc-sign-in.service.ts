@@ -1,5 +1,5 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, UnauthorizedException } from '@nestjs/common';
 import { err, ok, type Result } from '@syncline/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
@@ -125,7 +125,11 @@ export class OidcSignInService {
     if (providerError !== null) {
       return providerError === 'access_denied'
         ? this.failed('access_denied', 'callback', 'declined at the consent page')
-        : this.failed('provider_unavailable', 'callback', `the provider answered ${providerError}`);
+        : this.failed(
+            'provider_unavailable',
+            'callback',
+            `the provider answered ${providerError.slice(0, 100)}`,
+          );
     }
     const configuration = await this.configuration();
     if (!configuration.ok) return this.failed(configuration.error, 'callback');
@@ -142,11 +146,9 @@ export class OidcSignInService {
     try {
       await this.sessions.start(reply, member);
     } catch (error) {
-      return this.failed(
-        'not_a_member',
-        'callback',
-        `the member may not sign in: ${(error as Error).message}`,
-      );
+      // Removed between the lookup and the session: refused like any non-member.
+      if (!(error instanceof UnauthorizedException)) throw error;
+      return this.failed('not_a_member', 'callback', `the member may not sign in: ${error.message}`);
     }
     this.logger.info(
       { workspaceId: member.workspaceId, memberId: member.memberId },

@@ -145,6 +145,19 @@ describe('signing in with Google', () => {
     expect(await sessionsOf('ada@elsewhere.test')).toBe(0);
   });
 
+  it('accepts a pending invitation on the first sign-in', async () => {
+    await t.app
+      .get(MembersRepository)
+      .invite(workspaceId as WorkspaceId, { email: 'bea@acme.test', name: null, role: 'sales' });
+    const result = await signIn('bea@acme.test');
+    expect(result.location).toBe('/');
+    expect(result.session).toBeDefined();
+    expect(await t.prisma.member.findFirst({ where: { email: 'bea@acme.test' } })).toMatchObject({
+      status: 'active',
+      role: 'sales',
+    });
+  });
+
   it('refuses an address with no membership or invitation (not_a_member)', async () => {
     const result = await signIn('stranger@acme.test');
     expect(result.location).toBe('/sign-in?error=not_a_member');
