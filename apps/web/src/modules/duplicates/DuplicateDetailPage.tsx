@@ -201,33 +201,37 @@ export function DuplicateDetailPage({ id }: { id: string }) {
             </SimpleGrid>
           </Radio.Group>
 
-          <Table.ScrollContainer minWidth={320}>
-            <Table withTableBorder aria-label="Fields of both records">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th scope="col">Field</Table.Th>
-                  <Table.Th scope="col">{a.data.displayName ?? 'First'}</Table.Th>
-                  <Table.Th scope="col">{b.data.displayName ?? 'Second'}</Table.Th>
+          {/* Fixed columns that wrap, so a phone needs no scrolling region. */}
+          <Table
+            withTableBorder
+            layout="fixed"
+            style={{ overflowWrap: 'anywhere' }}
+            aria-label="Fields of both records"
+          >
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th scope="col">Field</Table.Th>
+                <Table.Th scope="col">{a.data.displayName ?? 'First'}</Table.Th>
+                <Table.Th scope="col">{b.data.displayName ?? 'Second'}</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {rows.map((row) => (
+                <Table.Tr key={row.field} bg={row.differs ? 'yellow.0' : undefined}>
+                  <Table.Th scope="row" fw={500}>
+                    {fieldLabel(type, row.field)}
+                    {row.differs && (
+                      <Badge ml={6} size="xs" {...toneProps('warning')}>
+                        differs
+                      </Badge>
+                    )}
+                  </Table.Th>
+                  <Table.Td>{formatValue(type, row.field, row.a)}</Table.Td>
+                  <Table.Td>{formatValue(type, row.field, row.b)}</Table.Td>
                 </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {rows.map((row) => (
-                  <Table.Tr key={row.field} bg={row.differs ? 'yellow.0' : undefined}>
-                    <Table.Th scope="row" fw={500}>
-                      {fieldLabel(type, row.field)}
-                      {row.differs && (
-                        <Badge ml={6} size="xs" {...toneProps('warning')}>
-                          differs
-                        </Badge>
-                      )}
-                    </Table.Th>
-                    <Table.Td>{formatValue(type, row.field, row.a)}</Table.Td>
-                    <Table.Td>{formatValue(type, row.field, row.b)}</Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
+              ))}
+            </Table.Tbody>
+          </Table>
 
           {(merge.isError || dismiss.isError) && (
             <Alert
