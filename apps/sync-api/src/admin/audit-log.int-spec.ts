@@ -8,7 +8,7 @@ interface EntryBody {
   action: string;
   targetType: string;
   targetId: string | null;
-  actor: { keyId: string | null; userId: string | null };
+  actor: { kind: string; id: string; label: string | null; keyId: string | null; userId: string | null };
   details: Record<string, unknown>;
   createdAt: string;
 }
@@ -90,7 +90,13 @@ describe('audit log', () => {
         action: 'connection.credentials_replaced',
         targetType: 'connection',
         targetId: connectionId,
-        actor: { keyId: admin.id, userId: admin.userId },
+        actor: {
+          kind: 'apiKey',
+          id: admin.id,
+          label: 'initial admin key',
+          keyId: admin.id,
+          userId: admin.userId,
+        },
         details: { status: 'pending', proof: 'hubspot_account_info' },
         createdAt: expect.any(String),
       },
@@ -99,7 +105,13 @@ describe('audit log', () => {
         action: 'connection.created',
         targetType: 'connection',
         targetId: connectionId,
-        actor: { keyId: admin.id, userId: admin.userId },
+        actor: {
+          kind: 'apiKey',
+          id: admin.id,
+          label: 'initial admin key',
+          keyId: admin.id,
+          userId: admin.userId,
+        },
         details: {
           provider: 'hubspot',
           externalAccountId: '4711',

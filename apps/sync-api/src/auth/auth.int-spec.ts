@@ -47,7 +47,14 @@ describe('API-key auth', () => {
   it('GET /api/v1/me names the workspace, key and role', async () => {
     const admin = await me(bearer(adminKey));
     expect(admin.statusCode).toBe(200);
-    expect(admin.json()).toEqual({ workspaceId, apiKeyId: expect.any(String), role: 'admin' });
+    const keyId = admin.json<{ apiKeyId: string }>().apiKeyId;
+    expect(admin.json()).toEqual({
+      workspaceId,
+      role: 'admin',
+      actor: { kind: 'apiKey', id: keyId },
+      apiKeyId: keyId,
+    });
+    expect(keyId).toMatch(/^[0-9a-f-]{36}$/);
     const sales = await me(bearer(salesKey));
     expect(sales.json()).toMatchObject({ workspaceId, role: 'sales' });
   });

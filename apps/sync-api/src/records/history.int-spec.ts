@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // history is only right if it is right for what the real merge writes.
 import { SyncHandler } from '../../../workers/src/sync/sync-handler';
 import { SYNC_CONSUMER_GROUP } from '../connections/connections.repository';
+import { signInAs } from '../testing/sign-in';
 import { bearer, createApiKey, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
 
 interface HistoryBody {
@@ -15,7 +16,14 @@ interface HistoryBody {
   data: {
     id: string;
     at: string;
-    source: { kind: string; id: string; provider: string | null; name: string | null };
+    source: {
+      kind: string;
+      id: string;
+      provider: string | null;
+      name: string | null;
+      label: string | null;
+      actorKind: string | null;
+    };
     fields: Record<string, { value: unknown; eventTime: string }>;
     conflictResolution: boolean;
     conflictId: string | null;
@@ -29,7 +37,11 @@ interface AsOfBody {
   fields: Record<string, unknown>;
   provenance: Record<
     string,
-    { source: { kind: string; id: string }; eventTime: string; conflicted: boolean }
+    {
+      source: { kind: string; id: string; label: string | null; actorKind: string | null };
+      eventTime: string;
+      conflicted: boolean;
+    }
   >;
 }
 
@@ -170,12 +182,41 @@ describe('record history and past states', () => {
     const body = res.json<HistoryBody>();
     expect(body.recordId).toBe(ada);
     expect(body.nextCursor).toBeNull();
-    const dana = { kind: 'user', id: salesKeyId, provider: null, name: 'Dana' };
+    const dana = {
+      kind: 'user',
+      id: salesKeyId,
+      provider: null,
+      name: 'Dana',
+      label: 'Dana',
+      actorKind: 'apiKey',
+    };
     expect(body.data.map((c) => [c.source, c.conflictResolution, c.conflictId])).toEqual([
       [dana, true, conflictId],
       [dana, false, null],
-      [{ kind: 'connection', id: crmB, provider: 'hubspot', name: 'CRM B' }, false, null],
-      [{ kind: 'connection', id: crmA, provider: 'hubspot', name: 'CRM A' }, false, null],
+      [
+        {
+          kind: 'connection',
+          id: crmB,
+          provider: 'hubspot',
+          name: 'CRM B',
+          label: 'HubSpot portal-b',
+          actorKind: null,
+        },
+        false,
+        null,
+      ],
+      [
+        {
+          kind: 'connection',
+          id: crmA,
+          provider: 'hubspot',
+          name: 'CRM A',
+          label: 'HubSpot portal-a',
+          actorKind: null,
+        },
+        false,
+        null,
+      ],
     ]);
     const values = (fields: HistoryBody['data'][number]['fields']) =>
       Object.fromEntries(Object.entries(fields).map(([field, set]) => [field, set.value]));
@@ -225,7 +266,11 @@ describe('record history and past states', () => {
       provenance: Object.fromEntries(
         ['email', 'firstName', 'lastName', 'jobTitle'].map((field) => [
           field,
-          { source: { kind: 'connection', id: crmA }, eventTime: at(0).toISOString(), conflicted: false },
+          {
+            source: { kind: 'connection', id: crmA, label: 'HubSpot portal-a', actorKind: null },
+            eventTime: at(0).toISOString(),
+            conflicted: false,
+          },
         ]),
       ),
     });
@@ -233,7 +278,12 @@ describe('record history and past states', () => {
     // After CRM B's report: its phone, and the job title in conflict until a person decided.
     const both = (await asOf(salesKey, at(6).toISOString())).json<AsOfBody>();
     expect(both.fields.phone).toBe('+44 20 7946 0000');
-    expect(both.provenance.phone?.source).toEqual({ kind: 'connection', id: crmB });
+    expect(both.provenance.phone?.source).toEqual({
+      kind: 'connection',
+      id: crmB,
+      label: 'HubSpot portal-b',
+      actorKind: null,
+    });
     expect(both.provenance.jobTitle?.conflicted).toBe(true);
 
     // An offset is a time like any other.
@@ -241,7 +291,7 @@ describe('record history and past states', () => {
     expect(offset.at).toBe('2099-01-01T00:00:00.000Z');
     expect(offset.fields).toMatchObject({ phone: '+44 20 7946 0999', jobTitle: 'Engineer' });
     expect(offset.provenance.jobTitle).toMatchObject({
-      source: { kind: 'user', id: salesKeyId },
+      source: { kind: 'user', id: salesKeyId, label: 'Dana', actorKind: 'apiKey' },
       conflicted: false,
     });
   });
@@ -284,5 +334,64 @@ describe('record history and past states', () => {
     expect((await call(salesKey, 'GET', `/api/v1/companies/${ada}/history`)).statusCode).toBe(404);
     expect((await call(salesKey, 'GET', `/api/v1/people/${randomUUID()}/history`)).statusCode).toBe(404);
     expect((await call(salesKey, 'GET', '/api/v1/people/not-a-uuid/history')).statusCode).toBe(400);
+  });
+  it("a member's edit with the session shows as that member: provenance, history and audit log", async () => {
+    const mia = await signInAs(t.app, {
+      workspaceId: a.workspaceId,
+      email: 'mia@acme.test',
+      role: 'admin',
+      name: 'Mia',
+    });
+    const edit = await t.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/people/${ada}`,
+      headers: mia.writeHeaders,
+      payload: { fields: { phone: '+44 20 7946 0111' } },
+    });
+    expect(edit.statusCode, edit.body).toBe(200);
+    const asMember = { kind: 'user', id: `member:${mia.memberId}`, label: 'Mia', actorKind: 'member' };
+    expect(edit.json<{ provenance: AsOfBody['provenance'] }>().provenance.phone?.source).toEqual(asMember);
+    const record = await call(salesKey, 'GET', `/api/v1/people/${ada}`);
+    const provenance = record.json<{ provenance: AsOfBody['provenance'] }>().provenance;
+    expect(provenance.phone?.source).toEqual(asMember);
+    expect(provenance.jobTitle?.source).toEqual({
+      kind: 'user',
+      id: salesKeyId,
+      label: 'Dana',
+      actorKind: 'apiKey',
+    });
+    expect(provenance.email?.source).toMatchObject({
+      kind: 'connection',
+      label: 'HubSpot portal-b',
+      actorKind: null,
+    });
+
+    const [latest] = (await history(salesKey)).json<HistoryBody>().data;
+    expect(latest?.source).toEqual({ ...asMember, provider: null, name: null });
+    expect(latest?.fields.phone?.value).toBe('+44 20 7946 0111');
+
+    // An audited action of the member, and the log filtered by that member.
+    const replay = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/replays',
+      headers: mia.writeHeaders,
+      payload: { mode: 'preview', from: 'beginning' },
+    });
+    expect(replay.statusCode, replay.body).toBe(202);
+    expect(replay.json<{ createdBy: unknown }>().createdBy).toEqual({
+      kind: 'member',
+      id: mia.memberId,
+      keyId: null,
+    });
+    const audit = await call(a.adminKey, 'GET', `/api/v1/audit-log?actorKind=member&actorId=${mia.memberId}`);
+    expect(audit.statusCode, audit.body).toBe(200);
+    expect(audit.json<{ data: { action: string; actor: unknown }[] }>().data).toEqual([
+      expect.objectContaining({
+        action: 'replay.requested',
+        actor: { kind: 'member', id: mia.memberId, label: 'Mia', keyId: null, userId: mia.memberId },
+      }),
+    ]);
+    const byKey = await call(a.adminKey, 'GET', `/api/v1/audit-log?actorId=${salesKeyId}`);
+    expect(byKey.json<{ data: unknown[] }>().data).toEqual([]);
   });
 });

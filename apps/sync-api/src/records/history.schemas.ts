@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ACTOR_KINDS } from '../auth/principal';
 import { MAX_PAGE_SIZE, provenanceEntry } from './records.schemas';
 
 const RECORD_TYPES = ['person', 'company', 'deal', 'meeting', 'email_activity', 'task'] as const;
@@ -35,7 +36,11 @@ export const historyEntry = z.object({
   source: z
     .object({
       kind: z.enum(['connection', 'user']),
-      id: z.string().describe('The connection, or the API key a person edited with (as in `provenance`).'),
+      id: z
+        .string()
+        .describe(
+          'The connection; for a person’s edit `member:<id>` or the API key’s id (as in `provenance`).',
+        ),
       provider: z
         .string()
         .nullable()
@@ -44,6 +49,13 @@ export const historyEntry = z.object({
         .string()
         .nullable()
         .describe('The connection’s display name, or the name of the API key; null when unknown or removed.'),
+      label: z
+        .string()
+        .nullable()
+        .describe(
+          'As in `provenance`: the member’s name (else email), the key’s name, or the connection’s provider and account.',
+        ),
+      actorKind: z.enum(ACTOR_KINDS).nullable().describe('A member or an API key; null for a connection.'),
     })
     .describe('Where the change came from.'),
   fields: z

@@ -23,6 +23,8 @@ import {
 
 type LinkReasonRow = { rule: string; evidence: string[]; score: number } | null;
 
+import { ActorLabels } from '../auth/actor-labels';
+import { labelProvenance, sourcesOf } from './provenance-labels';
 import { RECORD_RESOURCES, type RecordResource } from './records.schemas';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -30,9 +32,9 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /**
  * A conflict settled in the inbox is an edit whose idempotency key names the conflict
  * (RecordsService.resolve: `resolve-<id>`); the sync stage stores it as the change's event
- * key `<own connection>:edit:<API key>:resolve-<id>`.
+ * key `<own connection>:edit:<actor>:resolve-<id>`, the actor `member:<id>` or an API key's id.
  */
-const RESOLUTION_KEY = /:edit:[^:]+:resolve-([0-9a-f-]{36})$/i;
+const RESOLUTION_KEY = /:edit:(?:member:)?[^:]+:resolve-([0-9a-f-]{36})$/i;
 
 /**
  * A record's past, read from its entity document (libs/conflicts), not from the change log.
@@ -46,7 +48,10 @@ const RESOLUTION_KEY = /:edit:[^:]+:resolve-([0-9a-f-]{36})$/i;
  */
 @Injectable()
 export class RecordHistoryService {
-  constructor(@Inject(PrismaClient) private readonly prisma: PrismaClient) {}
+  constructor(
+    @Inject(PrismaClient) private readonly prisma: PrismaClient,
+    @Inject(ActorLabels) private readonly labels: ActorLabels,
+  ) {}
 
   async history(
     principal: Principal,
@@ -105,12 +110,15 @@ export class RecordHistoryService {
       type: entityType,
       at: at.toISOString(),
       fields: state.values,
-      provenance: Object.fromEntries(
-        Object.entries(state.provenance).map(([field, p]) => [
-          field,
-          { source: p.source, eventTime: p.eventTime.toISOString(), conflicted: p.conflicted },
-        ]),
-      ),
+      provenance: labelProvenance(
+        Object.fromEntries(
+          Object.entries(state.provenance).map(([field, p]) => [
+            field,
+            { source: p.source, eventTime: p.eventTime.toISOString(), conflicted: p.conflicted },
+          ]),
+        ),
+        await this.labels.resolve(principal.workspaceId, sourcesOf([state.provenance])),
+      ) as AsOfView['provenance'],
     };
   }
 
@@ -233,7 +241,11 @@ export class RecordHistoryService {
         }),
       ),
     ];
-    const [connections, keys, conflicts] = await Promise.all([
+    const [labels, connections, keys, conflicts] = await Promise.all([
+      this.labels.resolve(workspaceId, {
+        actors: changes.filter((c) => c.source.kind === 'user').map((c) => c.source.id),
+        connections: idsOf('connection'),
+      }),
       this.prisma.$queryRaw<{ id: string; provider: string; display_name: string | null }[]>`
         SELECT id::text, provider::text AS provider, display_name FROM connection
          WHERE id = ANY(${idsOf('connection')}::uuid[]) AND workspace_id = ${workspaceId}::uuid`,
@@ -269,6 +281,7 @@ export class RecordHistoryService {
             source.kind === 'connection'
               ? (connection?.display_name ?? null)
               : (keyById.get(source.id)?.name ?? null),
+          ...labels.source(source),
         },
         fields: Object.fromEntries(
           Object.entries(change.fields).map(([field, set]) => [

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ActorLabelsModule } from '../auth/actor-labels';
 import { ConflictsController } from './conflicts.controller';
 import { EditLog } from './edits';
 import { HISTORY_CONTROLLERS } from './history.controller';
@@ -11,6 +12,8 @@ import { TIMELINE_CONTROLLERS } from './timeline.controller';
 import { RecordTimelineService } from './timeline.service';
 
 @Module({
+  // Provenance and history name members, keys and connections (ActorLabels).
+  imports: [ActorLabelsModule],
   controllers: [
     ...RECORDS_CONTROLLERS,
     ...HISTORY_CONTROLLERS,

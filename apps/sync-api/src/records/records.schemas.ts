@@ -1,5 +1,6 @@
 import type { EntityType, FieldValueType } from '@syncline/core';
 import { z } from 'zod';
+import { ACTOR_KINDS } from '../auth/principal';
 
 /** The unified record collections: URL segment → entity type. */
 export const RECORD_RESOURCES = {
@@ -164,7 +165,22 @@ export interface ListQuery {
 export const STAGE_FIELD: Partial<Record<EntityType, string>> = { person: 'lifecycleStage', deal: 'stage' };
 
 export const provenanceEntry = z.object({
-  source: z.object({ kind: z.enum(['connection', 'user']), id: z.string() }),
+  source: z.object({
+    kind: z.enum(['connection', 'user']),
+    id: z
+      .string()
+      .describe("The connection; for a person's edit `member:<id>` (signed in) or the API key's id."),
+    label: z
+      .string()
+      .nullable()
+      .describe(
+        'How it reads: a member’s name (else email), an API key’s name, a connection’s provider and account ("HubSpot 12345678", "Google ana@acme.com"); null when unknown.',
+      ),
+    actorKind: z
+      .enum(ACTOR_KINDS)
+      .nullable()
+      .describe('For a person’s edit: a member or an API key; null for a connection.'),
+  }),
   eventTime: z.iso.datetime().describe('When the winning value was set at its source.'),
   conflicted: z.boolean().describe('The value won a conflict (see openConflicts and the conflicts inbox).'),
 });

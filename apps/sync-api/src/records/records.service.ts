@@ -3,11 +3,13 @@ import type { ProviderWebUrls } from '@syncline/connectors';
 import { type EntityType, type FieldValueType, fieldValueType, isUnifiedField } from '@syncline/core';
 import type { Prisma } from '@syncline/core/db';
 import type { z } from 'zod';
+import { ActorLabels, type Labels } from '../auth/actor-labels';
 import { actorRef } from '../auth/actor-ref';
 import type { Principal } from '../auth/principal';
 import { CodedHttpException, ValidationFailedException } from '../common/api-errors';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { EditLog } from './edits';
+import { labelProvenance, sourcesOf } from './provenance-labels';
 import {
   type ConflictCursor,
   type ConflictRow,
@@ -41,6 +43,7 @@ export class RecordsService {
     @Inject(RecordsRepository) private readonly records: RecordsRepository,
     @Inject(EditLog) private readonly edits: EditLog,
     @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(ActorLabels) private readonly labels: ActorLabels,
   ) {
     this.webUrls = providerWebUrls(config);
   }
@@ -64,8 +67,9 @@ export class RecordsService {
     });
     const page = rows.slice(0, query.limit);
     const last = page.at(-1);
+    const labels = await this.labels.resolve(principal.workspaceId, sourcesOf(page.map((r) => r.provenance)));
     return {
-      data: page.map((record) => toView(record, this.webUrls)),
+      data: page.map((record) => toView(record, this.webUrls, labels)),
       nextCursor:
         rows.length > query.limit && last
           ? encodeListCursor({ sort: query.sort, id: last.id, value: sortValue(query.sort, last) })
@@ -75,7 +79,9 @@ export class RecordsService {
 
   /** A record by id; a merged-away id answers as the record it was merged into (its own id). */
   async get(principal: Principal, resource: RecordResource, id: string): Promise<RecordView> {
-    return toView(await this.current(principal, RECORD_RESOURCES[resource], id), this.webUrls);
+    const record = await this.current(principal, RECORD_RESOURCES[resource], id);
+    const labels = await this.labels.resolve(principal.workspaceId, sourcesOf([record.provenance]));
+    return toView(record, this.webUrls, labels);
   }
 
   private async current(principal: Principal, entityType: EntityType, id: string): Promise<EntityRecord> {
@@ -272,13 +278,13 @@ function sortValue(sort: ListSort, record: EntityRecord): string | undefined {
   return undefined;
 }
 
-function toView(record: EntityRecord, webUrls: ProviderWebUrls): RecordView {
+function toView(record: EntityRecord, webUrls: ProviderWebUrls, labels: Labels): RecordView {
   return {
     id: record.id,
     type: record.entityType,
     displayName: record.displayName,
     fields: asObject(record.fields),
-    provenance: asObject(record.provenance) as RecordView['provenance'],
+    provenance: labelProvenance(asObject(record.provenance), labels) as RecordView['provenance'],
     version: Number(record.version),
     sourceLinks: withUrls(record.sourceLinks, record.entityType, webUrls),
     associations: record.associations as RecordView['associations'],
