@@ -38,7 +38,55 @@ describe('cli create-workspace', () => {
     ]);
   });
 
+  it('makes the first admin a member who signs in with a printed one-time link', async () => {
+    const created = await runScript(
+      CLI,
+      ['create-workspace', '--name', 'Links', '--admin-email', 'Ops@Links.test', '--admin-name', 'Olga'],
+      { DATABASE_URL: t.db.url },
+    );
+    expect(created.code, created.stderr).toBe(0);
+    const { workspaceId } = JSON.parse(created.stdout) as { workspaceId: string };
+    expect(await t.prisma.member.findMany({ where: { workspaceId } })).toEqual([
+      expect.objectContaining({ email: 'ops@links.test', name: 'Olga', role: 'admin', status: 'active' }),
+    ]);
+
+    const env = { DATABASE_URL: t.db.url, PUBLIC_BASE_URL: 'https://sync.example.com' };
+    const printed = await runScript(
+      CLI,
+      ['sign-in-link', '--email', 'ops@links.test', '--workspace', workspaceId],
+      env,
+    );
+    expect(printed.stderr).toBe('');
+    expect(printed.code).toBe(0);
+    const url = printed.stdout.trim();
+    expect(url).toMatch(/^https:\/\/sync\.example\.com\/sign-in\/link#token=[A-Za-z0-9_-]{43}$/);
+    const token = new URL(url).hash.replace('#token=', '');
+    const consume = () =>
+      t.app.inject({ method: 'POST', url: '/api/v1/auth/magic-link/consume', payload: { token } });
+    const signedIn = await consume();
+    expect(signedIn.statusCode).toBe(200);
+    const cookie = signedIn.cookies[0];
+    const session = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/auth/session',
+      headers: { cookie: `${cookie?.name}=${cookie?.value}` },
+    });
+    expect(session.json()).toMatchObject({
+      member: { email: 'ops@links.test', name: 'Olga' },
+      role: 'admin',
+    });
+    // One time only.
+    expect((await consume()).statusCode).toBe(400);
+
+    const unknown = await runScript(CLI, ['sign-in-link', '--email', 'nobody@links.test'], env);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stdout).toBe('');
+    expect(unknown.stderr).toContain('nobody@links.test is not a member');
+  });
+
   it.each([
+    [['sign-in-link'], /needs --email/],
+    [['sign-in-link', '--email', 'x@y.z', '--workspace', 'acme'], /--workspace must be a workspace id/],
     [[], /no command given/],
     [['launch-rockets'], /unknown command "launch-rockets"/],
     [['create-workspace'], /needs --name/],

@@ -136,7 +136,12 @@ export function oauthCallbackBaseUrl(config: AppConfig): string {
 }
 
 /** The CLI only talks to the database, so it does not demand the encryption keys. */
-export const cliConfigSchema = appEnvObject.pick({ NODE_ENV: true, DATABASE_URL: true, LOG_LEVEL: true });
+export const cliConfigSchema = appEnvObject.pick({
+  NODE_ENV: true,
+  DATABASE_URL: true,
+  LOG_LEVEL: true,
+  PUBLIC_BASE_URL: true,
+});
 export type CliConfig = Readonly<z.output<typeof cliConfigSchema>>;
 
 /** Injection token for the parsed AppConfig. */

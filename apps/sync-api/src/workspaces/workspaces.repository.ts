@@ -5,6 +5,7 @@ import { PrismaClient } from '@syncline/core/db';
 export interface NewWorkspace {
   name: string;
   adminEmail: string;
+  adminName: string | null;
   adminKey: { name: string; prefix: string; secretHash: Uint8Array };
 }
 
@@ -23,7 +24,7 @@ export class WorkspacesRepository {
     return this.prisma.$transaction(async (tx) => {
       const workspace = await tx.workspace.create({ data: { name: input.name }, select: { id: true } });
       const admin = await tx.member.create({
-        data: { workspaceId: workspace.id, email: input.adminEmail, role: 'admin' },
+        data: { workspaceId: workspace.id, email: input.adminEmail, name: input.adminName, role: 'admin' },
         select: { id: true },
       });
       const key = await tx.apiKey.create({

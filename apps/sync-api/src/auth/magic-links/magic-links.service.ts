@@ -39,17 +39,8 @@ export class MagicLinksService implements OnModuleDestroy {
   }
 
   /** A new link for the member: `<PUBLIC_BASE_URL>/sign-in/link#token=…`. */
-  async issue(recipient: LinkRecipient, returnTo: string | undefined): Promise<string> {
-    const token = randomBytes(TOKEN_BYTES).toString('base64url');
-    await this.links.create({
-      tokenHash: hashToken(token),
-      workspaceId: recipient.workspaceId as WorkspaceId,
-      memberId: recipient.memberId,
-      email: recipient.email,
-      returnTo: safeReturnTo(returnTo),
-      expiresAt: new Date(Date.now() + MAGIC_LINK_TTL_MS),
-    });
-    return `${this.baseUrl}/sign-in/link#token=${token}`;
+  issue(recipient: LinkRecipient, returnTo: string | undefined): Promise<string> {
+    return issueMagicLink(this.links, this.baseUrl, recipient, returnTo);
   }
 
   /**
@@ -98,6 +89,25 @@ export class MagicLinksService implements OnModuleDestroy {
       .finally(() => this.sending.delete(running));
     this.sending.add(running);
   }
+}
+
+/** Stores a new link's hash and answers its URL; the CLI's `sign-in-link` calls it too. */
+export async function issueMagicLink(
+  links: MagicLinksRepository,
+  publicBaseUrl: string,
+  recipient: LinkRecipient,
+  returnTo: string | undefined,
+): Promise<string> {
+  const token = randomBytes(TOKEN_BYTES).toString('base64url');
+  await links.create({
+    tokenHash: hashToken(token),
+    workspaceId: recipient.workspaceId as WorkspaceId,
+    memberId: recipient.memberId,
+    email: recipient.email,
+    returnTo: safeReturnTo(returnTo),
+    expiresAt: new Date(Date.now() + MAGIC_LINK_TTL_MS),
+  });
+  return `${publicBaseUrl.replace(/\/+$/, '')}/sign-in/link#token=${token}`;
 }
 
 @Module({
