@@ -5,7 +5,7 @@ import {
   useMutation,
   useQueryClient,
 } from '@tanstack/react-query';
-import { ApiError, api, newIdempotencyKey, unwrap } from '../../api/client';
+import { ApiError, api, unwrap } from '../../api/client';
 import type { paths } from '../../api/schema';
 import type { RecordType } from '../../lib/fields';
 import { recordKeys } from './keys';
@@ -220,11 +220,11 @@ export function useUnmergeMutation(id: string) {
   return useMutation({
     mutationFn: async ({
       operationId,
-      idempotencyKey = newIdempotencyKey(),
+      idempotencyKey,
     }: {
       operationId: string;
-      /** The same for a retry of one Undo. */
-      idempotencyKey?: string;
+      /** The same for every attempt at one Undo. */
+      idempotencyKey: string;
     }): Promise<UnmergeOutcome> => {
       const data = await unwrap(
         api.POST('/api/v1/identity-operations/{operationId}/unmerge', {

@@ -3,7 +3,6 @@ import { notifications } from '@mantine/notifications';
 import { useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { useState } from 'react';
-import { newIdempotencyKey } from '../../../api/client';
 import { describeError } from '../../../api/errors';
 import { ConfirmDialog } from '../../../ui/ConfirmDialog';
 import { EmptyState } from '../../../ui/EmptyState';
@@ -50,18 +49,19 @@ function OperationRow({
   operation: IdentityOperation;
 }) {
   const [confirming, setConfirming] = useState(false);
-  const [key, setKey] = useState(newIdempotencyKey);
+  const [requested, setRequested] = useState(false);
   const unmerge = useUnmergeMutation(recordId);
   const undoable = operation.kind === 'merge' && operation.status === 'applied';
   const absorbedName = operation.absorbed?.displayName ?? 'the merged record';
 
   const confirm = () =>
     unmerge.mutate(
-      { operationId: operation.id, idempotencyKey: key },
+      // One key per merge: every Undo of it, retries and second clicks included, is one unmerge.
+      { operationId: operation.id, idempotencyKey: `unmerge:${operation.id}` },
       {
         onSuccess: (outcome) => {
           setConfirming(false);
-          setKey(newIdempotencyKey());
+          setRequested(outcome.kind === 'accepted');
           notifications.show({
             message:
               outcome.kind === 'applied'
@@ -92,7 +92,12 @@ function OperationRow({
           <RecordLink type={type} record={operation.survivor} />
           {operation.undoneAt !== null && `, undone ${formatDateTime(operation.undoneAt)}`}
         </Text>
-        {undoable && (
+        {undoable && requested && (
+          <Text size="sm" c="dimmed" role="status">
+            Undo requested: it applies in a moment.
+          </Text>
+        )}
+        {undoable && !requested && (
           <Group>
             <Button
               size="xs"
