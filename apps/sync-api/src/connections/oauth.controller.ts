@@ -2,6 +2,7 @@ import { Body, Controller, Get, HttpStatus, Inject, Param, Post, Query, Req } fr
 import {
   ApiBearerAuth,
   ApiBody,
+  ApiCookieAuth,
   ApiCreatedResponse,
   ApiOkResponse,
   ApiOperation,
@@ -36,8 +37,10 @@ export class OAuthController {
       "Start connecting through the provider's consent page (hubspot, or google for several products).",
   })
   @ApiBearerAuth()
+  @ApiCookieAuth()
   @ApiCreatedResponse({
-    description: 'Send the account owner to `authorizeUrl`; the provider then redirects to the callback.',
+    description:
+      'Send the account owner to `authorizeUrl`; the provider then redirects to the callback. Started with a session cookie, the state is bound to that session: the callback must come from the same browser session.',
     standardSchema: startOAuthView,
   })
   @ApiErrorResponses(HttpStatus.BAD_REQUEST, HttpStatus.UNAUTHORIZED, HttpStatus.FORBIDDEN)
@@ -60,7 +63,8 @@ export class OAuthController {
   }
 
   @ApiOperation({
-    summary: 'Where the provider redirects the browser after consent. No API key: the state authorises it.',
+    summary:
+      'Where the provider redirects the browser after consent. No API key: the state authorises it (with the session cookie, when started from one).',
   })
   @ApiOkResponse({
     description: 'The connections made (or re-authorised); credentials sealed, never returned.',
@@ -69,7 +73,7 @@ export class OAuthController {
   @ApiResponse({
     status: HttpStatus.BAD_REQUEST,
     description:
-      '`oauth_state_invalid`: the state is unknown, expired, used or for another provider; ' +
+      '`oauth_state_invalid`: the state is unknown, expired, used or for another provider, or was started in a browser session the callback does not carry (or that has ended); ' +
       '`oauth_failed`: the provider refused the code or ended with an error; `validation_failed`.',
     standardSchema: apiErrorBody,
   })
@@ -77,7 +81,7 @@ export class OAuthController {
     status: HttpStatus.FORBIDDEN,
     description:
       '`oauth_consent_denied`: the user denied consent (or left out access a product needs); ' +
-      '`forbidden`: the key that started the connect was revoked.',
+      '`forbidden`: the key that started the connect was revoked, or the member who did is no longer an admin.',
     standardSchema: apiErrorBody,
   })
   @ApiResponse({

@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_REDIS_URL } from '../../../../test/support/env';
 import { pullJobId } from '../infra/pull-queue.module';
+import { signInAs } from '../testing/sign-in';
 import { bearer, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
 import { GOOGLE_PRODUCT_SCOPES } from './oauth-google.client';
 import { oauthStateKey } from './oauth-state.repository';
@@ -326,6 +327,56 @@ describe('connecting through OAuth (emulated HubSpot and Google)', () => {
     expect((await t.prisma.connection.findUniqueOrThrow({ where: { id: inB[0]!.id } })).workspaceId).toBe(
       b.workspaceId,
     );
+  });
+
+  it('started from a browser session, the callback must come with that same session', async () => {
+    const admin = await signInAs(t.app, {
+      workspaceId: a.workspaceId,
+      email: 'olga@acme.test',
+      role: 'admin',
+    });
+    const other = await signInAs(t.app, {
+      workspaceId: a.workspaceId,
+      email: 'olga@acme.test',
+      role: 'admin',
+    });
+    const startInBrowser = async (): Promise<URL> => {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/connections/oauth/hubspot/start',
+        headers: admin.writeHeaders,
+      });
+      bodies.push(res.body);
+      expect(res.statusCode, res.body).toBe(201);
+      return approveConsent(res.json<StartBody>().authorizeUrl, { portalId: PORTAL_A });
+    };
+    const callback = async (redirect: URL, cookie?: string) => {
+      const res = await t.app.inject({
+        method: 'GET',
+        url: callbackPath(redirect),
+        ...(cookie === undefined ? {} : { headers: { cookie } }),
+      });
+      bodies.push(res.body);
+      return res;
+    };
+
+    for (const cookie of [undefined, other.cookie]) {
+      const refused = await callback(await startInBrowser(), cookie);
+      expect(refused.statusCode).toBe(400);
+      expect(refused.json<{ error: { code: string } }>().error.code).toBe('oauth_state_invalid');
+    }
+    // A key's state stays unbound: the key's start and a callback without any cookie.
+    await connectHubspot(a.adminKey, PORTAL_A);
+
+    const connected = await callback(await startInBrowser(), admin.cookie);
+    expect(connected.statusCode, connected.body).toBe(200);
+    const audit = await call('GET', `/api/v1/audit-log?actorKind=member&actorId=${admin.memberId}`, {
+      key: a.adminKey,
+    });
+    expect(audit.json<{ data: { action: string; actor: { kind: string } }[] }>().data[0]).toMatchObject({
+      action: 'connection.oauth_connected',
+      actor: { kind: 'member', id: admin.memberId, label: 'olga@acme.test' },
+    });
   });
 
   it('only an admin key may start: sales gets 403, no key 401', async () => {
