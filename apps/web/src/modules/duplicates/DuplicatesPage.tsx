@@ -15,7 +15,7 @@ function DuplicateRow({ pair }: { pair: Duplicate }) {
   return (
     <Card withBorder padding="sm" radius="md" component="li">
       <Group justify="space-between" wrap="wrap" gap="xs">
-        <Stack gap={2} miw={0} style={{ flex: 1 }}>
+        <Stack gap={2} style={{ flex: '1 1 220px', minWidth: 0, overflowWrap: 'anywhere' }}>
           <AnchorLink to="/duplicates/$id" params={{ id: pair.id }} fw={600}>
             {title}
           </AnchorLink>
