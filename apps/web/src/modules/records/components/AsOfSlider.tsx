@@ -39,11 +39,7 @@ export function AsOfSlider({
     return time === undefined ? 'Now' : formatDateTime(time);
   };
   return (
-    <Box px="xs" pb="lg">
-      <Text size="xs" c="dimmed" id="as-of-label" mb={4}>
-        See the record as it was after each change (
-        {times.length === 1 ? 'one change' : `${times.length} changes`} since {describe(0)})
-      </Text>
+    <Box px="xs" pt="xl" pb="md">
       <Slider
         min={0}
         max={now}
@@ -55,8 +51,12 @@ export function AsOfSlider({
         label={describe}
         thumbLabel="As of"
         thumbValueText={describe}
-        aria-describedby="as-of-label"
+        thumbProps={{ 'aria-describedby': 'as-of-label' }}
       />
+      <Text size="xs" c="dimmed" id="as-of-label" mt="xl">
+        See the record as it was after each change (
+        {times.length === 1 ? 'one change' : `${times.length} changes`} since {describe(0)})
+      </Text>
     </Box>
   );
 }
