@@ -135,7 +135,7 @@ export class SignInController {
   @ApiOperation({ summary: 'Ends the session and clears its cookie (a cookie write: needs X-CSRF-Token).' })
   @ApiCookieAuth()
   @ApiNoContentResponse({ description: 'Signed out.' })
-  @ApiErrorResponses(HttpStatus.UNAUTHORIZED, HttpStatus.FORBIDDEN)
+  @ApiErrorResponses(HttpStatus.UNAUTHORIZED)
   @HttpCode(HttpStatus.NO_CONTENT)
   @Post('sign-out')
   async signOut(

@@ -30,7 +30,12 @@ describe('sign-in by magic link, sessions, CSRF and members', () => {
 
   beforeAll(async () => {
     emulators = await startEmulators({ hubspotPort: 0, googlePort: 0 });
-    t = await startTestApp('sign_in', { SMTP_URL: emulators.smtpUrl, PUBLIC_BASE_URL: ORIGIN });
+    t = await startTestApp('sign_in', {
+      SMTP_URL: emulators.smtpUrl,
+      PUBLIC_BASE_URL: ORIGIN,
+      MAGIC_LINKS_PER_EMAIL_PER_HOUR: '2',
+      MAGIC_LINKS_PER_IP_PER_HOUR: '4',
+    });
     ({ workspaceId, adminKey } = await seedWorkspace(t.prisma, 'Acme'));
   });
   afterAll(async () => {
@@ -41,11 +46,12 @@ describe('sign-in by magic link, sessions, CSRF and members', () => {
   const get = (url: string, cookie: string) => t.app.inject({ method: 'GET', url, headers: { cookie } });
   const consume = (token: string) =>
     t.app.inject({ method: 'POST', url: '/api/v1/auth/magic-link/consume', payload: { token } });
-  const askLink = (email: string, returnTo?: string) =>
+  const askLink = (email: string, returnTo?: string, remoteAddress = '127.0.0.1') =>
     t.app.inject({
       method: 'POST',
       url: '/api/v1/auth/magic-link',
       headers: { origin: ORIGIN },
+      remoteAddress,
       payload: { email, ...(returnTo === undefined ? {} : { returnTo }) },
     });
 
@@ -329,6 +335,23 @@ describe('sign-in by magic link, sessions, CSRF and members', () => {
     expect(members.json<{ data: { email: string; status: string }[] }>().data).toContainEqual(
       expect.objectContaining({ email: 'new@acme.test', status: 'active', lastSignInAt: expect.any(String) }),
     );
+  });
+
+  it('limits link requests per address and per client address, members or not', async () => {
+    for (let i = 0; i < 2; i++)
+      expect((await askLink('many@acme.test', '/', '10.0.0.1')).statusCode).toBe(202);
+    const third = await askLink('many@acme.test', '/', '10.0.0.2');
+    expect(third.statusCode).toBe(429);
+    expect(third.json<{ error: { code: string } }>().error.code).toBe('rate_limited');
+    expect(Number(third.headers['retry-after'])).toBeGreaterThan(0);
+
+    for (let i = 0; i < 2; i++)
+      expect((await askLink(`ip${i}@acme.test`, '/', '10.0.0.3')).statusCode).toBe(202);
+    // 10.0.0.1 has two left, 10.0.0.3 two: past 4 from one address, refused whoever is asked for.
+    for (let i = 2; i < 4; i++)
+      expect((await askLink(`ip${i}@acme.test`, '/', '10.0.0.3')).statusCode).toBe(202);
+    expect((await askLink('ip9@acme.test', '/', '10.0.0.3')).statusCode).toBe(429);
+    expect((await askLink('ip9@acme.test', '/', '10.0.0.4')).statusCode).toBe(202);
   });
 
   it('refuses a link request or consume from another origin', async () => {

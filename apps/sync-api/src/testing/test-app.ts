@@ -43,6 +43,9 @@ export function testEnv(databaseUrl: string, overrides: NodeJS.ProcessEnv = {}):
     API_RATE_LIMIT_PER_10S: '0',
     // Suites that try many bad keys from one address; the limit has its own spec.
     API_AUTH_FAILURES_PER_MIN: '0',
+    // Suites that ask for many sign-in links from one address; the limit has its own spec.
+    MAGIC_LINKS_PER_EMAIL_PER_HOUR: '0',
+    MAGIC_LINKS_PER_IP_PER_HOUR: '0',
     // Off, so apps side by side take no port; a suite that reads metrics gives it one (freePort).
     API_METRICS_PORT: '0',
     ...overrides,

@@ -34,8 +34,14 @@ export const PROVIDER_REFUSALS: readonly (string | undefined)[] = [
   'account_unproven',
   'unknown_property',
 ];
-/** Open to anyone (probes, what the sign-in page offers). */
-export const PUBLIC = ['GET /healthz', 'GET /readyz', 'GET /api/v1/auth/providers'];
+/** Open to anyone (probes, what the sign-in page offers, asking for and spending a sign-in link). */
+export const PUBLIC = [
+  'GET /healthz',
+  'GET /readyz',
+  'GET /api/v1/auth/providers',
+  'POST /api/v1/auth/magic-link',
+  'POST /api/v1/auth/magic-link/consume',
+];
 /**
  * Writes a salesperson may make. Any other write must document 403 (admin only), so that a
  * new write route is a deliberate choice rather than open to every key by default.
@@ -47,6 +53,8 @@ export const SALES_WRITES = [
   ...MERGE_RESOURCES.map((resource) => `POST /api/v1/${resource}/{id}/merge`),
   'POST /api/v1/identity-operations/{operationId}/unmerge',
   'POST /api/v1/possible-duplicates/{id}/dismiss',
+  // Anyone signed in signs out (a key has no session: 401).
+  'POST /api/v1/auth/sign-out',
 ];
 /**
  * Routes that end the row they address for good (a disconnect stops a connection forever):
