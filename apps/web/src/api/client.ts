@@ -56,6 +56,9 @@ const errors: Middleware = {
       // Drafts live in sessionStorage (per record and field), so they survive this trip.
       onUnauthorized(currentReturnTo());
     }
+    // A stale CSRF token (the session was renewed elsewhere): the next write reads a fresh one.
+    if (answer.status === 403 && error.code === 'csrf_failed')
+      void queryClient.invalidateQueries({ queryKey: SESSION_KEY });
     throw error;
   },
 };

@@ -84,6 +84,157 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["MembersController_list"];
+        put?: never;
+        post: operations["MembersController_invite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/members/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete: operations["MembersController_remove"];
+        options?: never;
+        head?: never;
+        patch: operations["MembersController_change"];
+        trace?: never;
+    };
+    "/api/v1/auth/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed-in member, their workspace and role, and the CSRF token of the session. */
+        get: operations["SignInController_session"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/magic-link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mails a one-time sign-in link (`<PUBLIC_BASE_URL>/sign-in/link#token=…`, 15 minutes) if the address may sign in. The answer is the same for every address. */
+        post: operations["SignInController_requestLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/magic-link/consume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Spends a sign-in link and starts a session (the cookie). */
+        post: operations["SignInController_consume"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/sign-out": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Ends the session and clears its cookie (a cookie write: needs X-CSRF-Token). */
+        post: operations["SignInController_signOut"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The ways to sign in this deployment offers, for the sign-in page. */
+        get: operations["OidcController_providers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/oidc/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Start signing in with the OpenID Connect provider: redirects to its consent page, with a short-lived cookie binding the sign-in to this browser. Open it in the browser, don't fetch it. */
+        get: operations["OidcController_start"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/oidc/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Where the provider redirects the browser: checks the state against the cookie set at the start, exchanges the code, and signs the member in (the session cookie). */
+        get: operations["OidcController_callback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/connections": {
         parameters: {
             query?: never;
@@ -236,7 +387,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Where the provider redirects the browser after consent. No API key: the state authorises it. */
+        /** Where the provider redirects the browser after consent. No API key: the state authorises it (with the session cookie, when started from one). */
         get: operations["OAuthController_callback"];
         put?: never;
         post?: never;
@@ -1229,7 +1380,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The caller, as its API key identifies it. */
+            /** @description The caller, as its API key or session identifies it. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1238,10 +1389,20 @@ export interface operations {
                     "application/json": {
                         /** Format: uuid */
                         workspaceId: string;
-                        /** Format: uuid */
-                        apiKeyId: string;
                         /** @enum {string} */
                         role: "admin" | "sales";
+                        /** @description The API key, or the signed-in member. */
+                        actor: {
+                            /** @enum {string} */
+                            kind: "member" | "apiKey";
+                            /** Format: uuid */
+                            id: string;
+                        };
+                        /**
+                         * Format: uuid
+                         * @description The API key, when a key authenticated the request.
+                         */
+                        apiKeyId: string | null;
                     };
                 };
             };
@@ -1254,7 +1415,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -1308,7 +1469,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -1323,7 +1484,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -1338,7 +1499,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -1400,7 +1561,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -1415,7 +1576,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -1430,7 +1591,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -1465,7 +1626,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -1480,7 +1641,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -1495,7 +1656,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -1510,11 +1671,693 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
                 };
+            };
+        };
+    };
+    MembersController_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workspace's members and invitations (removed ones left out). Open to salespeople too: they pick owners by name. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            email: string;
+                            name: string | null;
+                            /** @enum {string} */
+                            role: "admin" | "sales";
+                            /**
+                             * @description `invited` until their first sign-in.
+                             * @enum {string}
+                             */
+                            status: "active" | "invited";
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            lastSignInAt: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    MembersController_invite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: email */
+                    email: string;
+                    name?: string;
+                    /** @enum {string} */
+                    role: "admin" | "sales";
+                };
+            };
+        };
+        responses: {
+            /** @description Invited (`status: invited`) and mailed a sign-in link; they become active at their first sign-in. A removed member with that address is invited again. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        email: string;
+                        name: string | null;
+                        /** @enum {string} */
+                        role: "admin" | "sales";
+                        /**
+                         * @description `invited` until their first sign-in.
+                         * @enum {string}
+                         */
+                        status: "active" | "invited";
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        lastSignInAt: string | null;
+                    };
+                };
+            };
+            /** @description The request does not match its schema (`validation_failed`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description The key's role may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description The record already exists. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    MembersController_remove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed; their sessions end at once. 409 `last_admin`: the workspace would have no active admin left. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request does not match its schema (`validation_failed`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description The key's role may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description No such record in this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description The record already exists. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    MembersController_change: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    role: "admin" | "sales";
+                };
+            };
+        };
+        responses: {
+            /** @description The new role holds from the member’s next request. 409 `last_admin`: the workspace would have no active admin left. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        email: string;
+                        name: string | null;
+                        /** @enum {string} */
+                        role: "admin" | "sales";
+                        /**
+                         * @description `invited` until their first sign-in.
+                         * @enum {string}
+                         */
+                        status: "active" | "invited";
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        lastSignInAt: string | null;
+                    };
+                };
+            };
+            /** @description The request does not match its schema (`validation_failed`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description The key's role may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description No such record in this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description The record already exists. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    SignInController_session: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        member: {
+                            /** Format: uuid */
+                            id: string;
+                            email: string;
+                            name: string | null;
+                        };
+                        workspace: {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                        };
+                        /** @enum {string} */
+                        role: "admin" | "sales";
+                        /** @description Send as `X-CSRF-Token` with every write made with the session cookie (POST, PUT, PATCH, DELETE). */
+                        csrfToken: string;
+                    };
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    SignInController_requestLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: email */
+                    email: string;
+                    /** @description A path of the app to land on after sign-in; `/` otherwise. */
+                    returnTo?: string;
+                };
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        sent: true;
+                    };
+                };
+            };
+            /** @description The request does not match its schema (`validation_failed`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description The key's role may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    SignInController_consume: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The `token` of the link’s fragment. */
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Where to send the browser now. */
+                        returnTo: string;
+                    };
+                };
+            };
+            /** @description The request does not match its schema (`validation_failed`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description The key's role may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    SignInController_signOut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description The key's role may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    OidcController_providers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What to show on the sign-in page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        oidc: {
+                            /** @description Whether "Sign in with …" is offered (OIDC_ISSUER_URL is set). */
+                            enabled: boolean;
+                            /** @description The name on the button. */
+                            label: string;
+                        };
+                        magicLink: {
+                            /** @description "Email me a link" is always offered. */
+                            enabled: boolean;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    OidcController_start: {
+        parameters: {
+            query?: {
+                /** @description Where to land after signing in: a path of this app (`/people`); anything else lands on `/`. */
+                returnTo?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the provider's authorize URL; or, when the provider cannot be used, `/sign-in?error=<code>`: `access_denied` (declined at consent), `not_a_member`, `email_unverified`, `domain_not_allowed` (AUTH_ALLOWED_DOMAINS), `invalid_state` (unknown, expired, used, or from another browser), `invalid_token` (the code exchange or the id token failed a check), `provider_unavailable`, `oidc_disabled`. */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    OidcController_callback: {
+        parameters: {
+            query?: {
+                state?: string;
+                code?: string;
+                error?: string;
+                error_description?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed in: to the `returnTo` given at the start. Refused: to `/sign-in?error=<code>`: `access_denied` (declined at consent), `not_a_member`, `email_unverified`, `domain_not_allowed` (AUTH_ALLOWED_DOMAINS), `invalid_state` (unknown, expired, used, or from another browser), `invalid_token` (the code exchange or the id token failed a check), `provider_unavailable`, `oidc_disabled`. */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -1601,7 +2444,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -1718,7 +2561,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -1733,7 +2576,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -1748,7 +2591,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -1763,7 +2606,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -1778,7 +2621,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -1869,7 +2712,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -1884,7 +2727,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -1899,7 +2742,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -1994,7 +2837,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -2009,7 +2852,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -2024,7 +2867,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -2039,7 +2882,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -2054,7 +2897,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -2163,7 +3006,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -2178,7 +3021,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -2193,7 +3036,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -2208,7 +3051,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -2223,7 +3066,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -2238,7 +3081,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -2330,7 +3173,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -2345,7 +3188,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -2360,7 +3203,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -2375,7 +3218,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -2390,7 +3233,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -2482,7 +3325,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -2497,7 +3340,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -2512,7 +3355,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -2527,7 +3370,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -2542,7 +3385,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -2634,7 +3477,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -2649,7 +3492,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -2664,7 +3507,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -2679,7 +3522,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -2694,7 +3537,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -2884,7 +3727,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -2899,7 +3742,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -2914,7 +3757,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -2929,7 +3772,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -2944,7 +3787,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -2959,7 +3802,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -3051,7 +3894,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -3066,7 +3909,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -3081,7 +3924,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -3096,7 +3939,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -3111,7 +3954,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -3137,7 +3980,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Send the account owner to `authorizeUrl`; the provider then redirects to the callback. */
+            /** @description Send the account owner to `authorizeUrl`; the provider then redirects to the callback. Started with a session cookie, the state is bound to that session: the callback must come from the same browser session. */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -3168,7 +4011,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -3183,7 +4026,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -3198,7 +4041,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -3213,7 +4056,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -3303,7 +4146,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `oauth_state_invalid`: the state is unknown, expired, used or for another provider; `oauth_failed`: the provider refused the code or ended with an error; `validation_failed`. */
+            /** @description `oauth_state_invalid`: the state is unknown, expired, used or for another provider, or was started in a browser session the callback does not carry (or that has ended); `oauth_failed`: the provider refused the code or ended with an error; `validation_failed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3312,13 +4155,13 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
                 };
             };
-            /** @description `oauth_consent_denied`: the user denied consent (or left out access a product needs); `forbidden`: the key that started the connect was revoked. */
+            /** @description `oauth_consent_denied`: the user denied consent (or left out access a product needs); `forbidden`: the key that started the connect was revoked, or the member who did is no longer an admin. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3327,7 +4170,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -3342,7 +4185,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -3357,7 +4200,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -3438,7 +4281,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -3453,7 +4296,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -3468,7 +4311,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -3483,7 +4326,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -3581,7 +4424,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -3596,7 +4439,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -3611,7 +4454,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -3626,7 +4469,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -3641,7 +4484,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -3656,7 +4499,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -3671,7 +4514,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -3715,12 +4558,17 @@ export interface operations {
                                 /** @description The provider property's internal name (HubSpot: as `GET /crm/v3/properties/{objectType}` lists it). */
                                 property: string;
                             }[];
+                            /** @description The member or API key that replaced them. */
                             changedBy: {
+                                /** @enum {string} */
+                                kind: "member" | "apiKey";
+                                /** Format: uuid */
+                                id: string;
                                 /**
                                  * Format: uuid
-                                 * @description The API key that replaced them.
+                                 * @description The API key, when the actor is one.
                                  */
-                                keyId: string;
+                                keyId: string | null;
                             };
                             /** Format: date-time */
                             createdAt: string;
@@ -3739,7 +4587,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -3754,7 +4602,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -3769,7 +4617,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -3784,7 +4632,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -3840,7 +4688,15 @@ export interface operations {
                                     source: {
                                         /** @enum {string} */
                                         kind: "connection" | "user";
+                                        /** @description The connection; for a person's edit `member:<id>` (signed in) or the API key's id. */
                                         id: string;
+                                        /** @description How it reads: a member’s name (else email), an API key’s name, a connection’s provider and account ("HubSpot 12345678", "Google ana@acme.com"); null when unknown. */
+                                        label: string | null;
+                                        /**
+                                         * @description For a person’s edit: a member or an API key; null for a connection.
+                                         * @enum {string|null}
+                                         */
+                                        actorKind: "member" | "apiKey" | null;
                                     };
                                     /**
                                      * Format: date-time
@@ -3965,7 +4821,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -3980,7 +4836,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -4021,7 +4877,15 @@ export interface operations {
                                 source: {
                                     /** @enum {string} */
                                     kind: "connection" | "user";
+                                    /** @description The connection; for a person's edit `member:<id>` (signed in) or the API key's id. */
                                     id: string;
+                                    /** @description How it reads: a member’s name (else email), an API key’s name, a connection’s provider and account ("HubSpot 12345678", "Google ana@acme.com"); null when unknown. */
+                                    label: string | null;
+                                    /**
+                                     * @description For a person’s edit: a member or an API key; null for a connection.
+                                     * @enum {string|null}
+                                     */
+                                    actorKind: "member" | "apiKey" | null;
                                 };
                                 /**
                                  * Format: date-time
@@ -4143,7 +5007,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -4158,7 +5022,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -4173,7 +5037,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -4228,7 +5092,15 @@ export interface operations {
                                 source: {
                                     /** @enum {string} */
                                     kind: "connection" | "user";
+                                    /** @description The connection; for a person's edit `member:<id>` (signed in) or the API key's id. */
                                     id: string;
+                                    /** @description How it reads: a member’s name (else email), an API key’s name, a connection’s provider and account ("HubSpot 12345678", "Google ana@acme.com"); null when unknown. */
+                                    label: string | null;
+                                    /**
+                                     * @description For a person’s edit: a member or an API key; null for a connection.
+                                     * @enum {string|null}
+                                     */
+                                    actorKind: "member" | "apiKey" | null;
                                 };
                                 /**
                                  * Format: date-time
@@ -4364,7 +5236,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -4379,7 +5251,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -4394,7 +5266,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -4409,7 +5281,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -4463,7 +5335,15 @@ export interface operations {
                                     source: {
                                         /** @enum {string} */
                                         kind: "connection" | "user";
+                                        /** @description The connection; for a person's edit `member:<id>` (signed in) or the API key's id. */
                                         id: string;
+                                        /** @description How it reads: a member’s name (else email), an API key’s name, a connection’s provider and account ("HubSpot 12345678", "Google ana@acme.com"); null when unknown. */
+                                        label: string | null;
+                                        /**
+                                         * @description For a person’s edit: a member or an API key; null for a connection.
+                                         * @enum {string|null}
+                                         */
+                                        actorKind: "member" | "apiKey" | null;
                                     };
                                     /**
                                      * Format: date-time
@@ -4588,7 +5468,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -4603,7 +5483,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -4644,7 +5524,15 @@ export interface operations {
                                 source: {
                                     /** @enum {string} */
                                     kind: "connection" | "user";
+                                    /** @description The connection; for a person's edit `member:<id>` (signed in) or the API key's id. */
                                     id: string;
+                                    /** @description How it reads: a member’s name (else email), an API key’s name, a connection’s provider and account ("HubSpot 12345678", "Google ana@acme.com"); null when unknown. */
+                                    label: string | null;
+                                    /**
+                                     * @description For a person’s edit: a member or an API key; null for a connection.
+                                     * @enum {string|null}
+                                     */
+                                    actorKind: "member" | "apiKey" | null;
                                 };
                                 /**
                                  * Format: date-time
@@ -4766,7 +5654,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -4781,7 +5669,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -4796,7 +5684,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -4851,7 +5739,15 @@ export interface operations {
                                 source: {
                                     /** @enum {string} */
                                     kind: "connection" | "user";
+                                    /** @description The connection; for a person's edit `member:<id>` (signed in) or the API key's id. */
                                     id: string;
+                                    /** @description How it reads: a member’s name (else email), an API key’s name, a connection’s provider and account ("HubSpot 12345678", "Google ana@acme.com"); null when unknown. */
+                                    label: string | null;
+                                    /**
+                                     * @description For a person’s edit: a member or an API key; null for a connection.
+                                     * @enum {string|null}
+                                     */
+                                    actorKind: "member" | "apiKey" | null;
                                 };
                                 /**
                                  * Format: date-time
@@ -4987,7 +5883,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -5002,7 +5898,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -5017,7 +5913,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -5032,7 +5928,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -5086,7 +5982,15 @@ export interface operations {
                                     source: {
                                         /** @enum {string} */
                                         kind: "connection" | "user";
+                                        /** @description The connection; for a person's edit `member:<id>` (signed in) or the API key's id. */
                                         id: string;
+                                        /** @description How it reads: a member’s name (else email), an API key’s name, a connection’s provider and account ("HubSpot 12345678", "Google ana@acme.com"); null when unknown. */
+                                        label: string | null;
+                                        /**
+                                         * @description For a person’s edit: a member or an API key; null for a connection.
+                                         * @enum {string|null}
+                                         */
+                                        actorKind: "member" | "apiKey" | null;
                                     };
                                     /**
                                      * Format: date-time
@@ -5211,7 +6115,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -5226,7 +6130,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -5267,7 +6171,15 @@ export interface operations {
                                 source: {
                                     /** @enum {string} */
                                     kind: "connection" | "user";
+                                    /** @description The connection; for a person's edit `member:<id>` (signed in) or the API key's id. */
                                     id: string;
+                                    /** @description How it reads: a member’s name (else email), an API key’s name, a connection’s provider and account ("HubSpot 12345678", "Google ana@acme.com"); null when unknown. */
+                                    label: string | null;
+                                    /**
+                                     * @description For a person’s edit: a member or an API key; null for a connection.
+                                     * @enum {string|null}
+                                     */
+                                    actorKind: "member" | "apiKey" | null;
                                 };
                                 /**
                                  * Format: date-time
@@ -5389,7 +6301,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -5404,7 +6316,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -5419,7 +6331,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -5474,7 +6386,15 @@ export interface operations {
                                 source: {
                                     /** @enum {string} */
                                     kind: "connection" | "user";
+                                    /** @description The connection; for a person's edit `member:<id>` (signed in) or the API key's id. */
                                     id: string;
+                                    /** @description How it reads: a member’s name (else email), an API key’s name, a connection’s provider and account ("HubSpot 12345678", "Google ana@acme.com"); null when unknown. */
+                                    label: string | null;
+                                    /**
+                                     * @description For a person’s edit: a member or an API key; null for a connection.
+                                     * @enum {string|null}
+                                     */
+                                    actorKind: "member" | "apiKey" | null;
                                 };
                                 /**
                                  * Format: date-time
@@ -5610,7 +6530,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -5625,7 +6545,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -5640,7 +6560,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -5655,7 +6575,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -5707,7 +6627,15 @@ export interface operations {
                                     source: {
                                         /** @enum {string} */
                                         kind: "connection" | "user";
+                                        /** @description The connection; for a person's edit `member:<id>` (signed in) or the API key's id. */
                                         id: string;
+                                        /** @description How it reads: a member’s name (else email), an API key’s name, a connection’s provider and account ("HubSpot 12345678", "Google ana@acme.com"); null when unknown. */
+                                        label: string | null;
+                                        /**
+                                         * @description For a person’s edit: a member or an API key; null for a connection.
+                                         * @enum {string|null}
+                                         */
+                                        actorKind: "member" | "apiKey" | null;
                                     };
                                     /**
                                      * Format: date-time
@@ -5832,7 +6760,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -5847,7 +6775,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -5888,7 +6816,15 @@ export interface operations {
                                 source: {
                                     /** @enum {string} */
                                     kind: "connection" | "user";
+                                    /** @description The connection; for a person's edit `member:<id>` (signed in) or the API key's id. */
                                     id: string;
+                                    /** @description How it reads: a member’s name (else email), an API key’s name, a connection’s provider and account ("HubSpot 12345678", "Google ana@acme.com"); null when unknown. */
+                                    label: string | null;
+                                    /**
+                                     * @description For a person’s edit: a member or an API key; null for a connection.
+                                     * @enum {string|null}
+                                     */
+                                    actorKind: "member" | "apiKey" | null;
                                 };
                                 /**
                                  * Format: date-time
@@ -6010,7 +6946,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -6025,7 +6961,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -6040,7 +6976,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -6095,7 +7031,15 @@ export interface operations {
                                 source: {
                                     /** @enum {string} */
                                     kind: "connection" | "user";
+                                    /** @description The connection; for a person's edit `member:<id>` (signed in) or the API key's id. */
                                     id: string;
+                                    /** @description How it reads: a member’s name (else email), an API key’s name, a connection’s provider and account ("HubSpot 12345678", "Google ana@acme.com"); null when unknown. */
+                                    label: string | null;
+                                    /**
+                                     * @description For a person’s edit: a member or an API key; null for a connection.
+                                     * @enum {string|null}
+                                     */
+                                    actorKind: "member" | "apiKey" | null;
                                 };
                                 /**
                                  * Format: date-time
@@ -6231,7 +7175,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -6246,7 +7190,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -6261,7 +7205,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -6276,7 +7220,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -6328,7 +7272,15 @@ export interface operations {
                                     source: {
                                         /** @enum {string} */
                                         kind: "connection" | "user";
+                                        /** @description The connection; for a person's edit `member:<id>` (signed in) or the API key's id. */
                                         id: string;
+                                        /** @description How it reads: a member’s name (else email), an API key’s name, a connection’s provider and account ("HubSpot 12345678", "Google ana@acme.com"); null when unknown. */
+                                        label: string | null;
+                                        /**
+                                         * @description For a person’s edit: a member or an API key; null for a connection.
+                                         * @enum {string|null}
+                                         */
+                                        actorKind: "member" | "apiKey" | null;
                                     };
                                     /**
                                      * Format: date-time
@@ -6453,7 +7405,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -6468,7 +7420,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -6509,7 +7461,15 @@ export interface operations {
                                 source: {
                                     /** @enum {string} */
                                     kind: "connection" | "user";
+                                    /** @description The connection; for a person's edit `member:<id>` (signed in) or the API key's id. */
                                     id: string;
+                                    /** @description How it reads: a member’s name (else email), an API key’s name, a connection’s provider and account ("HubSpot 12345678", "Google ana@acme.com"); null when unknown. */
+                                    label: string | null;
+                                    /**
+                                     * @description For a person’s edit: a member or an API key; null for a connection.
+                                     * @enum {string|null}
+                                     */
+                                    actorKind: "member" | "apiKey" | null;
                                 };
                                 /**
                                  * Format: date-time
@@ -6631,7 +7591,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -6646,7 +7606,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -6661,7 +7621,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -6716,7 +7676,15 @@ export interface operations {
                                 source: {
                                     /** @enum {string} */
                                     kind: "connection" | "user";
+                                    /** @description The connection; for a person's edit `member:<id>` (signed in) or the API key's id. */
                                     id: string;
+                                    /** @description How it reads: a member’s name (else email), an API key’s name, a connection’s provider and account ("HubSpot 12345678", "Google ana@acme.com"); null when unknown. */
+                                    label: string | null;
+                                    /**
+                                     * @description For a person’s edit: a member or an API key; null for a connection.
+                                     * @enum {string|null}
+                                     */
+                                    actorKind: "member" | "apiKey" | null;
                                 };
                                 /**
                                  * Format: date-time
@@ -6852,7 +7820,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -6867,7 +7835,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -6882,7 +7850,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -6897,7 +7865,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -6949,7 +7917,15 @@ export interface operations {
                                     source: {
                                         /** @enum {string} */
                                         kind: "connection" | "user";
+                                        /** @description The connection; for a person's edit `member:<id>` (signed in) or the API key's id. */
                                         id: string;
+                                        /** @description How it reads: a member’s name (else email), an API key’s name, a connection’s provider and account ("HubSpot 12345678", "Google ana@acme.com"); null when unknown. */
+                                        label: string | null;
+                                        /**
+                                         * @description For a person’s edit: a member or an API key; null for a connection.
+                                         * @enum {string|null}
+                                         */
+                                        actorKind: "member" | "apiKey" | null;
                                     };
                                     /**
                                      * Format: date-time
@@ -7074,7 +8050,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -7089,7 +8065,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -7130,7 +8106,15 @@ export interface operations {
                                 source: {
                                     /** @enum {string} */
                                     kind: "connection" | "user";
+                                    /** @description The connection; for a person's edit `member:<id>` (signed in) or the API key's id. */
                                     id: string;
+                                    /** @description How it reads: a member’s name (else email), an API key’s name, a connection’s provider and account ("HubSpot 12345678", "Google ana@acme.com"); null when unknown. */
+                                    label: string | null;
+                                    /**
+                                     * @description For a person’s edit: a member or an API key; null for a connection.
+                                     * @enum {string|null}
+                                     */
+                                    actorKind: "member" | "apiKey" | null;
                                 };
                                 /**
                                  * Format: date-time
@@ -7252,7 +8236,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -7267,7 +8251,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -7282,7 +8266,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -7337,7 +8321,15 @@ export interface operations {
                                 source: {
                                     /** @enum {string} */
                                     kind: "connection" | "user";
+                                    /** @description The connection; for a person's edit `member:<id>` (signed in) or the API key's id. */
                                     id: string;
+                                    /** @description How it reads: a member’s name (else email), an API key’s name, a connection’s provider and account ("HubSpot 12345678", "Google ana@acme.com"); null when unknown. */
+                                    label: string | null;
+                                    /**
+                                     * @description For a person’s edit: a member or an API key; null for a connection.
+                                     * @enum {string|null}
+                                     */
+                                    actorKind: "member" | "apiKey" | null;
                                 };
                                 /**
                                  * Format: date-time
@@ -7473,7 +8465,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -7488,7 +8480,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -7503,7 +8495,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -7518,7 +8510,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -7605,12 +8597,19 @@ export interface operations {
                             source: {
                                 /** @enum {string} */
                                 kind: "connection" | "user";
-                                /** @description The connection, or the API key a person edited with (as in `provenance`). */
+                                /** @description The connection; for a person’s edit `member:<id>` or the API key’s id (as in `provenance`). */
                                 id: string;
                                 /** @description The connection’s provider; null for a person, or a connection since removed. */
                                 provider: string | null;
                                 /** @description The connection’s display name, or the name of the API key; null when unknown or removed. */
                                 name: string | null;
+                                /** @description As in `provenance`: the member’s name (else email), the key’s name, or the connection’s provider and account. */
+                                label: string | null;
+                                /**
+                                 * @description A member or an API key; null for a connection.
+                                 * @enum {string|null}
+                                 */
+                                actorKind: "member" | "apiKey" | null;
                             };
                             /** @description The fields the change set, to which values (unified field names; null is a clear). */
                             fields: {
@@ -7645,7 +8644,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -7660,7 +8659,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -7675,7 +8674,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -7723,7 +8722,15 @@ export interface operations {
                                 source: {
                                     /** @enum {string} */
                                     kind: "connection" | "user";
+                                    /** @description The connection; for a person's edit `member:<id>` (signed in) or the API key's id. */
                                     id: string;
+                                    /** @description How it reads: a member’s name (else email), an API key’s name, a connection’s provider and account ("HubSpot 12345678", "Google ana@acme.com"); null when unknown. */
+                                    label: string | null;
+                                    /**
+                                     * @description For a person’s edit: a member or an API key; null for a connection.
+                                     * @enum {string|null}
+                                     */
+                                    actorKind: "member" | "apiKey" | null;
                                 };
                                 /**
                                  * Format: date-time
@@ -7746,7 +8753,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -7761,7 +8768,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -7776,7 +8783,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -7863,12 +8870,19 @@ export interface operations {
                             source: {
                                 /** @enum {string} */
                                 kind: "connection" | "user";
-                                /** @description The connection, or the API key a person edited with (as in `provenance`). */
+                                /** @description The connection; for a person’s edit `member:<id>` or the API key’s id (as in `provenance`). */
                                 id: string;
                                 /** @description The connection’s provider; null for a person, or a connection since removed. */
                                 provider: string | null;
                                 /** @description The connection’s display name, or the name of the API key; null when unknown or removed. */
                                 name: string | null;
+                                /** @description As in `provenance`: the member’s name (else email), the key’s name, or the connection’s provider and account. */
+                                label: string | null;
+                                /**
+                                 * @description A member or an API key; null for a connection.
+                                 * @enum {string|null}
+                                 */
+                                actorKind: "member" | "apiKey" | null;
                             };
                             /** @description The fields the change set, to which values (unified field names; null is a clear). */
                             fields: {
@@ -7903,7 +8917,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -7918,7 +8932,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -7933,7 +8947,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -7981,7 +8995,15 @@ export interface operations {
                                 source: {
                                     /** @enum {string} */
                                     kind: "connection" | "user";
+                                    /** @description The connection; for a person's edit `member:<id>` (signed in) or the API key's id. */
                                     id: string;
+                                    /** @description How it reads: a member’s name (else email), an API key’s name, a connection’s provider and account ("HubSpot 12345678", "Google ana@acme.com"); null when unknown. */
+                                    label: string | null;
+                                    /**
+                                     * @description For a person’s edit: a member or an API key; null for a connection.
+                                     * @enum {string|null}
+                                     */
+                                    actorKind: "member" | "apiKey" | null;
                                 };
                                 /**
                                  * Format: date-time
@@ -8004,7 +9026,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -8019,7 +9041,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -8034,7 +9056,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -8121,12 +9143,19 @@ export interface operations {
                             source: {
                                 /** @enum {string} */
                                 kind: "connection" | "user";
-                                /** @description The connection, or the API key a person edited with (as in `provenance`). */
+                                /** @description The connection; for a person’s edit `member:<id>` or the API key’s id (as in `provenance`). */
                                 id: string;
                                 /** @description The connection’s provider; null for a person, or a connection since removed. */
                                 provider: string | null;
                                 /** @description The connection’s display name, or the name of the API key; null when unknown or removed. */
                                 name: string | null;
+                                /** @description As in `provenance`: the member’s name (else email), the key’s name, or the connection’s provider and account. */
+                                label: string | null;
+                                /**
+                                 * @description A member or an API key; null for a connection.
+                                 * @enum {string|null}
+                                 */
+                                actorKind: "member" | "apiKey" | null;
                             };
                             /** @description The fields the change set, to which values (unified field names; null is a clear). */
                             fields: {
@@ -8161,7 +9190,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -8176,7 +9205,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -8191,7 +9220,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -8239,7 +9268,15 @@ export interface operations {
                                 source: {
                                     /** @enum {string} */
                                     kind: "connection" | "user";
+                                    /** @description The connection; for a person's edit `member:<id>` (signed in) or the API key's id. */
                                     id: string;
+                                    /** @description How it reads: a member’s name (else email), an API key’s name, a connection’s provider and account ("HubSpot 12345678", "Google ana@acme.com"); null when unknown. */
+                                    label: string | null;
+                                    /**
+                                     * @description For a person’s edit: a member or an API key; null for a connection.
+                                     * @enum {string|null}
+                                     */
+                                    actorKind: "member" | "apiKey" | null;
                                 };
                                 /**
                                  * Format: date-time
@@ -8262,7 +9299,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -8277,7 +9314,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -8292,7 +9329,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -8379,12 +9416,19 @@ export interface operations {
                             source: {
                                 /** @enum {string} */
                                 kind: "connection" | "user";
-                                /** @description The connection, or the API key a person edited with (as in `provenance`). */
+                                /** @description The connection; for a person’s edit `member:<id>` or the API key’s id (as in `provenance`). */
                                 id: string;
                                 /** @description The connection’s provider; null for a person, or a connection since removed. */
                                 provider: string | null;
                                 /** @description The connection’s display name, or the name of the API key; null when unknown or removed. */
                                 name: string | null;
+                                /** @description As in `provenance`: the member’s name (else email), the key’s name, or the connection’s provider and account. */
+                                label: string | null;
+                                /**
+                                 * @description A member or an API key; null for a connection.
+                                 * @enum {string|null}
+                                 */
+                                actorKind: "member" | "apiKey" | null;
                             };
                             /** @description The fields the change set, to which values (unified field names; null is a clear). */
                             fields: {
@@ -8419,7 +9463,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -8434,7 +9478,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -8449,7 +9493,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -8497,7 +9541,15 @@ export interface operations {
                                 source: {
                                     /** @enum {string} */
                                     kind: "connection" | "user";
+                                    /** @description The connection; for a person's edit `member:<id>` (signed in) or the API key's id. */
                                     id: string;
+                                    /** @description How it reads: a member’s name (else email), an API key’s name, a connection’s provider and account ("HubSpot 12345678", "Google ana@acme.com"); null when unknown. */
+                                    label: string | null;
+                                    /**
+                                     * @description For a person’s edit: a member or an API key; null for a connection.
+                                     * @enum {string|null}
+                                     */
+                                    actorKind: "member" | "apiKey" | null;
                                 };
                                 /**
                                  * Format: date-time
@@ -8520,7 +9572,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -8535,7 +9587,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -8550,7 +9602,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -8637,12 +9689,19 @@ export interface operations {
                             source: {
                                 /** @enum {string} */
                                 kind: "connection" | "user";
-                                /** @description The connection, or the API key a person edited with (as in `provenance`). */
+                                /** @description The connection; for a person’s edit `member:<id>` or the API key’s id (as in `provenance`). */
                                 id: string;
                                 /** @description The connection’s provider; null for a person, or a connection since removed. */
                                 provider: string | null;
                                 /** @description The connection’s display name, or the name of the API key; null when unknown or removed. */
                                 name: string | null;
+                                /** @description As in `provenance`: the member’s name (else email), the key’s name, or the connection’s provider and account. */
+                                label: string | null;
+                                /**
+                                 * @description A member or an API key; null for a connection.
+                                 * @enum {string|null}
+                                 */
+                                actorKind: "member" | "apiKey" | null;
                             };
                             /** @description The fields the change set, to which values (unified field names; null is a clear). */
                             fields: {
@@ -8677,7 +9736,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -8692,7 +9751,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -8707,7 +9766,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -8755,7 +9814,15 @@ export interface operations {
                                 source: {
                                     /** @enum {string} */
                                     kind: "connection" | "user";
+                                    /** @description The connection; for a person's edit `member:<id>` (signed in) or the API key's id. */
                                     id: string;
+                                    /** @description How it reads: a member’s name (else email), an API key’s name, a connection’s provider and account ("HubSpot 12345678", "Google ana@acme.com"); null when unknown. */
+                                    label: string | null;
+                                    /**
+                                     * @description For a person’s edit: a member or an API key; null for a connection.
+                                     * @enum {string|null}
+                                     */
+                                    actorKind: "member" | "apiKey" | null;
                                 };
                                 /**
                                  * Format: date-time
@@ -8778,7 +9845,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -8793,7 +9860,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -8808,7 +9875,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -8895,12 +9962,19 @@ export interface operations {
                             source: {
                                 /** @enum {string} */
                                 kind: "connection" | "user";
-                                /** @description The connection, or the API key a person edited with (as in `provenance`). */
+                                /** @description The connection; for a person’s edit `member:<id>` or the API key’s id (as in `provenance`). */
                                 id: string;
                                 /** @description The connection’s provider; null for a person, or a connection since removed. */
                                 provider: string | null;
                                 /** @description The connection’s display name, or the name of the API key; null when unknown or removed. */
                                 name: string | null;
+                                /** @description As in `provenance`: the member’s name (else email), the key’s name, or the connection’s provider and account. */
+                                label: string | null;
+                                /**
+                                 * @description A member or an API key; null for a connection.
+                                 * @enum {string|null}
+                                 */
+                                actorKind: "member" | "apiKey" | null;
                             };
                             /** @description The fields the change set, to which values (unified field names; null is a clear). */
                             fields: {
@@ -8935,7 +10009,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -8950,7 +10024,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -8965,7 +10039,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -9013,7 +10087,15 @@ export interface operations {
                                 source: {
                                     /** @enum {string} */
                                     kind: "connection" | "user";
+                                    /** @description The connection; for a person's edit `member:<id>` (signed in) or the API key's id. */
                                     id: string;
+                                    /** @description How it reads: a member’s name (else email), an API key’s name, a connection’s provider and account ("HubSpot 12345678", "Google ana@acme.com"); null when unknown. */
+                                    label: string | null;
+                                    /**
+                                     * @description For a person’s edit: a member or an API key; null for a connection.
+                                     * @enum {string|null}
+                                     */
+                                    actorKind: "member" | "apiKey" | null;
                                 };
                                 /**
                                  * Format: date-time
@@ -9036,7 +10118,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -9051,7 +10133,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -9066,7 +10148,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -9146,7 +10228,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -9161,7 +10243,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -9176,7 +10258,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -9256,7 +10338,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -9271,7 +10353,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -9286,7 +10368,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -9366,7 +10448,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -9381,7 +10463,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -9396,7 +10478,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -9475,7 +10557,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -9490,7 +10572,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -9559,7 +10641,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -9574,7 +10656,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -9589,7 +10671,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -9637,7 +10719,15 @@ export interface operations {
                                 source: {
                                     /** @enum {string} */
                                     kind: "connection" | "user";
+                                    /** @description The connection; for a person's edit `member:<id>` (signed in) or the API key's id. */
                                     id: string;
+                                    /** @description How it reads: a member’s name (else email), an API key’s name, a connection’s provider and account ("HubSpot 12345678", "Google ana@acme.com"); null when unknown. */
+                                    label: string | null;
+                                    /**
+                                     * @description For a person’s edit: a member or an API key; null for a connection.
+                                     * @enum {string|null}
+                                     */
+                                    actorKind: "member" | "apiKey" | null;
                                 };
                                 /**
                                  * Format: date-time
@@ -9773,7 +10863,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -9788,7 +10878,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -9803,7 +10893,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -9818,7 +10908,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -9858,7 +10948,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -9951,7 +11041,7 @@ export interface operations {
                             };
                             /** Format: date-time */
                             createdAt: string;
-                            /** @description The API key that dismissed the pair. */
+                            /** @description Who dismissed the pair: an API key's id, or `member:<id>`. */
                             reviewedBy: string | null;
                             /** Format: date-time */
                             reviewedAt: string | null;
@@ -9970,7 +11060,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -9985,7 +11075,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -10069,7 +11159,7 @@ export interface operations {
                         };
                         /** Format: date-time */
                         createdAt: string;
-                        /** @description The API key that dismissed the pair. */
+                        /** @description Who dismissed the pair: an API key's id, or `member:<id>`. */
                         reviewedBy: string | null;
                         /** Format: date-time */
                         reviewedAt: string | null;
@@ -10085,7 +11175,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -10100,7 +11190,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -10115,7 +11205,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -10200,7 +11290,7 @@ export interface operations {
                         };
                         /** Format: date-time */
                         createdAt: string;
-                        /** @description The API key that dismissed the pair. */
+                        /** @description Who dismissed the pair: an API key's id, or `member:<id>`. */
                         reviewedBy: string | null;
                         /** Format: date-time */
                         reviewedAt: string | null;
@@ -10216,7 +11306,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -10231,7 +11321,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -10246,7 +11336,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -10261,7 +11351,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -10320,7 +11410,7 @@ export interface operations {
                              * @description For an unmerge: the merge it undoes.
                              */
                             undoes: string | null;
-                            /** @description The API key that asked for it. */
+                            /** @description Who asked for it: an API key's id, or `member:<id>`. */
                             requestedBy: string | null;
                             /** Format: date-time */
                             appliedAt: string | null;
@@ -10341,7 +11431,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -10356,7 +11446,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -10409,7 +11499,7 @@ export interface operations {
                          * @description For an unmerge: the merge it undoes.
                          */
                         undoes: string | null;
-                        /** @description The API key that asked for it. */
+                        /** @description Who asked for it: an API key's id, or `member:<id>`. */
                         requestedBy: string | null;
                         /** Format: date-time */
                         appliedAt: string | null;
@@ -10427,7 +11517,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -10442,7 +11532,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -10457,7 +11547,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -10510,7 +11600,15 @@ export interface operations {
                                     source: {
                                         /** @enum {string} */
                                         kind: "connection" | "user";
+                                        /** @description The connection; for a person's edit `member:<id>` (signed in) or the API key's id. */
                                         id: string;
+                                        /** @description How it reads: a member’s name (else email), an API key’s name, a connection’s provider and account ("HubSpot 12345678", "Google ana@acme.com"); null when unknown. */
+                                        label: string | null;
+                                        /**
+                                         * @description For a person’s edit: a member or an API key; null for a connection.
+                                         * @enum {string|null}
+                                         */
+                                        actorKind: "member" | "apiKey" | null;
                                     };
                                     /**
                                      * Format: date-time
@@ -10638,7 +11736,15 @@ export interface operations {
                                     source: {
                                         /** @enum {string} */
                                         kind: "connection" | "user";
+                                        /** @description The connection; for a person's edit `member:<id>` (signed in) or the API key's id. */
                                         id: string;
+                                        /** @description How it reads: a member’s name (else email), an API key’s name, a connection’s provider and account ("HubSpot 12345678", "Google ana@acme.com"); null when unknown. */
+                                        label: string | null;
+                                        /**
+                                         * @description For a person’s edit: a member or an API key; null for a connection.
+                                         * @enum {string|null}
+                                         */
+                                        actorKind: "member" | "apiKey" | null;
                                     };
                                     /**
                                      * Format: date-time
@@ -10778,7 +11884,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -10793,7 +11899,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -10808,7 +11914,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -10823,7 +11929,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -10913,7 +12019,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -10928,7 +12034,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -10984,7 +12090,15 @@ export interface operations {
                                 source: {
                                     /** @enum {string} */
                                     kind: "connection" | "user";
+                                    /** @description The connection; for a person's edit `member:<id>` (signed in) or the API key's id. */
                                     id: string;
+                                    /** @description How it reads: a member’s name (else email), an API key’s name, a connection’s provider and account ("HubSpot 12345678", "Google ana@acme.com"); null when unknown. */
+                                    label: string | null;
+                                    /**
+                                     * @description For a person’s edit: a member or an API key; null for a connection.
+                                     * @enum {string|null}
+                                     */
+                                    actorKind: "member" | "apiKey" | null;
                                 };
                                 /**
                                  * Format: date-time
@@ -11123,7 +12237,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -11138,7 +12252,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -11153,7 +12267,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -11168,7 +12282,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -11224,7 +12338,15 @@ export interface operations {
                                 source: {
                                     /** @enum {string} */
                                     kind: "connection" | "user";
+                                    /** @description The connection; for a person's edit `member:<id>` (signed in) or the API key's id. */
                                     id: string;
+                                    /** @description How it reads: a member’s name (else email), an API key’s name, a connection’s provider and account ("HubSpot 12345678", "Google ana@acme.com"); null when unknown. */
+                                    label: string | null;
+                                    /**
+                                     * @description For a person’s edit: a member or an API key; null for a connection.
+                                     * @enum {string|null}
+                                     */
+                                    actorKind: "member" | "apiKey" | null;
                                 };
                                 /**
                                  * Format: date-time
@@ -11363,7 +12485,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -11378,7 +12500,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -11393,7 +12515,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -11408,7 +12530,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -11464,7 +12586,15 @@ export interface operations {
                                 source: {
                                     /** @enum {string} */
                                     kind: "connection" | "user";
+                                    /** @description The connection; for a person's edit `member:<id>` (signed in) or the API key's id. */
                                     id: string;
+                                    /** @description How it reads: a member’s name (else email), an API key’s name, a connection’s provider and account ("HubSpot 12345678", "Google ana@acme.com"); null when unknown. */
+                                    label: string | null;
+                                    /**
+                                     * @description For a person’s edit: a member or an API key; null for a connection.
+                                     * @enum {string|null}
+                                     */
+                                    actorKind: "member" | "apiKey" | null;
                                 };
                                 /**
                                  * Format: date-time
@@ -11603,7 +12733,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -11618,7 +12748,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -11633,7 +12763,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -11648,7 +12778,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -11702,7 +12832,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -11717,7 +12847,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -11732,7 +12862,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -11782,7 +12912,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -11797,7 +12927,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -11848,7 +12978,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -11863,7 +12993,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -11910,7 +13040,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -11925,7 +13055,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -11991,7 +13121,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -12006,7 +13136,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -12021,7 +13151,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -12081,7 +13211,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -12096,7 +13226,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -12111,7 +13241,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -12126,7 +13256,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -12202,7 +13332,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -12217,7 +13347,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -12232,7 +13362,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -12247,7 +13377,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -12262,7 +13392,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -12322,7 +13452,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -12337,7 +13467,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -12352,7 +13482,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -12367,7 +13497,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -12382,7 +13512,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -12461,7 +13591,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -12476,7 +13606,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -12490,6 +13620,10 @@ export interface operations {
                 limit?: number;
                 /** @description `nextCursor` of the previous page. */
                 cursor?: string;
+                /** @description Only the entries of this actor (an API key, or a member with `actorKind=member`). */
+                actorId?: string;
+                /** @description What `actorId` names; `apiKey` when absent. */
+                actorKind?: "member" | "apiKey";
             };
             header?: never;
             path?: never;
@@ -12514,13 +13648,22 @@ export interface operations {
                             targetId: string | null;
                             actor: {
                                 /**
+                                 * @description A signed-in member, or an API key.
+                                 * @enum {string}
+                                 */
+                                kind: "member" | "apiKey";
+                                /** Format: uuid */
+                                id: string;
+                                /** @description The member's name (else email), or the key's name. */
+                                label: string | null;
+                                /**
                                  * Format: uuid
-                                 * @description The API key that made the request.
+                                 * @description The API key that made the request, when a key did.
                                  */
                                 keyId: string | null;
                                 /**
                                  * Format: uuid
-                                 * @description The key's user, when the key belongs to one.
+                                 * @description The member: the one signed in, or the key's own member when the key belongs to one.
                                  */
                                 userId: string | null;
                             };
@@ -12545,7 +13688,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -12560,7 +13703,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -12575,7 +13718,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -12653,7 +13796,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -12668,7 +13811,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -12784,7 +13927,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -12799,7 +13942,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -12814,7 +13957,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -12829,7 +13972,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -12892,12 +14035,17 @@ export interface operations {
                                     kind: "union";
                                 };
                             };
+                            /** @description The member or API key that replaced the set. */
                             changedBy: {
+                                /** @enum {string} */
+                                kind: "member" | "apiKey";
+                                /** Format: uuid */
+                                id: string;
                                 /**
                                  * Format: uuid
-                                 * @description The API key that replaced the set.
+                                 * @description The API key, when the actor is one.
                                  */
-                                keyId: string;
+                                keyId: string | null;
                             };
                             /** Format: date-time */
                             createdAt: string;
@@ -12916,7 +14064,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -12931,7 +14079,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -12985,12 +14133,17 @@ export interface operations {
                             failureReason: string | null;
                             /** Format: date-time */
                             createdAt: string;
+                            /** @description The member or API key that asked for it. */
                             createdBy: {
+                                /** @enum {string} */
+                                kind: "member" | "apiKey";
+                                /** Format: uuid */
+                                id: string;
                                 /**
                                  * Format: uuid
-                                 * @description The API key that asked for it.
+                                 * @description The API key, when the actor is one.
                                  */
-                                keyId: string;
+                                keyId: string | null;
                             };
                             /** Format: date-time */
                             startedAt: string | null;
@@ -13118,7 +14271,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -13133,7 +14286,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -13148,7 +14301,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -13215,12 +14368,17 @@ export interface operations {
                         failureReason: string | null;
                         /** Format: date-time */
                         createdAt: string;
+                        /** @description The member or API key that asked for it. */
                         createdBy: {
+                            /** @enum {string} */
+                            kind: "member" | "apiKey";
+                            /** Format: uuid */
+                            id: string;
                             /**
                              * Format: uuid
-                             * @description The API key that asked for it.
+                             * @description The API key, when the actor is one.
                              */
-                            keyId: string;
+                            keyId: string | null;
                         };
                         /** Format: date-time */
                         startedAt: string | null;
@@ -13345,7 +14503,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -13360,7 +14518,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -13375,7 +14533,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -13390,7 +14548,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -13405,7 +14563,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -13456,12 +14614,17 @@ export interface operations {
                         failureReason: string | null;
                         /** Format: date-time */
                         createdAt: string;
+                        /** @description The member or API key that asked for it. */
                         createdBy: {
+                            /** @enum {string} */
+                            kind: "member" | "apiKey";
+                            /** Format: uuid */
+                            id: string;
                             /**
                              * Format: uuid
-                             * @description The API key that asked for it.
+                             * @description The API key, when the actor is one.
                              */
-                            keyId: string;
+                            keyId: string | null;
                         };
                         /** Format: date-time */
                         startedAt: string | null;
@@ -13586,7 +14749,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -13601,7 +14764,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -13616,7 +14779,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };
@@ -13631,7 +14794,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running";
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
                             message: string;
                         };
                     };

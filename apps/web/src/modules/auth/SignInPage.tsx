@@ -11,7 +11,7 @@ export function SignInPage({ returnTo, error }: { returnTo?: string; error?: str
   const providers = useQuery(providersQuery);
   const problem = signInErrorMessage(error);
   // Without the providers' answer, the email link is still offered (it is always on).
-  const oidc = providers.data?.oidc === true;
+  const oidc = providers.data?.oidc.enabled === true;
 
   return (
     <SignInFrame title="Sign in">
@@ -27,7 +27,7 @@ export function SignInPage({ returnTo, error }: { returnTo?: string; error?: str
           oidc && (
             <>
               <Button component="a" href={oidcStartUrl(target)} size="md">
-                Sign in with {providers.data?.oidcLabel ?? 'Google'}
+                Sign in with {providers.data?.oidc.label ?? 'Google'}
               </Button>
               <Divider label="or" labelPosition="center" />
             </>
