@@ -2269,21 +2269,6 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key's role may not do this. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        error: {
-                            /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
-                            message: string;
-                        };
-                    };
-                };
-            };
         };
     };
     OidcController_providers: {
