@@ -179,6 +179,16 @@ export function RecordPage({ type, id: idInUrl, tab = 'timeline', asOf }: Record
     [navigate],
   );
 
+  const title = record.data?.displayName;
+  useEffect(() => {
+    if (title === undefined) return;
+    const previous = document.title;
+    document.title = `${title ?? `Unnamed ${TYPE_LABEL[type].toLowerCase()}`} · Syncline`;
+    return () => {
+      document.title = previous;
+    };
+  }, [title, type]);
+
   const changeTimes = useMemo(
     () => history.data?.pages.flatMap((page) => page.data.map((entry) => entry.at)) ?? [],
     [history.data],

@@ -246,7 +246,7 @@ export function FieldRow(props: FieldRowProps & { record: RecordView }) {
         <Group gap={6} role="status">
           <Loader size={12} aria-hidden />
           <Text size="xs" c="dimmed">
-            Saving…
+            {state.slow ? 'Saving… the sync is behind; your edit appears once it is merged.' : 'Saving…'}
           </Text>
         </Group>
       </FieldFrame>

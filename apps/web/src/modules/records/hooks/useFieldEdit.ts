@@ -11,12 +11,14 @@ export type FieldEditState =
   | { mode: 'editing'; draft: Draft; error: unknown }
   | { mode: 'saving'; draft: Draft }
   /** 202: accepted, shown as "Saving…" until a version above `version` arrives. */
-  | { mode: 'pending'; version: number; text: string }
+  | { mode: 'pending'; version: number; text: string; slow: boolean }
   /** 412: the record changed since the draft; theirs is the record as refetched. */
   | { mode: 'stale'; draft: Draft; applying: boolean; error: unknown };
 
 /** While a 202 waits to be merged, the record is read again this often (the live stream is usually first). */
 const PENDING_POLL_MS = 2_000;
+/** After this long a 202 still waiting says so: the sync stage is behind. */
+const PENDING_SLOW_MS = 15_000;
 
 /**
  * One field's inline edit: PATCH with `If-Match` and an idempotency key; 200 caches the
@@ -45,7 +47,14 @@ export function useFieldEdit(type: RecordType, record: RecordView, field: string
       () => void queryClient.invalidateQueries({ queryKey: recordKeys.detail(type, recordId), exact: true }),
       PENDING_POLL_MS,
     );
-    return () => clearInterval(timer);
+    const slow = setTimeout(
+      () => setState((current) => (current.mode === 'pending' ? { ...current, slow: true } : current)),
+      PENDING_SLOW_MS,
+    );
+    return () => {
+      clearInterval(timer);
+      clearTimeout(slow);
+    };
   }, [pendingVersion, record.version, queryClient, type, recordId]);
 
   const start = useCallback(() => {
@@ -97,7 +106,7 @@ export function useFieldEdit(type: RecordType, record: RecordView, field: string
             return;
           case 'accepted':
             clearDraft(recordId, field);
-            setState({ mode: 'pending', version: attempt.version, text: attempt.text });
+            setState({ mode: 'pending', version: attempt.version, text: attempt.text, slow: false });
             return;
           case 'stale':
             // Theirs first, then the choice; never a blind retry.
