@@ -17,6 +17,7 @@ describe('live updates', () => {
     client.setQueryData(recordKeys.history('person', ADA), { pages: [] });
     client.setQueryData(['records-list', 'person', { q: 'ada' }], { data: [] });
     client.setQueryData(['inbox-counts'], { conflicts: 1 });
+    client.setQueryData(['conflicts', 'open'], { pages: [] });
     client.setQueryData(recordKeys.timeline('company', 'acme', ['meeting']), { pages: [] });
   });
   afterEach(() => vi.useRealTimers());
@@ -30,6 +31,7 @@ describe('live updates', () => {
     vi.advanceTimersByTime(300);
     expect(invalidated(['records-list', 'person', { q: 'ada' }])).toBe(true);
     expect(invalidated(['inbox-counts'])).toBe(true);
+    expect(invalidated(['conflicts', 'open'])).toBe(true);
     // A person's change is on no timeline.
     expect(invalidated(recordKeys.timeline('company', 'acme', ['meeting']))).toBe(false);
   });

@@ -9,7 +9,8 @@ import { recordKeyPart, recordKeys } from '../modules/records/keys';
  * server starts a resumed stream with a `refetch`.
  *
  * - `record.changed {id, type, version}`: that record's reads are invalidated at once (the
- *   open page refetches what it shows); lists and inbox counts, at most every 300 ms.
+ *   open page refetches what it shows); lists, the conflicts inbox and the inbox counts, at
+ *   most every 300 ms.
  * - `refetch`: changes may have been missed, so everything is read again.
  *
  * List queries are keyed `['records-list', type, …]` and the inbox counts `['inbox-counts']`.
@@ -17,6 +18,8 @@ import { recordKeyPart, recordKeys } from '../modules/records/keys';
 export const STREAM_URL = '/api/v1/stream';
 export const LIST_KEY_PREFIX = ['records-list'] as const;
 export const INBOX_COUNTS_KEY = ['inbox-counts'] as const;
+/** The conflicts inbox (modules/conflicts): a change may open or settle a conflict. */
+const CONFLICTS_KEY_PREFIX = ['conflicts'] as const;
 const LIST_DEBOUNCE_MS = 300;
 
 const ACTIVITY_TYPES = new Set(['meeting', 'email_activity', 'task']);
@@ -68,6 +71,7 @@ export function liveHandlers(queryClient: QueryClient) {
       listTimer = undefined;
       void queryClient.invalidateQueries({ queryKey: LIST_KEY_PREFIX });
       void queryClient.invalidateQueries({ queryKey: INBOX_COUNTS_KEY });
+      void queryClient.invalidateQueries({ queryKey: CONFLICTS_KEY_PREFIX });
       if (activityChanged) {
         activityChanged = false;
         // A meeting or mail appears on the timelines of its people, companies and deals.
