@@ -38,27 +38,25 @@ export interface RecordPageProps {
   asOf?: string;
 }
 
-type SourceRef = { kind: 'connection' | 'user'; id: string };
+/** A value's source as the API names it; `label` and `actorKind` where the API resolved them. */
+type SourceRef = ProvenanceSource;
 
-/** Names for provenance sources: the history's names where it has them, else the linked systems' providers. */
+/**
+ * How each source reads: the API's label where it gives one, else the history's label for
+ * the same source, else the provider of the linked system (a conflict's candidates carry ids only).
+ */
 function useSourceNames(record: RecordView | undefined, history: HistoryPage[] | undefined) {
   return useMemo(() => {
     const names = new Map<string, string>();
     for (const link of record?.sourceLinks ?? []) names.set(link.connectionId, providerName(link.provider));
+    for (const provenance of Object.values(record?.provenance ?? {}))
+      if (provenance.source.label) names.set(provenance.source.id, provenance.source.label);
     for (const page of history ?? [])
-      for (const entry of page.data) {
-        const { source } = entry;
-        if (names.has(source.id) && source.kind === 'connection' && source.name === null) continue;
-        const provider = source.kind === 'connection' ? providerName(source.provider) : null;
-        const label =
-          source.kind === 'user'
-            ? source.name
-            : source.name !== null && source.name !== provider
-              ? `${provider} ${source.name}`
-              : provider;
-        if (label !== null) names.set(source.id, label);
-      }
-    return (source: SourceRef): ProvenanceSource => ({ ...source, label: names.get(source.id) ?? null });
+      for (const { source } of page.data) if (source.label) names.set(source.id, source.label);
+    return (source: SourceRef): ProvenanceSource => ({
+      ...source,
+      label: source.label ?? names.get(source.id) ?? null,
+    });
   }, [record, history]);
 }
 

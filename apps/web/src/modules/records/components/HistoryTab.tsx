@@ -7,8 +7,9 @@ import { formatDateTime } from '../../../ui/utils/time';
 import type { HistoryEntry, HistoryPage, IdentityEvent, RecordType } from '../api';
 import { formatValue, providerName, reasonWords } from '../utils/format';
 
-/** "HubSpot (portal 1234)", "Ana (a person)": who or which system made a change. */
+/** Who or which system made a change: the API's label ("HubSpot 1234", a member's name), else what is known. */
 export function historySourceWords(source: HistoryEntry['source']): string {
+  if (source.label) return source.label;
   if (source.kind === 'user') return source.name ?? `a person (${source.id.slice(0, 8)})`;
   const provider = providerName(source.provider);
   return source.name !== null && source.name !== provider ? `${provider} ${source.name}` : provider;

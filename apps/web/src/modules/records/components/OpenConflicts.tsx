@@ -10,7 +10,7 @@ import { formatValue, fromInputText } from '../utils/format';
 
 interface Candidate {
   value: unknown;
-  source: { kind: 'connection' | 'user'; id: string };
+  source: ProvenanceSource;
   eventTime: string;
 }
 
