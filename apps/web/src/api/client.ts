@@ -9,11 +9,11 @@ export { ApiError } from './errors';
 const MAX_RETRY_WAIT_S = 30;
 
 /** Where a 401 sends the browser; the router replaces this with a client-side navigation. */
-let onUnauthorized = (returnTo: string): void => {
-  window.location.assign(`/sign-in?returnTo=${encodeURIComponent(returnTo)}`);
+let onUnauthorized = (): void => {
+  window.location.assign(`/sign-in?returnTo=${encodeURIComponent(currentReturnTo())}`);
 };
 
-export function setUnauthorizedHandler(handler: (returnTo: string) => void): void {
+export function setUnauthorizedHandler(handler: () => void): void {
   onUnauthorized = handler;
 }
 
@@ -54,7 +54,7 @@ const errors: Middleware = {
     if (answer.status === 401 && !url.pathname.startsWith('/api/v1/auth/')) {
       queryClient.setQueryData(SESSION_KEY, null);
       // Drafts live in sessionStorage (per record and field), so they survive this trip.
-      onUnauthorized(currentReturnTo());
+      onUnauthorized();
     }
     // A stale CSRF token (the session was renewed elsewhere): the next write reads a fresh one.
     if (answer.status === 403 && error.code === 'csrf_failed')

@@ -25,7 +25,24 @@ describe('apiErrorOf', () => {
       'Slow down',
       3,
     ]);
-    expect(describeError(error).message).toBe('Slow down Try again in 3 s.');
+    expect(describeError(error).message).toBe('Slow down. Try again in 3 s.');
+  });
+
+  it('leaves a message that says when to retry as it is, and words long waits in minutes', () => {
+    const said = new ApiError({
+      status: 429,
+      code: 'rate_limited',
+      message: 'retry in 3058 s',
+      retryAfter: 3058,
+    });
+    expect(describeError(said).message).toBe('retry in 3058 s');
+    const unsaid = new ApiError({
+      status: 429,
+      code: 'rate_limited',
+      message: 'Too many links.',
+      retryAfter: 3058,
+    });
+    expect(describeError(unsaid).message).toBe('Too many links. Try again in 51 min.');
   });
 
   it('names the status when the body is not an error body', async () => {

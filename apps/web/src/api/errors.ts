@@ -64,8 +64,7 @@ export function describeError(error: unknown): { title: string; message: string;
   if (error instanceof ApiError) {
     const title =
       TITLES[error.status] ?? (error.status >= 500 ? 'The server had a problem' : 'Request failed');
-    const wait = error.retryAfter !== null ? ` Try again in ${error.retryAfter} s.` : '';
-    return { title, message: `${error.message}${error.status === 429 ? wait : ''}`, code: error.code };
+    return { title, message: withWait(error), code: error.code };
   }
   if (error instanceof TypeError)
     return {
@@ -78,6 +77,19 @@ export function describeError(error: unknown): { title: string; message: string;
     message: error instanceof Error ? error.message : String(error),
     code: null,
   };
+}
+
+/** "in 40 s", "in 51 min": how long a Retry-After asks to wait. */
+export function waitWords(seconds: number): string {
+  return seconds < 120 ? `${seconds} s` : `${Math.ceil(seconds / 60)} min`;
+}
+
+/** A 429's message with the wait, unless the API's message already says when to retry. */
+function withWait(error: ApiError): string {
+  if (error.status !== 429 || error.retryAfter === null || /retry|try again/i.test(error.message))
+    return error.message;
+  const stop = /[.!?]$/.test(error.message) ? ' ' : '. ';
+  return `${error.message}${stop}Try again in ${waitWords(error.retryAfter)}.`;
 }
 
 const TITLES: Record<number, string> = {

@@ -37,9 +37,11 @@ export const router = createRouter({
 });
 
 // A 401 anywhere: to the sign-in page, then back (unsaved drafts wait in sessionStorage).
-setUnauthorizedHandler((returnTo) => {
-  if (router.state.location.pathname.startsWith('/sign-in')) return;
-  void router.navigate({ to: '/sign-in', search: { returnTo } });
+// The location being loaded, not the address bar: a loader's request may fail before the URL changes.
+setUnauthorizedHandler(() => {
+  const { pathname, searchStr } = router.state.location;
+  if (pathname.startsWith('/sign-in')) return;
+  void router.navigate({ to: '/sign-in', search: { returnTo: `${pathname}${searchStr}` } });
 });
 
 declare module '@tanstack/react-router' {

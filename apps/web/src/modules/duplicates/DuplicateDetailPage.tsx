@@ -20,7 +20,6 @@ import { newIdempotencyKey } from '../../api/client';
 import { describeError } from '../../api/errors';
 import { fieldLabel, fieldsOf } from '../../lib/fields';
 import { AnchorLink } from '../../ui/AnchorLink';
-import { ConfirmDialog } from '../../ui/ConfirmDialog';
 import { ErrorState } from '../../ui/ErrorState';
 import { StatusBadge, toneProps } from '../../ui/StatusBadge';
 import { recordQuery } from '../records/api';
@@ -49,7 +48,6 @@ export function DuplicateDetailPage({ id }: { id: string }) {
   const a = useQuery({ ...recordQuery(type, pair.data?.a.id ?? ''), enabled: supported });
   const b = useQuery({ ...recordQuery(type, pair.data?.b.id ?? ''), enabled: supported });
   const [survivor, setSurvivor] = useState<Side | null>(null);
-  const [confirming, setConfirming] = useState(false);
   const [following, setFollowing] = useState<string | null>(null);
   const keys = useRef(new Map<string, string>());
   const merge = useMergeDuplicate();
@@ -91,14 +89,12 @@ export function DuplicateDetailPage({ id }: { id: string }) {
     const idempotencyKey = keys.current.get(intent) ?? newIdempotencyKey();
     keys.current.set(intent, idempotencyKey);
     merge.mutate(
-      { type, survivorId: kept.id, absorbedId: absorbed.id, idempotencyKey },
+      { pairId: view.id, type, survivorId: kept.id, absorbedId: absorbed.id, idempotencyKey },
       {
         onSuccess: (outcome) => {
-          setConfirming(false);
           if (outcome.applied) finish(outcome.operationId, kept.id);
           else setFollowing(outcome.operationId);
         },
-        onError: () => setConfirming(false),
       },
     );
   };
@@ -268,25 +264,12 @@ export function DuplicateDetailPage({ id }: { id: string }) {
               >
                 Not the same
               </Button>
-              <Button onClick={() => setConfirming(true)} disabled={following !== null}>
-                Merge
+              {/* No confirmation: the merge can be undone from the notification that follows. */}
+              <Button onClick={doMerge} loading={merge.isPending} disabled={following !== null}>
+                Merge into {kept?.displayName ?? 'the kept record'}
               </Button>
             </Group>
           )}
-          <ConfirmDialog
-            opened={confirming}
-            title="Merge these records?"
-            confirmLabel="Merge"
-            loading={merge.isPending}
-            onConfirm={doMerge}
-            onCancel={() => setConfirming(false)}
-          >
-            <Text size="sm">
-              {absorbed?.displayName ?? 'The other record'} is merged into{' '}
-              {kept?.displayName ?? 'the kept record'}: every connected system gets the combined record. You
-              can undo it afterwards.
-            </Text>
-          </ConfirmDialog>
         </>
       )}
     </Stack>

@@ -1,4 +1,5 @@
 import {
+  type InfiniteData,
   infiniteQueryOptions,
   type QueryClient,
   queryOptions,
@@ -59,6 +60,18 @@ export const operationQuery = (id: string) =>
     refetchInterval: (query) => (query.state.data?.status === 'pending' ? 1_000 : false),
   });
 
+/** A decided pair leaves the open queue at once (the refetch confirms it). */
+function dropFromQueue(client: QueryClient, pairId: string) {
+  client.setQueryData<InfiniteData<DuplicatePage>>(duplicateKeys.open(), (data) =>
+    data === undefined
+      ? data
+      : {
+          ...data,
+          pages: data.pages.map((page) => ({ ...page, data: page.data.filter((p) => p.id !== pairId) })),
+        },
+  );
+}
+
 function invalidateAfterIdentityChange(client: QueryClient, recordIds: readonly string[]) {
   void client.invalidateQueries({ queryKey: duplicateKeys.all });
   void client.invalidateQueries({ queryKey: INBOX_COUNTS_KEY });
@@ -72,6 +85,7 @@ export function useDismissDuplicate() {
     mutationFn: (id: string) =>
       unwrap(api.POST('/api/v1/possible-duplicates/{id}/dismiss', { params: { path: { id } } })),
     onSuccess: (_data, id) => {
+      dropFromQueue(client, id);
       client.removeQueries({ queryKey: duplicateKeys.detail(id) });
       invalidateAfterIdentityChange(client, []);
     },
@@ -81,6 +95,8 @@ export function useDismissDuplicate() {
 export type MergeOutcome = { applied: true; operationId: string } | { applied: false; operationId: string };
 
 export interface MergeVariables {
+  /** The possible duplicate being decided. */
+  pairId: string;
   type: MergeType;
   survivorId: string;
   absorbedId: string;
@@ -114,8 +130,10 @@ export function useMergeDuplicate() {
       if (operationId === null) throw new Error('The merge answered without its Operation-Id.');
       return { applied: true, operationId };
     },
-    onSuccess: (_outcome, variables) =>
-      invalidateAfterIdentityChange(client, [variables.survivorId, variables.absorbedId]),
+    onSuccess: (_outcome, variables) => {
+      dropFromQueue(client, variables.pairId);
+      invalidateAfterIdentityChange(client, [variables.survivorId, variables.absorbedId]);
+    },
   });
 }
 

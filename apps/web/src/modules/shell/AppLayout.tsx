@@ -1,10 +1,12 @@
 import { AppShell, Badge, Burger, Group, NavLink, Text, VisuallyHidden } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
-import { useQuery } from '@tanstack/react-query';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, Outlet, useRouterState } from '@tanstack/react-router';
-import { useEffect } from 'react';
+import { useEffect, useRef } from 'react';
 import { useLiveUpdates } from '../../api/live';
 import type { Session } from '../auth/api';
+import { conflictKeys } from '../conflicts/api';
+import { duplicateKeys } from '../duplicates/api';
 import { inboxCountsQuery } from './api';
 import { GlobalSearch } from './components/GlobalSearch';
 import { UserMenu } from './components/UserMenu';
@@ -27,12 +29,30 @@ function CountBadge({ count, label }: { count: number | undefined; label: string
   );
 }
 
+type Counts = { openConflicts: number; openDuplicates: number };
+
+/** The counts follow live events and a 30 s poll; an inbox that is open follows its count. */
+function useInboxesFollowCounts(counts: Counts | undefined) {
+  const queryClient = useQueryClient();
+  const previous = useRef(counts);
+  useEffect(() => {
+    const before = previous.current;
+    previous.current = counts;
+    if (before === undefined || counts === undefined) return;
+    if (before.openConflicts !== counts.openConflicts)
+      void queryClient.invalidateQueries({ queryKey: conflictKeys.all });
+    if (before.openDuplicates !== counts.openDuplicates)
+      void queryClient.invalidateQueries({ queryKey: duplicateKeys.all });
+  }, [counts, queryClient]);
+}
+
 /** The signed-in frame: header (burger, search, account), navigation with inbox counts, and the page. */
 export function AppLayout({ session }: { session: Session }) {
   const [opened, { toggle, close }] = useDisclosure(false);
   const pathname = useRouterState({ select: (state) => state.location.pathname });
   const counts = useQuery(inboxCountsQuery);
   useLiveUpdates();
+  useInboxesFollowCounts(counts.data);
 
   // A page chosen on a phone closes the navigation.
   useEffect(() => close(), [pathname, close]);
