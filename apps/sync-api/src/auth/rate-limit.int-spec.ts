@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signInAs } from '../testing/sign-in';
 import { bearer, createApiKey, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
 
 describe('per-key rate limit', () => {
@@ -36,11 +37,26 @@ describe('per-key rate limit', () => {
     expect((await t.app.inject({ method: 'GET', url: '/api/v1/me' })).statusCode).toBe(401);
   });
 
+  it('counts a signed-in member like a key: their sessions share one allowance', async () => {
+    const { workspaceId } = await seedWorkspace(t.prisma, 'Sessions');
+    const first = await signInAs(t.app, { workspaceId, email: 'ana@sessions.test', role: 'sales' });
+    const second = await signInAs(t.app, { workspaceId, email: 'ana@sessions.test', role: 'sales' });
+    // Signing in read the session once each (GET /auth/session): two of the four used.
+    const asMember = (cookie: string) =>
+      t.app.inject({ method: 'GET', url: '/api/v1/me', headers: { cookie } });
+    expect((await asMember(first.cookie)).statusCode).toBe(200);
+    expect((await asMember(second.cookie)).statusCode).toBe(200);
+    const refused = await asMember(first.cookie);
+    expect(refused.statusCode).toBe(429);
+    expect(refused.json<{ error: { message: string } }>().error.message).toContain('in this session');
+  });
+
   it('counts in Redis, so every API process shares one allowance per key (the keys expire)', async () => {
     const redis = new Redis(t.config.REDIS_URL);
     try {
       const keys = await redis.keys(`${t.config.REDIS_PREFIX}:api-rate*`);
-      expect(keys.length).toBe(2);
+      // The two keys, and the member.
+      expect(keys.length).toBe(3);
       for (const key of keys) expect(await redis.pttl(key)).toBeGreaterThan(0);
     } finally {
       redis.disconnect();

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ApiKeyCache } from '../api-keys/api-key-cache';
+import { signInAs } from '../testing/sign-in';
 import { bearer } from '../testing/test-app';
 import { requestsAimedAt } from './testing/aimed-requests';
 import { type ApiResponse, errorCode, errorShapeProblem, send } from './testing/api-call';
@@ -20,7 +21,14 @@ import {
   type Operation,
   pathParameters,
 } from './testing/openapi-operations';
-import { inRunOrder, OTHER_AUTH, PROVIDER_PROVEN, PROVIDER_REFUSALS } from './testing/route-lists';
+import {
+  inRunOrder,
+  OTHER_AUTH,
+  PROVIDER_PROVEN,
+  PROVIDER_REFUSALS,
+  SECRET_INPUT,
+  SESSION_ONLY,
+} from './testing/route-lists';
 import { validValue } from './testing/schema-values';
 import { seedTwoWorkspaces, startConfiguredApp } from './testing/two-workspaces';
 
@@ -61,6 +69,10 @@ const reopenARows = () => t.prisma.$executeRaw`
     -- No workers run here: a queued replay would answer every later request 409 replay_running.
     UPDATE replay SET status = 'failed', failure_reason = 'set aside between fuzz cases', finished_at = now()
      WHERE workspace_id = ${a.workspaceId}::uuid AND status IN ('queued', 'running')
+  ), members AS (
+    -- A case may remove A's second member, or demote its admin.
+    UPDATE member SET removed_at = NULL, role = CASE WHEN id = ${a.ids.user}::uuid THEN 'admin'::role ELSE role END
+     WHERE workspace_id = ${a.workspaceId}::uuid
   ), conflicts AS (
     UPDATE merge_conflict SET status = 'open', resolution = NULL, resolved_by = NULL, resolved_at = NULL
      WHERE workspace_id = ${a.workspaceId}::uuid
@@ -104,13 +116,18 @@ describe(`fuzz, ${CASES_PER_OPERATION} cases per operation (seed ${SEED})`, () =
 
   it.each(operations.map((op) => [op.key, op] as const))('%s', async (_key, op) => {
     const context = await contextFor(op);
+    // A session's own routes are called as a signed-in admin (a sign-out ends it: later cases get 401).
+    const auth = SESSION_ONLY.includes(op.key)
+      ? (await signInAs(t.app, { workspaceId: a.workspaceId, email: 'fuzz@acme.example', role: 'admin' }))
+          .writeHeaders
+      : bearer(a.adminKey);
     const statuses = new Map<number, number>();
     let askedProvider = false;
 
     await fc.assert(
       fc.asyncProperty(fuzzCaseArbitrary(op, context), async (fuzz) => {
         if (op.method !== 'GET') await reopenA();
-        const request = fuzzRequest(op, fuzz, context, bearer(a.adminKey));
+        const request = fuzzRequest(op, fuzz, context, auth);
         const res: ApiResponse = await send(t.app, request);
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
         if (res.status === 400 && PROVIDER_REFUSALS.includes(errorCode(res.text))) askedProvider = true;
@@ -131,7 +148,8 @@ describe(`fuzz, ${CASES_PER_OPERATION} cases per operation (seed ${SEED})`, () =
     // Credentials are accepted only when the provider recognises them: a case the provider was
     // asked about (and refused) got past everything the generators can reach.
     const providerProven = PROVIDER_PROVEN.includes(op.key) && askedProvider;
-    if (!OTHER_AUTH.includes(op.key))
+    // A sign-in link's token is never guessed.
+    if (!OTHER_AUTH.includes(op.key) && !SECRET_INPUT.includes(op.key))
       expect(
         seen.some(([status]) => status < 300) || providerProven,
         `no case was accepted (statuses ${JSON.stringify(seen)}): teach the generators this route`,

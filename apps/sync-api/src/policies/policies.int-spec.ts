@@ -16,7 +16,7 @@ interface PolicySetBody {
 interface RevisionBody {
   version: number;
   fields: Record<string, Policy>;
-  changedBy: { keyId: string };
+  changedBy: { kind: string; id: string; keyId: string | null };
   createdAt: string;
 }
 interface ErrorBody {
@@ -347,7 +347,7 @@ describe('field policies', () => {
       {
         version: 2,
         fields: { jobTitle: { kind: 'priority', order: [calendar] } },
-        changedBy: { keyId: adminKeyId },
+        changedBy: { kind: 'apiKey', id: adminKeyId, keyId: adminKeyId },
         createdAt: expect.any(String),
       },
       {
@@ -357,7 +357,7 @@ describe('field policies', () => {
           lifecycleStage: { kind: 'priority', order: [hubspot, 'user'] },
           leadScore: { kind: 'priority', order: ['user', calendar, hubspot] },
         },
-        changedBy: { keyId: adminKeyId },
+        changedBy: { kind: 'apiKey', id: adminKeyId, keyId: adminKeyId },
         createdAt: expect.any(String),
       },
     ]);

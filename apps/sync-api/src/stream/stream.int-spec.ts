@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { ENTITY_CHANNEL, type EntityChanged } from '@syncline/core';
 import { Client } from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { signInAs } from '../testing/sign-in';
 import { bearer, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
 import { EntityChangeListener, LISTENER_APPLICATION_NAME } from './entity-change.listener';
 import { MAX_STREAMS_PER_KEY, StreamService } from './stream.service';
@@ -185,6 +186,20 @@ describe('GET /api/v1/stream', () => {
     await settles(() => service.openStreams({ actor: apiKeyId }), MAX_STREAMS_PER_KEY - 1);
     const again = await open(salesKey);
     expect('opened' in again).toBe(true);
+  });
+
+  it('a signed-in member streams with the session cookie, counted as that member', async () => {
+    const member = await signInAs(t.app, {
+      workspaceId: a.workspaceId,
+      email: 'viewer@a.test',
+      role: 'sales',
+    });
+    const result = await open(null, '', { cookie: member.cookie });
+    if (!('opened' in result)) throw new Error(`refused: ${JSON.stringify(result.refused)}`);
+    expect(service.openStreams({ actor: `member:${member.memberId}` })).toBe(1);
+    const id = entityId();
+    await notify({ workspaceId: a.workspaceId, id, type: 'person', version: 1 });
+    await result.opened.next(isChangeOf(id), 1_000);
   });
 
   it('a heartbeat comment reaches every stream', async () => {

@@ -34,6 +34,13 @@ export const PROVIDER_REFUSALS: readonly (string | undefined)[] = [
   'account_unproven',
   'unknown_property',
 ];
+/**
+ * Routes of a browser session: a key is refused them (401 with a Bearer key), so the fuzz calls
+ * them with a signed-in admin's cookie, CSRF token and Origin.
+ */
+export const SESSION_ONLY = ['GET /api/v1/auth/session', 'POST /api/v1/auth/sign-out'];
+/** Accept only a secret the API mailed or printed itself (a sign-in link's token), which no generator can invent. */
+export const SECRET_INPUT = ['POST /api/v1/auth/magic-link/consume'];
 /** Open to anyone (probes, what the sign-in page offers, asking for and spending a sign-in link). */
 export const PUBLIC = [
   'GET /healthz',

@@ -123,6 +123,18 @@ export async function seedTwoWorkspaces(t: TestApp): Promise<{ a: SeededTenant; 
   if (!adminRow?.userId) throw new Error('seeding: the admin key of A has no user');
   ids['api_key:admin'] = adminRow.id;
   ids.user = adminRow.userId;
+  // A second member, whom a member route may change or remove (the admin is the last one).
+  ids['member:sales'] = (
+    await t.prisma.member.create({
+      data: {
+        workspaceId: a.workspaceId,
+        email: `rep-${marker}@acme.example`,
+        name: `Rep ${marker}`,
+        role: 'sales',
+      },
+      select: { id: true },
+    })
+  ).id;
 
   // A custom field every record carries and the connection maps, so edits and policies of it are valid for A.
   await t.prisma.$executeRaw`
