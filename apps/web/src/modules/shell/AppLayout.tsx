@@ -8,6 +8,7 @@ import type { Session } from '../auth/api';
 import { conflictKeys } from '../conflicts/api';
 import { duplicateKeys } from '../duplicates/api';
 import { inboxCountsQuery } from './api';
+import { AdminBanner } from './components/AdminBanner';
 import { GlobalSearch } from './components/GlobalSearch';
 import { UserMenu } from './components/UserMenu';
 
@@ -102,6 +103,7 @@ export function AppLayout({ session }: { session: Session }) {
         })}
       </AppShell.Navbar>
       <AppShell.Main>
+        {session.role === 'admin' && <AdminBanner />}
         <Outlet />
       </AppShell.Main>
     </AppShell>

@@ -26,3 +26,23 @@ export const searchQuery = (q: string) =>
     enabled: q.length >= 2,
     staleTime: 30_000,
   });
+
+/**
+ * What an admin must act on: connections that need reconnecting or failed, and whether any
+ * dead letters are open (one is enough to say so).
+ */
+export const adminAttentionQuery = queryOptions({
+  queryKey: ['admin-attention'],
+  queryFn: async ({ signal }) => {
+    const [connections, deadLetters] = await Promise.all([
+      unwrap(api.GET('/api/v1/connections', { signal })),
+      unwrap(api.GET('/api/v1/dead-letters', { params: { query: { status: 'open', limit: 1 } }, signal })),
+    ]);
+    return {
+      broken: connections.data.filter((c) => c.status === 'needs_reauth' || c.status === 'error'),
+      deadLetters: deadLetters.data.length > 0,
+    };
+  },
+  refetchInterval: 60_000,
+  staleTime: 30_000,
+});
