@@ -67,7 +67,11 @@ const errors: Middleware = {
  * The typed API client. Same origin, with the session cookie; every non-2xx answer rejects
  * with an ApiError, so `data` is there whenever the promise resolves (see `unwrap`).
  */
-export const api = createClient<paths>({ baseUrl: window.location.origin, credentials: 'same-origin' });
+export const api = createClient<paths>({
+  // Outside a browser (a unit test importing a module that imports this) there is no origin.
+  baseUrl: typeof window === 'undefined' ? 'http://localhost' : window.location.origin,
+  credentials: 'same-origin',
+});
 api.use(session, errors);
 
 /** The body of a call that succeeded (errors have already been thrown as ApiError). */
