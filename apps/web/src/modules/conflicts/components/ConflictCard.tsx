@@ -125,7 +125,7 @@ export function ConflictCard({
                   setChoice(OTHER);
                 }}
                 placeholder="Type a value"
-                w={{ base: '100%', xs: 240 } as unknown as number}
+                w={{ base: '100%', xs: 240 }}
               />
             </Group>
           </Stack>

@@ -1,4 +1,4 @@
-import { Button, Group, Select, TextInput } from '@mantine/core';
+import { Button, Group, Select, TextInput, type TextInputProps } from '@mantine/core';
 import { useDebouncedCallback } from '@mantine/hooks';
 import { useEffect, useState } from 'react';
 import { DEFAULT_SORT, LIST_SORTS, type ListSearch, type ListSort } from '../utils/list-search';
@@ -22,7 +22,7 @@ function DebouncedInput({
   onCommit: (value: string | undefined) => void;
   placeholder?: string;
   type?: string;
-  w?: number | string;
+  w?: TextInputProps['w'];
 }) {
   const [text, setText] = useState(value ?? '');
   useEffect(() => setText(value ?? ''), [value]);
@@ -66,7 +66,7 @@ export function ListFilters({
         placeholder="Name, email or domain"
         value={search.q}
         onCommit={(v) => set('q', v)}
-        w={{ base: '100%', xs: 220 } as unknown as number}
+        w={{ base: '100%', xs: 220 }}
       />
       <DebouncedInput
         label="Owner"
