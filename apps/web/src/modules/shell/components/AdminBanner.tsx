@@ -1,0 +1,31 @@
+import { Alert, List, Text } from '@mantine/core';
+import { useQuery } from '@tanstack/react-query';
+import { providerName } from '../../records/utils/format';
+import { adminAttentionQuery } from '../api';
+
+/** For admins: a connection that needs reconnecting or failed, or open dead letters. */
+export function AdminBanner() {
+  const attention = useQuery(adminAttentionQuery);
+  const data = attention.data;
+  if (data === undefined || (data.broken.length === 0 && !data.deadLetters)) return null;
+  return (
+    <Alert color="orange" variant="outline" title="Syncing needs an admin" mb="md" role="status">
+      <List size="sm" spacing={2}>
+        {data.broken.map((connection) => (
+          <List.Item key={connection.id}>
+            <Text span size="sm" fw={500}>
+              {connection.displayName ??
+                `${providerName(connection.provider)} ${connection.externalAccountId}`}
+            </Text>{' '}
+            {connection.status === 'needs_reauth'
+              ? 'needs to be reconnected: its access was revoked or expired.'
+              : `stopped with an error${connection.statusReason ? `: ${connection.statusReason}` : ''}.`}
+          </List.Item>
+        ))}
+        {data.deadLetters && (
+          <List.Item>Some changes could not be applied and wait in the dead letters for a retry.</List.Item>
+        )}
+      </List>
+    </Alert>
+  );
+}
