@@ -29,6 +29,8 @@ describe('signInErrorMessage', () => {
       'domain_not_allowed',
       'invalid_state',
       'invalid_token',
+      'provider_unavailable',
+      'oidc_disabled',
     ])
       expect(signInErrorMessage(code)).toMatch(/\w{3,}.*\./);
     expect(signInErrorMessage('something_new')).toBe('Sign-in did not complete. Please try again.');
