@@ -1,6 +1,13 @@
-import { Anchor, Stack, Text, Title } from '@mantine/core';
+import { Anchor, Box, Stack, Text, Title } from '@mantine/core';
 import type { QueryClient } from '@tanstack/react-query';
-import { createRootRouteWithContext, Link, Outlet } from '@tanstack/react-router';
+import {
+  createRootRouteWithContext,
+  type ErrorComponentProps,
+  Link,
+  Outlet,
+  useRouter,
+} from '@tanstack/react-router';
+import { ErrorState } from '../ui/ErrorState';
 
 export interface RouterContext {
   queryClient: QueryClient;
@@ -15,6 +22,25 @@ function NotFound() {
         Go to People
       </Anchor>
     </Stack>
+  );
+}
+
+/** A route that failed before its page could show (the session could not be read): say so, offer Retry. */
+export function RouteError({ error, reset }: ErrorComponentProps) {
+  const router = useRouter();
+  return (
+    <Box component="main" p="md" maw={640} mx="auto">
+      <Title order={1} size="h3">
+        This page could not be opened
+      </Title>
+      <ErrorState
+        error={error}
+        onRetry={() => {
+          reset();
+          void router.invalidate();
+        }}
+      />
+    </Box>
   );
 }
 

@@ -6,7 +6,7 @@ import { conflictsRoute, duplicateRoute, duplicatesRoute } from './inbox';
 import { PageSkeleton } from './lazy-page';
 import { companiesRoute, dealsRoute, peopleRoute } from './lists';
 import { companyRoute, dealRoute, personRoute } from './records';
-import { rootRoute } from './root';
+import { RouteError, rootRoute } from './root';
 import { signInLinkRoute, signInRoute } from './sign-in';
 
 const routeTree = rootRoute.addChildren([
@@ -33,6 +33,7 @@ export const router = createRouter({
   // Queries decide freshness; the router only starts them.
   defaultPreloadStaleTime: 0,
   defaultPendingComponent: PageSkeleton,
+  defaultErrorComponent: RouteError,
   scrollRestoration: true,
 });
 
