@@ -2,24 +2,10 @@ import { createRoute } from '@tanstack/react-router';
 import { recordQuery } from '../modules/records/api';
 import { appRoute } from './app';
 import { lazyPage } from './lazy-page';
+import { parseRecordSearch } from './utils/record-search';
 
 const loadRecordPage = () => import('../modules/records/RecordPage');
 const RecordPage = lazyPage(loadRecordPage, (m) => m.RecordPage);
-
-const TABS = ['timeline', 'history', 'identity'] as const;
-type RecordTab = (typeof TABS)[number];
-
-export interface RecordSearch {
-  tab?: RecordTab;
-  asOf?: string;
-}
-
-export function parseRecordSearch(raw: Record<string, unknown>): RecordSearch {
-  const search: RecordSearch = {};
-  if ((TABS as readonly unknown[]).includes(raw.tab)) search.tab = raw.tab as RecordTab;
-  if (typeof raw.asOf === 'string' && !Number.isNaN(Date.parse(raw.asOf))) search.asOf = raw.asOf;
-  return search;
-}
 
 function recordRoute(
   type: 'person' | 'company' | 'deal',
