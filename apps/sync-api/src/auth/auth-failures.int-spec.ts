@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_REDIS_PREFIX } from '../../../../test/support/env';
+import { signInAs } from '../testing/sign-in';
 import { bearer, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
 
 /** A well-formed key no one was given: its prefix is new each time unless one is passed. */
@@ -44,6 +45,25 @@ describe('failed authentications', () => {
     const left = await redis.keys(`${redisPrefix}:*`);
     if (left.length > 0) await redis.del(...left);
     redis.disconnect();
+  });
+
+  it('count a made-up session cookie like a made-up key, and refuse even a good session past the allowance', async () => {
+    const { workspaceId } = await seedWorkspace(t.prisma, 'Cookies');
+    const member = await signInAs(t.app, { workspaceId, email: 'ana@cookies.test', role: 'sales' });
+    const withCookie = (cookie: string) =>
+      t.app.inject({ method: 'GET', url: '/api/v1/me', remoteAddress: '10.0.9.1', headers: { cookie } });
+    const guesses: number[] = [];
+    for (let i = 0; i < 3; i++)
+      guesses.push(
+        (await withCookie(`syncline_session=${randomBytes(32).toString('base64url')}`)).statusCode,
+      );
+    expect(guesses).toEqual([401, 401, 401]);
+    // The session still works until a guess goes past the allowance.
+    expect((await withCookie(member.cookie)).statusCode).toBe(200);
+    expect((await withCookie(`syncline_session=${randomBytes(32).toString('base64url')}`)).statusCode).toBe(
+      429,
+    );
+    expect((await withCookie(member.cookie)).statusCode).toBe(429);
   });
 
   it('are limited per client address: 429 with Retry-After, then even a good key waits; other addresses go on', async () => {
