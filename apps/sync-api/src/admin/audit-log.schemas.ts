@@ -17,6 +17,9 @@ export const AUDIT_ACTIONS = {
   'dead_letter.discarded': 'dead_letter',
   'field_policy.replaced': 'field_policy',
   'replay.requested': 'replay',
+  'member.invited': 'member',
+  'member.role_changed': 'member',
+  'member.removed': 'member',
 } as const;
 export type AuditAction = keyof typeof AUDIT_ACTIONS;
 const ACTION_NAMES = Object.keys(AUDIT_ACTIONS) as [AuditAction, ...AuditAction[]];
@@ -40,7 +43,7 @@ export type AuditLogQuery = z.output<typeof auditLogQuery>;
 export const auditEntryView = z.object({
   id: z.uuid(),
   action: z.enum(ACTION_NAMES),
-  targetType: z.enum(['connection', 'dead_letter', 'field_policy', 'replay']),
+  targetType: z.enum(['connection', 'dead_letter', 'field_policy', 'replay', 'member']),
   targetId: z.string().nullable(),
   actor: z.object({
     kind: z.enum(ACTOR_KINDS).describe('A signed-in member, or an API key.'),

@@ -212,7 +212,7 @@ describe('sign-in by magic link, sessions, CSRF and members', () => {
   });
 
   it('removing a member ends their sessions at once; the last admin cannot be demoted or removed', async () => {
-    const { workspaceId: ws } = await seedWorkspace(t.prisma, 'Solo');
+    const { workspaceId: ws, adminKey: soloKey } = await seedWorkspace(t.prisma, 'Solo');
     // The seeded admin member is active; sign in as them.
     const seeded = await t.prisma.member.findFirstOrThrow({ where: { workspaceId: ws } });
     const admin = await signInAs(t.app, { workspaceId: ws, email: seeded.email, role: 'admin' });
@@ -228,6 +228,16 @@ describe('sign-in by magic link, sessions, CSRF and members', () => {
     expect((await get('/api/v1/me', rep.cookie)).statusCode).toBe(401);
     const sessions = await t.prisma.userSession.findMany({ where: { memberId: rep.memberId } });
     expect(sessions.every((s) => s.revokedAt !== null)).toBe(true);
+    const audit = await t.app.inject({ method: 'GET', url: '/api/v1/audit-log', headers: bearer(soloKey) });
+    expect(audit.json<{ data: unknown[] }>().data).toEqual([
+      expect.objectContaining({
+        action: 'member.removed',
+        targetType: 'member',
+        targetId: rep.memberId,
+        actor: expect.objectContaining({ kind: 'member', id: admin.memberId }),
+        details: { email: 'gone@solo.test' },
+      }),
+    ]);
     const listed = await get('/api/v1/members', admin.cookie);
     expect(listed.json<{ data: { id: string }[] }>().data.map((m) => m.id)).toEqual([admin.memberId]);
 

@@ -6,6 +6,9 @@ import type { MemberId } from '../auth/sessions/sessions.repository';
 
 export type MemberStatus = 'active' | 'invited';
 
+/** The client a write goes through: a transaction the caller's audit entry joins. */
+export type Db = Prisma.TransactionClient;
+
 export interface MemberRecord {
   id: MemberId;
   workspaceId: WorkspaceId;
@@ -121,27 +124,30 @@ export class MembersRepository {
 
   /**
    * A new invitation; a removed member with that address is invited again (same id, so
-   * their past edits still name them). `member_exists` when the address is a member already.
+   * their past edits still name them), with `alsoInTx` (the audit entry) in its transaction.
+   * `member_exists` when the address is a member already.
    */
   async invite(
     workspaceId: WorkspaceId,
-    input: { email: string; name: string | null; role: Role; status?: MemberStatus },
+    input: { email: string; name: string | null; role: Role },
+    alsoInTx: (tx: Db, member: MemberRecord) => Promise<void> = async () => undefined,
   ): Promise<Result<MemberRecord, 'member_exists'>> {
-    const status = input.status ?? 'invited';
-    const rows = await this.prisma.$queryRaw<{ id: string }[]>`
+    return this.prisma.$transaction(async (tx) => {
+      const rows = await tx.$queryRaw<{ id: string }[]>`
       INSERT INTO member (id, workspace_id, email, name, role, status)
       VALUES (gen_random_uuid(), ${workspaceId}::uuid, ${normalizeEmail(input.email)}, ${input.name},
-              ${input.role}::role, ${status}::member_status)
+              ${input.role}::role, 'invited'::member_status)
       ON CONFLICT (workspace_id, email) DO UPDATE
         SET removed_at = NULL, status = EXCLUDED.status, role = EXCLUDED.role,
             name = COALESCE(EXCLUDED.name, member.name), created_at = now(), last_sign_in_at = NULL
         WHERE member.removed_at IS NOT NULL
       RETURNING id::text AS id`;
-    const id = rows[0]?.id;
-    if (id === undefined) return err('member_exists');
-    const created = await this.find(workspaceId, id as MemberId);
-    if (!created) throw new Error(`invited member ${id} vanished`);
-    return ok(created);
+      const id = rows[0]?.id;
+      if (id === undefined) return err('member_exists');
+      const created = await tx.member.findFirstOrThrow({ where: { id, workspaceId }, select: RECORD });
+      await alsoInTx(tx, toRecord(created));
+      return ok(toRecord(created));
+    });
   }
 
   /**
@@ -153,6 +159,7 @@ export class MembersRepository {
     workspaceId: WorkspaceId,
     id: MemberId,
     change: { role: Role } | { removedAt: Date },
+    alsoInTx: (tx: Db, before: MemberRecord) => Promise<void> = async () => undefined,
   ): Promise<Result<MemberRecord, 'not_found' | 'last_admin'>> {
     return this.prisma.$transaction(async (tx) => {
       const admins = await tx.$queryRaw<{ id: string }[]>`
@@ -172,6 +179,7 @@ export class MembersRepository {
         data: 'removedAt' in change ? { removedAt: change.removedAt } : { role: change.role },
         select: RECORD,
       });
+      await alsoInTx(tx, toRecord(member));
       return ok(toRecord(updated));
     });
   }

@@ -1,6 +1,7 @@
 import { HttpStatus, Inject, Injectable, NotFoundException } from '@nestjs/common';
 import type { WorkspaceId } from '@syncline/core';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
+import { AuditLogService } from '../admin/audit-log.service';
 import { ActorLabels } from '../auth/actor-labels';
 import { actorRef } from '../auth/actor-ref';
 import { type LinkRecipient, MagicLinksService } from '../auth/magic-links/magic-links.service';
@@ -25,6 +26,7 @@ export class MembersService {
     @Inject(SessionsService) private readonly sessions: SessionsService,
     @Inject(MagicLinksService) private readonly links: MagicLinksService,
     @Inject(ActorLabels) private readonly labels: ActorLabels,
+    @Inject(AuditLogService) private readonly audit: AuditLogService,
     @InjectPinoLogger(MembersService.name) private readonly logger: PinoLogger,
   ) {}
 
@@ -76,11 +78,18 @@ export class MembersService {
 
   /** An invitation (a removed member is invited again), mailed with a sign-in link. */
   async invite(principal: Principal, body: InviteMemberBody): Promise<MemberView> {
-    const invited = await this.members.invite(principal.workspaceId, {
-      email: body.email,
-      name: body.name ?? null,
-      role: body.role,
-    });
+    const invited = await this.members.invite(
+      principal.workspaceId,
+      { email: body.email, name: body.name ?? null, role: body.role },
+      (tx, member) =>
+        this.audit.record(
+          principal,
+          'member.invited',
+          member.id,
+          { email: member.email, role: member.role },
+          tx,
+        ),
+    );
     if (!invited.ok) {
       throw new CodedHttpException(HttpStatus.CONFLICT, 'member_exists', `${body.email} is a member already`);
     }
@@ -100,7 +109,13 @@ export class MembersService {
 
   /** Takes effect on the member's next request: sessions read the role afresh each time. */
   async changeRole(principal: Principal, id: string, role: Role): Promise<MemberView> {
-    const changed = await this.members.changeOrRemove(principal.workspaceId, id as MemberId, { role });
+    const changed = await this.members.changeOrRemove(
+      principal.workspaceId,
+      id as MemberId,
+      { role },
+      (tx, before) =>
+        this.audit.record(principal, 'member.role_changed', id, { from: before.role, to: role }, tx),
+    );
     if (!changed.ok) throw this.refusal(changed.error, id);
     this.logger.info({ changedMemberId: id, role }, 'member role changed');
     return toView(changed.value);
@@ -108,9 +123,12 @@ export class MembersService {
 
   /** Removed at once: their sessions are refused from the next request, and revoked. */
   async remove(principal: Principal, id: string): Promise<void> {
-    const removed = await this.members.changeOrRemove(principal.workspaceId, id as MemberId, {
-      removedAt: new Date(),
-    });
+    const removed = await this.members.changeOrRemove(
+      principal.workspaceId,
+      id as MemberId,
+      { removedAt: new Date() },
+      (tx, before) => this.audit.record(principal, 'member.removed', id, { email: before.email }, tx),
+    );
     if (!removed.ok) throw this.refusal(removed.error, id);
     const ended = await this.sessions.endAllOf(principal.workspaceId, id);
     this.logger.info({ removedMemberId: id, endedSessions: ended }, 'member removed');
