@@ -13627,9 +13627,9 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             /** @enum {string} */
-                            action: "connection.created" | "connection.credentials_replaced" | "connection.oauth_connected" | "connection.paused" | "connection.resumed" | "connection.resync_requested" | "connection.disconnected" | "connection.enabled" | "connection.mappings_replaced" | "dead_letter.retried" | "dead_letter.discarded" | "field_policy.replaced" | "replay.requested";
+                            action: "connection.created" | "connection.credentials_replaced" | "connection.oauth_connected" | "connection.paused" | "connection.resumed" | "connection.resync_requested" | "connection.disconnected" | "connection.enabled" | "connection.mappings_replaced" | "dead_letter.retried" | "dead_letter.discarded" | "field_policy.replaced" | "replay.requested" | "member.invited" | "member.role_changed" | "member.removed";
                             /** @enum {string} */
-                            targetType: "connection" | "dead_letter" | "field_policy" | "replay";
+                            targetType: "connection" | "dead_letter" | "field_policy" | "replay" | "member";
                             targetId: string | null;
                             actor: {
                                 /**
