@@ -4,6 +4,7 @@ import { useInfiniteQuery } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { DataTable, type DataTableColumn } from 'mantine-datatable';
 import { useMemo } from 'react';
+import { FIELDS } from '../../lib/fields';
 import { AnchorLink } from '../../ui/AnchorLink';
 import { EmptyState } from '../../ui/EmptyState';
 import { ErrorState } from '../../ui/ErrorState';
@@ -139,6 +140,7 @@ export function ListPage({
         search={search}
         withStage={view.stage !== null}
         stageLabel={view.stageLabel}
+        stageSuggestions={type === 'person' ? FIELDS.person.lifecycleStage.suggestions : undefined}
         onChange={onSearchChange}
       />
       {list.isPending ? (

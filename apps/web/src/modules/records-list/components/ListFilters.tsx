@@ -1,4 +1,4 @@
-import { Button, Group, Select, TextInput, type TextInputProps } from '@mantine/core';
+import { Autocomplete, Button, Group, Select, TextInput, type TextInputProps } from '@mantine/core';
 import { useDebouncedCallback } from '@mantine/hooks';
 import { useEffect, useState } from 'react';
 import { DEFAULT_SORT, LIST_SORTS, type ListSearch, type ListSort } from '../utils/list-search';
@@ -10,33 +10,36 @@ const SORT_LABELS: Record<ListSort, string> = {
   id: 'Oldest first',
 };
 
-/** A text filter that writes to the URL once typing pauses. */
+/** A text filter that writes to the URL once typing pauses; with suggestions, it offers them. */
 function DebouncedInput({
   label,
   value,
   onCommit,
+  suggestions,
   ...rest
 }: {
   label: string;
   value: string | undefined;
   onCommit: (value: string | undefined) => void;
+  suggestions?: readonly string[];
   placeholder?: string;
-  type?: string;
   w?: TextInputProps['w'];
 }) {
   const [text, setText] = useState(value ?? '');
-  useEffect(() => setText(value ?? ''), [value]);
+  // From the URL (back, Clear filters); not while it is the text being typed, trailing space and all.
+  useEffect(
+    () => setText((current) => (current.trim() === (value ?? '') ? current : (value ?? ''))),
+    [value],
+  );
   const commit = useDebouncedCallback((next: string) => onCommit(next.trim() === '' ? undefined : next), 350);
+  const change = (next: string) => {
+    setText(next);
+    commit(next);
+  };
+  if (suggestions !== undefined)
+    return <Autocomplete label={label} value={text} onChange={change} data={[...suggestions]} {...rest} />;
   return (
-    <TextInput
-      label={label}
-      value={text}
-      onChange={(event) => {
-        setText(event.currentTarget.value);
-        commit(event.currentTarget.value);
-      }}
-      {...rest}
-    />
+    <TextInput label={label} value={text} onChange={(event) => change(event.currentTarget.value)} {...rest} />
   );
 }
 
@@ -44,11 +47,13 @@ export function ListFilters({
   search,
   withStage,
   stageLabel,
+  stageSuggestions,
   onChange,
 }: {
   search: ListSearch;
   withStage: boolean;
   stageLabel: string;
+  stageSuggestions?: readonly string[];
   onChange: (next: ListSearch) => void;
 }) {
   const set = <K extends keyof ListSearch>(key: K, value: ListSearch[K] | undefined) => {
@@ -76,7 +81,13 @@ export function ListFilters({
         w={140}
       />
       {withStage && (
-        <DebouncedInput label={stageLabel} value={search.stage} onCommit={(v) => set('stage', v)} w={150} />
+        <DebouncedInput
+          label={stageLabel}
+          value={search.stage}
+          onCommit={(v) => set('stage', v)}
+          suggestions={stageSuggestions}
+          w={180}
+        />
       )}
       <TextInput
         label="Updated since"
