@@ -292,6 +292,26 @@ describe('sign-in by magic link, sessions, CSRF and members', () => {
     expect((await get('/api/v1/me', bob.cookie)).statusCode).toBe(401);
   });
 
+  it('signing in again in the same browser ends the session it held', async () => {
+    const ana = await signInAs(t.app, { workspaceId, email: 'ana@acme.test', role: 'sales' });
+    const member = await t.prisma.member.findFirstOrThrow({ where: { workspaceId, email: 'ana@acme.test' } });
+    const { MagicLinksService } = await import('./magic-links/magic-links.service');
+    const link = await t.app
+      .get(MagicLinksService)
+      .issue({ workspaceId, memberId: member.id, email: member.email }, '/');
+    const again = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/magic-link/consume',
+      headers: { cookie: ana.cookie },
+      payload: { token: new URL(link).hash.replace('#token=', '') },
+    });
+    expect(again.statusCode).toBe(200);
+    const fresh = again.cookies[0];
+    expect(`${fresh?.name}=${fresh?.value}`).not.toBe(ana.cookie);
+    expect((await get('/api/v1/me', ana.cookie)).statusCode).toBe(401);
+    expect((await get('/api/v1/me', `${fresh?.name}=${fresh?.value}`)).statusCode).toBe(200);
+  });
+
   it('sign-out needs the CSRF token, revokes the session and clears the cookie', async () => {
     const ana = await signInAs(t.app, { workspaceId, email: 'ana@acme.test', role: 'sales' });
     const noToken = await t.app.inject({

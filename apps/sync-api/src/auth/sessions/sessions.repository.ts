@@ -114,6 +114,14 @@ export class SessionsRepository {
     });
   }
 
+  /** The session this cookie names, whoever's it is (the browser signing in again replaces it). */
+  async revokeByTokenHash(tokenHash: Buffer, at: Date): Promise<void> {
+    await this.prisma.userSession.updateMany({
+      where: { tokenHash: Uint8Array.from(tokenHash), revokedAt: null },
+      data: { revokedAt: at },
+    });
+  }
+
   /** Every session of the member, e.g. at their removal. */
   async revokeAllOf(workspaceId: WorkspaceId, memberId: MemberId, at: Date): Promise<number> {
     const revoked = await this.prisma.userSession.updateMany({

@@ -38,7 +38,8 @@ export class SessionsService {
 
   /**
    * Signs the member in: a new session (the member, if invited, becomes active) and its
-   * cookie on the reply. A removed member, or one not in that workspace, is a 401.
+   * cookie on the reply. A removed member, or one not in that workspace, is a 401. A session
+   * the browser already held ends: a sign-in always starts a fresh id.
    */
   async start(reply: FastifyReply, member: { workspaceId: string; memberId: string }): Promise<void> {
     if (!(await this.startIfAllowed(reply, member)))
@@ -63,6 +64,8 @@ export class SessionsService {
       now,
     );
     if (id === null) return false;
+    const previous = this.tokenOf(reply.request);
+    if (previous !== undefined) await this.sessions.revokeByTokenHash(hashToken(previous), now);
     this.logger.info(
       { workspaceId: member.workspaceId, memberId: member.memberId, sessionId: id },
       'signed in',
