@@ -384,6 +384,43 @@ describe('sign-in by magic link, sessions, CSRF and members', () => {
     expect((await askLink('ip9@acme.test', '/', '10.0.0.4')).statusCode).toBe(202);
   });
 
+  it('picks the workspace an address signs into: the one signed into last, else the oldest; an invitation is accepted', async () => {
+    const { MembersService } = await import('../members/members.service');
+    const members = t.app.get(MembersService);
+    const { workspaceId: older } = await seedWorkspace(t.prisma, 'Older');
+    const { workspaceId: newer } = await seedWorkspace(t.prisma, 'Newer');
+    const inOlder = await t.prisma.member.create({
+      data: { workspaceId: older, email: 'two@ws.test', role: 'sales' },
+    });
+    const inNewer = await t.prisma.member.create({
+      data: { workspaceId: newer, email: 'two@ws.test', role: 'sales' },
+    });
+    expect(await members.signInCandidate('Two@WS.test')).toEqual({
+      workspaceId: older,
+      memberId: inOlder.id,
+    });
+    await signInAs(t.app, { workspaceId: newer, email: 'two@ws.test', role: 'sales' });
+    expect(await members.signInCandidate('two@ws.test')).toEqual({
+      workspaceId: newer,
+      memberId: inNewer.id,
+    });
+
+    const invited = await t.prisma.member.create({
+      data: { workspaceId: older, email: 'invitee@ws.test', role: 'sales', status: 'invited' },
+    });
+    expect(await members.signInCandidate('invitee@ws.test')).toEqual({
+      workspaceId: older,
+      memberId: invited.id,
+    });
+    expect((await t.prisma.member.findUniqueOrThrow({ where: { id: invited.id } })).status).toBe('active');
+    expect(await members.signInCandidate('stranger@ws.test')).toBeNull();
+    await t.prisma.member.update({ where: { id: inNewer.id }, data: { removedAt: new Date() } });
+    expect(await members.signInCandidate('two@ws.test')).toEqual({
+      workspaceId: older,
+      memberId: inOlder.id,
+    });
+  });
+
   it('refuses a link request or consume from another origin', async () => {
     const res = await t.app.inject({
       method: 'POST',
