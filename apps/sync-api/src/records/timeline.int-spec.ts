@@ -15,7 +15,7 @@ interface TimelineBody {
     occurredAt: string;
     title: string | null;
     roles: string[];
-    sourceLinks: { connectionId: string; provider: string | null; externalId: string }[];
+    sourceLinks: { connectionId: string; provider: string | null; externalId: string; url: string | null }[];
   }[];
   nextCursor: string | null;
 }
@@ -182,7 +182,13 @@ describe('GET /api/v1/people/{id}/timeline', () => {
       [ids['evt-kickoff'], 'meeting', '2026-11-21T10:00:00.000Z', 'Kickoff', ['attendee']],
     ]);
     expect(body.data[0]?.sourceLinks).toEqual([
-      { connectionId: conn.calendar, provider: 'google-calendar', externalId: 'evt-review' },
+      {
+        connectionId: conn.calendar,
+        provider: 'google-calendar',
+        externalId: 'evt-review',
+        // Google Calendar's page of the event: "<event id> <calendar id>" in its eid.
+        url: expect.stringMatching(/^https:\/\/calendar\.google\.com\/calendar\/event\?eid=/),
+      },
     ]);
   });
 

@@ -48,6 +48,9 @@ export function testEnv(databaseUrl: string, overrides: NodeJS.ProcessEnv = {}):
     MAGIC_LINKS_PER_IP_PER_HOUR: '0',
     // Off, so apps side by side take no port; a suite that reads metrics gives it one (freePort).
     API_METRICS_PORT: '0',
+    // No web app: the API's own answers (a 404 for an unknown path) whether or not apps/web is
+    // built; the suite of the serving gives it one.
+    WEB_DIST_DIR: '/nonexistent/syncline-web-dist',
     ...overrides,
   };
 }

@@ -31,7 +31,7 @@ describe('sourceRecordUrl', () => {
 
   it('opens a Google Calendar event by its eid, a Gmail message and a task', () => {
     const meeting = {
-      provider: 'google',
+      provider: 'google-calendar',
       entityType: 'meeting',
       externalId: 'evt1',
       account: 'ana@acme.com',
@@ -40,13 +40,13 @@ describe('sourceRecordUrl', () => {
     expect(Buffer.from(url.searchParams.get('eid')!, 'base64url').toString()).toBe('evt1 ana@acme.com');
     expect(
       sourceRecordUrl(
-        { provider: 'google', entityType: 'email_activity', externalId: '18c', account: 'ana@acme.com' },
+        { provider: 'gmail', entityType: 'email_activity', externalId: '18c', account: 'ana@acme.com' },
         urls,
       ),
     ).toBe('https://mail.google.com/mail/?authuser=ana%40acme.com#all/18c');
     expect(
       sourceRecordUrl(
-        { provider: 'google', entityType: 'task', externalId: 'list1/task9', account: 'ana@acme.com' },
+        { provider: 'google-tasks', entityType: 'task', externalId: 'list1/task9', account: 'ana@acme.com' },
         urls,
       ),
     ).toBe('https://tasks.google.com/task/task9');

@@ -28,19 +28,17 @@ export function sourceRecordUrl(ref: SourceRecordRef, urls: ProviderWebUrls): st
     const base = urls.hubspotAppUrl.replace(/\/+$/, '');
     return `${base}/contacts/${encodeURIComponent(ref.account)}/record/${objectType}/${id}`;
   }
-  if (ref.provider === 'google') {
-    const account = ref.account ? `?authuser=${encodeURIComponent(ref.account)}` : '';
-    if (ref.entityType === 'meeting') {
-      // Google Calendar's event links: base64 of "<event id> <calendar id>" (the account's primary calendar).
-      if (!ref.account) return null;
-      const eid = Buffer.from(`${ref.externalId} ${ref.account}`).toString('base64url');
-      return `https://calendar.google.com/calendar/event?eid=${eid}`;
-    }
-    if (ref.entityType === 'email_activity') return `https://mail.google.com/mail/${account}#all/${id}`;
-    if (ref.entityType === 'task') {
-      const taskId = ref.externalId.slice(ref.externalId.lastIndexOf('/') + 1);
-      return `https://tasks.google.com/task/${encodeURIComponent(taskId)}`;
-    }
+  const account = ref.account ? `?authuser=${encodeURIComponent(ref.account)}` : '';
+  if (ref.provider === 'google-calendar') {
+    // Google Calendar's event links: base64 of "<event id> <calendar id>" (the account's primary calendar).
+    if (!ref.account) return null;
+    const eid = Buffer.from(`${ref.externalId} ${ref.account}`).toString('base64url');
+    return `https://calendar.google.com/calendar/event?eid=${eid}`;
+  }
+  if (ref.provider === 'gmail') return `https://mail.google.com/mail/${account}#all/${id}`;
+  if (ref.provider === 'google-tasks') {
+    const taskId = ref.externalId.slice(ref.externalId.lastIndexOf('/') + 1);
+    return `https://tasks.google.com/task/${encodeURIComponent(taskId)}`;
   }
   return null;
 }
