@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { Pool } from 'pg';
 import { freePort, REPO_ROOT, runScript } from '../apps/sync-api/src/testing/processes';
 import { httpOk, spawnEntry } from '../e2e/support/launch';
+import { LAST, seedPeople } from './people-seed';
 import { emit, freshBenchDatabase, log } from './support';
 
 /**
@@ -16,20 +17,6 @@ import { emit, freshBenchDatabase, log } from './support';
  */
 
 const PREFIX = 'syncline-bench-api';
-const FIRST = ['Ada', 'Grace', 'Alan', 'Katherine', 'Emmy', 'Hedy', 'Barbara', 'Edsger', 'Donald', 'Frances'];
-const LAST = [
-  'Lovelace',
-  'Hopper',
-  'Turing',
-  'Johnson',
-  'Noether',
-  'Lamarr',
-  'Liskov',
-  'Dijkstra',
-  'Knuth',
-  'Allen',
-];
-
 interface Measured {
   p50: number;
   p99: number;
@@ -99,40 +86,7 @@ export async function run(args: Record<string, number>): Promise<void> {
 
   const pool = new Pool({ connectionString: databaseUrl, max: 2 });
   const seedStart = Date.now();
-  const { rows: connection } = await pool.query<{ id: string }>(
-    `INSERT INTO connection (id, workspace_id, provider, external_account_id, status)
-     VALUES (gen_random_uuid(), $1, 'hubspot', '4711', 'live') RETURNING id::text`,
-    [workspaceId],
-  );
-  // Each person: a name, an address at one of 5,000 companies, a phone, provenance for every
-  // field and a link to its CRM record, as the sync stage writes them.
-  await pool.query(
-    `WITH p AS (
-       SELECT i, gen_random_uuid() AS id, ($3::text[])[1 + i % 10] AS first, ($4::text[])[1 + (i / 10) % 10] AS last
-         FROM generate_series(1, $2::int) AS i)
-     INSERT INTO entity (id, workspace_id, entity_type, display_name, fields, provenance, version, heads)
-     SELECT id, $1::uuid, 'person', first || ' ' || last,
-            jsonb_build_object('email', lower(first) || '.' || lower(last) || '.' || i || '@company' || (i % 5000) || '.example',
-                               'firstName', first, 'lastName', last, 'phone', '+1555' || lpad(i::text, 7, '0'),
-                               'jobTitle', 'Account Executive', 'ownerId', 'owner-' || (i % 25)),
-            jsonb_build_object('email', jsonb_build_object('source', jsonb_build_object('kind', 'connection', 'id', $5::text),
-                                                           'eventTime', '2026-11-30T10:00:00.000Z', 'conflicted', false)),
-            1, ARRAY['head-' || i]
-       FROM p`,
-    [workspaceId, people, FIRST, LAST, connection[0]!.id],
-  );
-  await pool.query(
-    `INSERT INTO source_link (workspace_id, connection_id, entity_type, external_id, entity_id)
-     SELECT workspace_id, $1::uuid, 'person', 'c' || row_number() OVER (), id FROM entity WHERE entity_type = 'person'`,
-    [connection[0]!.id],
-  );
-  // What autovacuum does to a table after a load this size (this machine's server runs with it
-  // off): statistics for the planner, and the GIN pending lists moved into the index proper,
-  // which every search would otherwise read in full (see TableStatisticsService).
-  await pool.query('VACUUM ANALYZE');
-  const { rows: sample } = await pool.query<{ id: string; email: string }>(
-    `SELECT id::text, fields->>'email' AS email FROM entity ORDER BY random() LIMIT 20000`,
-  );
+  const { sample } = await seedPeople(pool, workspaceId, people);
   await pool.end();
   log(`seeded ${people} people in ${((Date.now() - seedStart) / 1000).toFixed(1)} s`);
 

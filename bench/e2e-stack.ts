@@ -23,10 +23,15 @@ export interface Stack {
   /** A portal with our app installed, webhooks to our API, the emulator's limits off. */
   portal(portalId: number): Promise<HubspotPortalGrant>;
   connect(portalId: number, grant: HubspotPortalGrant): Promise<string>;
+  /** A one-time sign-in link to the web app for the workspace's admin (the CLI's `sign-in-link`). */
+  signInLink(): Promise<string>;
   /** CPU seconds used so far by each process of the stack, PostgreSQL, Redis and the bench. */
   cpu(): CpuSeconds;
   stop(): Promise<void>;
 }
+
+/** The workspace's first admin, who may sign in to the web app (`stack.signInLink()`). */
+export const STACK_ADMIN_EMAIL = 'bench.admin@syncline.test';
 
 const APP = { appId: 7001, clientId: 'syncline-bench-client', clientSecret: 'syncline-bench-secret' };
 const PREFIX = 'syncline-bench-e2e';
@@ -109,7 +114,11 @@ export async function startStack(options: { coalesceMs?: number; workers?: numbe
   };
   spawnOf('api', { ...env, HOST: '127.0.0.1', PORT: new URL(apiUrl).port });
   for (let n = 0; n < (options.workers ?? 1); n++) spawnOf('workers', env);
-  const cli = await runScript('apps/sync-api/src/cli.ts', ['create-workspace', '--name', 'Bench'], env);
+  const cli = await runScript(
+    'apps/sync-api/src/cli.ts',
+    ['create-workspace', '--name', 'Bench', '--admin-email', STACK_ADMIN_EMAIL],
+    env,
+  );
   if (cli.code !== 0) throw new Error(`create-workspace: ${cli.stderr}`);
   const { apiKey } = JSON.parse(cli.stdout.trim().split('\n').pop() ?? '{}') as { apiKey: string };
   await until('api', () => httpOk(`${apiUrl}/readyz`));
@@ -150,6 +159,16 @@ export async function startStack(options: { coalesceMs?: number; workers?: numbe
       });
       if (res.status !== 201) throw new Error(`connect ${portalId}: ${res.status} ${await res.text()}`);
       return ((await res.json()) as { id: string }).id;
+    },
+    signInLink: async () => {
+      const out = await runScript(
+        'apps/sync-api/src/cli.ts',
+        ['sign-in-link', '--email', STACK_ADMIN_EMAIL],
+        env,
+      );
+      const link = /https?:\/\/\S+/.exec(out.stdout)?.[0];
+      if (out.code !== 0 || !link) throw new Error(`sign-in-link: ${out.code} ${out.stderr || out.stdout}`);
+      return link;
     },
     cpu: () =>
       cpuSeconds(Object.fromEntries(Object.entries(roles).map(([k, cs]) => [k, cs.map((c) => c.pid)]))),

@@ -12,6 +12,8 @@ const BENCHES: Record<string, () => Promise<{ run(args: Record<string, number>):
   'e2e-throughput': () => import('./e2e-throughput.bench'),
   'e2e-latency': () => import('./e2e-latency.bench'),
   'api-read': () => import('./api-read.bench'),
+  'web-record': () => import('./web-record.bench'),
+  'web-live': () => import('./web-live.bench'),
 };
 
 async function main(): Promise<void> {

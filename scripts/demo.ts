@@ -45,6 +45,9 @@ const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const REDIS_PREFIX = 'syncline-demo';
 const PULL_INTERVAL_MS = 2_000;
 const people = Number(process.env.DEMO_PEOPLE ?? 300);
+/** Who signs in to the app: the workspace's first admin, and the salesperson of the demo world. */
+const DEMO_ADMIN = { email: 'morgan.reyes@brightwave.io', name: 'Morgan Reyes' };
+const DEMO_SALES = { email: 'dana.okafor@brightwave.io', name: 'Dana Okafor' };
 const deadline = started + Number(process.env.DEMO_TIMEOUT_MS ?? 300_000);
 const logDir = join(root, '.tools', 'demo-logs');
 
@@ -579,12 +582,15 @@ async function main(): Promise<void> {
 
   step(3, 'The emulators, the API and the workers, as child processes');
   const [hubspotPort, googlePort] = [await pickPort(4010), await pickPort(4020)];
+  let smtpPort = await pickPort(4025);
+  if (smtpPort === hubspotPort || smtpPort === googlePort) smtpPort = await freePort();
   const emulators = start('emulators', 'emulators', {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     EMULATOR_HOST: '127.0.0.1',
     EMULATOR_HUBSPOT_PORT: String(hubspotPort),
     EMULATOR_GOOGLE_PORT: String(googlePort === hubspotPort ? await freePort() : googlePort),
+    EMULATOR_SMTP_PORT: String(smtpPort),
     EMULATOR_SEED: '1',
   });
   let urls: EmulatorUrls | undefined;
@@ -595,7 +601,9 @@ async function main(): Promise<void> {
   const emulatorUrls = urls!;
   const emu = emulatorClient(emulatorUrls);
   const googleClient = await emu.google.oauthClient();
-  say(`   emulators: HubSpot ${emulatorUrls.hubspot}, Google ${emulatorUrls.google}`);
+  say(
+    `   emulators: HubSpot ${emulatorUrls.hubspot}, Google ${emulatorUrls.google} (also the OpenID provider), mail ${emulatorUrls.smtp ?? '(none)'}`,
+  );
 
   const apiPort = await pickPort(Number(process.env.DEMO_PORT ?? 3000));
   const apiUrl = `http://127.0.0.1:${apiPort}`;
@@ -630,7 +638,15 @@ async function main(): Promise<void> {
   const workers = start('workers', 'workers', { ...env, METRICS_PORT: String(metricsPort) });
   const workspaceRun = runScript(
     'apps/sync-api/src/cli.ts',
-    ['create-workspace', '--name', 'Brightwave', '--admin-email', 'dana.okafor@brightwave.io'],
+    [
+      'create-workspace',
+      '--name',
+      'Brightwave',
+      '--admin-email',
+      DEMO_ADMIN.email,
+      '--admin-name',
+      DEMO_ADMIN.name,
+    ],
     env,
   );
   await Promise.all([
@@ -653,8 +669,11 @@ async function main(): Promise<void> {
     workspaceId: string;
     apiKey: string;
   };
-  say(`   workspace ${workspace.workspaceId}`);
+  say(`   workspace ${workspace.workspaceId}, first admin ${DEMO_ADMIN.name} <${DEMO_ADMIN.email}>`);
   const call = apiClient(apiUrl, workspace.apiKey);
+  // The salesperson whose inbox, calendar and tasks the world holds: a member who signs in as herself.
+  await call('POST', '/api/v1/members', { email: DEMO_SALES.email, name: DEMO_SALES.name, role: 'sales' });
+  say(`   member ${DEMO_SALES.name} <${DEMO_SALES.email}> invited as sales`);
 
   step(5, `The salesperson's world in the emulators (${people} people)`);
   const hubspotWebhook = `${apiUrl}/webhooks/hubspot`;
@@ -951,6 +970,21 @@ async function main(): Promise<void> {
         `     curl -s -H 'Authorization: Bearer ${workspace.apiKey}' ${apiUrl}/api/v1/people/${record.id} | jq '.fields.jobTitle, .provenance.jobTitle'`,
       );
     }
+
+    say('\n   The web app');
+    say(`     open          ${apiUrl}/`);
+    for (const who of [DEMO_SALES, DEMO_ADMIN]) {
+      const link = await runScript('apps/sync-api/src/cli.ts', ['sign-in-link', '--email', who.email], env);
+      const url = /https?:\/\/\S+/.exec(link.stdout)?.[0];
+      say(
+        `     ${(who === DEMO_SALES ? 'salesperson' : 'admin').padEnd(13)} ${url ?? `(sign-in-link failed: ${link.stderr.trim()})`}   (${who.name}, one use, 15 minutes)`,
+      );
+      if (!url) failures++;
+    }
+    say(
+      `     or "Sign in with Google" on ${apiUrl}/sign-in as ${DEMO_SALES.email} (the Google emulator's consent page)`,
+    );
+    say(`     more links: npm run cli -- sign-in-link --email <address>   (DATABASE_URL=${databaseUrl})`);
 
     say('\n   Where things are');
     say(

@@ -57,8 +57,16 @@ export async function newContext(
   browser: Browser,
   s: SyncSystem,
   viewport: { width: number; height: number } = DESKTOP,
+  /** A signed-in profile's cookies (`context.storageState()`), to open the app as that person again. */
+  storageState?: Awaited<ReturnType<BrowserContext['storageState']>>,
 ): Promise<BrowserContext> {
-  const context = await browser.newContext({ baseURL: s.urls.api, viewport, locale: 'en-US', timezoneId: 'UTC' });
+  const context = await browser.newContext({
+    baseURL: s.urls.api,
+    viewport,
+    ...(storageState ? { storageState } : {}),
+    locale: 'en-US',
+    timezoneId: 'UTC',
+  });
   context.setDefaultTimeout(15_000);
   return context;
 }
@@ -72,7 +80,9 @@ export async function mailedLink(s: SyncSystem, email: string, since: number): P
     timeoutMs: 15_000,
   });
   const newest = mail.find((m) => Date.parse(m.receivedAt) >= since - 1_000)!;
-  const link = /https?:\/\/[^\s"<>]+\/sign-in\/link#token=[A-Za-z0-9_-]+/.exec(newest.text ?? newest.html ?? '')?.[0];
+  const link = /https?:\/\/[^\s"<>]+\/sign-in\/link#token=[A-Za-z0-9_-]+/.exec(
+    newest.text ?? newest.html ?? '',
+  )?.[0];
   if (!link) throw new Error(`no sign-in link in the mail to ${email}: ${newest.text ?? newest.html}`);
   return link;
 }
@@ -93,10 +103,18 @@ export async function signInByLink(page: Page, s: SyncSystem, email: string, ret
 
 /** axe on the page as it stands: no serious or critical violation. */
 export async function expectAccessible(page: Page, what: string): Promise<void> {
-  const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
+  const results = await new AxeBuilder({ page })
+    .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'])
+    .analyze();
   const bad = results.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(' | ')})`);
+    .map(
+      (v) =>
+        `${v.impact} ${v.id}: ${v.help} (${v.nodes
+          .map((n) => n.target.join(' '))
+          .slice(0, 3)
+          .join(' | ')})`,
+    );
   expect(bad, `accessibility of ${what}`).toEqual([]);
 }
 

@@ -288,7 +288,11 @@ describe('connection field mappings', () => {
     const first = await call(a.adminKey, 'GET', url(hubspotId, '/revisions?limit=1'));
     expect(first.statusCode).toBe(200);
     const page = first.json<{
-      data: { version: number; mappings: unknown[]; changedBy: { kind: string; id: string; keyId: string | null } }[];
+      data: {
+        version: number;
+        mappings: unknown[];
+        changedBy: { kind: string; id: string; keyId: string | null };
+      }[];
       nextCursor: string | null;
     }>();
     expect(page.data.map((r) => r.version)).toEqual([2]);

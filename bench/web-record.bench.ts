@@ -1,0 +1,153 @@
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { Redis } from 'ioredis';
+import { Pool } from 'pg';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { freePort, REPO_ROOT, runScript } from '../apps/sync-api/src/testing/processes';
+import { launchBrowser } from '../e2e/support/browser';
+import { httpOk, spawnEntry } from '../e2e/support/launch';
+import { seedPeople } from './people-seed';
+import { emit, freshBenchDatabase, log } from './support';
+
+/**
+ * `web-record`: in headless Chromium, from navigation to a person's fields on screen, on a
+ * workspace of 100,000 people; the API process serves the built app (apps/web/dist, built by
+ * `npm run web:build`) and the data. Warm: one signed-in browser profile whose cache holds the
+ * app. Cold: a fresh profile per load (the session cookie alone carried over), so every load
+ * fetches the app's JavaScript again. Also the app's initial JavaScript, gzipped, as
+ * index.html loads it (its module script and modulepreloads).
+ */
+
+const PREFIX = 'syncline-bench-web';
+const ADMIN = 'bench.admin@syncline.test';
+
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+
+/** The JavaScript index.html makes the browser load before the first page renders, gzipped. */
+export function initialJsKbGz(dist = join(REPO_ROOT, 'apps/web/dist')): number {
+  const html = readFileSync(join(dist, 'index.html'), 'utf8');
+  const files = new Set<string>();
+  for (const m of html.matchAll(/<script[^>]+type="module"[^>]+src="([^"]+)"/g)) files.add(m[1]!);
+  for (const m of html.matchAll(/<link[^>]+rel="modulepreload"[^>]+href="([^"]+)"/g)) files.add(m[1]!);
+  if (files.size === 0) throw new Error('index.html loads no module script');
+  let bytes = 0;
+  for (const file of files) bytes += gzipSync(readFileSync(join(dist, file.replace(/^\//, '')))).length;
+  return Number((bytes / 1024).toFixed(1));
+}
+
+/** ms from navigation to the record's email shown in its field. */
+async function loadRecord(page: Page, id: string, email: string): Promise<number> {
+  const started = performance.now();
+  await page.goto(`/people/${id}`, { waitUntil: 'commit' });
+  await page.getByRole('group', { name: 'Email', exact: true }).getByText(email).waitFor({ timeout: 30_000 });
+  return performance.now() - started;
+}
+
+export async function run(args: Record<string, number>): Promise<void> {
+  const people = args.people ?? 100_000;
+  const loads = args.loads ?? 50;
+  const databaseUrl = await freshBenchDatabase('syncline_bench_web_record');
+  const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const redis = new Redis(redisUrl);
+  for (const key of await redis.keys(`${PREFIX}:*`)) await redis.del(key);
+  redis.disconnect();
+
+  const children: ChildProcess[] = [];
+  process.once('exit', () => {
+    for (const child of children) child.kill('SIGKILL');
+  });
+  const apiPort = await freePort();
+  const api = `http://127.0.0.1:${apiPort}`;
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    REDIS_PREFIX: PREFIX,
+    LOG_LEVEL: 'warn',
+    SYNCLINE_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}`,
+    PUBLIC_BASE_URL: api,
+    API_METRICS_PORT: '0',
+  };
+  const cli = await runScript(
+    'apps/sync-api/src/cli.ts',
+    ['create-workspace', '--name', 'Bench', '--admin-email', ADMIN],
+    env,
+  );
+  if (cli.code !== 0) throw new Error(`create-workspace: ${cli.stderr}`);
+  const { workspaceId } = JSON.parse(cli.stdout.trim().split('\n').pop() ?? '{}') as { workspaceId: string };
+  const pool = new Pool({ connectionString: databaseUrl, max: 2 });
+  const seedStart = Date.now();
+  const { sample } = await seedPeople(pool, workspaceId, people, loads * 3);
+  await pool.end();
+  log(`seeded ${people} people in ${((Date.now() - seedStart) / 1000).toFixed(1)} s`);
+
+  const tail: string[] = [];
+  children.push(
+    spawnEntry('api', {
+      cwd: REPO_ROOT,
+      env: { ...env, HOST: '127.0.0.1', PORT: String(apiPort) },
+      onLine: (line) => {
+        tail.push(line);
+        if (tail.length > 50) tail.shift();
+      },
+    }),
+  );
+  const deadline = Date.now() + 60_000;
+  while (!(await httpOk(`${api}/readyz`))) {
+    if (Date.now() > deadline) throw new Error(`API not ready:\n${tail.join('\n')}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const link = await runScript('apps/sync-api/src/cli.ts', ['sign-in-link', '--email', ADMIN], env);
+  if (link.code !== 0) throw new Error(`sign-in-link: ${link.stderr}`);
+  const url = /https?:\/\/\S+/.exec(link.stdout)?.[0];
+  if (!url) throw new Error(`sign-in-link printed no link: ${link.stdout}`);
+
+  let browser: Browser | undefined;
+  try {
+    browser = await launchBrowser();
+    const options = { baseURL: api, viewport: { width: 1280, height: 860 } };
+    const warm: BrowserContext = await browser.newContext(options);
+    const page = await warm.newPage();
+    await page.goto(url);
+    await page.waitForURL((u) => !u.pathname.startsWith('/sign-in'), { timeout: 30_000 });
+    const state = await warm.storageState();
+
+    // Warm up the API (JIT, pools) and the browser's cache, then measure.
+    for (const person of sample.slice(0, 5)) await loadRecord(page, person.id, person.email);
+    const warmTimes: number[] = [];
+    for (const person of sample.slice(5, 5 + loads))
+      warmTimes.push(await loadRecord(page, person.id, person.email));
+    await warm.close();
+
+    const coldTimes: number[] = [];
+    for (const person of sample.slice(5 + loads, 5 + loads * 2)) {
+      const cold = await browser.newContext({ ...options, storageState: state });
+      const coldPage = await cold.newPage();
+      coldTimes.push(await loadRecord(coldPage, person.id, person.email));
+      await cold.close();
+    }
+    warmTimes.sort((a, b) => a - b);
+    coldTimes.sort((a, b) => a - b);
+    const round = (n: number) => Math.round(n);
+    emit({
+      bench: 'web-record',
+      people,
+      loads,
+      p95_ms: round(percentile(warmTimes, 95)),
+      p50_ms: round(percentile(warmTimes, 50)),
+      cold_p95_ms: round(percentile(coldTimes, 95)),
+      cold_p50_ms: round(percentile(coldTimes, 50)),
+      initial_js_kb_gz: initialJsKbGz(),
+      target_p95_ms: 800,
+      target_initial_js_kb_gz: 250,
+    });
+  } finally {
+    await browser?.close();
+    for (const child of children) child.kill('SIGKILL');
+  }
+}
