@@ -1,5 +1,5 @@
 import type { Browser } from 'playwright-core';
-import { launchBrowser } from '../e2e/support/browser';
+import { launchBrowser } from '../e2e/support/chromium';
 import { startStack, waitUntil } from './e2e-stack';
 import { emit, log } from './support';
 

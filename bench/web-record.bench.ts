@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { Pool } from 'pg';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { freePort, REPO_ROOT, runScript } from '../apps/sync-api/src/testing/processes';
-import { launchBrowser } from '../e2e/support/browser';
+import { launchBrowser } from '../e2e/support/chromium';
 import { httpOk, spawnEntry } from '../e2e/support/launch';
 import { seedPeople } from './people-seed';
 import { emit, freshBenchDatabase, log } from './support';

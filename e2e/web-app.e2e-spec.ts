@@ -1,14 +1,6 @@
 import type { BrowserContext, Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  DESKTOP,
-  expectAccessible,
-  newContext,
-  PHONE,
-  screenshot,
-  signInByLink,
-  useBrowser,
-} from './support/browser';
+import { DESKTOP, expectAccessible, newContext, PHONE, signInByLink, useBrowser } from './support/browser';
 import type { HubspotRecord } from './support/emulator-client';
 import { sleep, useSystem, waitFor } from './support/system';
 
@@ -156,7 +148,6 @@ describe('the web app in Chromium', () => {
     try {
       await page.goto('/sign-in');
       await expectAccessible(page, 'the sign-in page');
-      await screenshot(page, 'sign-in');
       await signInByLink(page, system(), SALES.email, '/people');
       await page.getByRole('heading', { name: 'People' }).waitFor();
       dana = await context.storageState();
@@ -166,7 +157,6 @@ describe('the web app in Chromium', () => {
       await page.getByRole('textbox', { name: 'Search' }).fill('lovelace');
       const row = page.getByRole('row', { name: /Ada Lovelace/ });
       await row.waitFor();
-      await screenshot(page, 'people');
       await row.click();
       await field(page, 'Email').waitFor();
       expect(new URL(page.url()).pathname).toMatch(/^\/people\/[0-9a-f-]{36}$/);
@@ -183,7 +173,6 @@ describe('the web app in Chromium', () => {
       );
       expect((await fetch(href!)).status).toBe(200);
       await expectAccessible(page, 'the record page');
-      await screenshot(page, 'record');
     } finally {
       await context.close();
     }
@@ -318,7 +307,6 @@ describe('the web app in Chromium', () => {
       await page.reload();
       await card.first().waitFor();
       await expectAccessible(page, 'the conflicts inbox');
-      await screenshot(page, 'conflicts-phone');
       await card
         .first()
         .getByRole('radio', { name: /Frequency-hopping pioneer/ })
@@ -352,7 +340,6 @@ describe('the web app in Chromium', () => {
       await editField(page, 'Phone', '+1 202 555 0199');
       await expect.poll(() => field(page, 'Phone').textContent(), { timeout: 15_000 }).toContain('555 0199');
       await expectAccessible(page, 'the record page on a phone');
-      await screenshot(page, 'record-phone');
     } finally {
       await context.close();
     }
@@ -366,7 +353,6 @@ describe('the web app in Chromium', () => {
       await pair.click();
       await page.getByRole('table', { name: 'Fields of both records' }).waitFor();
       await expectAccessible(page, 'a possible duplicate');
-      await screenshot(page, 'duplicate');
       await page.getByRole('button', { name: /^Merge/ }).click();
       await page.waitForURL(/\/people\/[0-9a-f-]{36}/);
       const alans = async () =>

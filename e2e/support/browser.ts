@@ -1,41 +1,18 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import { emulatorControl } from '@syncline/emulators';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { REPO_ROOT } from '../../apps/sync-api/src/testing/processes';
+import { DESKTOP, launchBrowser } from './chromium';
 import type { SyncSystem } from './system';
 import { waitFor } from './wait';
 
 // The browser tier: Debian's Chromium driven by playwright-core, headless and kept off the
 // network, against a running system that serves the built app (apps/web/dist) from its API.
 
-export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
-/** Headless, no sandbox (CI runs as root), and nothing that calls home. */
-export const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-dev-shm-usage',
-];
-
-/** A phone between meetings. */
-export const PHONE = { width: 375, height: 740 };
-export const DESKTOP = { width: 1280, height: 860 };
-
-export async function launchBrowser(): Promise<Browser> {
-  if (!existsSync(CHROMIUM_PATH)) {
-    throw new Error(`no Chromium at ${CHROMIUM_PATH}: apt-get install -y chromium (.ci/run does)`);
-  }
-  if (!existsSync(join(REPO_ROOT, 'apps/web/dist/index.html'))) {
-    throw new Error('the web app is not built: npm run web:build (npm test does)');
-  }
-  return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
-}
+export { CHROMIUM_ARGS, CHROMIUM_PATH, DESKTOP, launchBrowser, PHONE } from './chromium';
 
 /** One browser for a file's tests, closed after them. */
 export function useBrowser(): () => Browser {

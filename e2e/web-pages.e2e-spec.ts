@@ -1,0 +1,196 @@
+import type { BrowserContext, Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type DemoWorld, seedDemoWorld } from '../scripts/demo-world';
+import {
+  DESKTOP,
+  expectAccessible,
+  newContext,
+  PHONE,
+  screenshot,
+  signInByLink,
+  useBrowser,
+} from './support/browser';
+import { useSystem, waitFor } from './support/system';
+
+// Every page of the salesperson's app over the demo's world (two CRMs, a calendar, a mailbox
+// and a task list, with planted duplicates and conflicts), settled: each page shows what the
+// world holds, and axe finds no serious or critical violation on any of them, at desktop and
+// phone width. With SYNCLINE_SCREENSHOTS=1 it writes the README's screenshots.
+
+const SALES = { email: 'dana.okafor@brightwave.io', name: 'Dana Okafor' };
+
+interface Listed {
+  id: string;
+  displayName: string | null;
+}
+
+describe('the app’s pages over the demo world', () => {
+  const system = useSystem({ label: 'web_pages', workers: 1 });
+  const browser = useBrowser();
+  let world: DemoWorld;
+  let state: Awaited<ReturnType<BrowserContext['storageState']>>;
+  const rows = (page: Page) => page.getByRole('row');
+
+  /** A person met in meetings and mails: the record page with a timeline. */
+  const busiestPerson = async (): Promise<string> => {
+    const [row] = await system().query<{ id: string }>(
+      `SELECT e.id::text FROM entity e JOIN entity_association a ON a.party_id = e.id
+        WHERE e.entity_type = 'person' AND e.merged_into IS NULL
+        GROUP BY e.id ORDER BY count(*) DESC, e.id LIMIT 1`,
+    );
+    if (!row) throw new Error('no person with activities');
+    return row.id;
+  };
+
+  beforeAll(async () => {
+    const s = system();
+    world = await seedDemoWorld(s.emulator.urls, {
+      seed: 1,
+      people: 40,
+      app: s.hubspotApp,
+      userEmail: SALES.email,
+      conflicts: 'now',
+    });
+    const { a, b } = world.portals;
+    const g = world.google;
+    // And one pair a person must judge: the same name at one company under two addresses.
+    await s.emulator.hubspot.createContact(a.portalId, {
+      email: 'priya.natarajan@lumenworks.example',
+      firstname: 'Priya',
+      lastname: 'Natarajan',
+      jobtitle: 'Head of Operations',
+    });
+    await s.emulator.hubspot.createContact(b.portalId, {
+      email: 'p.natarajan@lumenworks.example',
+      firstname: 'Priya',
+      lastname: 'Natarajan',
+      phone: '+1 415 555 0142',
+    });
+    await s.connect('hubspot', a.externalAccountId, a.credentials, { displayName: 'CRM A' });
+    await s.connect('hubspot', b.externalAccountId, b.credentials, { displayName: 'CRM B' });
+    for (const provider of ['google-calendar', 'gmail', 'google-tasks'] as const)
+      await s.connect(provider, g.externalAccountId, g.credentials, {
+        displayName: { 'google-calendar': 'Calendar', gmail: 'Gmail', 'google-tasks': 'Tasks' }[provider],
+      });
+    // Settled: every connection live without lag, nothing owed to any system, for three polls.
+    let calm = 0;
+    await waitFor(
+      async () => {
+        const [row] = await s.query<{ unsettled: number }>(
+          `SELECT (SELECT count(*) FROM connection WHERE status <> 'live' OR reconciled_at IS NULL)::int
+                + (SELECT count(*) FROM outbox WHERE status IN ('pending', 'sending'))::int AS unsettled`,
+        );
+        calm = row!.unsettled === 0 ? calm + 1 : 0;
+        return calm;
+      },
+      { until: (n) => n >= 3, timeoutMs: 150_000, intervalMs: 1_000, describe: 'the demo world to settle' },
+    );
+    expect((await s.api('POST', '/api/v1/members', { ...SALES, role: 'sales' })).status).toBe(201);
+    const context = await newContext(browser(), s);
+    const page = await context.newPage();
+    await signInByLink(page, s, SALES.email, '/people');
+    state = await context.storageState();
+    await context.close();
+  }, 240_000);
+
+  for (const viewport of [DESKTOP, PHONE]) {
+    const phone = viewport === PHONE;
+    const name = (page: string) => (phone ? `${page}-phone` : page);
+
+    it(`lists people, companies and deals with their sources${phone ? ', on a phone' : ''}`, async () => {
+      const context = await newContext(browser(), system(), viewport, state);
+      const page = await context.newPage();
+      try {
+        for (const [path, heading] of [
+          ['/people', 'People'],
+          ['/companies', 'Companies'],
+          ['/deals', 'Deals'],
+        ] as const) {
+          await page.goto(path);
+          await page.getByRole('heading', { name: heading, exact: true }).waitFor();
+          // A header row and at least one record, each naming the systems it comes from.
+          await expect.poll(() => rows(page).count(), { timeout: 15_000 }).toBeGreaterThan(1);
+          // On a phone the table keeps the name and drops the sources column.
+          if (!phone) expect(await rows(page).nth(1).textContent()).toMatch(/HubSpot/);
+          await expectAccessible(page, `${path}${phone ? ' on a phone' : ''}`);
+          if (!phone || path === '/people') await screenshot(page, name(path.slice(1)));
+        }
+      } finally {
+        await context.close();
+      }
+    });
+
+    it(`shows a record with its timeline, history and identity${phone ? ', on a phone' : ''}`, async () => {
+      const context = await newContext(browser(), system(), viewport, state);
+      const page = await context.newPage();
+      try {
+        const id = await busiestPerson();
+        await page.goto(`/people/${id}`);
+        await page.getByRole('group', { name: 'Email', exact: true }).waitFor();
+        await page.getByRole('list', { name: 'Timeline' }).getByRole('listitem').first().waitFor();
+        await expectAccessible(page, `the record's timeline${phone ? ' on a phone' : ''}`);
+        await screenshot(page, name('record'));
+        for (const tab of ['History', 'Identity']) {
+          await page.getByRole('tab', { name: tab }).click();
+          await expect.poll(() => new URL(page.url()).searchParams.get('tab')).toBe(tab.toLowerCase());
+          await page.getByRole('tabpanel').waitFor();
+          await expectAccessible(page, `the record's ${tab.toLowerCase()}${phone ? ' on a phone' : ''}`);
+        }
+      } finally {
+        await context.close();
+      }
+    });
+
+    it(`shows the conflicts and possible duplicates waiting for a person${phone ? ', on a phone' : ''}`, async () => {
+      const context = await newContext(browser(), system(), viewport, state);
+      const page = await context.newPage();
+      try {
+        const open = await system().api<{ data: { id: string }[] }>('GET', '/api/v1/conflicts?status=open');
+        await page.goto('/conflicts');
+        await page.getByRole('heading', { name: 'Conflicts', exact: true }).waitFor();
+        if (open.body.data.length > 0) await page.getByRole('article').first().waitFor();
+        else
+          await page
+            .getByText(/no open conflicts|nothing to settle|all settled/i)
+            .first()
+            .waitFor();
+        await expectAccessible(page, `the conflicts inbox${phone ? ' on a phone' : ''}`);
+        await screenshot(page, name('conflicts'));
+
+        const pairs = await system().api<{ data: { id: string; a: Listed; b: Listed }[] }>(
+          'GET',
+          '/api/v1/possible-duplicates?status=open',
+        );
+        expect(pairs.body.data.length).toBeGreaterThan(0);
+        await page.goto('/duplicates');
+        await page
+          .getByRole('heading', { name: /Possible duplicates|Duplicates/ })
+          .first()
+          .waitFor();
+        await expectAccessible(page, `the possible duplicates${phone ? ' on a phone' : ''}`);
+        await page.goto(`/duplicates/${pairs.body.data[0]!.id}`);
+        await page.getByRole('table', { name: 'Fields of both records' }).waitFor();
+        await expectAccessible(page, `a possible duplicate${phone ? ' on a phone' : ''}`);
+        await screenshot(page, name('duplicate'));
+      } finally {
+        await context.close();
+      }
+    });
+  }
+
+  it('the sign-in page and a used link read well', async () => {
+    const context = await newContext(browser(), system());
+    const page = await context.newPage();
+    try {
+      await page.goto('/sign-in');
+      await page.getByRole('button', { name: /email me a link/i }).waitFor();
+      await expectAccessible(page, 'the sign-in page');
+      await screenshot(page, 'sign-in');
+      await page.goto('/sign-in/link#token=not-a-real-token-at-all-0000000000');
+      await page.getByText(/used or has expired/i).waitFor();
+      await expectAccessible(page, 'a used sign-in link');
+    } finally {
+      await context.close();
+    }
+  });
+});
