@@ -36,10 +36,28 @@ describe('the app’s pages over the demo world', () => {
     const [row] = await system().query<{ id: string }>(
       `SELECT e.id::text FROM entity e JOIN entity_association a ON a.party_id = e.id
         WHERE e.entity_type = 'person' AND e.merged_into IS NULL
+          AND EXISTS (SELECT 1 FROM source_link l JOIN connection c ON c.id = l.connection_id
+                       WHERE l.entity_id = e.id AND c.provider = 'hubspot')
         GROUP BY e.id ORDER BY count(*) DESC, e.id LIMIT 1`,
     );
     if (!row) throw new Error('no person with activities');
     return row.id;
+  };
+
+  /** Every connection live and reconciled, nothing owed to any system, for three polls in a row. */
+  const settled = async () => {
+    let calm = 0;
+    await waitFor(
+      async () => {
+        const [row] = await system().query<{ unsettled: number }>(
+          `SELECT (SELECT count(*) FROM connection WHERE status <> 'live' OR reconciled_at IS NULL)::int
+                + (SELECT count(*) FROM outbox WHERE status IN ('pending', 'sending'))::int AS unsettled`,
+        );
+        calm = row!.unsettled === 0 ? calm + 1 : 0;
+        return calm;
+      },
+      { until: (n) => n >= 3, timeoutMs: 150_000, intervalMs: 1_000, describe: 'the demo world to settle' },
+    );
   };
 
   beforeAll(async () => {
@@ -49,7 +67,8 @@ describe('the app’s pages over the demo world', () => {
       people: 40,
       app: s.hubspotApp,
       userEmail: SALES.email,
-      conflicts: 'now',
+      // Made once the backfill has settled, under the manual policy: they wait in the inbox.
+      conflicts: 'deferred',
     });
     const { a, b } = world.portals;
     const g = world.google;
@@ -72,19 +91,18 @@ describe('the app’s pages over the demo world', () => {
       await s.connect(provider, g.externalAccountId, g.credentials, {
         displayName: { 'google-calendar': 'Calendar', gmail: 'Gmail', 'google-tasks': 'Tasks' }[provider],
       });
-    // Settled: every connection live without lag, nothing owed to any system, for three polls.
-    let calm = 0;
-    await waitFor(
-      async () => {
-        const [row] = await s.query<{ unsettled: number }>(
-          `SELECT (SELECT count(*) FROM connection WHERE status <> 'live' OR reconciled_at IS NULL)::int
-                + (SELECT count(*) FROM outbox WHERE status IN ('pending', 'sending'))::int AS unsettled`,
-        );
-        calm = row!.unsettled === 0 ? calm + 1 : 0;
-        return calm;
-      },
-      { until: (n) => n >= 3, timeoutMs: 150_000, intervalMs: 1_000, describe: 'the demo world to settle' },
+    await settled();
+    await s.query(
+      `INSERT INTO field_policy (workspace_id, entity_type, field, policy) VALUES ($1, 'person', 'jobTitle', 'manual')`,
+      [s.workspace.workspaceId],
     );
+    await new Promise((r) => setTimeout(r, 5_500)); // the workers read policies again after 5 s
+    await world.applyConflicts();
+    await waitFor(
+      async () => (await s.api<{ data: unknown[] }>('GET', '/api/v1/conflicts?status=open')).body.data.length,
+      { until: (n) => n > 0, timeoutMs: 30_000, describe: 'the planted job-title conflicts in the inbox' },
+    );
+    await settled();
     expect((await s.api('POST', '/api/v1/members', { ...SALES, role: 'sales' })).status).toBe(201);
     const context = await newContext(browser(), s);
     const page = await context.newPage();

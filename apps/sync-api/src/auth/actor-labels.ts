@@ -21,7 +21,8 @@ const PROVIDER_NAMES: Record<string, string> = {
 /**
  * The labels of actors and connections, resolved in bulk: one query per kind for a whole
  * view, never one per field. A member reads as their name (else email), a key as its name,
- * a connection as its provider and account ("HubSpot 12345678", "Google ana@acme.com").
+ * a connection as the name it was given ("CRM A"), else its provider and account ("HubSpot
+ * 12345678", "Google ana@acme.com").
  * Removed members and revoked keys keep their labels: history still names them.
  */
 @Injectable()
@@ -57,14 +58,17 @@ export class ActorLabels {
         ? []
         : this.prisma.connection.findMany({
             where: { workspaceId, id: { in: [...connectionIds] } },
-            select: { id: true, provider: true, externalAccountId: true },
+            select: { id: true, provider: true, externalAccountId: true, displayName: true },
           }),
     ]);
     return new Labels(
       new Map(members.map((m) => [m.id, m.name ?? m.email])),
       new Map(keys.map((k) => [k.id, k.name])),
       new Map(
-        connections.map((c) => [c.id, `${PROVIDER_NAMES[c.provider] ?? c.provider} ${c.externalAccountId}`]),
+        connections.map((c) => [
+          c.id,
+          c.displayName ?? `${PROVIDER_NAMES[c.provider] ?? c.provider} ${c.externalAccountId}`,
+        ]),
       ),
     );
   }

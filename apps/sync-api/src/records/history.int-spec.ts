@@ -199,7 +199,7 @@ describe('record history and past states', () => {
           id: crmB,
           provider: 'hubspot',
           name: 'CRM B',
-          label: 'HubSpot portal-b',
+          label: 'CRM B',
           actorKind: null,
         },
         false,
@@ -211,7 +211,7 @@ describe('record history and past states', () => {
           id: crmA,
           provider: 'hubspot',
           name: 'CRM A',
-          label: 'HubSpot portal-a',
+          label: 'CRM A',
           actorKind: null,
         },
         false,
@@ -267,7 +267,7 @@ describe('record history and past states', () => {
         ['email', 'firstName', 'lastName', 'jobTitle'].map((field) => [
           field,
           {
-            source: { kind: 'connection', id: crmA, label: 'HubSpot portal-a', actorKind: null },
+            source: { kind: 'connection', id: crmA, label: 'CRM A', actorKind: null },
             eventTime: at(0).toISOString(),
             conflicted: false,
           },
@@ -281,7 +281,7 @@ describe('record history and past states', () => {
     expect(both.provenance.phone?.source).toEqual({
       kind: 'connection',
       id: crmB,
-      label: 'HubSpot portal-b',
+      label: 'CRM B',
       actorKind: null,
     });
     expect(both.provenance.jobTitle?.conflicted).toBe(true);
@@ -362,7 +362,7 @@ describe('record history and past states', () => {
     });
     expect(provenance.email?.source).toMatchObject({
       kind: 'connection',
-      label: 'HubSpot portal-b',
+      label: 'CRM B',
       actorKind: null,
     });
 
