@@ -376,6 +376,41 @@ describe('the web app in Chromium', () => {
     }
   });
 
+  it('an expired session sends the salesperson to sign in and back, with the draft edit kept', async () => {
+    const { context, page } = await asDana();
+    try {
+      const grace = await personByEmail('grace.hopper@navy.example');
+      await openRecord(page, grace.id);
+      const row = field(page, 'Job title');
+      await row.getByRole('button', { name: 'Edit Job title' }).click();
+      await row.getByRole('textbox', { name: 'Job title' }).fill('Admiral of the Fleet');
+      // The session is gone (this browser's cookie expired) when the draft is saved.
+      await context.clearCookies();
+      await row.getByRole('button', { name: 'Save' }).click();
+      await page.waitForURL((url) => url.pathname === '/sign-in');
+      const returnTo = new URL(page.url()).searchParams.get('returnTo');
+      expect(returnTo).toBe(`/people/${grace.id}`);
+      await signInByLink(page, system(), SALES.email, returnTo!);
+      await page.waitForURL((url) => url.pathname === `/people/${grace.id}`);
+      // The draft is where it was, unsaved, ready to send again.
+      await expect
+        .poll(() => field(page, 'Job title').getByRole('textbox', { name: 'Job title' }).inputValue())
+        .toBe('Admiral of the Fleet');
+      expect((await personByEmail('grace.hopper@navy.example')).fields.jobTitle).not.toBe(
+        'Admiral of the Fleet',
+      );
+      await field(page, 'Job title').getByRole('button', { name: 'Save' }).click();
+      await bothHold(
+        'grace.hopper@navy.example',
+        'jobtitle',
+        'Admiral of the Fleet',
+        'both CRMs hold the saved draft',
+      );
+    } finally {
+      await context.close();
+    }
+  });
+
   it('the as-of slider shows the record as it was', async () => {
     const { context, page } = await asDana();
     try {
