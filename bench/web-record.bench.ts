@@ -13,7 +13,8 @@ import { seedPeople } from './people-seed';
 import { emit, freshBenchDatabase, log } from './support';
 
 /**
- * `web-record`: in headless Chromium, from navigation to a person's fields on screen, on a
+ * `web-record`: in headless Chromium, from navigation to a person's fields on screen (the first
+ * animation frame that shows the record's email, on the browser's clock), on a
  * workspace of 100,000 people; the API process serves the built app (apps/web/dist, built by
  * `npm run web:build`) and the data. Warm: one signed-in browser profile whose cache holds the
  * app. Cold: a fresh profile per load (the session cookie alone carried over), so every load
@@ -48,14 +49,30 @@ interface Phases {
   shown: number;
 }
 
-/** ms from navigation to the record's email shown in its field, and where the time went. */
+/**
+ * ms from navigation to the record's email shown in its field, on the browser's own clock: the
+ * page checks for it on every animation frame and notes the frame's time from the navigation's
+ * start (so the measure does not include the test driver's round trips to the browser). Also
+ * where the time went.
+ */
 async function loadRecord(page: Page, id: string, email: string, phases?: Phases[]): Promise<number> {
-  const started = performance.now();
   await page.goto(`/people/${id}`, { waitUntil: 'commit' });
-  await page.getByRole('group', { name: 'Email', exact: true }).getByText(email).waitFor({ timeout: 30_000 });
-  const elapsed = performance.now() - started;
+  // Run in the page on every frame (a function, not a string: the app's CSP forbids eval).
+  const shown = await page.waitForFunction(
+    (mail: string) => {
+      const doc = (
+        globalThis as unknown as {
+          document: { querySelector(s: string): { textContent: string | null } | null };
+        }
+      ).document;
+      const group = doc.querySelector('[role="group"][aria-label="Email"]');
+      return group?.textContent?.includes(mail) ? performance.now() : null;
+    },
+    email,
+    { polling: 'raf', timeout: 30_000 },
+  );
+  const elapsed = (await shown.jsonValue()) as number;
   if (phases) {
-    // Evaluated in the page (a string: the bench is compiled without the DOM's types).
     phases.push(
       await page.evaluate<Phases>(`(() => {
         const nav = performance.getEntriesByType('navigation')[0];
@@ -66,7 +83,7 @@ async function loadRecord(page: Page, id: string, email: string, phases?: Phases
           scripts: end((n) => n.endsWith('.js')),
           session: end((n) => n.includes('/api/v1/auth/session')),
           record: end((n) => n.includes('/api/v1/people/${id}') && !n.includes('/timeline') && !n.includes('/history')),
-          shown: performance.now(),
+          shown: ${elapsed},
         };
       })()`),
     );
@@ -158,8 +175,10 @@ export async function run(args: Record<string, number>): Promise<void> {
     // Warm up the API (JIT, pools) and the browser's cache, then measure.
     for (const person of sample.slice(0, 5)) await loadRecord(page, person.id, person.email);
     const warmTimes: number[] = [];
+    const warmPhases: Phases[] = [];
     for (const person of sample.slice(5, 5 + loads))
-      warmTimes.push(await loadRecord(page, person.id, person.email));
+      warmTimes.push(await loadRecord(page, person.id, person.email, warmPhases));
+    log(`warm, median ms from navigation: ${JSON.stringify(medianPhases(warmPhases))}`);
     await warm.close();
 
     const coldTimes: number[] = [];
