@@ -2,7 +2,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DESKTOP, expectAccessible, newContext, PHONE, signInByLink, useBrowser } from './support/browser';
 import type { HubspotRecord } from './support/emulator-client';
-import { sleep, useSystem, waitFor } from './support/system';
+import { useSystem, waitFor } from './support/system';
 
 // The salesperson's app in Chromium against the whole system on the emulators: two HubSpot
 // portals (CRM A and CRM B) with webhooks to the API, a salesperson (Dana) and the workspace's
@@ -119,6 +119,12 @@ describe('the web app in Chromium', () => {
       refreshToken: grant.refreshToken,
       expiresAt: new Date(Date.now() + 1_800_000).toISOString(),
     });
+    // Job titles are settled by a person (the manual policy) from the start: in place before the
+    // workers first read the policies, so a concurrent edit always waits in the inbox.
+    await s.query(
+      `INSERT INTO field_policy (workspace_id, entity_type, field, policy) VALUES ($1, 'person', 'jobTitle', 'manual')`,
+      [s.workspace.workspaceId],
+    );
     await s.connect('hubspot', String(PORTAL_A), credentials(a), { displayName: 'CRM A' });
     await s.connect('hubspot', String(PORTAL_B), credentials(b), { displayName: 'CRM B' });
     await s.emulator.hubspot.setWebhookTarget(PORTAL_A);
@@ -280,15 +286,6 @@ describe('the web app in Chromium', () => {
   it('a conflict under the manual policy is settled in the inbox, and both CRMs hold the choice', async () => {
     const s = system();
     const hedy = await personByEmail('hedy.lamarr@wireless.example');
-    const [workspace] = await s.query<{ workspace_id: string }>(
-      'SELECT workspace_id FROM entity WHERE id = $1',
-      [hedy.id],
-    );
-    await s.query(
-      `INSERT INTO field_policy (workspace_id, entity_type, field, policy) VALUES ($1, 'person', 'jobTitle', 'manual')`,
-      [workspace!.workspace_id],
-    );
-    await sleep(5_500); // the workers read policies again after 5 s
     const inA = (await contact(PORTAL_A, 'hedy.lamarr@wireless.example'))!;
     const inB = (await contact(PORTAL_B, 'hedy.lamarr@wireless.example'))!;
     await s.emulator.hubspot.setWebhookTarget(PORTAL_A, null);
@@ -302,10 +299,19 @@ describe('the web app in Chromium', () => {
     try {
       // On a phone: the inbox, the card, the choice.
       await page.goto('/conflicts');
+      // The conflict is recorded once both edits are merged; the open inbox shows it (live).
+      await waitFor(
+        async () =>
+          (
+            await s.api<{ data: { field: string }[] }>(
+              'GET',
+              `/api/v1/conflicts?recordId=${hedy.id}&status=open`,
+            )
+          ).body.data.filter((c) => c.field === 'jobTitle').length,
+        { until: (n) => n > 0, timeoutMs: 30_000, describe: 'an open jobTitle conflict on Hedy' },
+      );
       const card = page.getByRole('article').filter({ hasText: 'Hedy Lamarr' });
-      await expect.poll(() => card.count(), { timeout: 30_000, interval: 1_000 }).toBeGreaterThan(0);
-      await page.reload();
-      await card.first().waitFor();
+      await expect.poll(() => card.count(), { timeout: 15_000 }).toBeGreaterThan(0);
       await expectAccessible(page, 'the conflicts inbox');
       await card
         .first()

@@ -85,6 +85,12 @@ describe('the app’s pages over the demo world', () => {
       lastname: 'Natarajan',
       phone: '+1 415 555 0142',
     });
+    // Job titles are settled by a person (the manual policy), in place before the workers first
+    // read the policies: the planted concurrent edits wait in the inbox.
+    await s.query(
+      `INSERT INTO field_policy (workspace_id, entity_type, field, policy) VALUES ($1, 'person', 'jobTitle', 'manual')`,
+      [s.workspace.workspaceId],
+    );
     await s.connect('hubspot', a.externalAccountId, a.credentials, { displayName: 'CRM A' });
     await s.connect('hubspot', b.externalAccountId, b.credentials, { displayName: 'CRM B' });
     for (const provider of ['google-calendar', 'gmail', 'google-tasks'] as const)
@@ -92,11 +98,6 @@ describe('the app’s pages over the demo world', () => {
         displayName: { 'google-calendar': 'Calendar', gmail: 'Gmail', 'google-tasks': 'Tasks' }[provider],
       });
     await settled();
-    await s.query(
-      `INSERT INTO field_policy (workspace_id, entity_type, field, policy) VALUES ($1, 'person', 'jobTitle', 'manual')`,
-      [s.workspace.workspaceId],
-    );
-    await new Promise((r) => setTimeout(r, 5_500)); // the workers read policies again after 5 s
     await world.applyConflicts();
     await waitFor(
       async () => (await s.api<{ data: unknown[] }>('GET', '/api/v1/conflicts?status=open')).body.data.length,
