@@ -1,9 +1,10 @@
-import { Button, Group, Skeleton, Stack, Text, Title } from '@mantine/core';
+import { Skeleton, Stack, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { useInfiniteQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { EmptyState } from '../../ui/EmptyState';
 import { ErrorState } from '../../ui/ErrorState';
+import { LoadMore } from '../../ui/LoadMore';
 import { openConflictsQuery, useResolveConflict } from './api';
 import { ConflictCard } from './components/ConflictCard';
 
@@ -56,21 +57,7 @@ export function ConflictsPage() {
               }}
             />
           ))}
-          <Group justify="center">
-            {list.hasNextPage ? (
-              <Button
-                variant="default"
-                loading={list.isFetchingNextPage}
-                onClick={() => void list.fetchNextPage()}
-              >
-                Load more
-              </Button>
-            ) : (
-              <Text size="sm" c="dimmed">
-                {conflicts.length} open
-              </Text>
-            )}
-          </Group>
+          <LoadMore query={list} summary={<>{conflicts.length} open</>} />
         </>
       )}
     </Stack>

@@ -1,8 +1,9 @@
-import { Button, Card, Group, Skeleton, Stack, Text, Title } from '@mantine/core';
+import { Card, Group, Skeleton, Stack, Text, Title } from '@mantine/core';
 import { useInfiniteQuery } from '@tanstack/react-query';
 import { AnchorLink } from '../../ui/AnchorLink';
 import { EmptyState } from '../../ui/EmptyState';
 import { ErrorState } from '../../ui/ErrorState';
+import { LoadMore } from '../../ui/LoadMore';
 import { StatusBadge } from '../../ui/StatusBadge';
 import { relativeTime } from '../../ui/utils/time';
 import { type Duplicate, openDuplicatesQuery } from './api';
@@ -70,21 +71,7 @@ export function DuplicatesPage() {
               <DuplicateRow key={pair.id} pair={pair} />
             ))}
           </Stack>
-          <Group justify="center">
-            {list.hasNextPage ? (
-              <Button
-                variant="default"
-                loading={list.isFetchingNextPage}
-                onClick={() => void list.fetchNextPage()}
-              >
-                Load more
-              </Button>
-            ) : (
-              <Text size="sm" c="dimmed">
-                {pairs.length} to review
-              </Text>
-            )}
-          </Group>
+          <LoadMore query={list} summary={<>{pairs.length} to review</>} />
         </>
       )}
     </Stack>

@@ -8,6 +8,7 @@ import { FIELDS } from '../../lib/fields';
 import { AnchorLink } from '../../ui/AnchorLink';
 import { EmptyState } from '../../ui/EmptyState';
 import { ErrorState } from '../../ui/ErrorState';
+import { LoadMore } from '../../ui/LoadMore';
 import { formatDateTime, relativeTime } from '../../ui/utils/time';
 import { providerName } from '../records/utils/format';
 import { type ListType, listQuery } from './api';
@@ -181,21 +182,14 @@ export function ListPage({
             onRowClick={({ record }) => void navigate({ to: view.path, params: { id: record.id } })}
           />
           {list.isError && <ErrorState error={list.error} onRetry={() => void list.fetchNextPage()} />}
-          <Group justify="center">
-            {list.hasNextPage ? (
-              <Button
-                variant="default"
-                loading={list.isFetchingNextPage}
-                onClick={() => void list.fetchNextPage()}
-              >
-                Load more
-              </Button>
-            ) : (
-              <Text size="sm" c="dimmed">
+          <LoadMore
+            query={list}
+            summary={
+              <>
                 {rows.length} {rows.length === 1 ? 'record' : 'records'}, all shown
-              </Text>
-            )}
-          </Group>
+              </>
+            }
+          />
         </>
       )}
     </Stack>
