@@ -1,12 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
-import { Redis } from 'ioredis';
 import { Pool } from 'pg';
 import { freePort, REPO_ROOT, runScript } from '../apps/sync-api/src/testing/processes';
 import { httpOk, spawnEntry } from '../e2e/support/launch';
 import { LAST, seedPeople } from './people-seed';
-import { emit, freshBenchDatabase, log } from './support';
+import { emit, freshBenchDatabase, freshRedisPrefix, log } from './support';
 
 /**
  * `api-read`: the sync API's two hot reads, `GET /api/v1/people/{id}` and a search, over a
@@ -57,10 +56,7 @@ export async function run(args: Record<string, number>): Promise<void> {
   const connections = args.connections ?? 200;
   const seconds = args.seconds ?? 10;
   const databaseUrl = await freshBenchDatabase('syncline_bench_api_read');
-  const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-  const redis = new Redis(redisUrl);
-  for (const key of await redis.keys(`${PREFIX}:*`)) await redis.del(key);
-  redis.disconnect();
+  const redisUrl = await freshRedisPrefix(PREFIX);
 
   const children: ChildProcess[] = [];
   process.once('exit', () => {

@@ -1,6 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { Pool } from 'pg';
 import { freePort, REPO_ROOT, runScript } from '../apps/sync-api/src/testing/processes';
 import { type EmulatorClient, emulatorClient, type HubspotPortalGrant } from '../e2e/support/emulator-client';
@@ -12,7 +11,7 @@ import {
   spawnEntry,
 } from '../e2e/support/launch';
 import { type CpuSeconds, cpuSeconds } from './cpu-accounting';
-import { freshBenchDatabase, log } from './support';
+import { freshBenchDatabase, freshRedisPrefix, log } from './support';
 
 /** The whole system as processes (emulators, API, workers) for the end-to-end benches. */
 export interface Stack {
@@ -42,10 +41,7 @@ const PREFIX = 'syncline-bench-e2e';
  */
 export async function startStack(options: { coalesceMs?: number; workers?: number } = {}): Promise<Stack> {
   const databaseUrl = await freshBenchDatabase('syncline_bench_e2e');
-  const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-  const redis = new Redis(redisUrl);
-  for (const key of await redis.keys(`${PREFIX}:*`)) await redis.del(key);
-  redis.disconnect();
+  const redisUrl = await freshRedisPrefix(PREFIX);
 
   // In start order (emulators, API, workers): stopped in reverse.
   const roles: Record<string, ChildProcess[]> = { emulators: [], api: [], workers: [] };

@@ -1,4 +1,5 @@
 import { cpus, totalmem } from 'node:os';
+import { Redis } from 'ioredis';
 import { Pool } from 'pg';
 import { ensureDatabase, migrate } from '../prisma/migrator';
 
@@ -26,3 +27,16 @@ export function emit(line: Record<string, unknown>): void {
 export const log = (...args: unknown[]): void => {
   process.stderr.write(`${args.join(' ')}\n`);
 };
+
+/** The Redis the benches' processes share, and a bench's own key prefix emptied of an earlier run's keys. */
+export async function freshRedisPrefix(prefix: string): Promise<string> {
+  const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const redis = new Redis(url);
+  for (const key of await redis.keys(`${prefix}:*`)) await redis.del(key);
+  redis.disconnect();
+  return url;
+}
+
+/** The p-th percentile (nearest rank) of ascending `sorted`. */
+export const percentile = (sorted: readonly number[], p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;

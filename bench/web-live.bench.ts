@@ -1,7 +1,7 @@
 import type { Browser } from 'playwright-core';
 import { launchBrowser } from '../e2e/support/chromium';
 import { startStack, waitUntil } from './e2e-stack';
-import { emit, log } from './support';
+import { emit, log, percentile } from './support';
 
 /**
  * `web-live`: a record page open in headless Chromium (the app served by the API, signed in
@@ -55,8 +55,7 @@ export async function run(args: Record<string, number>): Promise<void> {
       if (i >= 3) times.push(performance.now() - started);
     }
     times.sort((a, b) => a - b);
-    const at = (p: number) =>
-      Math.round(times[Math.min(times.length - 1, Math.ceil((p / 100) * times.length) - 1)]!);
+    const at = (p: number) => Math.round(percentile(times, p));
     log(
       `web-live: ${times.length} edits, min ${Math.round(times[0]!)} ms, max ${Math.round(times.at(-1)!)} ms`,
     );

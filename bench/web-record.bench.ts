@@ -3,14 +3,13 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { Redis } from 'ioredis';
 import { Pool } from 'pg';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { freePort, REPO_ROOT, runScript } from '../apps/sync-api/src/testing/processes';
 import { launchBrowser } from '../e2e/support/chromium';
 import { httpOk, spawnEntry } from '../e2e/support/launch';
 import { seedPeople } from './people-seed';
-import { emit, freshBenchDatabase, log } from './support';
+import { emit, freshBenchDatabase, freshRedisPrefix, log, percentile } from './support';
 
 /**
  * `web-record`: in headless Chromium, from navigation to a person's fields on screen (the first
@@ -24,9 +23,6 @@ import { emit, freshBenchDatabase, log } from './support';
 
 const PREFIX = 'syncline-bench-web';
 const ADMIN = 'bench.admin@syncline.test';
-
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
 /** The JavaScript index.html makes the browser load before the first page renders, gzipped. */
 export function initialJsKbGz(dist = join(REPO_ROOT, 'apps/web/dist')): number {
@@ -106,10 +102,7 @@ export async function run(args: Record<string, number>): Promise<void> {
   const people = args.people ?? 100_000;
   const loads = args.loads ?? 50;
   const databaseUrl = await freshBenchDatabase('syncline_bench_web_record');
-  const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-  const redis = new Redis(redisUrl);
-  for (const key of await redis.keys(`${PREFIX}:*`)) await redis.del(key);
-  redis.disconnect();
+  const redisUrl = await freshRedisPrefix(PREFIX);
 
   const children: ChildProcess[] = [];
   process.once('exit', () => {
