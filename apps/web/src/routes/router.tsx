@@ -1,6 +1,11 @@
 import { createRouter } from '@tanstack/react-router';
 import { setUnauthorizedHandler } from '../api/client';
 import { queryClient } from '../api/query-client';
+import { adminIndexRoute, adminRoute } from './admin';
+import { configRoutes } from './admin-config';
+import { connectionsRoutes } from './admin-connections';
+import { healthRoutes } from './admin-health';
+import { opsRoutes } from './admin-ops';
 import { appRoute, indexRoute } from './app';
 import { conflictsRoute, duplicateRoute, duplicatesRoute } from './inbox';
 import { PageSkeleton } from './lazy-page';
@@ -23,6 +28,13 @@ const routeTree = rootRoute.addChildren([
     conflictsRoute,
     duplicatesRoute,
     duplicateRoute,
+    adminRoute.addChildren([
+      adminIndexRoute,
+      ...connectionsRoutes,
+      ...configRoutes,
+      ...healthRoutes,
+      ...opsRoutes,
+    ]),
   ]),
 ]);
 

@@ -20,6 +20,18 @@ const NAV = [
   { to: '/duplicates', label: 'Duplicates', count: 'openDuplicates' },
 ] as const;
 
+/** The admin's pages, shown to admins only (the routes check the role too). */
+const ADMIN_NAV = [
+  { to: '/admin/connections', label: 'Connections' },
+  { to: '/admin/health', label: 'Sync health' },
+  { to: '/admin/policies', label: 'Policies' },
+  { to: '/admin/replays', label: 'Replays' },
+  { to: '/admin/dead-letters', label: 'Dead letters' },
+  { to: '/admin/audit-log', label: 'Audit log' },
+  { to: '/admin/api-keys', label: 'API keys' },
+  { to: '/admin/members', label: 'Members' },
+] as const;
+
 function CountBadge({ count, label }: { count: number | undefined; label: string }) {
   if (count === undefined || count === 0) return null;
   return (
@@ -101,6 +113,28 @@ export function AppLayout({ session }: { session: Session }) {
             />
           );
         })}
+        {session.role === 'admin' && (
+          <nav aria-label="Admin">
+            <Text size="xs" fw={700} c="dimmed" tt="uppercase" px="sm" mt="md" mb={4}>
+              Admin
+            </Text>
+            {ADMIN_NAV.map((item) => {
+              const active = pathname === item.to || pathname.startsWith(`${item.to}/`);
+              return (
+                <NavLink
+                  key={item.to}
+                  component={Link}
+                  to={item.to}
+                  label={item.label}
+                  active={active}
+                  aria-current={active ? 'page' : undefined}
+                />
+              );
+            })}
+            {/* The queue dashboard is the API's own page, not the app's: a full page load. */}
+            <NavLink href="/admin/queues" label="Queues" />
+          </nav>
+        )}
       </AppShell.Navbar>
       <AppShell.Main>
         {session.role === 'admin' && <AdminBanner />}
