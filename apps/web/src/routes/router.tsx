@@ -3,6 +3,7 @@ import { setUnauthorizedHandler } from '../api/client';
 import { queryClient } from '../api/query-client';
 import { adminIndexRoute, adminRoute } from './admin';
 import { configRoutes } from './admin-config';
+import { connectionPagesRoutes } from './admin-connection-pages';
 import { connectionsRoutes } from './admin-connections';
 import { healthRoutes } from './admin-health';
 import { opsRoutes } from './admin-ops';
@@ -31,6 +32,7 @@ const routeTree = rootRoute.addChildren([
     adminRoute.addChildren([
       adminIndexRoute,
       ...connectionsRoutes,
+      ...connectionPagesRoutes,
       ...configRoutes,
       ...healthRoutes,
       ...opsRoutes,
