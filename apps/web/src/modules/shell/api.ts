@@ -43,6 +43,6 @@ export const adminAttentionQuery = queryOptions({
       deadLetters: deadLetters.data.length > 0,
     };
   },
-  refetchInterval: 60_000,
-  staleTime: 30_000,
+  refetchInterval: 15_000,
+  staleTime: 10_000,
 });
