@@ -102,6 +102,50 @@ describe('HubSpot emulator: OAuth through @hubspot/api-client', () => {
     expect(again.body.status).toBe('BAD_AUTH_CODE');
   });
 
+  it('asks which account to install into before it redirects, and Cancel declines', async () => {
+    const first = await harness.createPortal({ appId: 7002 });
+    const second = await harness.createPortal({ appId: 7002 });
+    expect(second.clientId).toBe(first.clientId);
+    const authorize = new URL(`${harness.url}/oauth/authorize`);
+    authorize.search = new URLSearchParams({
+      client_id: first.clientId,
+      redirect_uri: redirectUri,
+      scope: 'crm.objects.contacts.read',
+      state: 'pick',
+    }).toString();
+    const chooser = await fetch(authorize, { redirect: 'manual' });
+    expect(chooser.status).toBe(200);
+    const html = await chooser.text();
+    expect(html).toContain('Choose an account');
+    const links = [...html.matchAll(/href="([^"]+)"/g)].map(
+      (m) => new URL(m[1]!.replaceAll('&amp;', '&'), harness.url),
+    );
+    const picks = links.filter((l) => l.pathname === '/oauth/authorize');
+    expect(picks.map((l) => Number(l.searchParams.get('portalId'))).sort()).toEqual(
+      [first.portalId, second.portalId].sort(),
+    );
+
+    const pick = picks.find((l) => l.searchParams.get('portalId') === String(second.portalId))!;
+    const redirect = await fetch(pick, { redirect: 'manual' });
+    expect(redirect.status).toBe(302);
+    const back = new URL(redirect.headers.get('location') ?? '');
+    expect(back.searchParams.get('state')).toBe('pick');
+    const tokens = await oauth.oauth.tokensApi.create(
+      'authorization_code',
+      back.searchParams.get('code') ?? '',
+      redirectUri,
+      second.clientId,
+      second.clientSecret,
+    );
+    expect(await oauth.oauth.accessTokensApi.get(tokens.accessToken)).toMatchObject({
+      hubId: second.portalId,
+    });
+
+    const cancel = links.find((l) => l.href.startsWith(redirectUri))!;
+    expect(cancel.searchParams.get('error')).toBe('access_denied');
+    expect(cancel.searchParams.get('state')).toBe('pick');
+  });
+
   it('refreshes: a new 30-minute access token, the same refresh token', async () => {
     const portal = await harness.createPortal();
     const refreshed = await oauth.oauth.tokensApi.create(

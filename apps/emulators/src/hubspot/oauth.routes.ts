@@ -1,7 +1,41 @@
 import type { FastifyInstance } from 'fastify';
 import { HubspotHttpError, notFoundError } from './errors';
 import type { HubspotState } from './hubspot-state';
+import type { Portal } from './portal';
 import { ACCESS_TOKEN_TTL_SECONDS, DEFAULT_SCOPES, type Grant } from './token-store';
+
+const escapeHtml = (s: string) =>
+  s.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c,
+  );
+
+/**
+ * "Choose an account": every portal the app's client may be installed into, each a link that
+ * repeats the authorize request with its `portalId`; Cancel sends the browser back with
+ * `error=access_denied`, as HubSpot does when the user declines.
+ */
+function accountChooserPage(query: AuthorizeQuery, portals: Portal[]): string {
+  const params = new URLSearchParams(
+    Object.entries(query).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+  );
+  const choice = (portal: Portal) => {
+    const chosen = new URLSearchParams(params);
+    chosen.set('portalId', String(portal.portalId));
+    const owner = portal.owners[0]?.email;
+    return `<li><a href="/oauth/authorize?${escapeHtml(chosen.toString())}">Account ${portal.portalId}</a>${owner ? ` <span>(${escapeHtml(owner)})</span>` : ''}</li>`;
+  };
+  const cancel = new URL(String(query.redirect_uri));
+  cancel.searchParams.set('error', 'access_denied');
+  cancel.searchParams.set('error_description', 'The user declined to install the app.');
+  if (query.state !== undefined) cancel.searchParams.set('state', query.state);
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Choose an account - HubSpot (emulator)</title></head><body><main>
+<h1>Choose an account</h1>
+<p>Syncline wants to connect to one of your HubSpot accounts.</p>
+<ul aria-label="Your accounts">${portals.map(choice).join('')}</ul>
+<p><a href="${escapeHtml(cancel.toString())}">Cancel</a></p>
+</main></body></html>`;
+}
 
 /** HubSpot's OAuth errors put the error code in `status` (`BAD_REFRESH_TOKEN`, …). */
 const oauthError = (status: string, message: string): HubspotHttpError =>
@@ -35,6 +69,16 @@ export function registerOauthRoutes(app: FastifyInstance, state: HubspotState): 
 
   app.get<{ Querystring: AuthorizeQuery }>('/oauth/authorize', async (req, reply) => {
     const { client_id: clientId, redirect_uri: redirectUri } = req.query;
+    // As HubSpot: the user first picks the account to install into (the emulator's `portalId`
+    // is that pick; a script may pass it at once).
+    if (req.query.portalId === undefined && clientId !== undefined && redirectUri !== undefined) {
+      const portals = [...state.portals.values()].filter((p) => p.settings.clientId === clientId);
+      if (portals.length === 0) throw oauthError('BAD_CLIENT_ID', 'missing or unknown client id');
+      return reply
+        .type('text/html; charset=utf-8')
+        .header('cache-control', 'no-store')
+        .send(accountChooserPage(req.query, portals));
+    }
     const portal =
       clientId === undefined
         ? undefined
