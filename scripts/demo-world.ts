@@ -63,6 +63,11 @@ export interface DemoWorldOptions {
   webhookUrls?: { a?: string; b?: string };
   /** Set on the Google user: where Gmail pushes go. */
   gmailPushUrl?: string;
+  /**
+   * Also a third portal, CRM C, left unconnected for an admin to connect (in dry run first):
+   * some of the people of A and B, some under another job title, and a few of its own.
+   */
+  sparePortal?: { webhookUrl?: string };
 }
 
 export type DemoSystem = 'hubspot-a' | 'hubspot-b' | 'google-calendar' | 'gmail' | 'google-tasks';
@@ -92,6 +97,30 @@ export interface DemoPortal {
   };
   counts: { contacts: number; companies: number; deals: number; meetings: number; associations: number };
 }
+
+/** CRM C: installed with the app, not connected. */
+export interface DemoSparePortal {
+  label: 'CRM C';
+  portalId: number;
+  counts: { contacts: number; companies: number; alsoInAOrB: number; otherJobTitle: number; own: number };
+}
+
+/** People only CRM C holds (so its dry run has new records to show). */
+const SPARE_OWN_PEOPLE = [
+  {
+    firstname: 'Ingrid',
+    lastname: 'Solberg',
+    email: 'ingrid.solberg@fjordline.example',
+    jobtitle: 'Procurement Lead',
+  },
+  { firstname: 'Tomas', lastname: 'Herrera', email: 'tomas.herrera@altiplano.example', jobtitle: 'CFO' },
+  {
+    firstname: 'Yuki',
+    lastname: 'Tanabe',
+    email: 'yuki.tanabe@kumo-systems.example',
+    jobtitle: 'IT Director',
+  },
+] as const;
 
 export interface DemoGoogleUser {
   email: string;
@@ -168,6 +197,8 @@ export interface DemoWorld {
   app: DemoHubspotApp;
   portals: { a: DemoPortal; b: DemoPortal };
   google: DemoGoogleUser;
+  /** With `sparePortal`: CRM C, for an admin to connect. */
+  spare: DemoSparePortal | null;
   people: DemoPerson[];
   companies: DemoCompany[];
   duplicates: PlantedDuplicate[];
@@ -1087,10 +1118,70 @@ export async function seedDemoWorld(
     };
   };
 
+  // CRM C: every fourth person (every eighth under another job title) with their companies,
+  // and a few people of its own; no deals, meetings or conflicts planted.
+  const seedSparePortal = async (webhookUrl: string | undefined): Promise<DemoSparePortal> => {
+    // Far from any seed's A and B (which are 20,000,000 + 2 × seed and the next).
+    const portalId = plan.portalIds.a + 40_000_000;
+    await emu.hubspot.createPortal({
+      portalId,
+      appId: app.appId,
+      clientId: app.clientId,
+      clientSecret: app.clientSecret,
+    });
+    const chosen = plan.people.filter((_, i) => i % 4 === 0);
+    const companyIds = new Map<string, string>();
+    for (const key of new Set(chosen.map((p) => p.companyKey))) {
+      const company = companyByKey.get(key)!;
+      const rec = await emu.hubspot.ui.create(portalId, 'companies', {
+        name: company.name,
+        domain: company.domain,
+        country: company.country,
+        industry: company.industry,
+      });
+      companyIds.set(key, rec.id);
+    }
+    let otherJobTitle = 0;
+    for (const [i, p] of chosen.entries()) {
+      const retitled = i % 2 === 1;
+      if (retitled) otherJobTitle++;
+      const rec = await emu.hubspot.ui.create(portalId, 'contacts', {
+        email: p.email,
+        firstname: p.firstName,
+        lastname: p.lastName,
+        phone: p.phone,
+        jobtitle: retitled ? `Senior ${p.jobTitle}` : p.jobTitle,
+        company: companyByKey.get(p.companyKey)!.name,
+        lifecyclestage: 'opportunity',
+      });
+      await emu.hubspot.ui.associate(
+        portalId,
+        'contacts',
+        rec.id,
+        'companies',
+        companyIds.get(p.companyKey)!,
+      );
+    }
+    for (const person of SPARE_OWN_PEOPLE) await emu.hubspot.ui.create(portalId, 'contacts', { ...person });
+    if (webhookUrl) await emu.hubspot.setWebhookTarget(portalId, webhookUrl);
+    return {
+      label: 'CRM C',
+      portalId,
+      counts: {
+        contacts: chosen.length + SPARE_OWN_PEOPLE.length,
+        companies: companyIds.size,
+        alsoInAOrB: chosen.length,
+        otherJobTitle,
+        own: SPARE_OWN_PEOPLE.length,
+      },
+    };
+  };
+
   // Each portal's ids come from its own generator and Google's from another: the three
   // can be seeded at once and stay deterministic.
   const [a, b, google] = await Promise.all([seedPortal('a'), seedPortal('b'), seedGoogle()]);
   const portals = { a, b };
+  const spare = options.sparePortal ? await seedSparePortal(options.sparePortal.webhookUrl) : null;
 
   // ---- what was planted ----
   const duplicates: PlantedDuplicate[] = [];
@@ -1216,6 +1307,7 @@ export async function seedDemoWorld(
     app,
     portals,
     google: google.user,
+    spare,
     people: plan.people,
     companies: plan.companies,
     duplicates,

@@ -684,6 +684,7 @@ async function main(): Promise<void> {
     conflicts: 'deferred',
     webhookUrls: { a: hubspotWebhook, b: hubspotWebhook },
     gmailPushUrl: `${apiUrl}/webhooks/gmail?token=${gmailPushToken}`,
+    sparePortal: { webhookUrl: hubspotWebhook },
   });
   const { a, b } = world.portals;
   const g = world.google;
@@ -695,6 +696,10 @@ async function main(): Promise<void> {
   say(
     `   CRM B (portal ${b.portalId}): ${b.counts.contacts} contacts, ${b.counts.companies} companies, ${b.counts.deals} deals, ${b.counts.meetings} logged meetings`,
   );
+  if (world.spare)
+    say(
+      `   CRM C (portal ${world.spare.portalId}): ${world.spare.counts.contacts} contacts (${world.spare.counts.alsoInAOrB} also in A or B, ${world.spare.counts.otherJobTitle} of them with another job title; ${world.spare.counts.own} of its own), not connected: for the admin to connect`,
+    );
   say(
     `   ${world.counts.inBoth} of ${world.counts.people} people are in both CRMs, written differently (${dupes('contact').filter((d) => d.matchBy === 'email').length} by email case/format, ${dupes('contact').filter((d) => d.matchBy === 'phone').length} with another address and only the phone in common)`,
   );
@@ -985,6 +990,10 @@ async function main(): Promise<void> {
       `     or "Sign in with Google" on ${apiUrl}/sign-in as ${DEMO_SALES.email} (the Google emulator's consent page)`,
     );
     say(`     more links: npm run cli -- sign-in-link --email <address>   (DATABASE_URL=${databaseUrl})`);
+    if (world.spare)
+      say(
+        `     as the admin: Admin → Connections → Connect → HubSpot, tick "Try in dry run first", choose account ${world.spare.portalId} (CRM C), read what it would do, then Enable`,
+      );
 
     say('\n   Where things are');
     say(
@@ -993,7 +1002,7 @@ async function main(): Promise<void> {
     say(`     admin API key  ${workspace.apiKey}   (Authorization: Bearer …)`);
     say(`     workers        metrics: http://127.0.0.1:${metricsPort}/metrics`);
     say(
-      `     HubSpot emu    ${emulatorUrls.hubspot}   CRM A = portal ${a.portalId}, CRM B = portal ${b.portalId}`,
+      `     HubSpot emu    ${emulatorUrls.hubspot}   CRM A = portal ${a.portalId}, CRM B = portal ${b.portalId}${world.spare ? `, CRM C = portal ${world.spare.portalId} (not connected)` : ''}`,
     );
     say(`     Google emu     ${emulatorUrls.google}   user ${g.email}`);
     say(`     database       ${databaseUrl}   (Redis prefix ${REDIS_PREFIX}:)`);
