@@ -15,6 +15,10 @@ import {
   mappingRevisionsQuery,
   mappingsIfMatch,
   mappingsView,
+  type PropertiesQuery,
+  type PropertyListView,
+  propertiesQuery,
+  propertyListView,
   type ReplaceMappingsBody,
   replaceMappingsBody,
 } from './mappings.schemas';
@@ -95,6 +99,40 @@ export class MappingsController {
   ): Promise<MappingsView> {
     const expected = header(mappingsIfMatch, ifMatch, 'If-Match');
     return withEtag(reply, await this.mappings.replace(principal, id, body, expected));
+  }
+
+  @ApiOkResponse({
+    description:
+      "The portal's properties a mapping can name for one entity type, custom properties included, read now " +
+      "through the provider's properties API (HubSpot: `GET /crm/v3/properties/{objectType}`), with the " +
+      'property types each field can use.',
+    standardSchema: propertyListView,
+  })
+  @ApiResponse({
+    status: HttpStatus.BAD_REQUEST,
+    description:
+      '`validation_failed` (the query); `mappings_unsupported` (a Google connection: fixed fields, no properties).',
+    standardSchema: apiErrorBody,
+  })
+  @ApiResponse({
+    status: HttpStatus.CONFLICT,
+    description:
+      '`connection_disconnected`: disconnected for good. `credentials_required`: no credentials, or the ' +
+      'provider refused them.',
+    standardSchema: apiErrorBody,
+  })
+  @ApiResponse({
+    status: HttpStatus.SERVICE_UNAVAILABLE,
+    description: '`unavailable`: the provider could not be asked for its properties (retry).',
+    standardSchema: apiErrorBody,
+  })
+  @Get('properties')
+  properties(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id', { schema: z.uuid() }) id: string,
+    @Query({ schema: propertiesQuery }) query: PropertiesQuery,
+  ): Promise<PropertyListView> {
+    return this.mappings.properties(principal, id, query.entityType);
   }
 
   @ApiOkResponse({

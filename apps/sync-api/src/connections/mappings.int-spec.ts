@@ -54,6 +54,23 @@ interface MappingsBody {
   >;
   updatedAt: string | null;
 }
+interface PropertyListBody {
+  connectionId: string;
+  externalAccountId: string;
+  entityType: string;
+  objectType: string;
+  properties: {
+    name: string;
+    label: string;
+    type: string;
+    groupName: string;
+    custom: boolean;
+    readOnly: boolean;
+    reserved: boolean;
+  }[];
+  fieldTypes: Record<string, string[]>;
+  customFieldTypes: string[];
+}
 interface ErrorBody {
   error: { code: string; message: string };
 }
@@ -170,6 +187,53 @@ describe('connection field mappings', () => {
     });
     for (const fields of Object.values(body.fields))
       expect(fields.filter((f) => !f.mapped || f.source !== 'default')).toEqual([]);
+  });
+
+  it("lists the portal's properties of a type through its properties API, custom ones included", async () => {
+    const res = await call(a.adminKey, 'GET', url(hubspotId, '/properties?entityType=person'));
+    expect(res.statusCode, res.body).toBe(200);
+    const body = res.json<PropertyListBody>();
+    expect(body).toMatchObject({
+      connectionId: hubspotId,
+      externalAccountId: String(PORTAL),
+      entityType: 'person',
+      objectType: 'contacts',
+    });
+    const byName = new Map(body.properties.map((p) => [p.name, p]));
+    expect(byName.get('lead_score')).toEqual({
+      name: 'lead_score',
+      label: 'lead_score',
+      type: 'string',
+      groupName: 'custom',
+      custom: true,
+      readOnly: false,
+      reserved: false,
+    });
+    expect(byName.get('lead_score_number')).toMatchObject({ type: 'number', custom: true });
+    expect(byName.get('jobtitle')).toMatchObject({ type: 'string', custom: false, reserved: false });
+    // Ids and dates HubSpot or Syncline keep are listed, but no mapping may name them.
+    expect(byName.get('hs_object_id')).toMatchObject({ reserved: true });
+    expect(byName.get('createdate')).toMatchObject({ reserved: true });
+    // Another type's custom property is not among them.
+    expect(byName.has('amount_eur')).toBe(false);
+    // What each field can use, as a PUT checks it.
+    expect(body.fieldTypes.email).toEqual(['string', 'phone_number', 'enumeration']);
+    expect(body.customFieldTypes).toEqual(['string', 'phone_number', 'enumeration']);
+
+    const deals = (
+      await call(a.adminKey, 'GET', url(hubspotId, '/properties?entityType=deal'))
+    ).json<PropertyListBody>();
+    expect(deals.objectType).toBe('deals');
+    expect(deals.properties.find((p) => p.name === 'amount_eur')).toMatchObject({
+      type: 'number',
+      custom: true,
+    });
+    expect(deals.fieldTypes.amount).toEqual(['number']);
+
+    const unknown = await call(a.adminKey, 'GET', url(hubspotId, '/properties?entityType=planet'));
+    expect([unknown.statusCode, unknown.json<ErrorBody>().error.code]).toEqual([400, 'validation_failed']);
+    const missing = await call(a.adminKey, 'GET', url(hubspotId, '/properties'));
+    expect(missing.statusCode).toBe(400);
   });
 
   it('refuses a property the portal does not have, naming it; nothing is stored', async () => {
@@ -319,6 +383,7 @@ describe('connection field mappings', () => {
     for (const [method, path] of [
       ['GET', url(hubspotId)],
       ['GET', url(hubspotId, '/revisions')],
+      ['GET', url(hubspotId, '/properties?entityType=person')],
       ['PUT', url(hubspotId)],
     ] as const) {
       const res = await call(salesKey, method, path, method === 'PUT' ? { mappings: [] } : undefined);
@@ -333,6 +398,7 @@ describe('connection field mappings', () => {
     for (const [method, path] of [
       ['GET', url(hubspotId)],
       ['GET', url(hubspotId, '/revisions')],
+      ['GET', url(hubspotId, '/properties?entityType=person')],
       ['PUT', url(hubspotId)],
     ] as const) {
       const res = await call(b.adminKey, method, path, method === 'PUT' ? { mappings: [] } : undefined);
@@ -355,6 +421,11 @@ describe('connection field mappings', () => {
     );
     expect([res.statusCode, res.json<ErrorBody>().error.code]).toEqual([400, 'mappings_unsupported']);
     expect(res.json<ErrorBody>().error.message).toContain('google-calendar');
+    const properties = await call(a.adminKey, 'GET', url(googleId, '/properties?entityType=meeting'));
+    expect([properties.statusCode, properties.json<ErrorBody>().error.code]).toEqual([
+      400,
+      'mappings_unsupported',
+    ]);
   });
 
   it('a disconnected connection is 409 to a PUT, and still reads', async () => {
@@ -392,6 +463,15 @@ describe('connection field mappings', () => {
       created.json<{ id: string }>().id,
     );
     expect([res.statusCode, res.json<ErrorBody>().error.code]).toEqual([409, 'credentials_required']);
+    const properties = await call(
+      a.adminKey,
+      'GET',
+      url(created.json<{ id: string }>().id, '/properties?entityType=person'),
+    );
+    expect([properties.statusCode, properties.json<ErrorBody>().error.code]).toEqual([
+      409,
+      'credentials_required',
+    ]);
   });
   it('a webhook is read under the mappings in force at its arrival (no restart)', async () => {
     const webhook = async (value: string, eventId: number) => {

@@ -131,3 +131,40 @@ export const mappingRevisionPage = z.object({
   nextCursor: nextCursorField,
 });
 export type MappingRevisionPage = z.output<typeof mappingRevisionPage>;
+
+export const propertiesQuery = z.object({
+  entityType: z
+    .enum(ENTITY_TYPES)
+    .describe('The entity type whose provider object to list (person: contacts).'),
+});
+export type PropertiesQuery = z.output<typeof propertiesQuery>;
+
+export const propertyView = z.object({
+  name: z.string().describe('The internal name a mapping names.'),
+  label: z.string(),
+  type: z
+    .string()
+    .describe("HubSpot's data type: string, number, date, datetime, enumeration, bool, phone_number."),
+  groupName: z.string(),
+  custom: z.boolean().describe("Made by the portal's admins, not one of HubSpot's own."),
+  readOnly: z.boolean().describe('HubSpot computes its value: it cannot carry a field.'),
+  reserved: z
+    .boolean()
+    .describe(
+      'Kept by HubSpot or Syncline (ids, create and modify dates) or read-only: no mapping may name it.',
+    ),
+});
+export type PropertyView = z.output<typeof propertyView>;
+
+export const propertyListView = z.object({
+  connectionId: z.uuid(),
+  externalAccountId: z.string().describe('The portal the properties are read from.'),
+  entityType: z.enum(ENTITY_TYPES),
+  objectType: z.string().describe("The provider's object type (HubSpot: contacts, companies, deals, …)."),
+  properties: z.array(propertyView).describe('Every property of the object type in the portal, by label.'),
+  fieldTypes: z
+    .record(z.string(), z.array(z.string()))
+    .describe('Per field the connection carries for the type, the property types that can carry it.'),
+  customFieldTypes: z.array(z.string()).describe('The property types a new custom field (text) can use.'),
+});
+export type PropertyListView = z.output<typeof propertyListView>;

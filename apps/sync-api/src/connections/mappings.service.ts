@@ -16,6 +16,7 @@ import {
   providerEndpoints,
 } from '@syncline/core';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
+import { z } from 'zod';
 import { AuditLogService } from '../admin/audit-log.service';
 import { actorRef, actorViewOf } from '../auth/actor-ref';
 import type { Principal } from '../auth/principal';
@@ -36,6 +37,7 @@ import type {
   MappingRevisionsQuery,
   MappingRevisionView,
   MappingsView,
+  PropertyListView,
   ReplaceMappingsBody,
 } from './mappings.schemas';
 
@@ -48,6 +50,16 @@ const RESERVED_PROPERTIES = new Set([
   'lastmodifieddate',
   'hs_lastmodifieddate',
 ]);
+
+/** What a property must have for a mapping to name it; anything else the portal answers is left out. */
+const portalProperty = z.object({
+  name: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_-]{0,99}$/),
+  label: z.string(),
+  type: z.string().min(1),
+  groupName: z.string().catch(''),
+  custom: z.boolean(),
+  readOnly: z.boolean(),
+});
 
 interface Problem {
   code: ApiErrorCode;
@@ -160,6 +172,41 @@ export class MappingsService {
     };
   }
 
+  /**
+   * The portal's properties of one entity type's object, custom ones included, each marked
+   * `reserved` where no mapping may name it, with the property types each field can use.
+   */
+  async properties(principal: Principal, id: string, entityType: EntityType): Promise<PropertyListView> {
+    const connection = await this.find(principal, id);
+    if (connection.status === 'disconnected') throw disconnected(id);
+    const objectType = HUBSPOT_OBJECT_TYPES[entityType];
+    if (connection.provider !== 'hubspot' || objectType === undefined)
+      throw new CodedHttpException(
+        HttpStatus.BAD_REQUEST,
+        'mappings_unsupported',
+        `a ${connection.provider} connection has fixed fields and no properties to map`,
+      );
+    const listed = await this.readProperties(
+      await this.contextOf(principal, connection),
+      connection,
+      objectType,
+    );
+    const fields = hubspotFieldMap(connection.mappings)[entityType] ?? [];
+    return {
+      connectionId: connection.id,
+      externalAccountId: connection.externalAccountId,
+      entityType,
+      objectType,
+      properties: listed
+        .map((p) => ({ ...p, reserved: p.readOnly || RESERVED_PROPERTIES.has(p.name) }))
+        .sort((a, b) => a.label.localeCompare(b.label) || a.name.localeCompare(b.name)),
+      fieldTypes: Object.fromEntries(
+        fields.map((f) => [f.field, [...propertyTypesFor(entityType, f.custom ? '' : f.field)]]),
+      ),
+      customFieldTypes: [...propertyTypesFor(entityType, '')],
+    };
+  }
+
   private async find(principal: Principal, id: string): Promise<MappingsRecord> {
     const record = await this.mappings.find(principal.workspaceId, id as ConnectionId);
     if (!record) throw new NotFoundException(`no connection ${id}`);
@@ -175,22 +222,8 @@ export class MappingsService {
     const ctx = await this.contextOf(principal, connection);
     const catalogues = new Map<string, Map<string, HubspotProperty>>();
     for (const objectType of new Set(mappings.map((m) => HUBSPOT_OBJECT_TYPES[m.entityType] ?? ''))) {
-      const listed = await listHubspotProperties(ctx, objectType);
-      if (!listed.ok) {
-        if (listed.error.code === 'AuthRevoked')
-          throw new CodedHttpException(
-            HttpStatus.CONFLICT,
-            'credentials_required',
-            `HubSpot refused connection ${connection.id}'s token while its ${objectType} properties were read: ` +
-              'replace its credentials (PUT /{id}/credentials), then retry',
-          );
-        throw new CodedHttpException(
-          HttpStatus.SERVICE_UNAVAILABLE,
-          'unavailable',
-          `could not read the ${objectType} properties of portal ${connection.externalAccountId}: ${listed.error.message}`,
-        );
-      }
-      catalogues.set(objectType, new Map(listed.value.map((p) => [p.name, p])));
+      const listed = await this.readProperties(ctx, connection, objectType);
+      catalogues.set(objectType, new Map(listed.map((p) => [p.name, p])));
     }
     return mappings.flatMap((m): Problem[] => {
       const objectType = HUBSPOT_OBJECT_TYPES[m.entityType] ?? '';
@@ -220,6 +253,38 @@ export class MappingsService {
               `${isUnifiedField(m.entityType, m.field) ? m.field : 'a custom field (text)'} needs ${accepted.join(' or ')}`,
           },
         ];
+      return [];
+    });
+  }
+
+  /** One object type's properties through the connector; a refusal or failure as the API's error. */
+  private async readProperties(
+    ctx: ConnectionContext,
+    connection: MappingsRecord,
+    objectType: string,
+  ): Promise<HubspotProperty[]> {
+    const listed = await listHubspotProperties(ctx, objectType);
+    if (!listed.ok) {
+      if (listed.error.code === 'AuthRevoked')
+        throw new CodedHttpException(
+          HttpStatus.CONFLICT,
+          'credentials_required',
+          `HubSpot refused connection ${connection.id}'s token while its ${objectType} properties were read: ` +
+            'replace its credentials (PUT /{id}/credentials), then retry',
+        );
+      throw new CodedHttpException(
+        HttpStatus.SERVICE_UNAVAILABLE,
+        'unavailable',
+        `could not read the ${objectType} properties of portal ${connection.externalAccountId}: ${listed.error.message}`,
+      );
+    }
+    return listed.value.flatMap((raw) => {
+      const parsed = portalProperty.safeParse(raw);
+      if (parsed.success) return [parsed.data];
+      this.logger.warn(
+        { connectionId: connection.id, objectType, issues: parsed.error.issues.map((i) => i.path.join('.')) },
+        'a portal property the API could not read was left out',
+      );
       return [];
     });
   }

@@ -9,6 +9,12 @@ export interface HubspotProperty {
   label: string;
   /** HubSpot's data type: string, number, date, datetime, enumeration, bool, phone_number. */
   type: string;
+  /** The property group it is shown under in HubSpot. */
+  groupName: string;
+  /** Made by the portal (not one of HubSpot's own). */
+  custom: boolean;
+  /** HubSpot computes its value: nothing can write it. */
+  readOnly: boolean;
 }
 
 /** One field of a connection: the property that carries it, and whether it is carried at all. */
@@ -96,5 +102,14 @@ export async function listHubspotProperties(
   const session = new HubspotSession(ctx);
   const page = await session.call('default', (client) => client.crm.properties.coreApi.getAll(objectType));
   if (!page.ok) return page;
-  return ok(page.value.results.map((p) => ({ name: p.name, label: p.label, type: p.type })));
+  return ok(
+    page.value.results.map((p) => ({
+      name: p.name,
+      label: p.label,
+      type: p.type,
+      groupName: p.groupName,
+      custom: p.hubspotDefined !== true,
+      readOnly: p.calculated === true || p.modificationMetadata?.readOnlyValue === true,
+    })),
+  );
 }
