@@ -102,6 +102,9 @@ export interface DemoPortal {
 export interface DemoSparePortal {
   label: 'CRM C';
   portalId: number;
+  /** For scripts and tests that connect it without the consent page. */
+  externalAccountId: string;
+  credentials: OAuthCredentials;
   counts: { contacts: number; companies: number; alsoInAOrB: number; otherJobTitle: number; own: number };
 }
 
@@ -1123,7 +1126,7 @@ export async function seedDemoWorld(
   const seedSparePortal = async (webhookUrl: string | undefined): Promise<DemoSparePortal> => {
     // Far from any seed's A and B (which are 20,000,000 + 2 × seed and the next).
     const portalId = plan.portalIds.a + 40_000_000;
-    await emu.hubspot.createPortal({
+    const grant = await emu.hubspot.createPortal({
       portalId,
       appId: app.appId,
       clientId: app.clientId,
@@ -1167,6 +1170,12 @@ export async function seedDemoWorld(
     return {
       label: 'CRM C',
       portalId,
+      externalAccountId: String(portalId),
+      credentials: {
+        accessToken: grant.accessToken,
+        refreshToken: grant.refreshToken,
+        expiresAt: new Date(Date.now() + grant.expiresIn * 1000).toISOString(),
+      },
       counts: {
         contacts: chosen.length + SPARE_OWN_PEOPLE.length,
         companies: companyIds.size,
