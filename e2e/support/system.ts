@@ -476,7 +476,7 @@ export async function startSystem(options: StartSystemOptions = {}) {
       provider: ProviderKey,
       externalAccountId: string,
       credentials: ConnectionCredentials,
-      extra: { displayName?: string } = {},
+      extra: { displayName?: string; dryRun?: boolean } = {},
     ): Promise<ConnectionView> => {
       const res = await api<ConnectionView>('POST', '/api/v1/connections', {
         provider,
