@@ -73,6 +73,8 @@ export class CodedHttpException extends HttpException {
     status: HttpStatus,
     readonly code: ApiErrorCode,
     message: string,
+    /** Ids the caller can act on (`replayId` of the replay in the way), beside code and message. */
+    readonly details: Readonly<Record<string, string>> = {},
   ) {
     super(message, status);
   }

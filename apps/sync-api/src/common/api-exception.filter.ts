@@ -43,7 +43,8 @@ export class ApiExceptionFilter implements ExceptionFilter {
       return { status: HttpStatus.BAD_REQUEST, body: errorBody('validation_failed', exception.message) };
     }
     if (exception instanceof CodedHttpException) {
-      return { status: exception.getStatus(), body: errorBody(exception.code, exception.message) };
+      const body = errorBody(exception.code, exception.message);
+      return { status: exception.getStatus(), body: { error: { ...exception.details, ...body.error } } };
     }
     const status = deliberateStatus(exception);
     const code = status === undefined ? undefined : CODE_BY_STATUS[status];

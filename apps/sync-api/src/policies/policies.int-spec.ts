@@ -11,12 +11,13 @@ interface PolicySetBody {
   entityType: string;
   version: number;
   fields: Record<string, Policy>;
+  strategies: Record<string, string[]>;
   updatedAt: string | null;
 }
 interface RevisionBody {
   version: number;
   fields: Record<string, Policy>;
-  changedBy: { kind: string; id: string; keyId: string | null };
+  changedBy: { kind: string; id: string; keyId: string | null; label: string | null };
   createdAt: string;
 }
 interface ErrorBody {
@@ -24,6 +25,9 @@ interface ErrorBody {
 }
 
 const allLww = (fields: readonly string[]) => Object.fromEntries(fields.map((f) => [f, { kind: 'lww' }]));
+/** No person field holds a list: none may take `union`. */
+const notUnion = (fields: readonly string[]) =>
+  Object.fromEntries(fields.map((f) => [f, ['lww', 'priority', 'manual']]));
 const PERSON_FIELDS = Object.keys(UNIFIED_FIELDS.person);
 
 describe('field policies', () => {
@@ -33,6 +37,7 @@ describe('field policies', () => {
   let b: { workspaceId: string; adminKey: string };
   let salesKey: string;
   let adminKeyId: string;
+  let adminKeyName: string;
   let hubspot: string;
   let calendar: string;
   let internal: string;
@@ -88,7 +93,9 @@ describe('field policies', () => {
     await pg.connect();
     a = await seedWorkspace(t.prisma, 'Acme');
     b = await seedWorkspace(t.prisma, 'Globex');
-    adminKeyId = (await t.prisma.apiKey.findFirstOrThrow({ where: { workspaceId: a.workspaceId } })).id;
+    const adminKeyRow = await t.prisma.apiKey.findFirstOrThrow({ where: { workspaceId: a.workspaceId } });
+    adminKeyId = adminKeyRow.id;
+    adminKeyName = adminKeyRow.name;
     hubspot = await connection(a.workspaceId, 'hubspot');
     calendar = await connection(a.workspaceId, 'google_calendar');
     internal = await connection(a.workspaceId, 'syncline');
@@ -105,6 +112,7 @@ describe('field policies', () => {
       entityType: 'person',
       version: 0,
       fields: allLww([...PERSON_FIELDS, 'leadScore']),
+      strategies: notUnion([...PERSON_FIELDS, 'leadScore']),
       updatedAt: null,
     });
     // The mapping is a person's: a deal has only its unified fields.
@@ -136,6 +144,7 @@ describe('field policies', () => {
       entityType: 'person',
       version: 1,
       fields: { ...allLww([...PERSON_FIELDS, 'leadScore']), ...expected },
+      strategies: notUnion([...PERSON_FIELDS, 'leadScore']),
       updatedAt: expect.any(String),
     });
     expect(await read(salesKey, 'person')).toEqual(body);
@@ -187,6 +196,10 @@ describe('field policies', () => {
       labelIds: { kind: 'union' },
     });
     expect(email.statusCode).toBe(200);
+    // What the page offers per field: union where the field holds a list.
+    const { strategies } = await read(a.adminKey, 'meeting');
+    expect(strategies.attendees).toEqual(['lww', 'priority', 'manual', 'union']);
+    expect(strategies.title).toEqual(['lww', 'priority', 'manual']);
     expect(await mergeSees(a.workspaceId, 'meeting')).toEqual({
       attendees: { kind: 'union' },
       title: { kind: 'manual' },
@@ -306,6 +319,7 @@ describe('field policies', () => {
       entityType: 'person',
       version: 0,
       fields: allLww([...PERSON_FIELDS, 'leadScore']),
+      strategies: notUnion([...PERSON_FIELDS, 'leadScore']),
       updatedAt: null,
     });
     expect((await call(b.adminKey, 'GET', '/api/v1/policies/person/revisions')).json()).toEqual({
@@ -347,7 +361,7 @@ describe('field policies', () => {
       {
         version: 2,
         fields: { jobTitle: { kind: 'priority', order: [calendar] } },
-        changedBy: { kind: 'apiKey', id: adminKeyId, keyId: adminKeyId },
+        changedBy: { kind: 'apiKey', id: adminKeyId, keyId: adminKeyId, label: adminKeyName },
         createdAt: expect.any(String),
       },
       {
@@ -357,7 +371,7 @@ describe('field policies', () => {
           lifecycleStage: { kind: 'priority', order: [hubspot, 'user'] },
           leadScore: { kind: 'priority', order: ['user', calendar, hubspot] },
         },
-        changedBy: { kind: 'apiKey', id: adminKeyId, keyId: adminKeyId },
+        changedBy: { kind: 'apiKey', id: adminKeyId, keyId: adminKeyId, label: adminKeyName },
         createdAt: expect.any(String),
       },
     ]);

@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
 import { AuditLogModule } from '../admin/audit-log.module';
+import { ActorLabelsModule } from '../auth/actor-labels';
 import { PoliciesController } from './policies.controller';
 import { PoliciesRepository } from './policies.repository';
 import { PoliciesService } from './policies.service';
 
 @Module({
-  imports: [AuditLogModule],
+  imports: [AuditLogModule, ActorLabelsModule],
   controllers: [PoliciesController],
   providers: [PoliciesService, PoliciesRepository],
 })

@@ -36,6 +36,9 @@ const priorityOrder = z
   })
   .describe('Sources best first; a source not listed ranks after every listed one.');
 
+export const POLICY_KINDS = ['lww', 'priority', 'manual', 'union'] as const;
+export type PolicyKind = (typeof POLICY_KINDS)[number];
+
 export const fieldPolicy = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('lww').describe('Latest event time wins (the default).') }),
   z.strictObject({
@@ -85,6 +88,9 @@ export const policySetView = z.object({
       'Every field of the type (unified fields, custom fields mapped by a connection, and any field ' +
         'with a stored policy) with the policy the merge applies to it: `lww` where none is set.',
     ),
+  strategies: z
+    .record(z.string(), z.array(z.enum(POLICY_KINDS)))
+    .describe('The policies each field may take (`union` only for a field that holds a list).'),
   updatedAt: z.iso.datetime().nullable().describe('When the set was last replaced; null before that.'),
 });
 export type PolicySetView = z.output<typeof policySetView>;
@@ -106,7 +112,9 @@ export const revisionView = z.object({
   fields: z
     .record(z.string(), fieldPolicy)
     .describe('The set as this version made it: the fields given a policy other than `lww`.'),
-  changedBy: actorView.describe('The member or API key that replaced the set.'),
+  changedBy: actorView
+    .extend({ label: z.string().nullable().describe("The member's name (else email), or the key's name.") })
+    .describe('The member or API key that replaced the set.'),
   createdAt: z.iso.datetime(),
 });
 export type RevisionView = z.output<typeof revisionView>;

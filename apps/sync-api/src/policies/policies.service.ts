@@ -3,6 +3,7 @@ import { type EntityType, isUnifiedField } from '@syncline/core';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { z } from 'zod';
 import { AuditLogService } from '../admin/audit-log.service';
+import { ActorLabels, type Labels } from '../auth/actor-labels';
 import { actorRef, actorViewOf } from '../auth/actor-ref';
 import type { Principal } from '../auth/principal';
 import { CodedHttpException, ValidationFailedException } from '../common/api-errors';
@@ -14,6 +15,8 @@ import {
 } from './policies.repository';
 import {
   fieldPolicy,
+  POLICY_KINDS,
+  type PolicyKind,
   type PolicySetView,
   type ReplacePoliciesBody,
   type RevisionPage,
@@ -36,6 +39,7 @@ export class PoliciesService {
   constructor(
     @Inject(PoliciesRepository) private readonly policies: PoliciesRepository,
     @Inject(AuditLogService) private readonly audit: AuditLogService,
+    @Inject(ActorLabels) private readonly labels: ActorLabels,
     @InjectPinoLogger(PoliciesService.name) private readonly logger: PinoLogger,
   ) {}
 
@@ -49,10 +53,14 @@ export class PoliciesService {
     for (const field of known) fields[field] = set.policies[field] ?? LWW;
     // A stored field no connection maps any more still has its policy in the merge: shown too.
     for (const [field, policy] of Object.entries(set.policies)) fields[field] = policy;
+    const strategies = Object.fromEntries(
+      Object.keys(fields).map((field) => [field, strategiesOf(entityType, field)]),
+    );
     return {
       entityType,
       version: set.version,
       fields,
+      strategies,
       updatedAt: set.updatedAt?.toISOString() ?? null,
     };
   }
@@ -123,8 +131,9 @@ export class PoliciesService {
     });
     const page = rows.slice(0, query.limit);
     const last = page.at(-1);
+    const labels = await this.labels.resolve(principal.workspaceId, { actors: page.map((r) => r.changedBy) });
     return {
-      data: page.map(toRevisionView),
+      data: page.map((row) => toRevisionView(row, labels)),
       nextCursor: rows.length > query.limit && last ? String(last.version) : null,
     };
   }
@@ -177,14 +186,19 @@ function summary(policies: StoredPolicies): string {
   return parts.length > 0 ? parts.join(', ') : 'all lww';
 }
 
-function toRevisionView(row: RevisionRecord): RevisionView {
+/** What the merge can do with a field: `union` only where the field holds a list. */
+function strategiesOf(entityType: EntityType, field: string): PolicyKind[] {
+  return POLICY_KINDS.filter((kind) => kind !== 'union' || isListValued(entityType, field));
+}
+
+function toRevisionView(row: RevisionRecord, labels: Labels): RevisionView {
   const fields = storedSet.safeParse(row.policies);
   // Only this service writes revisions, through the same schema: anything else is a bug.
   if (!fields.success) throw new Error(`field_policy_revision ${row.version} holds an unreadable set`);
   return {
     version: row.version,
     fields: fields.data,
-    changedBy: actorViewOf(row.changedBy),
+    changedBy: { ...actorViewOf(row.changedBy), label: labels.actor(row.changedBy).label },
     createdAt: row.createdAt.toISOString(),
   };
 }

@@ -382,6 +382,7 @@ describe('record history and past states', () => {
       kind: 'member',
       id: mia.memberId,
       keyId: null,
+      label: 'Mia',
     });
     const audit = await call(a.adminKey, 'GET', `/api/v1/audit-log?actorKind=member&actorId=${mia.memberId}`);
     expect(audit.statusCode, audit.body).toBe(200);

@@ -13,6 +13,7 @@ import {
   type ReplayView,
   replayListQuery,
   replayPage,
+  replayRunningBody,
   replayView,
 } from './replays.schemas';
 import { ReplaysService } from './replays.service';
@@ -37,8 +38,9 @@ export class ReplaysController {
   })
   @ApiResponse({
     status: HttpStatus.CONFLICT,
-    description: '`replay_running`: a replay of this workspace is queued or running; one runs at a time.',
-    standardSchema: apiErrorBody,
+    description:
+      '`replay_running`: a replay of this workspace is queued or running; one runs at a time. `replayId` names it.',
+    standardSchema: replayRunningBody,
   })
   @ApiResponse({
     status: HttpStatus.SERVICE_UNAVAILABLE,

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AuditLogModule } from '../admin/audit-log.module';
+import { ActorLabelsModule } from '../auth/actor-labels';
 import { ReplayQueue } from './replay-queue';
 import { ReplaysController } from './replays.controller';
 import { ReplaysRepository } from './replays.repository';
@@ -7,7 +8,7 @@ import { ReplaysService } from './replays.service';
 
 /** Admin routes of replays (POST/GET /api/v1/replays); the workers run them. */
 @Module({
-  imports: [AuditLogModule],
+  imports: [AuditLogModule, ActorLabelsModule],
   controllers: [ReplaysController],
   providers: [ReplaysService, ReplaysRepository, ReplayQueue],
 })

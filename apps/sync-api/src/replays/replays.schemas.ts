@@ -134,12 +134,23 @@ export const replayView = z.object({
   }),
   failureReason: z.string().nullable(),
   createdAt: z.iso.datetime(),
-  createdBy: actorView.describe('The member or API key that asked for it.'),
+  createdBy: actorView
+    .extend({ label: z.string().nullable().describe("The member's name (else email), or the key's name.") })
+    .describe('The member or API key that asked for it.'),
   startedAt: z.iso.datetime().nullable(),
   finishedAt: z.iso.datetime().nullable(),
   report: replayReportView.nullable().describe('Once succeeded.'),
 });
 export type ReplayView = z.output<typeof replayView>;
+
+/** 409 `replay_running`: the replay in the way, to follow instead. */
+export const replayRunningBody = z.object({
+  error: z.object({
+    code: z.literal('replay_running'),
+    message: z.string(),
+    replayId: z.uuid().describe('The queued or running replay (GET /api/v1/replays/{id}).'),
+  }),
+});
 
 export const replayPage = z.object({ data: z.array(replayView), nextCursor: nextCursorField });
 export type ReplayPage = z.output<typeof replayPage>;

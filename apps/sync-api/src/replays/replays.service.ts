@@ -8,6 +8,7 @@ import {
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { AuditLogService } from '../admin/audit-log.service';
 import { toPage } from '../admin/page-cursor';
+import { ActorLabels, type Labels } from '../auth/actor-labels';
 import { actorRef, actorViewOf } from '../auth/actor-ref';
 import type { Principal } from '../auth/principal';
 import { CodedHttpException } from '../common/api-errors';
@@ -22,6 +23,7 @@ export class ReplaysService {
     @Inject(ReplaysRepository) private readonly replays: ReplaysRepository,
     @Inject(ReplayQueue) private readonly queue: ReplayQueue,
     @Inject(AuditLogService) private readonly audit: AuditLogService,
+    @Inject(ActorLabels) private readonly labels: ActorLabels,
     @InjectPinoLogger(ReplaysService.name) private readonly logger: PinoLogger,
   ) {}
 
@@ -48,6 +50,7 @@ export class ReplaysService {
         HttpStatus.CONFLICT,
         'replay_running',
         `replay ${created.error.id} of this workspace is queued or running; one runs at a time`,
+        { replayId: created.error.id },
       );
     const replay = created.value;
     try {
@@ -61,13 +64,13 @@ export class ReplaysService {
       { replayId: replay.id, mode: body.mode, from: fromEventTime ?? 'beginning' },
       'replay queued',
     );
-    return toView(replay);
+    return toView(replay, await this.labelsOf(principal, [replay]));
   }
 
   async get(principal: Principal, id: string): Promise<ReplayView> {
     const replay = await this.replays.find(principal.workspaceId, id);
     if (!replay) throw new NotFoundException(`no replay ${id}`);
-    return toView(replay);
+    return toView(replay, await this.labelsOf(principal, [replay]));
   }
 
   async list(principal: Principal, query: ReplayListQuery): Promise<ReplayPage> {
@@ -76,11 +79,16 @@ export class ReplaysService {
       limit: query.limit + 1,
     });
     const page = toPage(rows, query.limit);
-    return { data: page.rows.map(toView), nextCursor: page.nextCursor };
+    const labels = await this.labelsOf(principal, page.rows);
+    return { data: page.rows.map((row) => toView(row, labels)), nextCursor: page.nextCursor };
+  }
+
+  private labelsOf(principal: Principal, replays: readonly ReplayRecord[]): Promise<Labels> {
+    return this.labels.resolve(principal.workspaceId, { actors: replays.map((r) => r.createdBy) });
   }
 }
 
-function toView(replay: ReplayRecord): ReplayView {
+function toView(replay: ReplayRecord, labels: Labels): ReplayView {
   return {
     id: replay.id,
     mode: replay.mode as ReplayView['mode'],
@@ -89,7 +97,7 @@ function toView(replay: ReplayRecord): ReplayView {
     progress: { eventsTotal: replay.eventsTotal, eventsReplayed: replay.eventsReplayed },
     failureReason: replay.failureReason,
     createdAt: replay.createdAt.toISOString(),
-    createdBy: actorViewOf(replay.createdBy),
+    createdBy: { ...actorViewOf(replay.createdBy), label: labels.actor(replay.createdBy).label },
     startedAt: replay.startedAt?.toISOString() ?? null,
     finishedAt: replay.finishedAt?.toISOString() ?? null,
     report: (replay.report as ReplayView['report']) ?? null,

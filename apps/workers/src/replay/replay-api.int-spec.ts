@@ -33,7 +33,7 @@ interface Replay {
   status: string;
   mode: string;
   from: unknown;
-  createdBy: { keyId: string };
+  createdBy: { keyId: string; label: string | null };
   progress: { eventsTotal: number | null; eventsReplayed: number };
   failureReason: string | null;
   report: {
@@ -164,6 +164,10 @@ describe('POST /api/v1/replays', () => {
     // Listed, and audited.
     const list = await api<{ data: Replay[] }>('GET', '/api/v1/replays', ws.adminKey);
     expect(list.body.data.map((r) => r.id)).toEqual([created.body.id]);
+    // Who asked, by name: the workspace's admin key.
+    const adminKeyName = (await t.prisma.apiKey.findFirstOrThrow({ where: { workspaceId: ws.workspaceId } }))
+      .name;
+    expect(list.body.data[0]?.createdBy.label).toBe(adminKeyName);
     const audit = await api<{ data: { action: string; targetId: string }[] }>(
       'GET',
       '/api/v1/audit-log',
@@ -204,14 +208,17 @@ describe('POST /api/v1/replays', () => {
     expect(again?.status).toBe('succeeded');
   });
 
-  it('refuses a second replay while one is queued or running (409 replay_running)', async () => {
-    await t.prisma.replay.create({
+  it('refuses a second replay while one is queued or running (409 replay_running, naming it)', async () => {
+    const running = await t.prisma.replay.create({
       data: { workspaceId: other.workspaceId, mode: 'apply', status: 'running', createdBy: randomUUID() },
     });
-    const res = await api<{ error: { code: string } }>('POST', '/api/v1/replays', other.adminKey, {
-      from: 'beginning',
-      mode: 'preview',
-    });
+    const res = await api<{ error: { code: string; replayId: string } }>(
+      'POST',
+      '/api/v1/replays',
+      other.adminKey,
+      { from: 'beginning', mode: 'preview' },
+    );
     expect([res.status, res.body.error.code]).toEqual([409, 'replay_running']);
+    expect(res.body.error.replayId).toBe(running.id);
   });
 });
