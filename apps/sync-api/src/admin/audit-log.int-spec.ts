@@ -33,7 +33,7 @@ describe('audit log', () => {
 
   const call = async (
     key: string,
-    method: 'GET' | 'POST' | 'PUT',
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
     url: string,
     payload?: object,
   ): Promise<LightMyRequestResponse> => {
@@ -207,11 +207,61 @@ describe('audit log', () => {
     expect(badCursor.json<{ error: { code: string } }>().error.code).toBe('validation_failed');
   });
 
+  it('records API keys created and revoked, with name and role and never the key', async () => {
+    const created = await call(a.adminKey, 'POST', '/api/v1/api-keys', {
+      name: 'nightly export',
+      role: 'admin',
+    });
+    expect(created.statusCode).toBe(201);
+    const { id, key } = created.json<{ id: string; key: string }>();
+    expect((await call(a.adminKey, 'DELETE', `/api/v1/api-keys/${id}`)).statusCode).toBe(204);
+    // Revoking again changes nothing, and records nothing.
+    expect((await call(a.adminKey, 'DELETE', `/api/v1/api-keys/${id}`)).statusCode).toBe(204);
+    const { data } = await auditLog(a.adminKey, '?limit=2');
+    const admin = await adminOf(a.workspaceId);
+    expect(data.map((e) => [e.action, e.targetType, e.targetId, e.details, e.actor.id])).toEqual([
+      ['api_key.revoked', 'api_key', id, { name: 'nightly export', role: 'admin' }, admin.id],
+      ['api_key.created', 'api_key', id, { name: 'nightly export', role: 'admin' }, admin.id],
+    ]);
+    const stored = await t.prisma.$queryRaw<
+      { row: string }[]
+    >`SELECT row_to_json(l)::text AS row FROM audit_log l`;
+    expect(stored.map((r) => r.row).join('\n')).not.toContain(key.slice(key.lastIndexOf('_') + 1));
+  });
+
+  it('filters by action, alone or with the actor, and refuses an unknown action', async () => {
+    const byAction = await auditLog(a.adminKey, '?action=api_key.created');
+    expect(byAction.data.map((e) => e.details.name)).toEqual(['nightly export', 'rep']);
+    expect(byAction.data.every((e) => e.action === 'api_key.created')).toBe(true);
+
+    const letters = await auditLog(a.adminKey, '?action=dead_letter.retried&limit=1');
+    expect(letters.data.map((e) => e.targetId)).toEqual([letterId]);
+    expect(letters.nextCursor).toBeNull();
+
+    const admin = await adminOf(a.workspaceId);
+    const both = await auditLog(a.adminKey, `?action=connection.created&actorId=${admin.id}`);
+    expect(both.data.map((e) => [e.action, e.targetId])).toEqual([['connection.created', connectionId]]);
+    const otherActor = await auditLog(
+      a.adminKey,
+      `?action=connection.created&actorId=${admin.userId}&actorKind=member`,
+    );
+    expect(otherActor.data).toEqual([]);
+    // Another workspace's entries of that action stay out.
+    expect((await auditLog(b.adminKey, '?action=api_key.created')).data).toEqual([]);
+
+    for (const action of ['connection.exploded', 'CONNECTION.CREATED', '']) {
+      const res = await call(a.adminKey, 'GET', `/api/v1/audit-log?action=${encodeURIComponent(action)}`);
+      expect(res.statusCode, action).toBe(400);
+      expect(res.json<{ error: { code: string } }>().error.code).toBe('validation_failed');
+    }
+  });
+
   it('never holds, returns or logs a token', async () => {
     const stored = await t.prisma.$queryRaw<
       { row: string }[]
     >`SELECT row_to_json(l)::text AS row FROM audit_log l`;
-    expect(stored).toHaveLength(5);
+    // A's 4, B's connection, and A's three key entries (the sales key, one created and revoked).
+    expect(stored).toHaveLength(8);
     const everything = [...bodies, ...stored.map((s) => s.row), ...t.logs].join('\n');
     for (const secret of [firstToken, secondToken]) expect(everything).not.toContain(secret);
     expect([...bodies, ...stored.map((s) => s.row)].join('\n')).not.toMatch(

@@ -71,12 +71,18 @@ export class AuditLogRepository {
   /** Newest first, strictly after `before` in that order. */
   async list(
     workspaceId: WorkspaceId,
-    page: { before?: PageCursor | undefined; limit: number; actor?: Actor | undefined },
+    page: {
+      before?: PageCursor | undefined;
+      limit: number;
+      actor?: Actor | undefined;
+      action?: string | undefined;
+    },
   ): Promise<AuditEntryRecord[]> {
     return this.prisma.auditLog.findMany({
       where: {
         workspaceId,
         ...(page.actor ? byActor(page.actor) : {}),
+        ...(page.action ? { action: page.action } : {}),
         ...(page.before ? { OR: olderThan(page.before) } : {}),
       },
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],

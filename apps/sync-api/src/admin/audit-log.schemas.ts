@@ -20,9 +20,13 @@ export const AUDIT_ACTIONS = {
   'member.invited': 'member',
   'member.role_changed': 'member',
   'member.removed': 'member',
+  'api_key.created': 'api_key',
+  'api_key.revoked': 'api_key',
 } as const;
 export type AuditAction = keyof typeof AUDIT_ACTIONS;
-const ACTION_NAMES = Object.keys(AUDIT_ACTIONS) as [AuditAction, ...AuditAction[]];
+export const AUDIT_ACTION_NAMES = Object.keys(AUDIT_ACTIONS) as [AuditAction, ...AuditAction[]];
+const TARGET_TYPES = [...new Set(Object.values(AUDIT_ACTIONS))] as [AuditTargetType, ...AuditTargetType[]];
+export type AuditTargetType = (typeof AUDIT_ACTIONS)[AuditAction];
 
 /**
  * Flat values only: a credentials object (or any nested body) cannot be passed in by
@@ -37,13 +41,14 @@ export const auditLogQuery = z.object({
     .optional()
     .describe('Only the entries of this actor (an API key, or a member with `actorKind=member`).'),
   actorKind: z.enum(ACTOR_KINDS).optional().describe('What `actorId` names; `apiKey` when absent.'),
+  action: z.enum(AUDIT_ACTION_NAMES).optional().describe('Only the entries of this action.'),
 });
 export type AuditLogQuery = z.output<typeof auditLogQuery>;
 
 export const auditEntryView = z.object({
   id: z.uuid(),
-  action: z.enum(ACTION_NAMES),
-  targetType: z.enum(['connection', 'dead_letter', 'field_policy', 'replay', 'member']),
+  action: z.enum(AUDIT_ACTION_NAMES),
+  targetType: z.enum(TARGET_TYPES),
   targetId: z.string().nullable(),
   actor: z.object({
     kind: z.enum(ACTOR_KINDS).describe('A signed-in member, or an API key.'),

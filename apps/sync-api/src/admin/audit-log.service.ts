@@ -52,6 +52,7 @@ export class AuditLogService {
       before: query.cursor,
       limit: query.limit + 1,
       actor,
+      action: query.action,
     });
     const page = toPage(rows, query.limit);
     const labels = await this.labels.resolve(principal.workspaceId, {

@@ -28,6 +28,8 @@ describe('audited writes commit with their audit entry or not at all', () => {
   let otherPortalToken: string;
   let letter: string;
   let discardable: string;
+  let bulkLetter: string;
+  let revocable: string;
 
   const call = (
     method: 'POST' | 'PUT' | 'DELETE',
@@ -92,32 +94,38 @@ describe('audited writes commit with their audit entry or not at all', () => {
 
   /** Everything an audited route of this workspace may write, as text to compare. */
   const state = async (): Promise<Record<string, unknown>> => {
-    const [connections, audit, replays, policies, revisions, letters, events, staged] = await Promise.all([
-      t.prisma.connection.findMany({
-        where: { workspaceId: ws.workspaceId },
-        orderBy: { id: 'asc' },
-        select: {
-          id: true,
-          status: true,
-          dryRun: true,
-          cursors: true,
-          credentialsCiphertext: true,
-          fieldMappings: true,
-          updatedAt: true,
-        },
-      }),
-      t.prisma.auditLog.count({ where: { workspaceId: ws.workspaceId } }),
-      t.prisma.replay.count({ where: { workspaceId: ws.workspaceId } }),
-      t.prisma.$queryRaw`SELECT * FROM field_policy ORDER BY 1, 2`,
-      t.prisma.$queryRaw`SELECT (SELECT count(*) FROM field_policy_revision)::int AS policies,
+    const [connections, audit, replays, policies, revisions, letters, events, staged, keys] =
+      await Promise.all([
+        t.prisma.connection.findMany({
+          where: { workspaceId: ws.workspaceId },
+          orderBy: { id: 'asc' },
+          select: {
+            id: true,
+            status: true,
+            dryRun: true,
+            cursors: true,
+            credentialsCiphertext: true,
+            fieldMappings: true,
+            updatedAt: true,
+          },
+        }),
+        t.prisma.auditLog.count({ where: { workspaceId: ws.workspaceId } }),
+        t.prisma.replay.count({ where: { workspaceId: ws.workspaceId } }),
+        t.prisma.$queryRaw`SELECT * FROM field_policy ORDER BY 1, 2`,
+        t.prisma.$queryRaw`SELECT (SELECT count(*) FROM field_policy_revision)::int AS policies,
                                 (SELECT count(*) FROM connection_mapping_revision)::int AS mappings`,
-      t.prisma.deadLetter.findMany({ orderBy: { id: 'asc' }, select: { id: true, status: true } }),
-      t.prisma.$queryRaw`SELECT count(*)::int AS n FROM change_event`,
-      t.prisma.$queryRaw`SELECT count(*)::int AS n FROM staged_change`,
-    ]);
+        t.prisma.deadLetter.findMany({ orderBy: { id: 'asc' }, select: { id: true, status: true } }),
+        t.prisma.$queryRaw`SELECT count(*)::int AS n FROM change_event`,
+        t.prisma.$queryRaw`SELECT count(*)::int AS n FROM staged_change`,
+        t.prisma.apiKey.findMany({
+          where: { workspaceId: ws.workspaceId },
+          orderBy: { id: 'asc' },
+          select: { id: true, revokedAt: true },
+        }),
+      ]);
     return JSON.parse(
       JSON.stringify(
-        { connections, audit, replays, policies, revisions, letters, events, staged },
+        { connections, audit, replays, policies, revisions, letters, events, staged, keys },
         (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value),
       ),
     ) as Record<string, unknown>;
@@ -139,6 +147,10 @@ describe('audited writes commit with their audit entry or not at all', () => {
     await t.prisma.connection.update({ where: { id: paused }, data: { status: 'paused' } });
     letter = await seedLogLetter(live, 'contact-1:42', 7);
     discardable = await seedLogLetter(live, 'contact-2:42', 8);
+    bulkLetter = await seedLogLetter(live, 'contact-3:42', 9);
+    const key = await call('POST', '/api/v1/api-keys', { name: 'to revoke', role: 'sales' });
+    expect(key.statusCode).toBe(201);
+    revocable = key.json<{ id: string }>().id;
     await t.prisma.$executeRawUnsafe(`
       CREATE FUNCTION refuse_audit() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN RAISE EXCEPTION 'audit entry refused (test)'; END $$`);
@@ -185,6 +197,12 @@ describe('audited writes commit with their audit entry or not at all', () => {
       'POST /api/v1/dead-letters/:id/discard',
       () => call('POST', `/api/v1/dead-letters/${discardable}/discard`),
     ],
+    [
+      'POST /api/v1/dead-letters/bulk',
+      () => call('POST', '/api/v1/dead-letters/bulk', { action: 'discard', ids: [bulkLetter] }),
+    ],
+    ['POST /api/v1/api-keys', () => call('POST', '/api/v1/api-keys', { name: 'script', role: 'admin' })],
+    ['DELETE /api/v1/api-keys/:id', () => call('DELETE', `/api/v1/api-keys/${revocable}`)],
     ['POST /api/v1/connections/:id/pause', () => call('POST', `/api/v1/connections/${live}/pause`)],
     [
       'GET /api/v1/connections/oauth/hubspot/callback',

@@ -1,4 +1,4 @@
-import { Controller, Get, HttpCode, HttpStatus, Inject, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, HttpStatus, Inject, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { z } from 'zod';
 import { CurrentPrincipal, Roles } from '../auth/auth.decorators';
@@ -6,6 +6,10 @@ import type { Principal } from '../auth/principal';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';
 import { apiErrorBody } from '../common/api-errors';
 import {
+  type BulkDeadLettersBody,
+  type BulkDeadLettersView,
+  bulkDeadLettersBody,
+  bulkDeadLettersView,
   type DeadLetterDetailView,
   type DeadLetterListQuery,
   type DeadLetterPage,
@@ -38,6 +42,22 @@ export class DeadLettersController {
     @Query({ schema: deadLetterListQuery }) query: DeadLetterListQuery,
   ): Promise<DeadLetterPage> {
     return this.deadLetters.list(principal, query);
+  }
+
+  @ApiOkResponse({
+    description:
+      'Each letter retried or discarded as its own route does (its own transaction and audit entry), in ' +
+      'the order given; a letter that cannot be settled is reported with why, and the others go on.',
+    standardSchema: bulkDeadLettersView,
+  })
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST)
+  @HttpCode(HttpStatus.OK)
+  @Post('bulk')
+  bulk(
+    @CurrentPrincipal() principal: Principal,
+    @Body({ schema: bulkDeadLettersBody }) body: BulkDeadLettersBody,
+  ): Promise<BulkDeadLettersView> {
+    return this.deadLetters.bulk(principal, body);
   }
 
   @ApiOkResponse({ description: 'The letter with what failed.', standardSchema: deadLetterDetailView })

@@ -230,7 +230,12 @@ describe('dead letters', () => {
     expect(ofConnA2.json<PageBody>()).toEqual({
       data: [expect.objectContaining({ id: letters.other }), expect.objectContaining({ id: letters.queue })],
       nextCursor: null,
+      total: 2,
     });
+    // The total counts every match, not the page.
+    const firstOfAll = await call(a.adminKey, 'GET', '/api/v1/dead-letters?limit=1');
+    expect(firstOfAll.json<PageBody & { total: number }>()).toMatchObject({ total: 6 });
+    expect(firstOfAll.json<PageBody>().data).toHaveLength(1);
   });
 
   it('reads one letter with its payload', async () => {
@@ -449,6 +454,167 @@ describe('dead letters', () => {
     }
   });
 
+  describe('in bulk', () => {
+    const bulk = (key: string, payload: object): Promise<LightMyRequestResponse> =>
+      t.app.inject({ method: 'POST', url: '/api/v1/dead-letters/bulk', headers: bearer(key), payload });
+    const statusOf = async (id: string) =>
+      (await t.prisma.deadLetter.findUniqueOrThrow({ where: { id } })).status;
+    const auditedFor = (ids: string[]) =>
+      t.prisma.auditLog.findMany({
+        where: { targetId: { in: ids } },
+        select: { workspaceId: true, action: true, targetId: true },
+        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      });
+    const fresh: Record<'log1' | 'log2' | 'queue' | 'done' | 'ofB', string> = {
+      log1: '',
+      log2: '',
+      queue: '',
+      done: '',
+      ofB: '',
+    };
+
+    beforeAll(async () => {
+      fresh.log1 = await seedLetter({
+        workspaceId: a.workspaceId,
+        source: 'log',
+        minutesAgo: 3,
+        connectionId: connA,
+        eventKey: 'contact-7:1',
+        offset: 11,
+        payload: logEvent(a.workspaceId, connA, 'contact-7:1'),
+      });
+      fresh.log2 = await seedLetter({
+        workspaceId: a.workspaceId,
+        source: 'log',
+        minutesAgo: 3,
+        connectionId: connA,
+        eventKey: 'contact-8:1',
+        offset: 12,
+        payload: logEvent(a.workspaceId, connA, 'contact-8:1'),
+      });
+      fresh.queue = await seedLetter({
+        workspaceId: a.workspaceId,
+        source: 'queue',
+        minutesAgo: 3,
+        connectionId: connA2,
+        payload: { queue: 'pull', job: 'connection.pull', jobId: 'pull.z', data: {} },
+      });
+      fresh.done = await seedLetter({
+        workspaceId: a.workspaceId,
+        source: 'queue',
+        minutesAgo: 3,
+        status: 'discarded',
+        payload: { queue: 'pull', jobId: 'pull.w' },
+      });
+      fresh.ofB = await seedLetter({
+        workspaceId: b.workspaceId,
+        source: 'log',
+        minutesAgo: 3,
+        connectionId: connB,
+        eventKey: 'contact-5:1',
+        offset: 13,
+        payload: logEvent(b.workspaceId, connB, 'contact-5:1'),
+      });
+    });
+
+    it("retries each letter as its own route would, reporting those it cannot settle; never another workspace's", async () => {
+      const events = () =>
+        t.prisma.$queryRaw<{ key: string; ws: string }[]>`
+          SELECT event_key AS key, workspace_id::text AS ws FROM change_event
+           WHERE event_key LIKE 'contact-7:1#%' OR event_key LIKE 'contact-5:1#%' ORDER BY 1`;
+      const res = await bulk(a.adminKey, {
+        action: 'retry',
+        ids: [fresh.log1, fresh.queue, fresh.done, fresh.ofB, UNKNOWN_ID, fresh.log1.toUpperCase()],
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toEqual({
+        data: [
+          { id: fresh.log1, ok: true, outcome: 'retried', message: null },
+          {
+            id: fresh.queue,
+            ok: false,
+            outcome: 'not_retryable',
+            message: expect.stringContaining("source 'queue'"),
+          },
+          {
+            id: fresh.done,
+            ok: false,
+            outcome: 'not_open',
+            message: expect.stringContaining('already discarded'),
+          },
+          { id: fresh.ofB, ok: false, outcome: 'not_found', message: `no dead letter ${fresh.ofB}` },
+          { id: UNKNOWN_ID, ok: false, outcome: 'not_found', message: `no dead letter ${UNKNOWN_ID}` },
+        ],
+        settled: 1,
+        failed: 4,
+      });
+      expect(await statusOf(fresh.log1)).toBe('retried');
+      expect(await statusOf(fresh.queue)).toBe('open');
+      expect(await statusOf(fresh.ofB)).toBe('open');
+      expect(await events()).toEqual([{ key: 'contact-7:1#retry-1', ws: a.workspaceId }]);
+      expect(await auditedFor(Object.values(fresh))).toEqual([
+        { workspaceId: a.workspaceId, action: 'dead_letter.retried', targetId: fresh.log1 },
+      ]);
+    });
+
+    it('discards each letter with an audit entry per letter', async () => {
+      const res = await bulk(a.adminKey, { action: 'discard', ids: [fresh.log2, fresh.queue, fresh.log1] });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json<{ data: { outcome: string }[] }>().data.map((one) => one.outcome)).toEqual([
+        'discarded',
+        'discarded',
+        'not_open',
+      ]);
+      expect([await statusOf(fresh.log2), await statusOf(fresh.queue)]).toEqual(['discarded', 'discarded']);
+      expect((await auditedFor([fresh.log2, fresh.queue])).map((e) => [e.action, e.targetId])).toEqual([
+        ['dead_letter.discarded', fresh.log2],
+        ['dead_letter.discarded', fresh.queue],
+      ]);
+    });
+
+    it("another workspace's admin gets not_found for every one of A's letters and settles none", async () => {
+      const open = await seedLetter({
+        workspaceId: a.workspaceId,
+        source: 'queue',
+        minutesAgo: 2,
+        payload: { queue: 'pull', jobId: 'pull.v' },
+      });
+      for (const action of ['retry', 'discard'] as const) {
+        const res = await bulk(b.adminKey, { action, ids: [open] });
+        expect(res.statusCode).toBe(200);
+        expect(res.json()).toEqual({
+          data: [{ id: open, ok: false, outcome: 'not_found', message: `no dead letter ${open}` }],
+          settled: 0,
+          failed: 1,
+        });
+      }
+      expect(await statusOf(open)).toBe('open');
+      expect(await auditedFor([open])).toEqual([]);
+    });
+
+    it('is for admins only and validates its body', async () => {
+      const forbidden = await bulk(salesKey, { action: 'discard', ids: [fresh.ofB] });
+      expect(forbidden.statusCode).toBe(403);
+      expect(forbidden.json<ErrorBody>().error.code).toBe('forbidden');
+      const ids = (n: number) => Array.from({ length: n }, () => UNKNOWN_ID);
+      for (const payload of [
+        { action: 'retry', ids: [] },
+        { action: 'retry', ids: ids(501) },
+        { action: 'erase', ids: [UNKNOWN_ID] },
+        { action: 'retry', ids: ['not-a-uuid'] },
+        { action: 'retry' },
+        { action: 'retry', ids: [UNKNOWN_ID], extra: true },
+      ]) {
+        const res = await bulk(a.adminKey, payload);
+        expect(res.statusCode, JSON.stringify(payload).slice(0, 80)).toBe(400);
+        expect(res.json<ErrorBody>().error.code).toBe('validation_failed');
+      }
+      const most = await bulk(a.adminKey, { action: 'discard', ids: ids(500) });
+      expect(most.statusCode).toBe(200);
+      expect(most.json()).toMatchObject({ settled: 0, failed: 1 });
+    });
+  });
+
   it('documents every admin route with its responses in OpenAPI', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/docs/json' });
     const doc = res.json<{ paths: Record<string, Record<string, { responses: Record<string, unknown> }>> }>();
@@ -457,6 +623,7 @@ describe('dead letters', () => {
       ['/api/v1/dead-letters/{id}', 'get', ['200', '400', '401', '403', '404']],
       ['/api/v1/dead-letters/{id}/retry', 'post', ['200', '400', '401', '403', '404', '409']],
       ['/api/v1/dead-letters/{id}/discard', 'post', ['200', '400', '401', '403', '404', '409']],
+      ['/api/v1/dead-letters/bulk', 'post', ['200', '400', '401', '403']],
       ['/api/v1/health/sync', 'get', ['200', '401', '403']],
       ['/api/v1/audit-log', 'get', ['200', '400', '401', '403']],
     ];

@@ -78,6 +78,17 @@ export class DeadLettersRepository {
     return rows.map(toRecord);
   }
 
+  /** How many letters match the filter (its cursor and limit aside). */
+  async count(workspaceId: WorkspaceId, filter: Omit<DeadLetterFilter, 'before' | 'limit'>): Promise<number> {
+    return this.prisma.deadLetter.count({
+      where: {
+        workspaceId,
+        ...(filter.status ? { status: filter.status } : {}),
+        ...(filter.connectionId ? { connectionId: filter.connectionId } : {}),
+      },
+    });
+  }
+
   async find(workspaceId: WorkspaceId, id: string): Promise<DeadLetterWithPayload | null> {
     const row = await this.prisma.deadLetter.findFirst({ where: { id, workspaceId }, select: WITH_PAYLOAD });
     return row && { ...toRecord(row), payload: row.payload };

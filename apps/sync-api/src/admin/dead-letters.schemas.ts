@@ -44,7 +44,11 @@ export const deadLetterDetailView = deadLetterView.extend({
 });
 export type DeadLetterDetailView = z.output<typeof deadLetterDetailView>;
 
-export const deadLetterPage = z.object({ data: z.array(deadLetterView), nextCursor: nextCursorField });
+export const deadLetterPage = z.object({
+  data: z.array(deadLetterView),
+  nextCursor: nextCursorField,
+  total: z.number().int().describe('How many letters match the filters, on every page.'),
+});
 export type DeadLetterPage = z.output<typeof deadLetterPage>;
 
 export const retryOutcome = z.discriminatedUnion('source', [
@@ -66,3 +70,47 @@ export type RetryOutcome = z.output<typeof retryOutcome>;
 
 export const retriedView = z.object({ deadLetter: deadLetterDetailView, retry: retryOutcome });
 export type RetriedView = z.output<typeof retriedView>;
+
+/** The most letters one bulk request settles. */
+export const MAX_BULK_LETTERS = 500;
+
+export const bulkDeadLettersBody = z.strictObject({
+  action: z.enum(['retry', 'discard']),
+  ids: z
+    .array(z.uuid())
+    .min(1)
+    .max(MAX_BULK_LETTERS)
+    .describe(`Up to ${MAX_BULK_LETTERS} letters; a repeated id is settled once.`),
+});
+export type BulkDeadLettersBody = z.output<typeof bulkDeadLettersBody>;
+
+export const BULK_OUTCOMES = [
+  'retried',
+  'discarded',
+  'not_found',
+  'not_open',
+  'not_retryable',
+  'unreadable_payload',
+  'refused_by_log',
+] as const;
+export type BulkOutcome = (typeof BULK_OUTCOMES)[number];
+
+export const bulkDeadLettersView = z.object({
+  data: z.array(
+    z.object({
+      id: z.uuid(),
+      ok: z.boolean().describe('Settled as asked.'),
+      outcome: z
+        .enum(BULK_OUTCOMES)
+        .describe(
+          '`retried` or `discarded`; else why this letter was left as it was: `not_found` (none in this workspace), ' +
+            '`not_open` (settled already), `not_retryable` (its source cannot be retried: discard it), ' +
+            '`unreadable_payload`, `refused_by_log`.',
+        ),
+      message: z.string().nullable().describe('What went wrong, for a letter left as it was.'),
+    }),
+  ),
+  settled: z.number().int().describe('How many letters were settled as asked.'),
+  failed: z.number().int().describe('How many were left as they were.'),
+});
+export type BulkDeadLettersView = z.output<typeof bulkDeadLettersView>;

@@ -19,6 +19,9 @@ import {
   type SettleError,
 } from './dead-letters.repository';
 import type {
+  BulkDeadLettersBody,
+  BulkDeadLettersView,
+  BulkOutcome,
   DeadLetterDetailView,
   DeadLetterListQuery,
   DeadLetterPage,
@@ -82,14 +85,17 @@ export class DeadLettersService {
   ) {}
 
   async list(principal: Principal, query: DeadLetterListQuery): Promise<DeadLetterPage> {
-    const rows = await this.deadLetters.list(principal.workspaceId, {
-      status: query.status,
-      connectionId: query.connectionId,
-      before: query.cursor,
-      limit: query.limit + 1,
-    });
+    const filter = { status: query.status, connectionId: query.connectionId };
+    const [rows, total] = await Promise.all([
+      this.deadLetters.list(principal.workspaceId, {
+        ...filter,
+        before: query.cursor,
+        limit: query.limit + 1,
+      }),
+      this.deadLetters.count(principal.workspaceId, filter),
+    ]);
     const page = toPage(rows, query.limit);
-    return { data: page.rows.map(toView), nextCursor: page.nextCursor };
+    return { data: page.rows.map(toView), nextCursor: page.nextCursor, total };
   }
 
   async get(principal: Principal, id: string): Promise<DeadLetterDetailView> {
@@ -99,6 +105,54 @@ export class DeadLettersService {
   }
 
   async retry(principal: Principal, id: string): Promise<RetriedView> {
+    const settled = await this.settleRetry(principal, id);
+    if (!settled.ok) throw refusal(settled.error, id, 'retried');
+    return settled.value;
+  }
+
+  async discard(principal: Principal, id: string): Promise<DeadLetterDetailView> {
+    const settled = await this.settleDiscard(principal, id);
+    if (!settled.ok) throw refusal(settled.error, id, 'discarded');
+    return settled.value;
+  }
+
+  /**
+   * Retries or discards each letter as the per-letter routes do, one transaction and one
+   * audit entry per letter, in the order given; a letter that cannot be settled is reported
+   * and the others go on. A letter of another workspace is `not_found` and left untouched.
+   */
+  async bulk(principal: Principal, body: BulkDeadLettersBody): Promise<BulkDeadLettersView> {
+    const data: BulkDeadLettersView['data'] = [];
+    for (const id of [...new Set(body.ids.map((one) => one.toLowerCase()))]) {
+      const settled =
+        body.action === 'retry'
+          ? await this.settleRetry(principal, id)
+          : await this.settleDiscard(principal, id);
+      if (settled.ok) {
+        data.push({
+          id,
+          ok: true,
+          outcome: body.action === 'retry' ? 'retried' : 'discarded',
+          message: null,
+        });
+      } else {
+        const outcome: BulkOutcome = settled.error.code;
+        const message = refusal(settled.error, id, body.action === 'retry' ? 'retried' : 'discarded').message;
+        data.push({ id, ok: false, outcome, message });
+      }
+    }
+    const settledCount = data.filter((one) => one.ok).length;
+    this.logger.info(
+      { action: body.action, settled: settledCount, failed: data.length - settledCount },
+      'dead letters settled in bulk',
+    );
+    return { data, settled: settledCount, failed: data.length - settledCount };
+  }
+
+  private async settleRetry(
+    principal: Principal,
+    id: string,
+  ): Promise<Result<RetriedView, SettleError | RetryRefusal>> {
     const settled = await this.deadLetters.settle(
       principal.workspaceId,
       id,
@@ -109,16 +163,19 @@ export class DeadLettersService {
         return redone;
       },
     );
-    if (!settled.ok) throw refusal(settled.error, id, 'retried');
+    if (!settled.ok) return settled;
     const { letter, outcome } = settled.value;
     this.logger.info(
       { deadLetterId: id, connectionId: letter.connectionId, ...outcome },
       'dead letter retried',
     );
-    return { deadLetter: toDetailView(letter), retry: outcome };
+    return ok({ deadLetter: toDetailView(letter), retry: outcome });
   }
 
-  async discard(principal: Principal, id: string): Promise<DeadLetterDetailView> {
+  private async settleDiscard(
+    principal: Principal,
+    id: string,
+  ): Promise<Result<DeadLetterDetailView, SettleError>> {
     const settled = await this.deadLetters.settle(
       principal.workspaceId,
       id,
@@ -128,12 +185,12 @@ export class DeadLettersService {
         return ok(null);
       },
     );
-    if (!settled.ok) throw refusal(settled.error, id, 'discarded');
+    if (!settled.ok) return settled;
     this.logger.info(
       { deadLetterId: id, connectionId: settled.value.letter.connectionId },
       'dead letter discarded',
     );
-    return toDetailView(settled.value.letter);
+    return ok(toDetailView(settled.value.letter));
   }
 
   private async redo(letter: DeadLetterWithPayload, tx: Db): Promise<Result<RetryOutcome, RetryRefusal>> {

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ApiKeyId, WorkspaceId } from '@syncline/core';
 import { err, ok, type Result } from '@syncline/core';
-import { PrismaClient } from '@syncline/core/db';
+import { type Prisma, PrismaClient } from '@syncline/core/db';
 import { Pool } from 'pg';
 import type { Role } from '../auth/principal';
 import { READ_POOL } from '../infra/database.module';
@@ -22,6 +22,9 @@ export interface ApiKeyRecord {
 export interface ApiKeyCredential extends ApiKeyRecord {
   secretHash: Uint8Array;
 }
+
+/** The client a write goes through: a transaction the caller's audit entry joins. */
+export type Db = Prisma.TransactionClient;
 
 export interface NewApiKeyRow {
   workspaceId: WorkspaceId;
@@ -74,12 +77,21 @@ export class ApiKeysRepository {
     });
   }
 
-  async create(row: NewApiKeyRow): Promise<ApiKeyRecord> {
-    const created = await this.prisma.apiKey.create({
-      data: { ...row, secretHash: Uint8Array.from(row.secretHash) },
-      select: RECORD,
+  /** The new key, with `alsoInTx` (the audit entry) in its transaction. */
+  async create(
+    row: NewApiKeyRow,
+    alsoInTx: (tx: Db, key: ApiKeyRecord) => Promise<void> = async () => undefined,
+  ): Promise<ApiKeyRecord> {
+    return this.prisma.$transaction(async (tx) => {
+      const created = toRecord(
+        await tx.apiKey.create({
+          data: { ...row, secretHash: Uint8Array.from(row.secretHash) },
+          select: RECORD,
+        }),
+      );
+      await alsoInTx(tx, created);
+      return created;
     });
-    return toRecord(created);
   }
 
   async list(workspaceId: WorkspaceId): Promise<ApiKeyRecord[]> {
@@ -93,24 +105,33 @@ export class ApiKeysRepository {
 
   /**
    * Revoking twice is fine; a key of another workspace is `not_found`, exactly like a missing
-   * one (the prefix is that of a key revoked now, null if it already was). The revocation is announced on API_KEY_CHANNEL as it commits, so that every API
-   * process drops the key from its cache.
+   * one (the prefix is that of a key revoked now, null if it already was). The revocation is
+   * announced on API_KEY_CHANNEL as it commits, so that every API process drops the key from
+   * its cache. `alsoInTx` (the audit entry) runs in its transaction, only for a key revoked now.
    */
   async revoke(
     workspaceId: WorkspaceId,
     id: ApiKeyId,
     at: Date,
+    alsoInTx: (tx: Db, revoked: { name: string; role: Role }) => Promise<void> = async () => undefined,
   ): Promise<Result<{ prefix: string | null }, 'not_found'>> {
-    const revoked = await this.prisma.$queryRaw<{ prefix: string }[]>`
-      WITH revoked AS (
-        UPDATE api_key SET revoked_at = ${at}
-         WHERE id = ${id}::uuid AND workspace_id = ${workspaceId}::uuid AND revoked_at IS NULL
-        RETURNING prefix
-      )
-      SELECT prefix FROM revoked CROSS JOIN LATERAL (SELECT pg_notify(${API_KEY_CHANNEL}, revoked.prefix)) AS announced`;
-    if (revoked[0]) return ok({ prefix: revoked[0].prefix });
-    const exists = await this.prisma.apiKey.count({ where: { id, workspaceId } });
-    return exists > 0 ? ok({ prefix: null }) : err('not_found');
+    return this.prisma.$transaction(async (tx) => {
+      const revoked = await tx.$queryRaw<{ prefix: string; name: string; role: Role }[]>`
+        WITH revoked AS (
+          UPDATE api_key SET revoked_at = ${at}
+           WHERE id = ${id}::uuid AND workspace_id = ${workspaceId}::uuid AND revoked_at IS NULL
+          RETURNING prefix, name, role::text AS role
+        )
+        SELECT prefix, name, role FROM revoked
+         CROSS JOIN LATERAL (SELECT pg_notify(${API_KEY_CHANNEL}, revoked.prefix)) AS announced`;
+      const row = revoked[0];
+      if (row) {
+        await alsoInTx(tx, { name: row.name, role: row.role });
+        return ok({ prefix: row.prefix });
+      }
+      const exists = await tx.apiKey.count({ where: { id, workspaceId } });
+      return exists > 0 ? ok({ prefix: null }) : err('not_found' as const);
+    });
   }
 }
 

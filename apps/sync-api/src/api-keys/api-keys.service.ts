@@ -1,6 +1,7 @@
-import { Injectable, NotFoundException } from '@nestjs/common';
+import { Inject, Injectable, NotFoundException } from '@nestjs/common';
 import type { ApiKeyId } from '@syncline/core';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
+import { AuditLogService } from '../admin/audit-log.service';
 import { generateApiKey, parseBearerApiKey, verifyApiKeySecret } from '../auth/api-key-format';
 import type { Principal } from '../auth/principal';
 import { ApiKeyCache } from './api-key-cache';
@@ -16,6 +17,7 @@ export class ApiKeysService {
   constructor(
     private readonly apiKeys: ApiKeysRepository,
     private readonly cache: ApiKeyCache,
+    @Inject(AuditLogService) private readonly audit: AuditLogService,
     @InjectPinoLogger(ApiKeysService.name) private readonly logger: PinoLogger,
   ) {}
 
@@ -52,13 +54,17 @@ export class ApiKeysService {
 
   async create(principal: Principal, body: CreateApiKeyBody): Promise<CreatedApiKeyView> {
     const generated = generateApiKey();
-    const record = await this.apiKeys.create({
-      workspaceId: principal.workspaceId,
-      name: body.name,
-      role: body.role,
-      prefix: generated.prefix,
-      secretHash: generated.secretHash,
-    });
+    const record = await this.apiKeys.create(
+      {
+        workspaceId: principal.workspaceId,
+        name: body.name,
+        role: body.role,
+        prefix: generated.prefix,
+        secretHash: generated.secretHash,
+      },
+      (tx, key) =>
+        this.audit.record(principal, 'api_key.created', key.id, { name: key.name, role: key.role }, tx),
+    );
     this.cache.created(generated.prefix);
     this.logger.info({ createdApiKeyId: record.id, role: record.role }, 'api key created');
     return { ...toView(record), key: generated.key };
@@ -70,7 +76,9 @@ export class ApiKeysService {
   }
 
   async revoke(principal: Principal, id: string): Promise<void> {
-    const revoked = await this.apiKeys.revoke(principal.workspaceId, id as ApiKeyId, new Date());
+    const revoked = await this.apiKeys.revoke(principal.workspaceId, id as ApiKeyId, new Date(), (tx, key) =>
+      this.audit.record(principal, 'api_key.revoked', id, { name: key.name, role: key.role }, tx),
+    );
     if (!revoked.ok) throw new NotFoundException(`no API key ${id}`);
     // This process drops it now; the others when they hear the notification.
     if (revoked.value.prefix) this.cache.forget(revoked.value.prefix);
