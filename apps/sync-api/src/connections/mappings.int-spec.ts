@@ -50,7 +50,15 @@ interface MappingsBody {
   mappings: { entityType: string; field: string; property: string }[];
   fields: Record<
     string,
-    { field: string; property: string; custom: boolean; mapped: boolean; source: string; takenBy?: string }[]
+    {
+      field: string;
+      property: string;
+      custom: boolean;
+      mapped: boolean;
+      source: string;
+      defaultProperty: string | null;
+      takenBy?: string;
+    }[]
   >;
   updatedAt: string | null;
 }
@@ -176,6 +184,7 @@ describe('connection field mappings', () => {
       property: 'email',
       custom: false,
       mapped: true,
+      defaultProperty: 'email',
       source: 'default',
     });
     expect(body.fields.deal).toContainEqual({
@@ -183,6 +192,7 @@ describe('connection field mappings', () => {
       property: 'amount',
       custom: false,
       mapped: true,
+      defaultProperty: 'amount',
       source: 'default',
     });
     for (const fields of Object.values(body.fields))
@@ -300,6 +310,7 @@ describe('connection field mappings', () => {
       property: 'lead_score',
       custom: true,
       mapped: true,
+      defaultProperty: null,
       source: 'mapping',
     });
     expect(body.fields.person).toContainEqual({
@@ -307,6 +318,7 @@ describe('connection field mappings', () => {
       property: 'email',
       custom: false,
       mapped: true,
+      defaultProperty: 'email',
       source: 'default',
     });
     expect(body.fields.deal).toContainEqual({
@@ -314,6 +326,7 @@ describe('connection field mappings', () => {
       property: 'amount_eur',
       custom: false,
       mapped: true,
+      defaultProperty: 'amount',
       source: 'mapping',
     });
     expect(await storedMappings(hubspotId)).toEqual({
@@ -506,6 +519,7 @@ describe('connection field mappings', () => {
       property: 'jobtitle',
       custom: true,
       mapped: true,
+      defaultProperty: null,
       source: 'mapping',
     });
     expect(person).toContainEqual({
@@ -513,6 +527,7 @@ describe('connection field mappings', () => {
       property: 'jobtitle',
       custom: false,
       mapped: false,
+      defaultProperty: 'jobtitle',
       source: 'default',
       takenBy: 'leadScore',
     });
@@ -525,6 +540,7 @@ describe('connection field mappings', () => {
       property: 'lead_score',
       custom: false,
       mapped: true,
+      defaultProperty: 'jobtitle',
       source: 'mapping',
     });
     const defaults = (await put([])).json<MappingsBody>().fields.person;
@@ -533,6 +549,7 @@ describe('connection field mappings', () => {
       property: 'jobtitle',
       custom: false,
       mapped: true,
+      defaultProperty: 'jobtitle',
       source: 'default',
     });
   });

@@ -72,6 +72,12 @@ const fieldInForce = z.object({
   source: z
     .enum(['default', 'mapping'])
     .describe("Where `property` comes from: the connector's default, or this connection's mappings."),
+  defaultProperty: z
+    .string()
+    .nullable()
+    .describe(
+      "The connector's default property for the field (what it goes back to when its mapping is left out); null for a custom field.",
+    ),
   takenBy: z
     .string()
     .optional()

@@ -358,9 +358,20 @@ function toView(record: MappingsRecord): MappingsView {
     supportsMappings: hubspot,
     version: record.version,
     mappings: toMappingList(record.mappings),
-    fields: hubspot ? hubspotFieldMap(record.mappings) : {},
+    fields: hubspot ? withDefaults(hubspotFieldMap(record.mappings)) : {},
     updatedAt: record.updatedAt?.toISOString() ?? null,
   };
+}
+
+/** Each field with its default property, so a client can tell a mapping from the default it overrides. */
+function withDefaults(fields: ReturnType<typeof hubspotFieldMap>): MappingsView['fields'] {
+  const defaults = hubspotFieldMap({});
+  return Object.fromEntries(
+    Object.entries(fields).map(([entityType, list]) => {
+      const byField = new Map(defaults[entityType as EntityType]?.map((f) => [f.field, f.property]));
+      return [entityType, list.map((f) => ({ ...f, defaultProperty: byField.get(f.field) ?? null }))];
+    }),
+  );
 }
 
 /** One flat line for the audit trail, e.g. `person.leadScore=lead_score`. */
