@@ -31,6 +31,8 @@ export interface OAuthConnectionInput {
   externalAccountId: string;
   displayName: string | null;
   credentials: Readonly<Record<string, unknown>>;
+  /** A new connection starts in dry run; an existing one keeps its mode. */
+  dryRun: boolean;
 }
 
 @Injectable()
@@ -155,7 +157,12 @@ export class ConnectionsService {
           principal,
           'connection.oauth_connected',
           connected.id,
-          { provider: input.provider, externalAccountId: input.externalAccountId, reconnected },
+          {
+            provider: input.provider,
+            externalAccountId: input.externalAccountId,
+            reconnected,
+            dryRun: connected.dryRun,
+          },
           tx,
         );
     const created = await this.connections.create(
@@ -168,6 +175,7 @@ export class ConnectionsService {
         credentials: this.keyring.seal(JSON.stringify(input.credentials), credentialsAad(id)),
         // The provider named the account itself: HubSpot's token info, Google's verified id token.
         proof: 'oauth_consent',
+        dryRun: input.dryRun,
       },
       audited(false),
     );

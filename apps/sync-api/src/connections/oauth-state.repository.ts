@@ -17,6 +17,10 @@ export interface OAuthStateRecord {
    */
   sessionHash?: string | undefined;
   products: ProviderKey[];
+  /** The app path to send the browser back to (a browser connect); absent: the callback answers JSON. */
+  returnTo?: string | undefined;
+  /** New connections start in dry run. */
+  dryRun?: boolean | undefined;
 }
 
 const stateRecord = z.object({
@@ -25,6 +29,8 @@ const stateRecord = z.object({
   actor: z.string().min(1),
   sessionHash: z.string().optional(),
   products: z.array(z.enum(PROVIDER_KEYS)).min(1),
+  returnTo: z.string().optional(),
+  dryRun: z.boolean().optional(),
 });
 
 /**
@@ -56,6 +62,8 @@ export class OAuthStateRepository {
       actor: parsed.actor,
       sessionHash: parsed.sessionHash,
       products: parsed.products,
+      returnTo: parsed.returnTo,
+      dryRun: parsed.dryRun,
     };
   }
 }

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpStatus, Inject, Param, Post, Query, Req } from '@nestjs/common';
+import { Body, Controller, Get, HttpStatus, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiBody,
@@ -9,12 +9,12 @@ import {
   ApiResponse,
   ApiTags,
 } from '@nestjs/swagger';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CurrentPrincipal, Public, Roles } from '../auth/auth.decorators';
 import type { Principal } from '../auth/principal';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';
 import { apiErrorBody } from '../common/api-errors';
-import { type ConnectionView, connectionListView } from './connections.schemas';
+import { connectionListView } from './connections.schemas';
 import {
   type OAuthCallbackQuery,
   type OAuthProvider,
@@ -67,8 +67,22 @@ export class OAuthController {
       'Where the provider redirects the browser after consent. No API key: the state authorises it (with the session cookie, when started from one).',
   })
   @ApiOkResponse({
-    description: 'The connections made (or re-authorised); credentials sealed, never returned.',
+    description:
+      'The connections made (or re-authorised); credentials sealed, never returned. Only for a connect started ' +
+      'without `returnTo` (a script); refusals then answer as below.',
     standardSchema: connectionListView,
+  })
+  @ApiResponse({
+    status: HttpStatus.SEE_OTHER,
+    description:
+      'A connect started with `returnTo` (from the web app): to that path with `connected=<comma-separated ' +
+      'connection ids>` added to its query, or `oauthError=<code>` (one of the codes below: ' +
+      '`oauth_state_invalid`, `oauth_consent_denied`, `oauth_failed`, `forbidden`, `connection_disconnected`, ' +
+      '`unavailable`, …) for any refusal once the state is known. An unknown or expired state names no ' +
+      '`returnTo`: it answers 400 `oauth_state_invalid` as JSON.',
+    headers: {
+      Location: { description: 'The `returnTo` path with the outcome.', schema: { type: 'string' } },
+    },
   })
   @ApiResponse({
     status: HttpStatus.BAD_REQUEST,
@@ -96,11 +110,14 @@ export class OAuthController {
   })
   @Public()
   @Get(':provider/callback')
-  callback(
+  async callback(
     @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
     @Param('provider', { schema: oauthProviderParam }) provider: OAuthProvider,
     @Query({ schema: oauthCallbackQuery }) query: OAuthCallbackQuery,
-  ): Promise<{ data: ConnectionView[] }> {
-    return this.oauth.callback(request, provider, query);
+  ): Promise<void> {
+    const outcome = await this.oauth.callback(request, provider, query);
+    if ('location' in outcome) await reply.redirect(outcome.location, HttpStatus.SEE_OTHER);
+    else await reply.status(HttpStatus.OK).send({ data: outcome.data });
   }
 }

@@ -186,7 +186,12 @@ describe('connecting through OAuth (emulated HubSpot and Google)', () => {
         action: 'connection.oauth_connected',
         targetId: hubspotConnection.id,
         actor: expect.objectContaining({ keyId: adminKeyId }),
-        details: { provider: 'hubspot', externalAccountId: String(PORTAL_A), reconnected: false },
+        details: {
+          provider: 'hubspot',
+          externalAccountId: String(PORTAL_A),
+          reconnected: false,
+          dryRun: false,
+        },
       }),
     );
   });
@@ -217,8 +222,8 @@ describe('connecting through OAuth (emulated HubSpot and Google)', () => {
       orderBy: { createdAt: 'asc' },
     });
     expect(audit.map((entry) => entry.details)).toEqual([
-      { provider: 'hubspot', externalAccountId: String(PORTAL_A), reconnected: false },
-      { provider: 'hubspot', externalAccountId: String(PORTAL_A), reconnected: true },
+      { provider: 'hubspot', externalAccountId: String(PORTAL_A), reconnected: false, dryRun: false },
+      { provider: 'hubspot', externalAccountId: String(PORTAL_A), reconnected: true, dryRun: false },
     ]);
   });
 
@@ -376,6 +381,246 @@ describe('connecting through OAuth (emulated HubSpot and Google)', () => {
     expect(audit.json<{ data: { action: string; actor: { kind: string } }[] }>().data[0]).toMatchObject({
       action: 'connection.oauth_connected',
       actor: { kind: 'member', id: admin.memberId, label: 'olga@acme.test' },
+    });
+  });
+
+  describe('from the web app: returnTo and dryRun', () => {
+    let admin: Awaited<ReturnType<typeof signInAs>>;
+    const PORTAL_C = 61_003;
+    /** Starts a connect in the admin's browser session; answers the redirect the consent page makes. */
+    const startInBrowser = async (
+      provider: 'hubspot' | 'google',
+      payload: object,
+      choice: { portalId: number } | { email: string },
+    ): Promise<URL> => {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: `/api/v1/connections/oauth/${provider}/start`,
+        headers: admin.writeHeaders,
+        payload,
+      });
+      bodies.push(res.body);
+      expect(res.statusCode, res.body).toBe(201);
+      return approveConsent(res.json<StartBody>().authorizeUrl, choice);
+    };
+    /** The browser's request to the callback: with the admin's cookie, or (null) none. */
+    const callbackIn = async (url: string, cookie: string | null = admin.cookie) => {
+      const res = await t.app.inject({
+        method: 'GET',
+        url,
+        ...(cookie === null ? {} : { headers: { cookie } }),
+      });
+      bodies.push(res.body);
+      return res;
+    };
+    /** The path and query the 303 sends the browser to. */
+    const redirectedTo = (res: LightMyRequestResponse): URL => {
+      expect(res.statusCode, res.body).toBe(303);
+      const location = String(res.headers.location);
+      // A path of this app only: never another origin.
+      expect(location).toMatch(/^\/[^/\\]/);
+      return new URL(location, 'https://app.invalid');
+    };
+
+    beforeAll(async () => {
+      await createPortal(oauth.emulators, PORTAL_C);
+      admin = await signInAs(t.app, { workspaceId: a.workspaceId, email: 'olga@acme.test', role: 'admin' });
+    });
+
+    it('a dry-run connect ends on returnTo with connected=<ids>, its query kept; the connections are in dry run', async () => {
+      const redirect = await startInBrowser(
+        'google',
+        {
+          products: ['google-calendar', 'google-tasks'],
+          returnTo: '/admin/connections?view=all',
+          dryRun: true,
+        },
+        { email: 'dry@acme.example' },
+      );
+      const back = redirectedTo(await callbackIn(callbackPath(redirect)));
+      expect(back.pathname).toBe('/admin/connections');
+      expect(back.searchParams.get('view')).toBe('all');
+      const ids = back.searchParams.get('connected')!.split(',');
+      expect(ids).toHaveLength(2);
+      const rows = await t.prisma.connection.findMany({ where: { id: { in: ids } } });
+      expect(rows.map((r) => [r.workspaceId, r.provider, r.externalAccountId, r.dryRun]).sort()).toEqual([
+        [a.workspaceId, 'google_calendar', 'dry@acme.example', true],
+        [a.workspaceId, 'google_tasks', 'dry@acme.example', true],
+      ]);
+      const audit = await t.prisma.auditLog.findFirstOrThrow({
+        where: { workspaceId: a.workspaceId, action: 'connection.oauth_connected', targetId: ids[0] },
+      });
+      expect(audit.details).toMatchObject({ dryRun: true, reconnected: false });
+
+      // Without dryRun, a connect syncs at once.
+      const live = redirectedTo(
+        await callbackIn(
+          callbackPath(
+            await startInBrowser('hubspot', { returnTo: '/admin/connections' }, { portalId: PORTAL_C }),
+          ),
+        ),
+      );
+      const [id] = live.searchParams.get('connected')!.split(',');
+      expect(await t.prisma.connection.findUniqueOrThrow({ where: { id: id! } })).toMatchObject({
+        externalAccountId: String(PORTAL_C),
+        dryRun: false,
+      });
+    });
+
+    it('every refusal once the state is read ends on returnTo with oauthError=<code>, and connects nothing', async () => {
+      const before = await t.prisma.connection.count({ where: { workspaceId: a.workspaceId } });
+      const start = async () => {
+        const res = await t.app.inject({
+          method: 'POST',
+          url: '/api/v1/connections/oauth/hubspot/start',
+          headers: admin.writeHeaders,
+          payload: { returnTo: '/admin/connections?connected=old' },
+        });
+        expect(res.statusCode, res.body).toBe(201);
+        return res.json<StartBody>();
+      };
+      const errorOf = (res: LightMyRequestResponse) => {
+        const back = redirectedTo(res);
+        expect(back.pathname).toBe('/admin/connections');
+        // An earlier outcome in returnTo is replaced, not repeated.
+        expect(back.searchParams.has('connected')).toBe(false);
+        return back.searchParams.get('oauthError');
+      };
+
+      // Consent denied at the provider.
+      const denied = await start();
+      expect(
+        errorOf(
+          await callbackIn(
+            `/api/v1/connections/oauth/hubspot/callback?${new URLSearchParams({
+              error: 'access_denied',
+              state: denied.state,
+            })}`,
+          ),
+        ),
+      ).toBe('oauth_consent_denied');
+      // The provider ended with another error.
+      const failed = await start();
+      expect(
+        errorOf(
+          await callbackIn(
+            `/api/v1/connections/oauth/hubspot/callback?${new URLSearchParams({
+              error: 'server_error',
+              state: failed.state,
+            })}`,
+          ),
+        ),
+      ).toBe('oauth_failed');
+      // The provider refuses the code.
+      const refused = await start();
+      expect(
+        errorOf(
+          await callbackIn(
+            `/api/v1/connections/oauth/hubspot/callback?${new URLSearchParams({
+              code: 'made-up-code',
+              state: refused.state,
+            })}`,
+          ),
+        ),
+      ).toBe('oauth_failed');
+      // The callback in another browser session (no cookie).
+      const lured = await approveConsent((await start()).authorizeUrl, { portalId: PORTAL_A });
+      expect(errorOf(await callbackIn(callbackPath(lured), null))).toBe('oauth_state_invalid');
+      // A HubSpot state at Google's callback.
+      const crossed = await start();
+      expect(
+        errorOf(
+          await callbackIn(
+            `/api/v1/connections/oauth/google/callback?${new URLSearchParams({ code: 'x', state: crossed.state })}`,
+          ),
+        ),
+      ).toBe('oauth_state_invalid');
+      // The member stopped being an admin between the start and the consent.
+      const demoted = await approveConsent((await start()).authorizeUrl, { portalId: PORTAL_A });
+      await t.prisma.member.update({ where: { id: admin.memberId }, data: { role: 'sales' } });
+      try {
+        expect(errorOf(await callbackIn(callbackPath(demoted)))).toBe('forbidden');
+      } finally {
+        await t.prisma.member.update({ where: { id: admin.memberId }, data: { role: 'admin' } });
+      }
+      // A state no one issued (or used already) names no returnTo: JSON, as before.
+      const unknown = await callbackIn(callbackPath(lured));
+      expect(unknown.statusCode).toBe(400);
+      expect(unknown.json<{ error: { code: string } }>().error.code).toBe('oauth_state_invalid');
+
+      expect(await t.prisma.connection.count({ where: { workspaceId: a.workspaceId } })).toBe(before);
+    });
+
+    it('start refuses a returnTo that is not a path of this app (no open redirect)', async () => {
+      for (const returnTo of [
+        'https://evil.example/admin',
+        '//evil.example/admin',
+        '/\\evil.example',
+        '\\\\evil.example',
+        'admin/connections',
+        '/admin\n/connections',
+        '/./\\evil.example',
+        '',
+        `/${'a'.repeat(2048)}`,
+      ]) {
+        const res = await call('POST', '/api/v1/connections/oauth/hubspot/start', {
+          key: a.adminKey,
+          payload: { returnTo },
+        });
+        expect(res.statusCode, JSON.stringify(returnTo)).toBe(400);
+        const { error } = res.json<{ error: { code: string; message: string } }>();
+        expect(error).toMatchObject({
+          code: 'validation_failed',
+          message: expect.stringContaining('returnTo'),
+        });
+      }
+      const notBoolean = await call('POST', '/api/v1/connections/oauth/hubspot/start', {
+        key: a.adminKey,
+        payload: { dryRun: 'yes' },
+      });
+      expect(notBoolean.statusCode).toBe(400);
+    });
+
+    it('reconnect: a needs_reauth connection takes the new tokens of a consent to its account and syncs again', async () => {
+      const connection = await t.prisma.connection.findFirstOrThrow({
+        where: { workspaceId: a.workspaceId, provider: 'hubspot', externalAccountId: String(PORTAL_A) },
+      });
+      const before = await credentialsOf(connection.id);
+      // As the workers leave it once the provider refused its tokens, after its backfill finished.
+      await t.prisma.connection.update({
+        where: { id: connection.id },
+        data: {
+          status: 'needs_reauth',
+          statusReason: 'the provider refused the credentials',
+          lastErrorCode: 'AuthRevoked',
+          cursors: { live: { contacts: '2026-01-01T00:00:00.000Z' } },
+        },
+      });
+      await t.pullQueue.getJob(pullJobId(connection.id)).then((job) => job?.remove());
+
+      const back = redirectedTo(
+        await callbackIn(
+          callbackPath(
+            await startInBrowser('hubspot', { returnTo: '/admin/connections' }, { portalId: PORTAL_A }),
+          ),
+        ),
+      );
+      expect(back.searchParams.get('connected')).toBe(connection.id);
+      expect(await t.prisma.connection.findUniqueOrThrow({ where: { id: connection.id } })).toMatchObject({
+        status: 'live',
+        statusReason: null,
+        lastErrorCode: null,
+        dryRun: false,
+      });
+      const after = await credentialsOf(connection.id);
+      expect(after.accessToken).not.toBe(before.accessToken);
+      // Pulled at once, from the cursor it kept.
+      expect(await t.pullQueue.getJob(pullJobId(connection.id))).toBeDefined();
+      const audit = await t.prisma.auditLog.findFirstOrThrow({
+        where: { workspaceId: a.workspaceId, action: 'connection.oauth_connected', targetId: connection.id },
+        orderBy: { createdAt: 'desc' },
+      });
+      expect(audit).toMatchObject({ actorUserId: admin.memberId, details: { reconnected: true } });
     });
   });
 

@@ -1,5 +1,6 @@
 import type { ProviderKey } from '@syncline/core';
 import { z } from 'zod';
+import { safeReturnTo } from '../auth/oidc/return-to';
 
 /** Whose consent page an admin is sent to: one Google consent covers several connections. */
 export const OAUTH_PROVIDERS = ['hubspot', 'google'] as const;
@@ -28,8 +29,27 @@ export const startOAuthBody = z
         'The connections to create. Google: any of google-calendar, gmail, google-tasks (required). ' +
           'HubSpot: omit it (or ["hubspot"]).',
       ),
+    returnTo: z
+      .string()
+      .max(2048)
+      .refine(
+        (path) => safeReturnTo(path) === path,
+        'must be a path of this app: one leading "/", no scheme, host, "//" or backslash',
+      )
+      .optional()
+      .describe(
+        'A path of this app (`/admin/connections`) to send the browser back to after consent, with ' +
+          '`connected=<ids>` or `oauthError=<code>` added to its query; without it the callback answers JSON.',
+      ),
+    dryRun: z
+      .boolean()
+      .default(false)
+      .describe(
+        'The connections the consent creates start in dry run (as `dryRun` on `POST /api/v1/connections`). ' +
+          'A connection that already exists (a reconnect) keeps its own mode.',
+      ),
   })
-  .default({});
+  .default({ dryRun: false });
 export type StartOAuthBody = z.output<typeof startOAuthBody>;
 
 /** The per-provider check of `products`, run once the provider is known. */

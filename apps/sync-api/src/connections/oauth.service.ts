@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   ForbiddenException,
+  HttpException,
   HttpStatus,
   Inject,
   Injectable,
@@ -12,7 +13,7 @@ import { ApiKeysService } from '../api-keys/api-keys.service';
 import { actorRef, parseActorRef } from '../auth/actor-ref';
 import type { Principal } from '../auth/principal';
 import { SessionsService } from '../auth/sessions/sessions.service';
-import { CodedHttpException, ValidationFailedException } from '../common/api-errors';
+import { type ApiErrorCode, CodedHttpException, ValidationFailedException } from '../common/api-errors';
 import type { ConnectionView } from './connections.schemas';
 import { ConnectionsService } from './connections.service';
 import {
@@ -31,6 +32,12 @@ import { type OAuthStateRecord, OAuthStateRepository } from './oauth-state.repos
 export const OAUTH_STATE_TTL_SECONDS = 600;
 /** 256 bits: a state cannot be guessed, and is all the callback needs. */
 const STATE_BYTES = 32;
+
+/**
+ * How a callback ends: the connections as JSON (a connect started by a script), or, when the
+ * start named a `returnTo`, the app path to send the browser to with the outcome in its query.
+ */
+export type OAuthCallbackOutcome = { data: ConnectionView[] } | { location: string };
 
 /**
  * The OAuth connect flow. `start` (an admin's API key) leaves a single-use state in Redis that
@@ -73,10 +80,12 @@ export class OAuthService {
       actor: actorRef(principal.actor),
       sessionHash: principal.sessionId === undefined ? undefined : this.sessions.tokenHashOf(request),
       products: products.data,
+      returnTo: body.returnTo,
+      dryRun: body.dryRun,
     };
     const saved = await this.redis(() => this.states.save(state, record, OAUTH_STATE_TTL_SECONDS));
     if (!saved) throw new Error('a fresh OAuth state was already pending');
-    this.logger.info({ provider, products: products.data }, 'oauth connect started');
+    this.logger.info({ provider, products: products.data, dryRun: body.dryRun }, 'oauth connect started');
     return {
       authorizeUrl: client.authorizeUrl(state, products.data),
       state,
@@ -84,13 +93,39 @@ export class OAuthService {
     };
   }
 
+  /**
+   * The provider's redirect back. A state that names a `returnTo` (a browser connect) ends in a
+   * redirect there whatever happens once the state is read: `connected=<ids>`, or
+   * `oauthError=<code>` for every refusal; otherwise the connections are answered as JSON and
+   * refusals as API errors.
+   */
   async callback(
     request: FastifyRequest,
     provider: OAuthProvider,
     query: OAuthCallbackQuery,
-  ): Promise<{ data: ConnectionView[] }> {
+  ): Promise<OAuthCallbackOutcome> {
     // Taken whatever happens next: a state is good for one answer from the provider.
     const record = await this.redis(() => this.states.take(query.state));
+    const returnTo = record?.returnTo;
+    try {
+      const data = await this.complete(record, request, provider, query);
+      if (returnTo === undefined) return { data };
+      return { location: returnToWith(returnTo, 'connected', data.map((c) => c.id).join(',')) };
+    } catch (error) {
+      if (returnTo === undefined) throw error;
+      const code = refusalCode(error);
+      if (code === 'internal') this.logger.error({ err: error, provider }, 'oauth connect failed');
+      else this.logger.info({ provider, code }, 'oauth connect refused');
+      return { location: returnToWith(returnTo, 'oauthError', code) };
+    }
+  }
+
+  private async complete(
+    record: OAuthStateRecord | null,
+    request: FastifyRequest,
+    provider: OAuthProvider,
+    query: OAuthCallbackQuery,
+  ): Promise<ConnectionView[]> {
     if (!record || record.provider !== provider) {
       throw new CodedHttpException(
         HttpStatus.BAD_REQUEST,
@@ -129,13 +164,19 @@ export class OAuthService {
 
     const data: ConnectionView[] = [];
     for (const product of record.products) {
-      data.push(await this.connections.connectOAuth(principal, { provider: product, ...account.value }));
+      data.push(
+        await this.connections.connectOAuth(principal, {
+          provider: product,
+          ...account.value,
+          dryRun: record.dryRun ?? false,
+        }),
+      );
     }
     this.logger.info(
       { provider, connectionIds: data.map((c) => c.id), products: record.products },
       'oauth connect finished',
     );
-    return { data };
+    return data;
   }
 
   private configured(provider: OAuthProvider): OAuthProviderClient {
@@ -196,4 +237,29 @@ function exchangeFailure(failure: OAuthFailure): Error {
     case 'unavailable':
       return new ServiceUnavailableException(failure.message);
   }
+}
+
+/** `returnTo` with the outcome in its query (any earlier outcome there replaced). */
+export function returnToWith(returnTo: string, param: 'connected' | 'oauthError', value: string): string {
+  const url = new URL(returnTo, 'https://app.invalid');
+  url.searchParams.delete('connected');
+  url.searchParams.delete('oauthError');
+  url.searchParams.set(param, value);
+  return `${url.pathname}${url.search}${url.hash}`;
+}
+
+const CODE_BY_STATUS: Partial<Record<number, ApiErrorCode>> = {
+  [HttpStatus.BAD_REQUEST]: 'bad_request',
+  [HttpStatus.FORBIDDEN]: 'forbidden',
+  [HttpStatus.NOT_FOUND]: 'not_found',
+  [HttpStatus.CONFLICT]: 'conflict',
+  [HttpStatus.SERVICE_UNAVAILABLE]: 'unavailable',
+};
+
+/** The code a refusal would have answered as JSON (`internal` for a bug). */
+function refusalCode(error: unknown): ApiErrorCode {
+  if (error instanceof ValidationFailedException) return 'validation_failed';
+  if (error instanceof CodedHttpException) return error.code;
+  if (error instanceof HttpException) return CODE_BY_STATUS[error.getStatus()] ?? 'internal';
+  return 'internal';
 }
