@@ -26,6 +26,21 @@ describe('apiErrorOf', () => {
       3,
     ]);
     expect(describeError(error).message).toBe('Slow down. Try again in 3 s.');
+    expect(error.details).toEqual({});
+  });
+
+  it('keeps what the body names beside code and message (the replay in the way)', async () => {
+    const replayId = '0b9c2a7e-6f1d-4a53-9d1e-2f6f0d4f8a11';
+    const response = new Response(
+      JSON.stringify({ error: { code: 'replay_running', message: 'one at a time', replayId } }),
+      { status: 409 },
+    );
+    const error = await apiErrorOf(response);
+    expect([error.code, error.message, error.details]).toEqual([
+      'replay_running',
+      'one at a time',
+      { replayId },
+    ]);
   });
 
   it('leaves a message that says when to retry as it is, and words long waits in minutes', () => {

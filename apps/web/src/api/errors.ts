@@ -5,12 +5,21 @@ export class ApiError extends Error {
   readonly code: string;
   /** Seconds to wait before asking again (a 429's or 503's `Retry-After`); null without one. */
   readonly retryAfter: number | null;
+  /** What else the error body names beside code and message (a 409 replay_running's `replayId`). */
+  readonly details: Readonly<Record<string, unknown>>;
 
-  constructor(init: { status: number; code: string; message: string; retryAfter?: number | null }) {
+  constructor(init: {
+    status: number;
+    code: string;
+    message: string;
+    retryAfter?: number | null;
+    details?: Readonly<Record<string, unknown>>;
+  }) {
     super(init.message);
     this.status = init.status;
     this.code = init.code;
     this.retryAfter = init.retryAfter ?? null;
+    this.details = init.details ?? {};
   }
 }
 
@@ -18,7 +27,7 @@ export class ApiError extends Error {
 export const NETWORK_ERROR_CODE = 'network_error';
 
 interface ErrorBody {
-  error: { code: string; message: string };
+  error: { code: string; message: string; [detail: string]: unknown };
 }
 
 function isErrorBody(body: unknown): body is ErrorBody {
@@ -50,7 +59,10 @@ export async function apiErrorOf(response: Response): Promise<ApiError> {
   } catch {
     body = undefined;
   }
-  if (isErrorBody(body)) return new ApiError({ status: response.status, ...body.error, retryAfter });
+  if (isErrorBody(body)) {
+    const { code, message, ...details } = body.error;
+    return new ApiError({ status: response.status, code, message, retryAfter, details });
+  }
   return new ApiError({
     status: response.status,
     code: `http_${response.status}`,
