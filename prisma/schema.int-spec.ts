@@ -936,6 +936,40 @@ const ROUND_TRIPS = {
     expect(read.fromEventTime?.toISOString()).toBe(AT.toISOString());
   },
   // ── end replay round trips ──
+  // ── sync health sample round trips ──
+  SyncHealthSample: async (prisma) => {
+    const workspace = await seedWorkspace(prisma);
+    const data = {
+      workspaceId: workspace.id,
+      sampledAt: AT,
+      connectionId: '0190a000-0000-7000-8000-0000000000f9',
+      status: 'live',
+      lagEvents: 2_147_483_647,
+      watermarkDelaySeconds: null,
+      backfillSeen: 0,
+      backfillTotal: null,
+      pendingWrites: 3,
+      writesOk: 4,
+      writesFailed: { ValidationFailed: 2 },
+      deadLettersOpen: 1,
+      consumerLag: 5,
+    };
+    const created = await prisma.syncHealthSample.create({ data });
+    const read = await prisma.syncHealthSample.findUniqueOrThrow({
+      where: {
+        workspaceId_sampledAt_connectionId: {
+          workspaceId: workspace.id,
+          sampledAt: AT,
+          connectionId: data.connectionId,
+        },
+      },
+    });
+    expect(read).toEqual(created);
+    expect(read.writesFailed).toEqual({ ValidationFailed: 2 });
+    // One sample per connection per interval: a second sampler of the same interval is refused.
+    await expect(prisma.syncHealthSample.create({ data })).rejects.toMatchObject({ code: 'P2002' });
+  },
+  // ── end sync health sample round trips ──
 } satisfies Record<Prisma.ModelName, RoundTrip>;
 
 describe('generated client round trip', () => {

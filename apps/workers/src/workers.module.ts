@@ -1,6 +1,7 @@
 import { BullModule } from '@nestjs/bullmq';
 import { type DynamicModule, Module, type Provider } from '@nestjs/common';
 import { ConnectionsModule } from './connections/connections.module';
+import { HealthHistoryModule } from './health-history/health-history.module';
 import { type InfraDependencies, InfraModule } from './infra/infra.module';
 import type { JobMap } from './jobs/job-map';
 import { JobsModule } from './jobs/jobs.module';
@@ -30,6 +31,7 @@ export class WorkersModule {
         BullModule.forRoot({ connection: infra.redis, prefix: infra.config.REDIS_PREFIX }),
         JobsModule.forRoot(jobMap),
         MaintenanceModule,
+        HealthHistoryModule,
         MetricsModule,
         ConnectionsModule,
         PullModule,

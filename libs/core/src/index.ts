@@ -11,4 +11,5 @@ export * from './providers';
 export * from './result';
 export * from './source-change';
 export * from './storable-text';
+export * from './sync-health';
 export * from './unified-fields';

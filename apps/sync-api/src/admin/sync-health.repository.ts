@@ -1,53 +1,85 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { type ConnectionStatus, PROVIDER_KEYS, type ProviderKey, type WorkspaceId } from '@syncline/core';
+import {
+  CONNECTION_HEALTH_SQL,
+  type ConnectionHealthRow,
+  PROVIDER_KEYS,
+  type WorkspaceId,
+} from '@syncline/core';
 import { PrismaClient } from '@syncline/core/db';
 import { SYNC_CONSUMER_GROUP } from '../connections/connections.repository';
+import type { HistoryBucketRow, HistoryConnectionInfo, HistoryFailureRow } from './sync-health-history';
 
-export interface ConnectionHealthRecord {
-  id: string;
-  provider: ProviderKey;
-  status: ConnectionStatus;
-  statusReason: string | null;
-  backfillSeen: number;
-  backfillTotal: number | null;
-  lastPullAt: Date | null;
-  lastSuccessAt: Date | null;
-  lastErrorCode: string | null;
-  watermark: Date | null;
-  lagEvents: number;
-  pendingWrites: number;
+export interface HistoryRange {
+  from: Date;
+  to: Date;
+  bucketSeconds: number;
+  connectionId?: string;
 }
+
+export type ConnectionHealthRecord = ConnectionHealthRow;
 
 @Injectable()
 export class SyncHealthRepository {
   constructor(@Inject(PrismaClient) private readonly prisma: PrismaClient) {}
 
-  /**
-   * Every provider connection of the workspace with its lag and its pending writes. The lag
-   * reads only the unread tail of each partition (primary key range `offset > committed`),
-   * as the connections API does; a partition the group never committed counts from the start.
-   */
+  /** Every provider connection of the workspace with its lag and its pending writes. */
   async connections(workspaceId: WorkspaceId): Promise<ConnectionHealthRecord[]> {
-    return this.prisma.$queryRaw<ConnectionHealthRecord[]>`
-      SELECT c.id::text AS "id", c.provider::text AS "provider", c.status::text AS "status",
-             c.status_reason AS "statusReason", c.backfill_seen AS "backfillSeen",
-             c.backfill_total AS "backfillTotal", c.last_pull_at AS "lastPullAt",
-             c.last_success_at AS "lastSuccessAt", c.last_error_code AS "lastErrorCode",
-             c.watermark AS "watermark",
-             (SELECT count(*)::int
-                FROM log_partition h
-                LEFT JOIN consumer_offset o ON o.group_name = ${SYNC_CONSUMER_GROUP} AND o.partition = h.partition
-                JOIN change_event e ON e.partition = h.partition AND e."offset" > COALESCE(o.committed_offset, 0)
-               WHERE e.connection_id = c.id AND e.workspace_id = c.workspace_id) AS "lagEvents",
-             (SELECT count(*)::int FROM outbox w
-               WHERE w.connection_id = c.id AND w.workspace_id = c.workspace_id
-                 AND w.status IN ('pending', 'sending')) AS "pendingWrites"
-        FROM connection c
-       WHERE c.workspace_id = ${workspaceId}::uuid AND c.provider::text = ANY(${[...PROVIDER_KEYS]}::text[])
-       ORDER BY c.created_at, c.id`;
+    return this.prisma.$queryRawUnsafe<ConnectionHealthRecord[]>(
+      CONNECTION_HEALTH_SQL,
+      workspaceId,
+      [...PROVIDER_KEYS],
+      SYNC_CONSUMER_GROUP,
+    );
   }
 
   async openDeadLetters(workspaceId: WorkspaceId): Promise<number> {
     return this.prisma.deadLetter.count({ where: { workspaceId, status: 'open' } });
+  }
+
+  /** The workspace's provider connections (one, with `connectionId`) that the history shows. */
+  async historyConnections(
+    workspaceId: WorkspaceId,
+    connectionId?: string,
+  ): Promise<HistoryConnectionInfo[]> {
+    return this.prisma.$queryRaw<HistoryConnectionInfo[]>`
+      SELECT c.id::text AS "id", c.provider::text AS "provider", c.display_name AS "displayName"
+        FROM connection c
+       WHERE c.workspace_id = ${workspaceId}::uuid AND c.provider::text = ANY(${[...PROVIDER_KEYS]}::text[])
+         AND (${connectionId ?? null}::uuid IS NULL OR c.id = ${connectionId ?? null}::uuid)
+       ORDER BY c.created_at, c.id`;
+  }
+
+  /**
+   * The workspace's samples in the range, merged per connection into buckets of
+   * `bucketSeconds`: the largest lag, delay and backlog sampled, the writes summed. One range
+   * of the samples' primary key (workspace, time). Buckets start on multiples of their width
+   * since the epoch, so a chart polled again keeps its points where they were.
+   */
+  async historyBuckets(workspaceId: WorkspaceId, range: HistoryRange): Promise<HistoryBucketRow[]> {
+    return this.prisma.$queryRaw<HistoryBucketRow[]>`
+      SELECT s.connection_id::text AS "connectionId",
+             date_bin(make_interval(secs => ${range.bucketSeconds}), s.sampled_at, TIMESTAMPTZ 'epoch') AS "at",
+             max(s.lag_events)::int AS "lagEvents", max(s.watermark_delay_seconds)::int AS "watermarkDelaySeconds",
+             max(s.pending_writes)::int AS "pendingWrites", sum(s.writes_ok)::int AS "writesOk",
+             max(s.consumer_lag)::int AS "consumerLag", max(s.dead_letters_open)::int AS "deadLettersOpen"
+        FROM sync_health_sample s
+       WHERE s.workspace_id = ${workspaceId}::uuid
+         AND s.sampled_at >= ${range.from}::timestamptz AND s.sampled_at <= ${range.to}::timestamptz
+         AND (${range.connectionId ?? null}::uuid IS NULL OR s.connection_id = ${range.connectionId ?? null}::uuid)
+       GROUP BY 1, 2`;
+  }
+
+  /** The writes refused in the range, per connection, bucket and error code. */
+  async historyFailures(workspaceId: WorkspaceId, range: HistoryRange): Promise<HistoryFailureRow[]> {
+    return this.prisma.$queryRaw<HistoryFailureRow[]>`
+      SELECT s.connection_id::text AS "connectionId",
+             date_bin(make_interval(secs => ${range.bucketSeconds}), s.sampled_at, TIMESTAMPTZ 'epoch') AS "at",
+             f.key AS "code", sum(f.value::int)::int AS "writes"
+        FROM sync_health_sample s CROSS JOIN LATERAL jsonb_each_text(s.writes_failed) AS f
+       WHERE s.workspace_id = ${workspaceId}::uuid
+         AND s.sampled_at >= ${range.from}::timestamptz AND s.sampled_at <= ${range.to}::timestamptz
+         AND (${range.connectionId ?? null}::uuid IS NULL OR s.connection_id = ${range.connectionId ?? null}::uuid)
+         AND s.writes_failed <> '{}'::jsonb
+       GROUP BY 1, 2, 3`;
   }
 }

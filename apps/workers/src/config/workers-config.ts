@@ -21,6 +21,10 @@ const workersEnvObject = baseEnvSchema.extend({
    * PostgreSQL's own autoanalyze threshold analyzed (0: never; leave it to autovacuum).
    */
   TABLE_STATS_INTERVAL_MS: wholeNumber(10_000, 0),
+  /** How often each provider connection's health is sampled into the history (sync_health_sample). */
+  HEALTH_SAMPLE_INTERVAL_MS: wholeNumber(60_000, 1_000),
+  /** How long health samples are kept; the API answers history up to this many hours. */
+  HEALTH_HISTORY_RETENTION_HOURS: wholeNumber(72, 1, 8_760),
   /** Jobs one process runs at once per queue, unless the queue fixes its own. */
   WORKER_CONCURRENCY: wholeNumber(10, 1, 1_000),
   /** How often every live or backfilling connection is pulled (the fallback to push notifications). */

@@ -107,6 +107,17 @@ export const JOBS = {
     jobId: (p) => `replay.${p.replayId}`,
   }),
 
+  /**
+   * Samples every provider connection's health into the history and deletes samples past
+   * HEALTH_HISTORY_RETENTION_HOURS. Scheduled every HEALTH_SAMPLE_INTERVAL_MS; a sample is
+   * keyed by its interval, so a late or repeated run of one interval writes nothing more.
+   */
+  'health.sample': job({
+    queue: 'maintenance',
+    schema: z.strictObject({}),
+    jobId: () => 'health.sample',
+  }),
+
   /** Re-enqueues pushes for outbox rows left pending or claimed by a process that died. */
   'outbox.sweep': job({
     queue: 'maintenance',
