@@ -44,3 +44,62 @@ export const syncHealthView = z.object({
   checkedAt: z.iso.datetime(),
 });
 export type SyncHealthView = z.output<typeof syncHealthView>;
+
+export const syncHealthHistoryQuery = z.object({
+  hours: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(24)
+    .describe('How many hours back from now; at most the history kept (HEALTH_HISTORY_RETENTION_HOURS).'),
+  connectionId: z.uuid().optional().describe("Only this connection's series."),
+});
+export type SyncHealthHistoryQuery = z.output<typeof syncHealthHistoryQuery>;
+
+const historyPoint = z.object({
+  at: z.iso.datetime().describe("The bucket's start."),
+  lagEvents: z.number().int().describe('Largest lag (events past the sync group) sampled in the bucket.'),
+  watermarkDelaySeconds: z
+    .number()
+    .int()
+    .nullable()
+    .describe('Largest watermark delay sampled in the bucket; null without a watermark.'),
+  pendingWrites: z.number().int().describe('Largest number of writes waiting sampled in the bucket.'),
+  writesOk: z.number().int().describe('Writes sent during the bucket.'),
+  writesFailed: z
+    .record(z.string(), z.number().int())
+    .describe('Writes refused (dead-lettered) during the bucket, by error code.'),
+});
+
+export const syncHealthHistoryView = z.object({
+  hours: z.number().int(),
+  from: z.iso.datetime(),
+  to: z.iso.datetime(),
+  bucketSeconds: z
+    .number()
+    .int()
+    .describe(
+      'Width of a point: samples are taken every minute, merged into buckets so a series stays small.',
+    ),
+  connections: z.array(
+    z.object({
+      id: z.uuid(),
+      provider: z.enum(PROVIDER_KEYS),
+      displayName: z.string().nullable(),
+      points: z.array(historyPoint),
+    }),
+  ),
+  workspace: z
+    .array(
+      z.object({
+        at: z.iso.datetime(),
+        consumerLag: z
+          .number()
+          .int()
+          .describe("The workspace's events past the sync group's committed offsets."),
+        deadLettersOpen: z.number().int(),
+      }),
+    )
+    .describe("The workspace's own figures per bucket."),
+});
+export type SyncHealthHistoryView = z.output<typeof syncHealthHistoryView>;

@@ -1,11 +1,25 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, NotFoundException } from '@nestjs/common';
+import type { ProviderKey } from '@syncline/core';
 import type { Principal } from '../auth/principal';
+import { ValidationFailedException } from '../common/api-errors';
+import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { type ConnectionHealthRecord, SyncHealthRepository } from './sync-health.repository';
-import type { ConnectionHealth, SyncHealthView } from './sync-health.schemas';
+import type {
+  ConnectionHealth,
+  SyncHealthHistoryQuery,
+  SyncHealthHistoryView,
+  SyncHealthView,
+} from './sync-health.schemas';
+import { historyBucketSeconds, toHistorySeries } from './sync-health-history';
+
+const HOUR_MS = 3_600_000;
 
 @Injectable()
 export class SyncHealthService {
-  constructor(@Inject(SyncHealthRepository) private readonly health: SyncHealthRepository) {}
+  constructor(
+    @Inject(SyncHealthRepository) private readonly health: SyncHealthRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
 
   async check(principal: Principal): Promise<SyncHealthView> {
     const [connections, openDeadLetters] = await Promise.all([
@@ -17,6 +31,40 @@ export class SyncHealthService {
       connections: connections.map((record) => toView(record, now)),
       deadLetters: { open: openDeadLetters },
       checkedAt: now.toISOString(),
+    };
+  }
+
+  /** The last `hours` of sampled health, per connection and for the workspace, downsampled. */
+  async history(principal: Principal, query: SyncHealthHistoryQuery): Promise<SyncHealthHistoryView> {
+    const kept = this.config.HEALTH_HISTORY_RETENTION_HOURS;
+    if (query.hours > kept)
+      throw new ValidationFailedException(
+        [{ code: 'custom', path: [], message: `at most ${kept} hours are kept`, input: undefined }],
+        { part: 'query', name: 'hours' },
+      );
+    const connections = await this.health.historyConnections(principal.workspaceId, query.connectionId);
+    if (query.connectionId !== undefined && connections.length === 0)
+      throw new NotFoundException(`no connection ${query.connectionId}`);
+    const to = new Date();
+    const from = new Date(to.getTime() - query.hours * HOUR_MS);
+    const range = {
+      from,
+      to,
+      bucketSeconds: historyBucketSeconds(query.hours),
+      connectionId: query.connectionId,
+    };
+    const [buckets, failures] = await Promise.all([
+      this.health.historyBuckets(principal.workspaceId, range),
+      this.health.historyFailures(principal.workspaceId, range),
+    ]);
+    const series = toHistorySeries(connections, buckets, failures);
+    return {
+      hours: query.hours,
+      from: from.toISOString(),
+      to: to.toISOString(),
+      bucketSeconds: range.bucketSeconds,
+      connections: series.connections.map((c) => ({ ...c, provider: c.provider as ProviderKey })),
+      workspace: series.workspace,
     };
   }
 }

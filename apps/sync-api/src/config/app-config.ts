@@ -68,6 +68,11 @@ const appEnvObject = baseEnvSchema.extend({
   API_METRICS_PORT: z.coerce.number().int().min(0).max(65_535).default(9465),
   API_METRICS_HOST: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(1).default('127.0.0.1')),
   /** Requests one API key may make per 10 s, across every API process (Redis); 0 turns the limit off. */
+  /**
+   * How far back the sync health history goes (the workers' setting of the same name deletes
+   * older samples): the most hours `GET /health/sync/history` answers for.
+   */
+  HEALTH_HISTORY_RETENTION_HOURS: z.coerce.number().int().min(1).max(8_760).default(72),
   API_RATE_LIMIT_PER_10S: z.coerce.number().int().min(0).default(600),
   /**
    * Failed authentications one client address may make per minute, across every API process

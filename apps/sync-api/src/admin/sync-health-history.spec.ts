@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type HistoryBucketRow,
+  historyBucketSeconds,
+  MAX_HISTORY_POINTS,
+  toHistorySeries,
+} from './sync-health-history';
+
+const A = { id: 'a', provider: 'hubspot', displayName: 'CRM A' };
+const B = { id: 'b', provider: 'gmail', displayName: null };
+const t = (minute: number) => new Date(Date.UTC(2026, 11, 11, 10, minute));
+const bucket = (connectionId: string, minute: number, over: Partial<HistoryBucketRow> = {}) => ({
+  connectionId,
+  at: t(minute),
+  lagEvents: 0,
+  watermarkDelaySeconds: null,
+  pendingWrites: 0,
+  writesOk: 0,
+  consumerLag: 0,
+  deadLettersOpen: 0,
+  ...over,
+});
+
+describe('historyBucketSeconds', () => {
+  it('keeps every range within the most points a series holds', () => {
+    for (const hours of [1, 6, 24, 72, 168]) {
+      const seconds = historyBucketSeconds(hours);
+      expect(Number.isInteger(seconds)).toBe(true);
+      expect(Math.ceil((hours * 3_600) / seconds)).toBeLessThanOrEqual(MAX_HISTORY_POINTS);
+    }
+    expect(historyBucketSeconds(24)).toBe(288);
+    expect(historyBucketSeconds(1)).toBe(12);
+  });
+});
+
+describe('toHistorySeries', () => {
+  it('gives each connection its points in time order, with the refused writes of each bucket by code', () => {
+    const series = toHistorySeries(
+      [A, B],
+      [
+        bucket('a', 2, { lagEvents: 5, writesOk: 3 }),
+        bucket('a', 1, { lagEvents: 9, watermarkDelaySeconds: 30, pendingWrites: 2 }),
+        bucket('b', 1),
+      ],
+      [
+        { connectionId: 'a', at: t(2), code: 'ValidationFailed', writes: 2 },
+        { connectionId: 'a', at: t(2), code: 'NotFound', writes: 1 },
+      ],
+    );
+    expect(series.connections).toEqual([
+      {
+        ...A,
+        points: [
+          {
+            at: t(1).toISOString(),
+            lagEvents: 9,
+            watermarkDelaySeconds: 30,
+            pendingWrites: 2,
+            writesOk: 0,
+            writesFailed: {},
+          },
+          {
+            at: t(2).toISOString(),
+            lagEvents: 5,
+            watermarkDelaySeconds: null,
+            pendingWrites: 0,
+            writesOk: 3,
+            writesFailed: { ValidationFailed: 2, NotFound: 1 },
+          },
+        ],
+      },
+      {
+        ...B,
+        points: [expect.objectContaining({ at: t(1).toISOString(), writesFailed: {} })],
+      },
+    ]);
+  });
+
+  it("takes the workspace's figures once per bucket (the largest its connections' samples carry)", () => {
+    const series = toHistorySeries(
+      [A, B],
+      [
+        bucket('a', 1, { consumerLag: 4, deadLettersOpen: 1 }),
+        bucket('b', 1, { consumerLag: 7, deadLettersOpen: 1 }),
+        bucket('b', 2, { consumerLag: 0, deadLettersOpen: 2 }),
+      ],
+      [],
+    );
+    expect(series.workspace).toEqual([
+      { at: t(1).toISOString(), consumerLag: 7, deadLettersOpen: 1 },
+      { at: t(2).toISOString(), consumerLag: 0, deadLettersOpen: 2 },
+    ]);
+  });
+
+  it('leaves out a connection that is gone, and keeps one without samples with no points', () => {
+    const series = toHistorySeries(
+      [B],
+      [bucket('gone', 1, { consumerLag: 3 })],
+      [{ connectionId: 'gone', at: t(1), code: 'X', writes: 1 }],
+    );
+    expect(series).toEqual({ connections: [{ ...B, points: [] }], workspace: [] });
+  });
+});

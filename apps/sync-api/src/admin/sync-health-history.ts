@@ -1,0 +1,103 @@
+/** Most points a series of the history holds; a longer range is downsampled into wider buckets. */
+export const MAX_HISTORY_POINTS = 300;
+
+/** The bucket width, in whole seconds, that keeps `hours` of history within MAX_HISTORY_POINTS. */
+export function historyBucketSeconds(hours: number): number {
+  return Math.max(1, Math.ceil((hours * 3_600) / MAX_HISTORY_POINTS));
+}
+
+/** One bucket of one connection, as the history query reads it. */
+export interface HistoryBucketRow {
+  connectionId: string;
+  at: Date;
+  lagEvents: number;
+  watermarkDelaySeconds: number | null;
+  pendingWrites: number;
+  writesOk: number;
+  consumerLag: number;
+  deadLettersOpen: number;
+}
+
+/** Writes refused in one bucket of one connection with one error code. */
+export interface HistoryFailureRow {
+  connectionId: string;
+  at: Date;
+  code: string;
+  writes: number;
+}
+
+export interface HistoryConnectionInfo {
+  id: string;
+  provider: string;
+  displayName: string | null;
+}
+
+export interface HistoryPoint {
+  at: string;
+  lagEvents: number;
+  watermarkDelaySeconds: number | null;
+  pendingWrites: number;
+  writesOk: number;
+  writesFailed: Record<string, number>;
+}
+
+export interface WorkspacePoint {
+  at: string;
+  consumerLag: number;
+  deadLettersOpen: number;
+}
+
+export interface HistorySeries {
+  connections: (HistoryConnectionInfo & { points: HistoryPoint[] })[];
+  workspace: WorkspacePoint[];
+}
+
+/**
+ * Folds the buckets into a series per connection (in the order `connections` gives, each in
+ * time order) with the refused writes by code, and the workspace's own series: its figures
+ * repeat on each connection's sample, so a bucket's value is their largest. Buckets of a
+ * connection not in `connections` (gone since) are left out.
+ */
+export function toHistorySeries(
+  connections: readonly HistoryConnectionInfo[],
+  buckets: readonly HistoryBucketRow[],
+  failures: readonly HistoryFailureRow[],
+): HistorySeries {
+  const key = (connectionId: string, at: Date) => `${connectionId}@${at.getTime()}`;
+  const failed = new Map<string, Record<string, number>>();
+  for (const f of failures) {
+    const codes = failed.get(key(f.connectionId, f.at)) ?? {};
+    codes[f.code] = (codes[f.code] ?? 0) + f.writes;
+    failed.set(key(f.connectionId, f.at), codes);
+  }
+  const byConnection = new Map<string, HistoryPoint[]>(connections.map((c) => [c.id, []]));
+  const workspace = new Map<number, WorkspacePoint>();
+  const sorted = [...buckets].sort((a, b) => a.at.getTime() - b.at.getTime());
+  for (const b of sorted) {
+    const points = byConnection.get(b.connectionId);
+    if (points === undefined) continue;
+    points.push({
+      at: b.at.toISOString(),
+      lagEvents: b.lagEvents,
+      watermarkDelaySeconds: b.watermarkDelaySeconds,
+      pendingWrites: b.pendingWrites,
+      writesOk: b.writesOk,
+      writesFailed: failed.get(key(b.connectionId, b.at)) ?? {},
+    });
+    const point = workspace.get(b.at.getTime());
+    if (point === undefined)
+      workspace.set(b.at.getTime(), {
+        at: b.at.toISOString(),
+        consumerLag: b.consumerLag,
+        deadLettersOpen: b.deadLettersOpen,
+      });
+    else {
+      point.consumerLag = Math.max(point.consumerLag, b.consumerLag);
+      point.deadLettersOpen = Math.max(point.deadLettersOpen, b.deadLettersOpen);
+    }
+  }
+  return {
+    connections: connections.map((c) => ({ ...c, points: byConnection.get(c.id) ?? [] })),
+    workspace: [...workspace.values()],
+  };
+}
