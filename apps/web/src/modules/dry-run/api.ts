@@ -1,0 +1,62 @@
+import { queryOptions, useMutation, useQueryClient } from '@tanstack/react-query';
+import { ApiError, api, unwrap } from '../../api/client';
+import type { paths } from '../../api/schema';
+
+type JsonOf<R> = R extends { content: { 'application/json': infer T } } ? T : never;
+export type DryRunReport = JsonOf<paths['/api/v1/connections/{id}/dry-run']['get']['responses'][200]>;
+export type DryRunWrites = DryRunReport['writes'][number];
+
+/** Most rows per list of the report: enough for the page's tables, small enough to recompute every few seconds. */
+export const REPORT_LIMIT = 500;
+/** How often a report still backfilling is read again. */
+export const REFRESH_MS = 2_500;
+
+export const dryRunKeys = {
+  all: ['dry-run'] as const,
+  report: (id: string) => ['dry-run', id] as const,
+};
+/** The connections list and health (another module's keys): a connection changed state. */
+const CONNECTIONS_KEY = ['connections'] as const;
+
+/** The API answers 404 for a connection that is not in dry run (never was, or was enabled). */
+export const isNotInDryRun = (error: unknown): boolean => error instanceof ApiError && error.status === 404;
+
+export const dryRunReportQuery = (id: string) =>
+  queryOptions({
+    queryKey: dryRunKeys.report(id),
+    queryFn: ({ signal }) =>
+      unwrap(
+        api.GET('/api/v1/connections/{id}/dry-run', {
+          params: { path: { id }, query: { limit: REPORT_LIMIT } },
+          signal,
+        }),
+      ),
+    refetchInterval: (query) =>
+      query.state.data !== undefined && !query.state.data.complete ? REFRESH_MS : false,
+    // A connection not in dry run stays so: asking again would not change the answer.
+    retry: (count, error) => !isNotInDryRun(error) && count < 2,
+  });
+
+export function useEnableConnection(id: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: () => unwrap(api.POST('/api/v1/connections/{id}/enable', { params: { path: { id } } })),
+    onSuccess: () => {
+      client.removeQueries({ queryKey: dryRunKeys.report(id) });
+      void client.invalidateQueries({ queryKey: CONNECTIONS_KEY });
+    },
+  });
+}
+
+/** Discarding a dry run disconnects it and erases what only it read (nothing of it was synced). */
+export function useDiscardDryRun(id: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: () =>
+      unwrap(api.DELETE('/api/v1/connections/{id}', { params: { path: { id }, query: { data: 'erase' } } })),
+    onSuccess: () => {
+      client.removeQueries({ queryKey: dryRunKeys.report(id) });
+      void client.invalidateQueries({ queryKey: CONNECTIONS_KEY });
+    },
+  });
+}

@@ -1,0 +1,58 @@
+import { Select, type SelectProps } from '@mantine/core';
+import { useMemo } from 'react';
+import type { PortalProperty } from '../api';
+
+type Group = { group: string; items: { value: string; label: string; disabled?: boolean }[] };
+
+const optionLabel = (p: PortalProperty): string =>
+  `${p.label === p.name ? p.name : `${p.label} (${p.name})`} · ${p.type}${p.reserved ? ' · reserved' : ''}`;
+
+/**
+ * The portal's properties as a searchable select, custom ones first. A property whose type
+ * cannot carry the field, or that HubSpot or Syncline keep, is shown but cannot be picked; the
+ * API still checks every choice.
+ */
+export function PropertySelect({
+  properties,
+  accepted,
+  value,
+  onChange,
+  ...props
+}: {
+  properties: readonly PortalProperty[] | undefined;
+  /** The property types that can carry the field; undefined while unknown. */
+  accepted: readonly string[] | undefined;
+  value: string | null;
+  onChange: (property: string) => void;
+} & Omit<SelectProps, 'data' | 'value' | 'onChange'>) {
+  const data = useMemo((): Group[] => {
+    const item = (p: PortalProperty) => ({
+      value: p.name,
+      label: optionLabel(p),
+      disabled: p.reserved || (accepted !== undefined && !accepted.includes(p.type)),
+    });
+    const list = properties ?? [];
+    const groups: Group[] = [
+      { group: 'Custom properties', items: list.filter((p) => p.custom).map(item) },
+      { group: "HubSpot's properties", items: list.filter((p) => !p.custom).map(item) },
+    ];
+    if (value !== null && value !== '' && !list.some((p) => p.name === value))
+      groups.push({
+        group: properties === undefined ? 'Current' : 'Not in the portal',
+        items: [{ value, label: value }],
+      });
+    return groups.filter((g) => g.items.length > 0);
+  }, [properties, accepted, value]);
+  return (
+    <Select
+      searchable
+      data={data}
+      value={value}
+      onChange={(next) => next !== null && onChange(next)}
+      nothingFoundMessage="No property by that name"
+      maxDropdownHeight={280}
+      comboboxProps={{ withinPortal: true }}
+      {...props}
+    />
+  );
+}
