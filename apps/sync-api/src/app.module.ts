@@ -3,6 +3,7 @@ import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { LoggerModule } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
 import { AdminModule } from './admin/admin.module';
+import { QueueDashboardModule } from './admin/queue-dashboard.module';
 import { ApiKeysModule } from './api-keys/api-keys.module';
 import { AuthModule } from './auth/auth.module';
 import { OidcModule } from './auth/oidc/oidc.module';
@@ -60,6 +61,7 @@ export class AppModule {
         StreamModule,
         WebhooksModule,
         AdminModule,
+        QueueDashboardModule,
         PoliciesModule,
         ReplaysModule,
       ],

@@ -9,7 +9,7 @@ import type { AppConfig } from '../config/app-config';
 const DEFAULT_DIST = resolve(__dirname, '../../../web/dist');
 
 /** Paths that are the API's, never the app's: an unknown one stays the API's JSON 404. */
-const API_PREFIXES = ['/api/', '/webhooks/', '/healthz', '/readyz', '/docs', '/openapi'];
+const API_PREFIXES = ['/api/', '/webhooks/', '/healthz', '/readyz', '/docs', '/openapi', '/admin/queues'];
 
 /**
  * The app's pages may load only their own scripts and styles, talk only to this origin (the API
