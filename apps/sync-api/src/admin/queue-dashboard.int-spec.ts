@@ -117,7 +117,11 @@ describe('the queues dashboard at /admin/queues', () => {
   it("takes an admin's writes only from the app's own origin", async () => {
     const retry = (headers: Record<string, string>) =>
       t.app.inject({ method: 'PUT', url: '/admin/queues/api/queues/pull/retry/failed', headers });
-    for (const headers of [{ cookie: admin.cookie }, { cookie: admin.cookie, origin: 'https://evil.test' }]) {
+    const foreign: Record<string, string>[] = [
+      { cookie: admin.cookie },
+      { cookie: admin.cookie, origin: 'https://evil.test' },
+    ];
+    for (const headers of foreign) {
       const res = await retry(headers);
       expect(res.statusCode).toBe(403);
       expect(res.json<{ error: { code: string } }>().error.code).toBe('csrf_failed');
