@@ -152,7 +152,8 @@ export type FaultKind =
   | 'drop-webhooks'
   | 'duplicate-webhooks'
   | 'revoke-token'
-  | 'invalidate-cursors';
+  | 'invalidate-cursors'
+  | 'validation-error';
 
 export interface FaultSpec {
   service: 'hubspot' | 'google';

@@ -8,6 +8,9 @@ export const FAULT_KINDS = [
   'duplicate-webhooks',
   'revoke-token',
   'invalidate-cursors',
+  // HubSpot refuses a CRM write (create, update, delete, merge, associate) as invalid: 400
+  // VALIDATION_ERROR, what a property value it does not accept gets. Reads are unaffected.
+  'validation-error',
   // The id token the token endpoint issues is wrong in one way (see google/id-token-claims.ts).
   'id-token-aud',
   'id-token-iss',

@@ -1,6 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { expiredAuthentication, internalError, invalidAuthentication, rateLimitError } from './errors';
+import {
+  expiredAuthentication,
+  internalError,
+  invalidAuthentication,
+  rateLimitError,
+  validationError,
+} from './errors';
 import type { HubspotState } from './hubspot-state';
 import type { Portal } from './portal';
 import type { AccessToken } from './token-store';
@@ -16,6 +22,13 @@ declare module 'fastify' {
     /** Which limit a route counts against: the rolling window (default) or search's own. */
     hubspotLimit?: 'standard' | 'search';
   }
+}
+
+/** A CRM call that changes something: not a read, a batch read or a search (POSTs that read). */
+function isCrmWrite(req: FastifyRequest): boolean {
+  if (req.method === 'GET' || req.method === 'HEAD') return false;
+  const path = req.url.split('?')[0] ?? '';
+  return path.startsWith('/crm/') && !/\/(search|batch\/read)$/.test(path);
 }
 
 export function bearerToken(req: FastifyRequest): string | undefined {
@@ -61,6 +74,11 @@ export function registerDataPlaneGate(api: FastifyInstance, state: HubspotState)
       throw rateLimitError('TEN_SECONDLY_ROLLING', group, portal.limiter.exhaustedHeaders(ctx.now()));
     }
     if (ctx.faults.take('hubspot', 'server-error', portalId)) throw internalError();
+    if (isCrmWrite(req) && ctx.faults.take('hubspot', 'validation-error', portalId))
+      throw validationError(
+        'Property values were not valid: [{"isValid":false,"message":"The value is not one of the allowed options (injected fault).","error":"INVALID_OPTION","name":"jobtitle"}]',
+        { properties: ['jobtitle'] },
+      );
 
     const limit = req.routeOptions.config.hubspotLimit ?? 'standard';
     const outcome =

@@ -86,6 +86,43 @@ describe('HubSpot emulator: rate limits and injected faults', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(290);
   });
 
+  it('injects a validation-error fault that refuses writes of the portal named, never its reads', async () => {
+    const { portalId, client } = await harness.createPortal();
+    const created = await client.crm.contacts.basicApi.create({
+      properties: { email: 'fault@example.com', jobtitle: 'Analyst' },
+      associations: [],
+    });
+    // Two writes: the update and the batch update below; the write after them goes through.
+    await harness.addFault({ service: 'hubspot', kind: 'validation-error', account: portalId, count: 2 });
+    const refused = await failure(
+      client.crm.contacts.basicApi.update(created.id, { properties: { jobtitle: 'Lead' } }),
+    );
+    expect(refused.code).toBe(400);
+    expect(refused.body).toMatchObject({ status: 'error', category: 'VALIDATION_ERROR' });
+    expect(String(refused.body.message)).toContain('Property values were not valid');
+    const batch = await failure(
+      client.crm.contacts.batchApi.update({ inputs: [{ id: created.id, properties: { jobtitle: 'Lead' } }] }),
+    );
+    expect(batch.code).toBe(400);
+    // Reads, batch reads and searches still work, and nothing was written.
+    const read = await client.crm.contacts.basicApi.getById(created.id, ['jobtitle']);
+    expect(read.properties.jobtitle).toBe('Analyst');
+    await expect(
+      client.crm.contacts.batchApi.read({
+        inputs: [{ id: created.id }],
+        properties: [],
+        propertiesWithHistory: [],
+      }),
+    ).resolves.toBeDefined();
+    await expect(
+      client.crm.contacts.searchApi.doSearch({ filterGroups: [], limit: 1 }),
+    ).resolves.toBeDefined();
+    const updated = await client.crm.contacts.basicApi.update(created.id, {
+      properties: { jobtitle: 'Lead' },
+    });
+    expect(updated.properties.jobtitle).toBe('Lead');
+  });
+
   it('answers an unknown token with 401 INVALID_AUTHENTICATION', async () => {
     const failed = await failure(harness.client('not-a-token').crm.contacts.basicApi.getPage());
     expect(failed.code).toBe(401);
