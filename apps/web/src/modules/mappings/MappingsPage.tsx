@@ -88,6 +88,10 @@ function Editor({
     [current, view, draft],
   );
   const rowProblems = problem?.kind === 'refused' ? problem.rows : new Map<string, string>();
+  // Back at what is saved (reset or discarded), a refusal of another draft no longer applies.
+  useEffect(() => {
+    if (!dirty) setProblem((p) => (p?.kind === 'refused' ? null : p));
+  }, [dirty]);
 
   const submit = (mappings: Mapping[], version: number, onDone?: () => void) => {
     setProblem(null);

@@ -40,7 +40,9 @@ const LINK_COLUMNS: DataTableColumn<Link>[] = [
   { accessor: 'externalId', title: 'Its id in this account' },
 ];
 
-const DUPLICATE_COLUMNS: DataTableColumn<Duplicate>[] = [
+type NameOf = (entityId: string) => string | null;
+
+const duplicateColumns = (nameOf: NameOf): DataTableColumn<Duplicate>[] => [
   typeColumn<Duplicate>(),
   { accessor: 'score', title: 'Alike', render: (row) => `${Math.round(row.score * 100)}%` },
   {
@@ -48,8 +50,9 @@ const DUPLICATE_COLUMNS: DataTableColumn<Duplicate>[] = [
     title: 'Records',
     render: (row) => (
       <Group gap="xs">
-        <RecordName entityType={row.entityType} entityId={row.entityA} name="First record" />
-        <RecordName entityType={row.entityType} entityId={row.entityB} name="Second record" />
+        <RecordName entityType={row.entityType} entityId={row.entityA} name={nameOf(row.entityA)} />
+        <Text size="sm">and</Text>
+        <RecordName entityType={row.entityType} entityId={row.entityB} name={nameOf(row.entityB)} />
       </Group>
     ),
   },
@@ -88,12 +91,12 @@ const CHANGE_COLUMNS: DataTableColumn<FieldChange>[] = [
   },
 ];
 
-const CONFLICT_COLUMNS: DataTableColumn<Conflict>[] = [
+const conflictColumns = (nameOf: NameOf): DataTableColumn<Conflict>[] => [
   {
     accessor: 'entityId',
     title: 'Record',
     render: (row) => (
-      <RecordName entityType={row.entityType} entityId={row.entityId} name={entityLabel(row.entityType)} />
+      <RecordName entityType={row.entityType} entityId={row.entityId} name={nameOf(row.entityId)} />
     ),
   },
   { accessor: 'field', title: 'Field' },
@@ -180,6 +183,10 @@ export function ReportTabs({
 }) {
   const { summary } = report;
   const changes = flattenChanges(report.changes);
+  const names = new Map<string, string | null>();
+  for (const r of [...report.links, ...report.creations, ...report.changes])
+    names.set(r.entityId, r.displayName);
+  const nameOf: NameOf = (entityId) => names.get(entityId) ?? null;
   const writes = [...report.writes].sort((a, b) => Number(b.self) - Number(a.self));
   const label: Record<ReportTab, string> = {
     links: `Links (${summary.links})`,
@@ -229,7 +236,7 @@ export function ReportTabs({
               <PagedTable
                 label="Possible duplicates it would leave for review"
                 records={report.possibleDuplicates}
-                columns={DUPLICATE_COLUMNS}
+                columns={duplicateColumns(nameOf)}
                 idOf={(row) => row.id}
               />
             </Stack>
@@ -273,7 +280,7 @@ export function ReportTabs({
           <PagedTable
             label="Conflicts it would raise"
             records={report.conflicts}
-            columns={CONFLICT_COLUMNS}
+            columns={conflictColumns(nameOf)}
             idOf={(row) => row.id}
           />
         )}
