@@ -19,7 +19,14 @@ interface HistoryBody {
       writesFailed: Record<string, number>;
     }[];
   }[];
-  workspace: { at: string; consumerLag: number; deadLettersOpen: number }[];
+  workspace: {
+    at: string;
+    consumerLag: number;
+    deadLettersOpen: number;
+    writesOk: number;
+    writesFailed: Record<string, number>;
+    pendingWrites: number;
+  }[];
 }
 
 const MINUTE = 60_000;
@@ -153,8 +160,15 @@ describe('sync health history', () => {
         at: minutesAgo(n).toISOString(),
         consumerLag: 7 * n,
         deadLettersOpen: 1,
+        writesOk: 4,
+        writesFailed: n === 1 ? { ValidationFailed: 2, NotFound: 1 } : {},
+        pendingWrites: n,
       })),
     );
+    // The workspace's series alone: the same figures, no series per connection.
+    const workspace = await history('?hours=1&scope=workspace');
+    expect(workspace.connections).toEqual([]);
+    expect(workspace.workspace).toEqual(body.workspace);
   });
 
   it('downsamples a long range into wide buckets, the largest delay and the sum of writes', async () => {
@@ -187,7 +201,7 @@ describe('sync health history', () => {
     expect(body.connections.map((c) => c.id)).toEqual([globex]);
     expect(body.connections[0]!.points.map((p) => p.lagEvents)).toEqual([777]);
     expect(body.workspace).toEqual([
-      { at: minutesAgo(1).toISOString(), consumerLag: 888, deadLettersOpen: 9 },
+      expect.objectContaining({ at: minutesAgo(1).toISOString(), consumerLag: 888, deadLettersOpen: 9 }),
     ]);
 
     const acme = await history('?hours=24');
@@ -200,7 +214,14 @@ describe('sync health history', () => {
   });
 
   it('refuses hours it does not keep and malformed parameters with 400 validation_failed', async () => {
-    for (const query of ['?hours=73', '?hours=0', '?hours=1.5', '?hours=day', '?connectionId=nope']) {
+    for (const query of [
+      '?hours=73',
+      '?hours=0',
+      '?hours=1.5',
+      '?hours=day',
+      '?connectionId=nope',
+      '?scope=x',
+    ]) {
       const res = await get(`/api/v1/health/sync/history${query}`, a.adminKey);
       expect(res.statusCode, query).toBe(400);
       expect(res.json<{ error: { code: string } }>().error.code).toBe('validation_failed');

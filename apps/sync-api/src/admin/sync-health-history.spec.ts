@@ -80,16 +80,36 @@ describe('toHistorySeries', () => {
     const series = toHistorySeries(
       [A, B],
       [
-        bucket('a', 1, { consumerLag: 4, deadLettersOpen: 1 }),
-        bucket('b', 1, { consumerLag: 7, deadLettersOpen: 1 }),
+        bucket('a', 1, { consumerLag: 4, deadLettersOpen: 1, writesOk: 2, pendingWrites: 1 }),
+        bucket('b', 1, { consumerLag: 7, deadLettersOpen: 1, writesOk: 3, pendingWrites: 5 }),
         bucket('b', 2, { consumerLag: 0, deadLettersOpen: 2 }),
       ],
-      [],
+      [
+        { connectionId: 'a', at: t(1), code: 'NotFound', writes: 1 },
+        { connectionId: 'b', at: t(1), code: 'NotFound', writes: 2 },
+        { connectionId: 'b', at: t(1), code: 'ValidationFailed', writes: 1 },
+      ],
     );
     expect(series.workspace).toEqual([
-      { at: t(1).toISOString(), consumerLag: 7, deadLettersOpen: 1 },
-      { at: t(2).toISOString(), consumerLag: 0, deadLettersOpen: 2 },
+      {
+        at: t(1).toISOString(),
+        consumerLag: 7,
+        deadLettersOpen: 1,
+        writesOk: 5,
+        writesFailed: { NotFound: 3, ValidationFailed: 1 },
+        pendingWrites: 6,
+      },
+      {
+        at: t(2).toISOString(),
+        consumerLag: 0,
+        deadLettersOpen: 2,
+        writesOk: 0,
+        writesFailed: {},
+        pendingWrites: 0,
+      },
     ]);
+    // The connections' own points keep their own counts.
+    expect(series.connections[0]!.points[0]!.writesFailed).toEqual({ NotFound: 1 });
   });
 
   it('leaves out a connection that is gone, and keeps one without samples with no points', () => {

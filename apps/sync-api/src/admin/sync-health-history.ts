@@ -45,6 +45,12 @@ export interface WorkspacePoint {
   at: string;
   consumerLag: number;
   deadLettersOpen: number;
+  /** Its connections' writes sent in the bucket, summed. */
+  writesOk: number;
+  /** Its connections' writes refused in the bucket, by error code, summed. */
+  writesFailed: Record<string, number>;
+  /** Its connections' largest backlogs in the bucket, summed. */
+  pendingWrites: number;
 }
 
 export interface HistorySeries {
@@ -54,9 +60,10 @@ export interface HistorySeries {
 
 /**
  * Folds the buckets into a series per connection (in the order `connections` gives, each in
- * time order) with the refused writes by code, and the workspace's own series: its figures
- * repeat on each connection's sample, so a bucket's value is their largest. Buckets of a
- * connection not in `connections` (gone since) are left out.
+ * time order) with the refused writes by code, and the workspace's series: its own figures
+ * repeat on each connection's sample, so a bucket's value is their largest; its writes and
+ * backlog are its connections' summed. Buckets of a connection not in `connections` (gone
+ * since) are left out.
  */
 export function toHistorySeries(
   connections: readonly HistoryConnectionInfo[],
@@ -82,19 +89,27 @@ export function toHistorySeries(
       watermarkDelaySeconds: b.watermarkDelaySeconds,
       pendingWrites: b.pendingWrites,
       writesOk: b.writesOk,
-      writesFailed: failed.get(key(b.connectionId, b.at)) ?? {},
+      writesFailed: { ...(failed.get(key(b.connectionId, b.at)) ?? {}) },
     });
+    const writesFailed = failed.get(key(b.connectionId, b.at)) ?? {};
     const point = workspace.get(b.at.getTime());
-    if (point === undefined)
+    if (point === undefined) {
       workspace.set(b.at.getTime(), {
         at: b.at.toISOString(),
         consumerLag: b.consumerLag,
         deadLettersOpen: b.deadLettersOpen,
+        writesOk: b.writesOk,
+        writesFailed: { ...writesFailed },
+        pendingWrites: b.pendingWrites,
       });
-    else {
-      point.consumerLag = Math.max(point.consumerLag, b.consumerLag);
-      point.deadLettersOpen = Math.max(point.deadLettersOpen, b.deadLettersOpen);
+      continue;
     }
+    point.consumerLag = Math.max(point.consumerLag, b.consumerLag);
+    point.deadLettersOpen = Math.max(point.deadLettersOpen, b.deadLettersOpen);
+    point.writesOk += b.writesOk;
+    point.pendingWrites += b.pendingWrites;
+    for (const [code, writes] of Object.entries(writesFailed))
+      point.writesFailed[code] = (point.writesFailed[code] ?? 0) + writes;
   }
   return {
     connections: connections.map((c) => ({ ...c, points: byConnection.get(c.id) ?? [] })),

@@ -53,6 +53,10 @@ export const syncHealthHistoryQuery = z.object({
     .default(24)
     .describe('How many hours back from now; at most the history kept (HEALTH_HISTORY_RETENTION_HOURS).'),
   connectionId: z.uuid().optional().describe("Only this connection's series."),
+  scope: z
+    .enum(['all', 'workspace'])
+    .default('all')
+    .describe("`workspace`: the workspace's series only, without a series per connection (smaller)."),
 });
 export type SyncHealthHistoryQuery = z.output<typeof syncHealthHistoryQuery>;
 

@@ -63,7 +63,10 @@ export class SyncHealthService {
       from: from.toISOString(),
       to: to.toISOString(),
       bucketSeconds: range.bucketSeconds,
-      connections: series.connections.map((c) => ({ ...c, provider: c.provider as ProviderKey })),
+      connections:
+        query.scope === 'workspace'
+          ? []
+          : series.connections.map((c) => ({ ...c, provider: c.provider as ProviderKey })),
       workspace: series.workspace,
     };
   }
