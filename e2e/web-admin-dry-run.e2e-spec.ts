@@ -221,7 +221,7 @@ describe('an admin connects a CRM in dry run and maps its fields, in Chromium', 
     }
     const { context, page } = await asAdmin();
     const pick = async (label: string, search: string, option: RegExp, scope = page.locator('body')) => {
-      const input = scope.getByLabel(label, { exact: true });
+      const input = scope.getByRole('combobox', { name: label, exact: true });
       await input.click();
       await input.fill(search);
       await page.getByRole('option', { name: option }).click();
@@ -230,7 +230,7 @@ describe('an admin connects a CRM in dry run and maps its fields, in Chromium', 
     try {
       await page.goto(`/admin/connections/${crmA}/mappings`);
       await page.getByRole('heading', { level: 1, name: 'Field mappings: CRM A' }).waitFor();
-      await page.getByLabel('Property for Job title', { exact: true }).waitFor();
+      await page.getByRole('combobox', { name: 'Property for Job title' }).waitFor();
       await expectAccessible(page, 'the mappings page');
 
       // A custom field on a custom property (the portal's own list, searched).
@@ -238,7 +238,7 @@ describe('an admin connects a CRM in dry run and maps its fields, in Chromium', 
       await add.getByLabel('Field name').fill('leadScore');
       await pick('Property', 'lead_sc', /^lead_score · string/, add);
       await add.getByRole('button', { name: 'Add field' }).click();
-      await page.getByLabel('Property for leadScore', { exact: true }).waitFor();
+      await page.getByRole('combobox', { name: 'Property for leadScore' }).waitFor();
       await save.click();
       await page.getByText('Mappings saved as version 1.').waitFor();
       expect(await mappings()).toMatchObject({
@@ -251,10 +251,12 @@ describe('an admin connects a CRM in dry run and maps its fields, in Chromium', 
       await save.click();
       await page.getByRole('alert').filter({ hasText: 'These mappings were not saved' }).waitFor();
       await expect
-        .poll(() => page.getByLabel('Property for Job title', { exact: true }).getAttribute('aria-invalid'))
+        .poll(() =>
+          page.getByRole('combobox', { name: 'Property for Job title' }).getAttribute('aria-invalid'),
+        )
         .toBe('true');
       expect(
-        await page.getByLabel('Property for leadScore', { exact: true }).getAttribute('aria-invalid'),
+        await page.getByRole('combobox', { name: 'Property for leadScore' }).getAttribute('aria-invalid'),
       ).toBe('true');
       expect(await page.locator('[data-field="person.jobTitle"]').textContent()).toContain(
         'a property carries one field',
@@ -283,7 +285,7 @@ describe('an admin connects a CRM in dry run and maps its fields, in Chromium', 
       expect((await mappings()).version).toBe(3);
       await page.getByRole('button', { name: 'Reload their version' }).click();
       await page.getByText(/^Version 3,/).waitFor();
-      expect(await page.getByLabel('Property for leadScore', { exact: true }).inputValue()).toMatch(
+      expect(await page.getByRole('combobox', { name: 'Property for leadScore' }).inputValue()).toMatch(
         /^lead_score/,
       );
 

@@ -105,6 +105,9 @@ export function providerSettings(input: ProviderSettingsInput): Record<string, s
     HUBSPOT_CLIENT_ID: hubspotApp.clientId,
     HUBSPOT_CLIENT_SECRET: hubspotApp.clientSecret,
     HUBSPOT_APP_ID: String(hubspotApp.appId),
+    // The connect flow's consent pages are the emulators' (a browser can open them).
+    HUBSPOT_OAUTH_AUTHORIZE_URL: `${emulators.hubspot}/oauth/authorize`,
+    GOOGLE_OAUTH_AUTHORIZE_URL: `${emulators.google}/o/oauth2/v2/auth`,
     GOOGLE_API_ROOT_URL: `${emulators.google}/`,
     GOOGLE_TOKEN_URL: `${emulators.google}/token`,
     GOOGLE_CLIENT_ID: googleClient.clientId,

@@ -33,6 +33,8 @@ export function PagedTable<T>({
     striped: true,
     columns,
     idAccessor: (row: T) => idOf(row),
+    // A table wider than a phone scrolls: the keyboard can reach it too.
+    scrollAreaProps: { viewportProps: { tabIndex: 0 } },
   } as const;
   if (!paged) return <DataTable<T> {...common} records={records as T[]} />;
   return (

@@ -2,7 +2,7 @@ import { Button, Group, Paper, Stack, Text, TextInput, Title } from '@mantine/co
 import { useState } from 'react';
 import type { PropertyList } from '../api';
 import { CUSTOM_FIELD_NAME } from '../utils/draft';
-import { PropertySelect } from './PropertySelect';
+import { ERROR_CONTRAST, PropertySelect } from './PropertySelect';
 
 /** A new field outside the unified vocabulary, carried as text by a property of the portal. */
 export function AddCustomField({
@@ -55,7 +55,7 @@ export function AddCustomField({
               value={name}
               onChange={(event) => setName(event.currentTarget.value.trim())}
               error={tried ? nameError : null}
-              style={{ flex: '1 1 180px' }}
+              style={{ ...ERROR_CONTRAST, flex: '1 1 180px' }}
             />
             <PropertySelect
               label="Property"

@@ -7,6 +7,11 @@ type Group = { group: string; items: { value: string; label: string; disabled?: 
 const optionLabel = (p: PortalProperty): string =>
   `${p.label === p.name ? p.name : `${p.label} (${p.name})`} · ${p.type}${p.reserved ? ' · reserved' : ''}`;
 
+/** Mantine's error red (red.6) misses 4.5:1 on white; red.9 keeps the tone at AA. */
+export const ERROR_CONTRAST = {
+  '--mantine-color-error': 'var(--mantine-color-red-9)',
+} as React.CSSProperties;
+
 /**
  * The portal's properties as a searchable select, custom ones first. A property whose type
  * cannot carry the field, or that HubSpot or Syncline keep, is shown but cannot be picked; the
@@ -17,6 +22,7 @@ export function PropertySelect({
   accepted,
   value,
   onChange,
+  style,
   ...props
 }: {
   properties: readonly PortalProperty[] | undefined;
@@ -52,6 +58,7 @@ export function PropertySelect({
       nothingFoundMessage="No property by that name"
       maxDropdownHeight={280}
       comboboxProps={{ withinPortal: true }}
+      style={{ ...ERROR_CONTRAST, ...(style as React.CSSProperties | undefined) }}
       {...props}
     />
   );
