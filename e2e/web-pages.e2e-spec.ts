@@ -18,6 +18,7 @@ import { useSystem, waitFor } from './support/system';
 // phone width. With SYNCLINE_SCREENSHOTS=1 it writes the README's screenshots.
 
 const SALES = { email: 'dana.okafor@brightwave.io', name: 'Dana Okafor' };
+const ADMIN = { email: 'morgan.reyes@brightwave.io', name: 'Morgan Reyes' };
 
 interface Listed {
   id: string;
@@ -29,6 +30,11 @@ describe('the app’s pages over the demo world', () => {
   const browser = useBrowser();
   let world: DemoWorld;
   let state: Awaited<ReturnType<BrowserContext['storageState']>>;
+  let adminState: Awaited<ReturnType<BrowserContext['storageState']>>;
+  /** CRM C, connected in dry run once the rest settled; and a finished replay preview. */
+  let dryRunId: string;
+  let crmAId: string;
+  let replayId: string;
   const rows = (page: Page) => page.getByRole('row');
 
   /** A person met in meetings and mails: the record page with a timeline. */
@@ -69,6 +75,7 @@ describe('the app’s pages over the demo world', () => {
       userEmail: SALES.email,
       // Made once the backfill has settled, under the manual policy: they wait in the inbox.
       conflicts: 'deferred',
+      sparePortal: {},
     });
     const { a, b } = world.portals;
     const g = world.google;
@@ -105,12 +112,51 @@ describe('the app’s pages over the demo world', () => {
     );
     await settled();
     expect((await s.api('POST', '/api/v1/members', { ...SALES, role: 'sales' })).status).toBe(201);
-    const context = await newContext(browser(), s);
-    const page = await context.newPage();
-    await signInByLink(page, s, SALES.email, '/people');
-    state = await context.storageState();
-    await context.close();
-  }, 240_000);
+    expect((await s.api('POST', '/api/v1/members', { ...ADMIN, role: 'admin' })).status).toBe(201);
+    for (const [who, keep] of [
+      [SALES, (st: typeof state) => (state = st)],
+      [ADMIN, (st: typeof state) => (adminState = st)],
+    ] as const) {
+      const context = await newContext(browser(), s);
+      const page = await context.newPage();
+      await signInByLink(page, s, who.email, '/people');
+      keep(await context.storageState());
+      await context.close();
+    }
+
+    // For the admin's pages: CRM C in dry run with its report complete, and a replay preview.
+    const connections = await s.api<{ data: { id: string; displayName: string | null }[] }>(
+      'GET',
+      '/api/v1/connections',
+    );
+    crmAId = connections.body.data.find((c) => c.displayName === 'CRM A')!.id;
+    const spare = world.spare!;
+    dryRunId = (
+      await s.connect('hubspot', spare.externalAccountId, spare.credentials, {
+        displayName: 'CRM C',
+        dryRun: true,
+      })
+    ).id;
+    await waitFor(
+      async () =>
+        (await s.api<{ complete: boolean }>('GET', `/api/v1/connections/${dryRunId}/dry-run`)).body.complete,
+      { until: (done) => done === true, timeoutMs: 120_000, describe: "CRM C's dry-run report to complete" },
+    );
+    const replay = await s.api<{ id: string }>('POST', '/api/v1/replays', {
+      from: 'beginning',
+      mode: 'preview',
+    });
+    expect(replay.status).toBe(202);
+    replayId = replay.body.id;
+    await waitFor(
+      async () => (await s.api<{ status: string }>('GET', `/api/v1/replays/${replayId}`)).body.status,
+      {
+        until: (status) => status !== 'pending' && status !== 'running',
+        timeoutMs: 120_000,
+        describe: 'the replay preview',
+      },
+    );
+  }, 420_000);
 
   for (const viewport of [DESKTOP, PHONE]) {
     const phone = viewport === PHONE;
@@ -191,6 +237,118 @@ describe('the app’s pages over the demo world', () => {
         await page.getByRole('table', { name: 'Fields of both records' }).waitFor();
         await expectAccessible(page, `a possible duplicate${phone ? ' on a phone' : ''}`);
         await screenshot(page, name('duplicate'));
+      } finally {
+        await context.close();
+      }
+    });
+  }
+
+  // Every admin page, with what it shows over the demo world; its heading names it.
+  const adminPages = (): Array<{
+    path: string;
+    heading: RegExp;
+    shot: string;
+    shows: (page: Page) => Promise<void>;
+  }> => [
+    {
+      path: '/admin/connections',
+      heading: /^Connections$/,
+      shot: 'admin-connections',
+      shows: (page) => page.getByText('CRM A').first().waitFor(),
+    },
+    {
+      path: `/admin/connections/${dryRunId}/dry-run`,
+      heading: /dry.run/i,
+      shot: 'admin-dry-run',
+      shows: (page) => page.getByRole('tab').first().waitFor(),
+    },
+    {
+      path: `/admin/connections/${crmAId}/mappings`,
+      heading: /mappings/i,
+      shot: 'admin-mappings',
+      shows: (page) => page.getByRole('tab').first().waitFor(),
+    },
+    {
+      path: '/admin/health',
+      heading: /health/i,
+      shot: 'admin-health',
+      shows: (page) => page.getByText('CRM A').first().waitFor(),
+    },
+    {
+      path: '/admin/policies/person',
+      heading: /polic/i,
+      shot: 'admin-policies',
+      shows: (page) =>
+        page
+          .getByText(/job ?title/i)
+          .first()
+          .waitFor(),
+    },
+    {
+      path: '/admin/replays',
+      heading: /replays/i,
+      shot: 'admin-replays',
+      shows: (page) =>
+        page
+          .getByRole('link', { name: /preview|replay/i })
+          .first()
+          .waitFor(),
+    },
+    {
+      path: `/admin/replays/${replayId}`,
+      heading: /replay/i,
+      shot: 'admin-replay',
+      shows: (page) =>
+        page
+          .getByText(/field changes|changes/i)
+          .first()
+          .waitFor(),
+    },
+    {
+      path: '/admin/dead-letters',
+      heading: /dead letters/i,
+      shot: 'admin-dead-letters',
+      shows: async () => {},
+    },
+    {
+      path: '/admin/audit-log',
+      heading: /audit/i,
+      shot: 'admin-audit-log',
+      shows: (page) =>
+        page
+          .getByText(/member\.invited|invited/i)
+          .first()
+          .waitFor(),
+    },
+    {
+      path: '/admin/api-keys',
+      heading: /api keys/i,
+      shot: 'admin-api-keys',
+      shows: async () => {},
+    },
+    {
+      path: '/admin/members',
+      heading: /members/i,
+      shot: 'admin-members',
+      shows: (page) => page.getByText(SALES.email).first().waitFor(),
+    },
+  ];
+
+  for (const viewport of [DESKTOP, PHONE]) {
+    const phone = viewport === PHONE;
+    it(`shows every admin page to an admin${phone ? ', on a phone' : ''}`, async () => {
+      const context = await newContext(browser(), system(), viewport, adminState);
+      const page = await context.newPage();
+      try {
+        for (const admin of adminPages()) {
+          await page.goto(admin.path);
+          await page.getByRole('heading', { level: 1, name: admin.heading }).waitFor();
+          await admin.shows(page);
+          await expect.poll(() => page.locator('[aria-busy="true"]').count(), { timeout: 15_000 }).toBe(0);
+          await expectAccessible(page, `${admin.path}${phone ? ' on a phone' : ''}`);
+          if (!phone || admin.shot === 'admin-connections')
+            await screenshot(page, phone ? `${admin.shot}-phone` : admin.shot);
+        }
       } finally {
         await context.close();
       }
