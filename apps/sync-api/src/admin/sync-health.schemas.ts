@@ -102,8 +102,13 @@ export const syncHealthHistoryView = z.object({
           .int()
           .describe("The workspace's events past the sync group's committed offsets."),
         deadLettersOpen: z.number().int(),
+        writesOk: z.number().int().describe("Writes sent during the bucket, its connections' summed."),
+        writesFailed: z
+          .record(z.string(), z.number().int())
+          .describe("Writes refused during the bucket by error code, its connections' summed."),
+        pendingWrites: z.number().int().describe("Its connections' largest backlogs in the bucket, summed."),
       }),
     )
-    .describe("The workspace's own figures per bucket."),
+    .describe("The workspace's figures per bucket (of the one connection, with `connectionId`)."),
 });
 export type SyncHealthHistoryView = z.output<typeof syncHealthHistoryView>;
