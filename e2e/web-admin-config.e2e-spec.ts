@@ -284,7 +284,8 @@ describe('the admin’s policies and replays pages in Chromium', () => {
     }
   });
 
-  it('on a phone: the policies and a replay’s report read and work', async () => {
+  it('on a phone: a save on a stale version offers theirs; the pages read and pass axe', async () => {
+    const s = system();
     const { context, page } = await asAdmin(PHONE);
     try {
       await page.goto('/admin/policies/person');
@@ -299,6 +300,35 @@ describe('the admin’s policies and replays pages in Chromium', () => {
         return w.document.documentElement.scrollWidth - w.innerWidth;
       });
       expect(overflow).toBeLessThanOrEqual(1);
+
+      // Someone saves the set (as it stands) while this page holds a draft on the older version.
+      await choosePolicy(page, 'Email', 'A person decides');
+      await page.getByText('1 field changed, not saved').waitFor();
+      const current = await s.api<{ version: number; fields: Record<string, { kind: string }> }>(
+        'GET',
+        '/api/v1/policies/person',
+      );
+      const kept = Object.fromEntries(
+        Object.entries(current.body.fields).filter(([, p]) => p.kind !== 'lww'),
+      );
+      const theirs = await s.api('PUT', '/api/v1/policies/person', { fields: kept });
+      expect(theirs.status).toBe(200);
+      await page.getByRole('button', { name: 'Save policies' }).click();
+      const stale = page.getByRole('alert').filter({ hasText: 'Someone else changed these policies' });
+      await stale.waitFor();
+      await expectAccessible(page, 'a stale save');
+      await stale.getByRole('button', { name: 'Reload their version' }).click();
+      await page.getByText(`Version ${current.body.version + 1},`).waitFor();
+      await page.getByText('No unsaved changes').waitFor();
+      expect(await page.getByRole('combobox', { name: 'Email', exact: true }).inputValue()).toBe(
+        'Latest edit wins',
+      );
+      const after = await s.api<{ fields: Record<string, { kind: string }> }>(
+        'GET',
+        '/api/v1/policies/person',
+      );
+      expect(after.body.fields.email).toEqual({ kind: 'lww' });
+
       await page.goto('/admin/replays');
       await page.getByRole('row').filter({ hasText: 'From the beginning' }).first().waitFor();
       await expectAccessible(page, 'the replays page on a phone');
