@@ -15,7 +15,7 @@ import {
   useLifecycleAction,
   useStartOAuth,
 } from './api';
-import { CONNECT_RETURN_TO, ConnectDialog } from './components/ConnectDialog';
+import { ConnectDialog, RECONNECT_RETURN_TO } from './components/ConnectDialog';
 import { type CardAction, ConnectionCard } from './components/ConnectionCard';
 import { DisconnectDialog } from './components/DisconnectDialog';
 import { type ConnectionsSearch, oauthErrorMessage } from './utils/connect-outcome';
@@ -45,7 +45,7 @@ export function ConnectionsPage({ search }: { search: ConnectionsSearch }) {
     if (handled.current === key) return;
     handled.current = key;
     const made = overview.data.connections.filter((c) => ids.includes(c.id));
-    const reconnected = made.length > 0 && made.every((c) => Date.parse(c.createdAt) < Date.now() - 60_000);
+    const reconnected = search.reconnect === true;
     notifications.show({
       color: 'green',
       title: reconnected ? 'Reconnected' : 'Connected',
@@ -63,12 +63,12 @@ export function ConnectionsPage({ search }: { search: ConnectionsSearch }) {
     const dry = made.find((c) => c.dryRun && !reconnected);
     if (dry) void navigate({ to: '/admin/connections/$id/dry-run', params: { id: dry.id } });
     else void navigate({ to: '/admin/connections', search: {}, replace: true });
-  }, [search.connected, overview.data, navigate]);
+  }, [search.connected, search.reconnect, overview.data, navigate]);
 
   const reconnect = (connection: Connection) => {
     setActionError(null);
     startOAuth.mutate(
-      { ...reconnectTarget(connection, connections), dryRun: false, returnTo: CONNECT_RETURN_TO },
+      { ...reconnectTarget(connection, connections), dryRun: false, returnTo: RECONNECT_RETURN_TO },
       {
         onSuccess: ({ authorizeUrl }) => window.location.assign(authorizeUrl),
         onError: (error) => setActionError({ id: connection.id, error }),

@@ -28,6 +28,8 @@ const PRODUCTS: { value: GoogleProduct; label: string; description: string }[] =
 
 /** Where the provider's consent page sends the browser back to. */
 export const CONNECT_RETURN_TO = '/admin/connections';
+/** The same for a reconnect, so the page can say the connection is back rather than new. */
+export const RECONNECT_RETURN_TO = '/admin/connections?reconnect=1';
 
 /**
  * Connect HubSpot or Google (with its products) through the provider's consent page, in dry
@@ -105,7 +107,14 @@ export function ConnectDialog({
   };
 
   return (
-    <Modal opened={opened} onClose={close} title="Connect a system" centered size="lg">
+    <Modal
+      opened={opened}
+      onClose={close}
+      title="Connect a system"
+      centered
+      size="lg"
+      closeButtonProps={{ 'aria-label': 'Close' }}
+    >
       <Stack gap="md">
         <Radio.Group
           label="System"

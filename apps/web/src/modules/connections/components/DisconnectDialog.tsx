@@ -34,7 +34,13 @@ export function DisconnectDialog({
   const confirmed = data === 'keep' || typed.trim() === name;
 
   return (
-    <Modal opened={opened} onClose={onCancel} title={`Disconnect ${name}?`} centered>
+    <Modal
+      opened={opened}
+      onClose={onCancel}
+      title={`Disconnect ${name}?`}
+      centered
+      closeButtonProps={{ 'aria-label': 'Close' }}
+    >
       <Stack>
         <Text size="sm">
           Nothing is read from or written to this {provider} account again, and its credentials are deleted.

@@ -4,6 +4,8 @@ export interface ConnectionsSearch {
   connected?: string[];
   /** The API's code for a refused consent. */
   oauthError?: string;
+  /** The consent was a reconnect of connections that exist (set in the connect's returnTo). */
+  reconnect?: true;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -20,6 +22,7 @@ export function parseConnectionsSearch(raw: Record<string, unknown>): Connection
   const ids = connected.map((id) => id.trim().toLowerCase()).filter((id) => UUID.test(id));
   if (ids.length > 0) search.connected = [...new Set(ids)];
   if (typeof raw.oauthError === 'string' && CODE.test(raw.oauthError)) search.oauthError = raw.oauthError;
+  if (raw.reconnect === 1 || raw.reconnect === '1' || raw.reconnect === true) search.reconnect = true;
   return search;
 }
 

@@ -82,6 +82,11 @@ describe('parseConnectionsSearch', () => {
       oauthError: 'oauth_consent_denied',
     });
     expect(parseConnectionsSearch({ oauthError: '<script>' })).toEqual({});
+    expect(parseConnectionsSearch({ connected: id1, reconnect: 1 })).toEqual({
+      connected: [id1],
+      reconnect: true,
+    });
+    expect(parseConnectionsSearch({ reconnect: 'yes' })).toEqual({});
     expect(parseConnectionsSearch({})).toEqual({});
   });
 
