@@ -157,7 +157,7 @@ export function AuditLogPage({
       render: (entry) => (
         <Button
           size="compact-xs"
-          variant="subtle"
+          variant="default"
           aria-expanded={expanded.includes(entry.id)}
           aria-label={`${expanded.includes(entry.id) ? 'Hide' : 'Show'} details of ${actionLabel(entry.action)}, ${relativeTime(entry.createdAt)}`}
           onClick={() => toggle(entry.id)}
@@ -220,7 +220,7 @@ export function AuditLogPage({
       ) : rows.length === 0 ? (
         <EmptyState title={filtered ? 'No entries match these filters' : 'Nothing recorded yet'}>
           {filtered ? (
-            <Button variant="subtle" onClick={() => onSearchChange({})}>
+            <Button variant="default" onClick={() => onSearchChange({})}>
               Clear filters
             </Button>
           ) : (

@@ -246,7 +246,7 @@ export function DeadLettersPage({
               {status === 'open' && total > selected.size && (
                 <Button
                   size="xs"
-                  variant="subtle"
+                  variant="default"
                   loading={selectingAll}
                   onClick={() => void selectAllMatching()}
                 >
@@ -255,7 +255,7 @@ export function DeadLettersPage({
                 </Button>
               )}
               {selected.size > 0 && (
-                <Button size="xs" variant="subtle" onClick={() => setSelected(new Set())}>
+                <Button size="xs" variant="default" onClick={() => setSelected(new Set())}>
                   Clear selection
                 </Button>
               )}
@@ -332,7 +332,7 @@ export function DeadLettersPage({
       ) : letters.length === 0 ? (
         <EmptyState title={filtered ? 'No letters match these filters' : 'No open dead letters'}>
           {filtered ? (
-            <Button variant="subtle" onClick={() => onSearchChange({})}>
+            <Button variant="default" onClick={() => onSearchChange({})}>
               Show open letters of every connection
             </Button>
           ) : (

@@ -26,7 +26,13 @@ export function CreateKeyDialog({
     onClose();
   };
   return (
-    <Modal opened={opened} onClose={close} title="Create an API key" centered>
+    <Modal
+      opened={opened}
+      onClose={close}
+      title="Create an API key"
+      centered
+      closeButtonProps={{ 'aria-label': 'Close' }}
+    >
       <form
         onSubmit={(event) => {
           event.preventDefault();

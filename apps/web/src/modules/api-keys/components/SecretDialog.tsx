@@ -9,6 +9,7 @@ export function SecretDialog({ created, onClose }: { created: CreatedApiKey | nu
       onClose={onClose}
       title={created === null ? '' : `Key “${created.name}” created`}
       centered
+      closeButtonProps={{ 'aria-label': 'Close' }}
       closeOnClickOutside={false}
     >
       {created !== null && (

@@ -161,7 +161,7 @@ export function LetterCard({
           <Group gap="xs" mt={4}>
             <Button
               size="xs"
-              variant="subtle"
+              variant="default"
               aria-expanded={open}
               aria-controls={detailsId}
               onClick={() => setOpen((was) => !was)}
@@ -176,7 +176,6 @@ export function LetterCard({
                 >
                   <Button
                     size="xs"
-                    variant="light"
                     color="blue.8"
                     onClick={onRetry}
                     loading={busy === 'retry'}
