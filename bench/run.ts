@@ -14,6 +14,7 @@ const BENCHES: Record<string, () => Promise<{ run(args: Record<string, number>):
   'api-read': () => import('./api-read.bench'),
   'web-record': () => import('./web-record.bench'),
   'web-live': () => import('./web-live.bench'),
+  'web-admin': () => import('./web-admin.bench'),
 };
 
 async function main(): Promise<void> {

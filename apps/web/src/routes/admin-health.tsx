@@ -1,11 +1,20 @@
 import { createRoute } from '@tanstack/react-router';
+import { healthNowQuery, workspaceHistoryQuery } from '../modules/health/api';
 import { adminRoute } from './admin';
+import { lazyPage } from './lazy-page';
 
-// Placeholder: replaced by the health module (sync health dashboard).
+const loadHealth = () => import('../modules/health/HealthPage');
+const HealthPage = lazyPage(loadHealth, (m) => m.HealthPage);
+
 export const healthRoute = createRoute({
   getParentRoute: () => adminRoute,
   path: '/health',
-  component: () => <h1>Sync health</h1>,
+  loader: ({ context }) => {
+    void loadHealth();
+    void context.queryClient.prefetchQuery(healthNowQuery());
+    void context.queryClient.prefetchQuery(workspaceHistoryQuery(6));
+  },
+  component: HealthPage,
 });
 
 export const healthRoutes = [healthRoute] as const;

@@ -1,0 +1,187 @@
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { Pool } from 'pg';
+import type { Browser, Page } from 'playwright-core';
+import { freePort, REPO_ROOT, runScript } from '../apps/sync-api/src/testing/processes';
+import { DESKTOP, launchBrowser } from '../e2e/support/chromium';
+import { httpOk, spawnEntry } from '../e2e/support/launch';
+import { emit, freshBenchDatabase, freshRedisPrefix, log, percentile } from './support';
+
+/**
+ * `web-admin`: in headless Chromium (one signed-in admin, warm cache), from navigation to the
+ * content on screen, on a workspace of 200 connections (inserted as rows: live, backfilling,
+ * paused, failing; they never sync) with 24 hours of health samples each at the default
+ * interval (a minute): `/admin/connections` until its last connection's row is shown,
+ * `/admin/health` until its last connection's card and its charts' lines are drawn. Times are
+ * the browser's own (the frame that shows it, from the navigation's start). The API process
+ * serves the built app (`npm run web:build`).
+ */
+
+const PREFIX = 'syncline-bench-web-admin';
+const ADMIN = 'bench.admin@syncline.test';
+const SAMPLE_MS = 60_000;
+
+const STATUSES = ['live', 'live', 'live', 'live', 'backfilling', 'paused', 'error', 'needs_reauth'] as const;
+const PROVIDERS = ['hubspot', 'google-calendar', 'gmail', 'google-tasks'] as const;
+
+/** 200 connections of the workspace, of every status, each with 24 hours of minute samples. */
+async function seed(pool: Pool, workspaceId: string, connections: number, hours: number): Promise<void> {
+  await pool.query(
+    `INSERT INTO connection (workspace_id, provider, external_account_id, display_name, status,
+                             last_error_code, watermark, backfill_seen, backfill_total, credentials_verified_at)
+     SELECT $1::uuid, ($2::text[])[1 + i % 4]::"Provider", 'account-' || i, 'Bench ' || i,
+            ($3::text[])[1 + i % 8]::"ConnectionStatus",
+            CASE WHEN i % 8 = 6 THEN 'Transient' WHEN i % 8 = 7 THEN 'AuthRevoked' END,
+            now() - (i % 30) * interval '1 minute', 100 * i, CASE WHEN i % 2 = 0 THEN 100 * i + 500 END, now()
+       FROM generate_series(1, $4::int) AS i`,
+    [workspaceId, [...PROVIDERS], [...STATUSES], connections],
+  );
+  const start = Math.floor((Date.now() - hours * 3_600_000) / SAMPLE_MS) * SAMPLE_MS;
+  // Samples at the default interval: lag and delay that wander, writes every minute, a few refused.
+  await pool.query(
+    `INSERT INTO sync_health_sample (workspace_id, sampled_at, connection_id, status, lag_events,
+                                     watermark_delay_seconds, backfill_seen, backfill_total, pending_writes,
+                                     writes_ok, writes_failed, dead_letters_open, consumer_lag)
+     SELECT $1::uuid, t, c.id, c.status::text, (abs(hashint4(m + c.n)) % 50)::int,
+            (abs(hashint4(m * 7 + c.n)) % 600)::int, c.backfill_seen, c.backfill_total,
+            (abs(hashint4(m * 3 + c.n)) % 20)::int, (abs(hashint4(m * 5 + c.n)) % 10)::int,
+            CASE WHEN (m + c.n) % 97 = 0 THEN '{"ValidationFailed": 1}'::jsonb
+                 WHEN (m + c.n) % 131 = 0 THEN '{"NotFound": 1}'::jsonb ELSE '{}'::jsonb END,
+            3, (abs(hashint4(m)) % 500)::int
+       FROM (SELECT id, status, backfill_seen, backfill_total, row_number() OVER (ORDER BY id)::int AS n
+               FROM connection WHERE workspace_id = $1::uuid AND provider <> 'syncline') AS c,
+            generate_series(0, $3::int - 1) AS m,
+            LATERAL (SELECT to_timestamp(($2::bigint + m::bigint * ${SAMPLE_MS}) / 1000.0) AS t) AS at`,
+    [workspaceId, start, (hours * 3_600_000) / SAMPLE_MS],
+  );
+  await pool.query('ANALYZE connection; ANALYZE sync_health_sample');
+}
+
+/** What the page shows when it is ready, checked in the page on every frame; the time of that frame, else null. */
+type Ready = (n: number) => number | null;
+
+/**
+ * ms from navigation until `ready` holds, on the browser's own clock. `ready` is handed to the
+ * page as a function (the app's CSP forbids eval), so it names everything it uses inside.
+ */
+async function load(page: Page, path: string, ready: Ready, n: number): Promise<number> {
+  await page.goto(path, { waitUntil: 'commit' });
+  const shown = await page.waitForFunction(ready, n, { polling: 'raf', timeout: 30_000 });
+  return (await shown.jsonValue()) as number;
+}
+
+/** Every connection's row on the connections page. */
+const connectionsShown: Ready = (n) => {
+  const doc = (globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } })
+    .document;
+  return doc.querySelectorAll('[data-connection-id]').length >= n ? performance.now() : null;
+};
+
+/** Every card on the health page, and its three charts with their lines or bars drawn. */
+const healthShown: Ready = (n) => {
+  const doc = (globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } })
+    .document;
+  const drawn =
+    doc.querySelectorAll('[data-health-card]').length >= n &&
+    doc.querySelectorAll('[data-chart="chart-consumer-lag"] .recharts-line-curve').length > 0 &&
+    doc.querySelectorAll('[data-chart="chart-connection-lag"] .recharts-line-curve').length > 0 &&
+    doc.querySelectorAll('[data-chart="chart-writes"] .recharts-bar-rectangle').length > 0;
+  return drawn ? performance.now() : null;
+};
+
+export async function run(args: Record<string, number>): Promise<void> {
+  const connections = args.connections ?? 200;
+  const hours = args.hours ?? 24;
+  const loads = args.loads ?? 20;
+  const databaseUrl = await freshBenchDatabase('syncline_bench_web_admin');
+  const redisUrl = await freshRedisPrefix(PREFIX);
+
+  const children: ChildProcess[] = [];
+  process.once('exit', () => {
+    for (const child of children) child.kill('SIGKILL');
+  });
+  const apiPort = await freePort();
+  const api = `http://127.0.0.1:${apiPort}`;
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    REDIS_PREFIX: PREFIX,
+    LOG_LEVEL: 'warn',
+    SYNCLINE_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}`,
+    PUBLIC_BASE_URL: api,
+    API_METRICS_PORT: '0',
+  };
+  const cli = await runScript(
+    'apps/sync-api/src/cli.ts',
+    ['create-workspace', '--name', 'Bench', '--admin-email', ADMIN],
+    env,
+  );
+  if (cli.code !== 0) throw new Error(`create-workspace: ${cli.stderr}`);
+  const { workspaceId } = JSON.parse(cli.stdout.trim().split('\n').pop() ?? '{}') as { workspaceId: string };
+  const pool = new Pool({ connectionString: databaseUrl, max: 2 });
+  const seedStart = Date.now();
+  await seed(pool, workspaceId, connections, hours);
+  const { rows } = await pool.query<{ n: string }>('SELECT count(*)::text AS n FROM sync_health_sample');
+  await pool.end();
+  log(
+    `seeded ${connections} connections, ${rows[0]?.n} samples in ${((Date.now() - seedStart) / 1000).toFixed(1)} s`,
+  );
+
+  const tail: string[] = [];
+  children.push(
+    spawnEntry('api', {
+      cwd: REPO_ROOT,
+      env: { ...env, HOST: '127.0.0.1', PORT: String(apiPort) },
+      onLine: (line) => {
+        tail.push(line);
+        if (tail.length > 50) tail.shift();
+      },
+    }),
+  );
+  const deadline = Date.now() + 60_000;
+  while (!(await httpOk(`${api}/readyz`))) {
+    if (Date.now() > deadline) throw new Error(`API not ready:\n${tail.join('\n')}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const link = await runScript('apps/sync-api/src/cli.ts', ['sign-in-link', '--email', ADMIN], env);
+  if (link.code !== 0) throw new Error(`sign-in-link: ${link.stderr}`);
+  const url = /https?:\/\/\S+/.exec(link.stdout)?.[0];
+  if (!url) throw new Error(`sign-in-link printed no link: ${link.stdout}`);
+
+  let browser: Browser | undefined;
+  try {
+    browser = await launchBrowser();
+    const context = await browser.newContext({ baseURL: api, viewport: DESKTOP });
+    const page = await context.newPage();
+    await page.goto(url);
+    await page.waitForURL((u) => !u.pathname.startsWith('/sign-in'), { timeout: 30_000 });
+
+    const pages = [
+      { key: 'connections', path: '/admin/connections', ready: connectionsShown },
+      { key: 'health', path: '/admin/health', ready: healthShown },
+    ] as const;
+    const times: Record<string, number[]> = { connections: [], health: [] };
+    // Warm up the API and the browser's cache, then alternate the pages.
+    for (const p of pages) for (let i = 0; i < 3; i++) await load(page, p.path, p.ready, connections);
+    for (let i = 0; i < loads; i++)
+      for (const p of pages) times[p.key]!.push(await load(page, p.path, p.ready, connections));
+    for (const list of Object.values(times)) list.sort((a, b) => a - b);
+    const round = (n: number) => Math.round(n);
+    emit({
+      bench: 'web-admin',
+      connections,
+      history_hours: hours,
+      loads,
+      connections_p95_ms: round(percentile(times.connections!, 95)),
+      connections_p50_ms: round(percentile(times.connections!, 50)),
+      health_p95_ms: round(percentile(times.health!, 95)),
+      health_p50_ms: round(percentile(times.health!, 50)),
+      target_p95_ms: 1_000,
+    });
+  } finally {
+    await browser?.close();
+    for (const child of children) child.kill('SIGKILL');
+  }
+}
