@@ -78,8 +78,9 @@ export class OAuthController {
       'A connect started with `returnTo` (from the web app): to that path with `connected=<comma-separated ' +
       'connection ids>` added to its query, or `oauthError=<code>` (one of the codes below: ' +
       '`oauth_state_invalid`, `oauth_consent_denied`, `oauth_failed`, `forbidden`, `connection_disconnected`, ' +
-      '`unavailable`, …) for any refusal once the state is known. An unknown or expired state names no ' +
-      '`returnTo`: it answers 400 `oauth_state_invalid` as JSON.',
+      '`unavailable`, …) for any refusal once the state is known. An unknown, used or expired state names no ' +
+      '`returnTo`: with a session cookie (a signed-in browser) it goes to `/admin/connections?oauthError=oauth_state_invalid`, ' +
+      'without one it answers 400 `oauth_state_invalid` as JSON.',
     headers: {
       Location: { description: 'The `returnTo` path with the outcome.', schema: { type: 'string' } },
     },

@@ -543,8 +543,11 @@ describe('connecting through OAuth (emulated HubSpot and Google)', () => {
       } finally {
         await t.prisma.member.update({ where: { id: admin.memberId }, data: { role: 'admin' } });
       }
-      // A state no one issued (or used already) names no returnTo: JSON, as before.
-      const unknown = await callbackIn(callbackPath(lured));
+      // A state used already (a reload of the callback) names no returnTo: a signed-in browser
+      // goes to the connections page all the same; without a session cookie, JSON as before.
+      const reloaded = await callbackIn(callbackPath(lured));
+      expect(reloaded.headers.location).toBe('/admin/connections?oauthError=oauth_state_invalid');
+      const unknown = await callbackIn(callbackPath(lured), null);
       expect(unknown.statusCode).toBe(400);
       expect(unknown.json<{ error: { code: string } }>().error.code).toBe('oauth_state_invalid');
 

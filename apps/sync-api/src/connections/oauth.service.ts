@@ -32,6 +32,8 @@ import { type OAuthStateRecord, OAuthStateRepository } from './oauth-state.repos
 export const OAUTH_STATE_TTL_SECONDS = 600;
 /** 256 bits: a state cannot be guessed, and is all the callback needs. */
 const STATE_BYTES = 32;
+/** The web app's page for connections: where a signed-in browser lands from a callback whose state is gone. */
+export const CONNECTIONS_PAGE = '/admin/connections';
 
 /**
  * How a callback ends: the connections as JSON (a connect started by a script), or, when the
@@ -106,7 +108,11 @@ export class OAuthService {
   ): Promise<OAuthCallbackOutcome> {
     // Taken whatever happens next: a state is good for one answer from the provider.
     const record = await this.redis(() => this.states.take(query.state));
-    const returnTo = record?.returnTo;
+    // A state gone (used, expired) names no returnTo; a signed-in browser (a reload of the
+    // callback, the back button) is still sent to the app's connections page, not shown JSON.
+    const returnTo =
+      record?.returnTo ??
+      (record === null && this.sessions.tokenHashOf(request) !== undefined ? CONNECTIONS_PAGE : undefined);
     try {
       const data = await this.complete(record, request, provider, query);
       if (returnTo === undefined) return { data };
