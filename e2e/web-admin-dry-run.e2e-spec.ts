@@ -21,7 +21,12 @@ interface MappingsBody {
 }
 
 describe('an admin connects a CRM in dry run and maps its fields, in Chromium', () => {
-  const system = useSystem({ label: 'web_admin_dry_run', workers: 1 });
+  // WEB_DIST_DIR: a build of the app of its own, when apps/web/dist may be rebuilt mid-run.
+  const system = useSystem({
+    label: 'web_admin_dry_run',
+    workers: 1,
+    ...(process.env.WEB_DIST_DIR ? { env: { WEB_DIST_DIR: process.env.WEB_DIST_DIR } } : {}),
+  });
   const browser = useBrowser();
   let crmA = '';
   let tokenA = '';
@@ -145,7 +150,7 @@ describe('an admin connects a CRM in dry run and maps its fields, in Chromium', 
       await tab(page, /^Conflicts/).click();
       const conflict = page
         .getByRole('table', { name: 'Conflicts it would raise' })
-        .getByRole('row', { name: /jobTitle/ });
+        .getByRole('row', { name: /Job title/ });
       await expect.poll(() => conflict.textContent()).toContain('Waits in the inbox');
       expect(await conflict.textContent()).toMatch(
         /Cryptanalyst vs Mathematician|Mathematician vs Cryptanalyst/,
@@ -300,6 +305,19 @@ describe('an admin connects a CRM in dry run and maps its fields, in Chromium', 
         mappings: [{ entityType: 'person', field: 'leadScore', property: 'lead_rating' }],
       });
       await expectAccessible(page, 'the mappings page after a restore');
+
+      // On a phone: a card per field, each with its property.
+      const phone = await asAdmin(PHONE);
+      try {
+        await phone.page.goto(`/admin/connections/${crmA}/mappings`);
+        await phone.page.getByRole('list', { name: 'Fields and their properties' }).waitFor();
+        expect(
+          await phone.page.getByRole('combobox', { name: 'Property for leadScore' }).inputValue(),
+        ).toMatch(/^lead_rating/);
+        await expectAccessible(phone.page, 'the mappings page on a phone');
+      } finally {
+        await phone.context.close();
+      }
     } finally {
       await context.close();
     }

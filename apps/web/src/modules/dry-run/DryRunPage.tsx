@@ -235,7 +235,9 @@ export function DryRunPage({
     <Stack gap="md">
       <Group justify="space-between" align="flex-start" wrap="wrap" gap="sm">
         <Stack gap={4}>
-          <Title order={1}>Dry run: {name}</Title>
+          <Title order={1} style={{ overflowWrap: 'anywhere' }}>
+            Dry run: {name}
+          </Title>
           <Text size="sm" c="dimmed">
             Nothing has been written anywhere. This is what enabling it would do.
           </Text>

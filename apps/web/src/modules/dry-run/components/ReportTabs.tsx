@@ -3,7 +3,7 @@ import type { DataTableColumn } from 'mantine-datatable';
 import { EmptyState } from '../../../ui/EmptyState';
 import { StatusBadge } from '../../../ui/StatusBadge';
 import type { DryRunReport, DryRunWrites } from '../api';
-import { entityLabel, opCountWords, showValue, systemName } from '../utils/report';
+import { entityLabel, fieldName, fieldsLine, opCountWords, showValue, systemName } from '../utils/report';
 import { REPORT_TABS, type ReportTab } from '../utils/tabs';
 import { PagedTable } from './PagedTable';
 import { RecordName } from './recordLink';
@@ -58,15 +58,14 @@ const duplicateColumns = (nameOf: NameOf): DataTableColumn<Duplicate>[] => [
   },
 ];
 
-const fieldsText = (fields: Record<string, unknown>): string =>
-  Object.entries(fields)
-    .map(([field, value]) => `${field}: ${showValue(value)}`)
-    .join(' · ') || '—';
-
 const CREATION_COLUMNS: DataTableColumn<Creation>[] = [
   { accessor: 'displayName', title: 'New record', render: (row) => row.displayName ?? 'Unnamed' },
   typeColumn<Creation>(),
-  { accessor: 'fields', title: 'Fields', render: (row) => <Text size="sm">{fieldsText(row.fields)}</Text> },
+  {
+    accessor: 'fields',
+    title: 'Fields',
+    render: (row) => <Text size="sm">{fieldsLine(row.entityType, row.fields)}</Text>,
+  },
 ];
 
 const CHANGE_COLUMNS: DataTableColumn<FieldChange>[] = [
@@ -78,7 +77,7 @@ const CHANGE_COLUMNS: DataTableColumn<FieldChange>[] = [
     ),
   },
   typeColumn<FieldChange>(),
-  { accessor: 'field', title: 'Field' },
+  { accessor: 'field', title: 'Field', render: (row) => fieldName(row.entityType, row.field) },
   { accessor: 'from', title: 'Now', render: (row) => showValue(row.from) },
   {
     accessor: 'to',
@@ -99,7 +98,7 @@ const conflictColumns = (nameOf: NameOf): DataTableColumn<Conflict>[] => [
       <RecordName entityType={row.entityType} entityId={row.entityId} name={nameOf(row.entityId)} />
     ),
   },
-  { accessor: 'field', title: 'Field' },
+  { accessor: 'field', title: 'Field', render: (row) => fieldName(row.entityType, row.field) },
   {
     accessor: 'candidates',
     title: 'Values',
@@ -138,7 +137,11 @@ const SAMPLE_COLUMNS: DataTableColumn<Sample>[] = [
   { accessor: 'op', title: 'Operation' },
   typeColumn<Sample>(),
   { accessor: 'externalId', title: 'Its id there', render: (row) => row.externalId ?? 'new' },
-  { accessor: 'fields', title: 'Fields', render: (row) => <Text size="sm">{fieldsText(row.fields)}</Text> },
+  {
+    accessor: 'fields',
+    title: 'Fields',
+    render: (row) => <Text size="sm">{fieldsLine(row.entityType, row.fields)}</Text>,
+  },
 ];
 
 function SystemWrites({ writes }: { writes: DryRunWrites }) {

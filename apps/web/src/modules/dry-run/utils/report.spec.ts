@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   backfillPercent,
   entityLabel,
+  fieldsLine,
   opCountWords,
   plural,
   showValue,
@@ -77,5 +78,12 @@ describe('labels', () => {
     expect(entityLabel('widget')).toBe('widget');
     expect(plural(1, 'record')).toBe('1 record');
     expect(plural(2, 'property', 'properties')).toBe('2 properties');
+  });
+  it('writes fields under their labels where the app has them', () => {
+    expect(fieldsLine('person', { lastName: 'Johnson', leadScore: 7 })).toBe(
+      'Last name: Johnson · leadScore: 7',
+    );
+    expect(fieldsLine('meeting', { title: 'Kick-off' })).toBe('title: Kick-off');
+    expect(fieldsLine('person', {})).toBe('—');
   });
 });

@@ -1,3 +1,4 @@
+import { fieldLabel, RECORD_TYPES, type RecordType } from '../../../lib/fields';
 import { providerName } from '../../records/utils/format';
 
 /** How the report names an entity type. */
@@ -11,6 +12,18 @@ const ENTITY_LABEL: Readonly<Record<string, string>> = {
 };
 
 export const entityLabel = (entityType: string): string => ENTITY_LABEL[entityType] ?? entityType;
+
+/** A field as the record pages name it (people, companies, deals), else as the API spells it. */
+export const fieldName = (entityType: string, field: string): string =>
+  (RECORD_TYPES as readonly string[]).includes(entityType)
+    ? fieldLabel(entityType as RecordType, field)
+    : field;
+
+/** A record's fields on one line: "Email: ada@x.test · Last name: Lovelace". */
+export const fieldsLine = (entityType: string, fields: Readonly<Record<string, unknown>>): string =>
+  Object.entries(fields)
+    .map(([field, value]) => `${fieldName(entityType, field)}: ${showValue(value)}`)
+    .join(' · ') || '—';
 
 const MAX_VALUE_CHARS = 120;
 

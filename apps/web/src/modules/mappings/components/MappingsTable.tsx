@@ -1,4 +1,6 @@
-import { ActionIcon, Badge, Group, Stack, Table, Text, Tooltip, VisuallyHidden } from '@mantine/core';
+import { ActionIcon, Badge, Group, Paper, Stack, Table, Text, Tooltip, VisuallyHidden } from '@mantine/core';
+import { useMediaQuery } from '@mantine/hooks';
+import { useMemo } from 'react';
 import { fieldLabel, RECORD_TYPES, type RecordType } from '../../../lib/fields';
 import type { PropertyList } from '../api';
 import type { MappingRow } from '../utils/draft';
@@ -37,7 +39,14 @@ function RowState({ row }: { row: MappingRow }) {
   );
 }
 
-/** One entity type's fields and the property each is read from and written to. */
+interface RowParts {
+  label: string;
+  select: React.ReactNode;
+  state: React.ReactNode;
+  action: React.ReactNode;
+}
+
+/** One entity type's fields and the property each is read from and written to: a table, or cards on a phone. */
 export function MappingsTable({
   rows,
   properties,
@@ -51,83 +60,121 @@ export function MappingsTable({
   onChange: (row: MappingRow, property: string) => void;
   onReset: (row: MappingRow) => void;
 }) {
+  const wide = useMediaQuery('(min-width: 48em)', true);
+  const usedBy = useMemo(() => new Map(rows.map((r) => [r.property, labelOf(r)])), [rows]);
+  const parts = (row: MappingRow): RowParts => {
+    const label = labelOf(row);
+    const accepted = properties
+      ? row.custom
+        ? properties.customFieldTypes
+        : (properties.fieldTypes[row.field] ?? properties.customFieldTypes)
+      : undefined;
+    const canReset = row.custom || (row.defaultProperty !== null && row.property !== row.defaultProperty);
+    return {
+      label,
+      select: (
+        <PropertySelect
+          aria-label={`Property for ${label}`}
+          properties={properties?.properties}
+          accepted={accepted}
+          usedBy={usedBy}
+          value={row.property}
+          onChange={(property) => onChange(row, property)}
+          error={problems.get(row.key)}
+        />
+      ),
+      state: <RowState row={row} />,
+      action: canReset && (
+        <Tooltip label={row.custom ? `Remove ${label}` : `Back to ${row.defaultProperty}`}>
+          <ActionIcon
+            variant="subtle"
+            color="gray"
+            c="dark.6"
+            onClick={() => onReset(row)}
+            aria-label={
+              row.custom ? `Remove custom field ${label}` : `Reset ${label} to its default property`
+            }
+          >
+            {row.custom ? '✕' : '↺'}
+          </ActionIcon>
+        </Tooltip>
+      ),
+    };
+  };
+  const name = (row: MappingRow, label: string) => (
+    <Stack gap={0}>
+      <Text size="sm" fw={500}>
+        {label}
+      </Text>
+      {label !== row.field && (
+        <Text size="xs" c="dimmed">
+          {row.field}
+        </Text>
+      )}
+    </Stack>
+  );
+
+  if (!wide)
+    return (
+      <Stack
+        component="ul"
+        gap="sm"
+        p={0}
+        m={0}
+        style={{ listStyle: 'none' }}
+        aria-label="Fields and their properties"
+      >
+        {rows.map((row) => {
+          const p = parts(row);
+          return (
+            <Paper
+              key={row.key}
+              component="li"
+              withBorder
+              p="sm"
+              radius="md"
+              data-field={row.key}
+              data-invalid={problems.has(row.key) || undefined}
+            >
+              <Stack gap="xs">
+                <Group justify="space-between" wrap="nowrap" gap="xs">
+                  {name(row, p.label)}
+                  {p.action}
+                </Group>
+                {p.select}
+                {p.state}
+              </Stack>
+            </Paper>
+          );
+        })}
+      </Stack>
+    );
+
   return (
-    <Table.ScrollContainer minWidth={560}>
-      <Table verticalSpacing="sm" aria-label="Fields and their properties">
-        <Table.Thead>
-          <Table.Tr>
-            <Table.Th>Field</Table.Th>
-            <Table.Th>HubSpot property</Table.Th>
-            <Table.Th>State</Table.Th>
-            <Table.Th>
-              <VisuallyHidden>Actions</VisuallyHidden>
-            </Table.Th>
-          </Table.Tr>
-        </Table.Thead>
-        <Table.Tbody>
-          {rows.map((row) => {
-            const label = labelOf(row);
-            const problem = problems.get(row.key);
-            const accepted = properties
-              ? row.custom
-                ? properties.customFieldTypes
-                : (properties.fieldTypes[row.field] ?? properties.customFieldTypes)
-              : undefined;
-            const canReset =
-              row.custom || (row.defaultProperty !== null && row.property !== row.defaultProperty);
-            return (
-              <Table.Tr key={row.key} data-field={row.key} data-invalid={problem !== undefined || undefined}>
-                <Table.Td>
-                  <Stack gap={0}>
-                    <Text size="sm" fw={500}>
-                      {label}
-                    </Text>
-                    {label !== row.field && (
-                      <Text size="xs" c="dimmed">
-                        {row.field}
-                      </Text>
-                    )}
-                  </Stack>
-                </Table.Td>
-                <Table.Td miw={240}>
-                  <PropertySelect
-                    aria-label={`Property for ${label}`}
-                    properties={properties?.properties}
-                    accepted={accepted}
-                    value={row.property}
-                    onChange={(property) => onChange(row, property)}
-                    error={problem}
-                  />
-                </Table.Td>
-                <Table.Td>
-                  <RowState row={row} />
-                </Table.Td>
-                <Table.Td>
-                  {canReset && (
-                    <Group justify="flex-end">
-                      <Tooltip label={row.custom ? `Remove ${label}` : `Back to ${row.defaultProperty}`}>
-                        <ActionIcon
-                          variant="subtle"
-                          color="gray"
-                          c="dark.6"
-                          onClick={() => onReset(row)}
-                          aria-label={
-                            row.custom
-                              ? `Remove custom field ${label}`
-                              : `Reset ${label} to its default property`
-                          }
-                        >
-                          {row.custom ? '✕' : '↺'}
-                        </ActionIcon>
-                      </Tooltip>
-                    </Group>
-                  )}
-                </Table.Td>
-              </Table.Tr>
-            );
-          })}
-        </Table.Tbody>
-      </Table>
-    </Table.ScrollContainer>
+    <Table verticalSpacing="sm" aria-label="Fields and their properties">
+      <Table.Thead>
+        <Table.Tr>
+          <Table.Th>Field</Table.Th>
+          <Table.Th>HubSpot property</Table.Th>
+          <Table.Th>State</Table.Th>
+          <Table.Th>
+            <VisuallyHidden>Actions</VisuallyHidden>
+          </Table.Th>
+        </Table.Tr>
+      </Table.Thead>
+      <Table.Tbody>
+        {rows.map((row) => {
+          const p = parts(row);
+          return (
+            <Table.Tr key={row.key} data-field={row.key} data-invalid={problems.has(row.key) || undefined}>
+              <Table.Td>{name(row, p.label)}</Table.Td>
+              <Table.Td miw={240}>{p.select}</Table.Td>
+              <Table.Td>{p.state}</Table.Td>
+              <Table.Td>{p.action && <Group justify="flex-end">{p.action}</Group>}</Table.Td>
+            </Table.Tr>
+          );
+        })}
+      </Table.Tbody>
+    </Table>
   );
 }

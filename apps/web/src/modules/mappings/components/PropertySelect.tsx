@@ -4,8 +4,18 @@ import type { PortalProperty } from '../api';
 
 type Group = { group: string; items: { value: string; label: string; disabled?: boolean }[] };
 
-const optionLabel = (p: PortalProperty): string =>
-  `${p.label === p.name ? p.name : `${p.label} (${p.name})`} · ${p.type}${p.reserved ? ' · reserved' : ''}`;
+/** The option's words: name, type, and why it cannot be picked or who has it already. */
+function optionLabel(p: PortalProperty, fits: boolean, usedBy: string | undefined): string {
+  const name = p.label === p.name ? p.name : `${p.label} (${p.name})`;
+  const note = p.reserved
+    ? ' · reserved'
+    : !fits
+      ? ' · wrong type for this field'
+      : usedBy !== undefined
+        ? ` · used by ${usedBy}`
+        : '';
+  return `${name} · ${p.type}${note}`;
+}
 
 /** Mantine's error red (red.6) misses 4.5:1 on white; red.9 keeps the tone at AA. */
 export const ERROR_CONTRAST = {
@@ -22,6 +32,7 @@ export function PropertySelect({
   accepted,
   value,
   onChange,
+  usedBy,
   style,
   ...props
 }: {
@@ -30,13 +41,18 @@ export function PropertySelect({
   accepted: readonly string[] | undefined;
   value: string | null;
   onChange: (property: string) => void;
+  /** Properties other fields of the type have in the draft, with the field's name. */
+  usedBy?: ReadonlyMap<string, string>;
 } & Omit<SelectProps, 'data' | 'value' | 'onChange'>) {
   const data = useMemo((): Group[] => {
-    const item = (p: PortalProperty) => ({
-      value: p.name,
-      label: optionLabel(p),
-      disabled: p.reserved || (accepted !== undefined && !accepted.includes(p.type)),
-    });
+    const item = (p: PortalProperty) => {
+      const fits = accepted === undefined || accepted.includes(p.type);
+      return {
+        value: p.name,
+        label: optionLabel(p, fits, p.name === value ? undefined : usedBy?.get(p.name)),
+        disabled: p.reserved || !fits,
+      };
+    };
     const list = properties ?? [];
     const groups: Group[] = [
       { group: 'Custom properties', items: list.filter((p) => p.custom).map(item) },
@@ -48,7 +64,7 @@ export function PropertySelect({
         items: [{ value, label: value }],
       });
     return groups.filter((g) => g.items.length > 0);
-  }, [properties, accepted, value]);
+  }, [properties, accepted, value, usedBy]);
   return (
     <Select
       searchable

@@ -75,7 +75,10 @@ export function RevisionsList({
               </Card>
             ))}
           </Stack>
-          <LoadMore query={revisions} summary={<>{rows.length} revisions</>} />
+          <LoadMore
+            query={revisions}
+            summary={<>{rows.length === 1 ? '1 revision' : `${rows.length} revisions`}</>}
+          />
         </>
       )}
     </Stack>
