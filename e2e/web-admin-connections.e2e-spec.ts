@@ -1,6 +1,14 @@
 import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DESKTOP, expectAccessible, newContext, PHONE, signInByLink, useBrowser } from './support/browser';
+import {
+  DESKTOP,
+  expectAccessible,
+  newContext,
+  PHONE,
+  screenshot,
+  signInByLink,
+  useBrowser,
+} from './support/browser';
 import type { HubspotRecord } from './support/emulator-client';
 import { useSystem, waitFor } from './support/system';
 
@@ -149,6 +157,7 @@ describe('an admin connects systems and keeps them syncing, in Chromium', () => 
       const dialog = page.getByRole('dialog', { name: 'Connect a system' });
       await dialog.getByRole('radio', { name: 'Google' }).check();
       await expectAccessible(page, 'the connect dialog');
+      await screenshot(page, 'admin-connect-dialog');
       await page.keyboard.press('Escape');
       await dialog.waitFor({ state: 'hidden' });
 
@@ -181,6 +190,7 @@ describe('an admin connects systems and keeps them syncing, in Chromium', () => 
       expect(await live.getByText('Waiting to merge').count()).toBe(1);
       expect(await live.getByText('Writes waiting').count()).toBe(1);
       await expectAccessible(page, 'the connections page with three connections');
+      await screenshot(page, 'admin-connections');
     } finally {
       await context.close();
     }
@@ -229,6 +239,7 @@ describe('an admin connects systems and keeps them syncing, in Chromium', () => 
         })
         .toMatch(/Writes waiting[1-9]/);
       await expectAccessible(page, 'the connections page on a phone, a connection paused');
+      await screenshot(page, 'admin-connections-phone');
       // Nothing asked portal A anything while it was paused.
       expect(await lastRequestAt(PORTAL_A)).toBeLessThan(pausedAt);
 
@@ -276,6 +287,7 @@ describe('an admin connects systems and keeps them syncing, in Chromium', () => 
       // The other portal keeps syncing meanwhile.
       expect(await statusOf(page, NAME_A)).toBe('Live');
       await expectAccessible(page, 'the connections page, a connection to reconnect');
+      await screenshot(page, 'admin-connections-reconnect');
 
       const before = (await connections()).map((c) => c.id).sort();
       await broken.getByRole('button', { name: 'Reconnect', exact: true }).click();

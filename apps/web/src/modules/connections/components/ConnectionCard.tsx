@@ -55,8 +55,8 @@ export function ConnectionCard({
       opacity={gone ? 0.75 : 1}
     >
       <Stack gap="sm">
-        <Group justify="space-between" align="flex-start" wrap="nowrap" gap="sm">
-          <Stack gap={2} style={{ minWidth: 0 }}>
+        <Group justify="space-between" align="flex-start" gap="sm">
+          <Stack gap={2} style={{ flex: '1 1 14rem', minWidth: 0 }}>
             <Title order={2} size="h4" id={headingId} style={{ overflowWrap: 'anywhere' }}>
               {name}
             </Title>
@@ -64,7 +64,7 @@ export function ConnectionCard({
               {provider} · {connection.externalAccountId}
             </Text>
           </Stack>
-          <Group gap="xs" wrap="nowrap">
+          <Group gap="xs" wrap="nowrap" style={{ flexShrink: 0 }}>
             <span data-testid="connection-status">
               <StatusBadge label={status.label} tone={status.tone} />
             </span>
@@ -156,7 +156,7 @@ export function ConnectionCard({
           >
             <Stat
               label="Waiting to merge"
-              value={`${(health?.lag.events ?? connection.state.lag.events).toLocaleString('en')} changes`}
+              value={changes(health?.lag.events ?? connection.state.lag.events)}
             />
             <Stat
               label="Complete up to"
@@ -216,6 +216,8 @@ export function ConnectionCard({
 }
 
 const ACTION_LABEL = { reconnect: 'Reconnect', resume: 'Resume', resync: 'Resync…' } as const;
+
+const changes = (n: number) => `${n.toLocaleString('en')} ${n === 1 ? 'change' : 'changes'}`;
 
 const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
