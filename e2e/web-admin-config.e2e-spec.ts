@@ -142,7 +142,6 @@ describe('the admin’s policies and replays pages in Chromium', () => {
       expect([set.body.version, set.body.fields.jobTitle]).toEqual([1, { kind: 'manual' }]);
       // The revision is listed, by the admin.
       await page.getByText('Job title: A person decides').first().waitFor();
-      await screenshot(page, 'admin-policies');
 
       // Dana signs in; the admin pages are not hers.
       await signInByLink(dana, s, SALES.email, '/admin/replays');
@@ -219,6 +218,8 @@ describe('the admin’s policies and replays pages in Chromium', () => {
       if (loser === 'CRM B') await page.getByRole('button', { name: 'Move CRM B up' }).click();
       await expect.poll(() => orderOf(page, 'Phone')).toEqual([loser, winner, USER]);
       await expectAccessible(page, 'the policies page with a priority order');
+      await priorityList(page, 'Phone').scrollIntoViewIfNeeded();
+      await screenshot(page, 'admin-policies');
 
       await page.getByRole('button', { name: 'Save policies' }).click();
       await page.getByRole('status').filter({ hasText: 'Saved: version 2' }).waitFor();
@@ -279,6 +280,7 @@ describe('the admin’s policies and replays pages in Chromium', () => {
       await expect.poll(() => rows.count()).toBe(2);
       expect(await rows.first().textContent()).toContain('Apply');
       await expectAccessible(page, 'the replays page');
+      await screenshot(page, 'admin-replays');
     } finally {
       await context.close();
     }
@@ -329,8 +331,26 @@ describe('the admin’s policies and replays pages in Chromium', () => {
       );
       expect(after.body.fields.email).toEqual({ kind: 'lww' });
 
+      // An older revision restored into the form: reviewed, not saved until Save.
+      await page.getByRole('button', { name: 'Restore version 1' }).click();
+      await expect
+        .poll(() => page.getByRole('combobox', { name: 'Phone', exact: true }).inputValue())
+        .toBe('Latest edit wins');
+      await page.getByText('1 field changed, not saved').waitFor();
+      await page.getByRole('button', { name: 'Discard changes' }).click();
+      await priorityList(page, 'Phone').waitFor();
+      expect((await s.api<{ version: number }>('GET', '/api/v1/policies/person')).body.version).toBe(
+        current.body.version + 1,
+      );
+
       await page.goto('/admin/replays');
       await page.getByRole('row').filter({ hasText: 'From the beginning' }).first().waitFor();
+      // From an event time: the time is asked for before anything starts.
+      await page.getByRole('radio', { name: 'Records with changes since an event time' }).check();
+      await page.getByRole('button', { name: 'Event time' }).waitFor();
+      await page.getByRole('button', { name: 'Preview a replay' }).click();
+      await page.getByText('Pick the time to start from.').waitFor();
+      expect(new URL(page.url()).pathname).toBe('/admin/replays');
       await expectAccessible(page, 'the replays page on a phone');
     } finally {
       await context.close();

@@ -1,4 +1,4 @@
-import { Alert, Button, Group, Skeleton, Stack, Tabs, Text, Title } from '@mantine/core';
+import { Alert, Button, Group, SimpleGrid, Skeleton, Stack, Tabs, Text, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { useQuery } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
@@ -162,108 +162,114 @@ function PolicyForm({
         Version {set.version}
         {set.updatedAt !== null ? `, saved ${formatDateTime(set.updatedAt)}` : ' (every field as it comes)'}
       </Text>
-      {stale !== null && (
-        <Alert color="yellow" variant="outline" title="Someone else changed these policies" role="alert">
-          <Stack gap="xs">
-            <Text size="sm">
-              They were saved by someone else after you opened this page ({stale}). Reload to see their
-              version; the changes you made here are dropped, so note them first if you want to make them
-              again.
-            </Text>
-            <Group>
-              <Button
-                size="xs"
-                variant="default"
-                onClick={() => {
-                  setStale(null);
-                  setDraft(saved);
-                  onReload();
-                }}
-              >
-                Reload their version
-              </Button>
-            </Group>
-          </Stack>
-        </Alert>
-      )}
-      {saveError !== null && <SaveError error={saveError} />}
-      {showSaved && (
-        <Alert color="green" variant="outline" title={`Saved: version ${set.version}`} role="status">
-          <Stack gap="xs">
-            <Text size="sm">
-              New changes follow these policies within seconds (the sync reads them every 5 seconds). Values
-              merged before keep what they have until a replay applies the policies to the past; preview one
-              to see what it would change.
-            </Text>
-            <Group>
-              <Button
-                size="xs"
-                loading={preview.isPending}
-                onClick={() =>
-                  preview.mutate(
-                    { from: 'beginning', mode: 'preview' },
-                    {
-                      onSuccess: (replay) =>
-                        void navigate({ to: '/admin/replays/$id', params: { id: replay.id } }),
-                    },
-                  )
-                }
-              >
-                Preview a replay
-              </Button>
-            </Group>
-            {preview.isError && <ReplayStartError error={preview.error} />}
-          </Stack>
-        </Alert>
-      )}
-      {fields.map((field) => {
-        const policy = draft[field] ?? { kind: 'lww' as const };
-        const label = fieldLabel(entity, field);
-        return (
-          <FieldPolicyRow
-            key={field}
-            label={label}
-            policy={policy}
-            strategies={(set.strategies[field] ?? ['lww', 'priority', 'manual']) as PolicyKind[]}
-            changed={changed.includes(field)}
-            error={fieldErrors[field]}
-            nameOf={nameOf}
-            completeOrder={(order) => completeOrder(order, sources)}
-            onChange={(next) => update(field, next)}
-            onKind={(kind) => update(field, policyOf(kind, sources, policy))}
-          />
-        );
-      })}
-      <Group
-        gap="sm"
+      <SimpleGrid cols={{ base: 1, lg: 2 }} spacing="sm" verticalSpacing="sm">
+        {fields.map((field) => {
+          const policy = draft[field] ?? { kind: 'lww' as const };
+          const label = fieldLabel(entity, field);
+          return (
+            <FieldPolicyRow
+              key={field}
+              label={label}
+              policy={policy}
+              strategies={(set.strategies[field] ?? ['lww', 'priority', 'manual']) as PolicyKind[]}
+              changed={changed.includes(field)}
+              error={fieldErrors[field]}
+              nameOf={nameOf}
+              completeOrder={(order) => completeOrder(order, sources)}
+              onChange={(next) => update(field, next)}
+              onKind={(kind) => update(field, policyOf(kind, sources, policy))}
+            />
+          );
+        })}
+      </SimpleGrid>
+      {/* The outcome of a save sits with its button, in view wherever the form is scrolled. */}
+      <Stack
+        gap="xs"
         py="sm"
         style={{
           position: 'sticky',
           bottom: 0,
+          zIndex: 2,
           background: 'var(--mantine-color-body)',
           borderTop: '1px solid var(--mantine-color-default-border)',
         }}
       >
-        <Button onClick={onSave} disabled={!dirty} loading={save.isPending}>
-          Save policies
-        </Button>
-        <Button
-          variant="default"
-          disabled={!dirty || save.isPending}
-          onClick={() => {
-            setDraft(saved);
-            setFieldErrors({});
-            setSaveError(null);
-          }}
-        >
-          Discard changes
-        </Button>
-        <Text size="sm" c="dimmed" aria-live="polite">
-          {dirty
-            ? `${changed.length} ${changed.length === 1 ? 'field' : 'fields'} changed, not saved`
-            : 'No unsaved changes'}
-        </Text>
-      </Group>
+        {stale !== null && (
+          <Alert color="yellow" variant="outline" title="Someone else changed these policies" role="alert">
+            <Stack gap="xs">
+              <Text size="sm">
+                They were saved by someone else after you opened this page ({stale}). Reload to see their
+                version; the changes you made here are dropped, so note them first if you want to make them
+                again.
+              </Text>
+              <Group>
+                <Button
+                  size="xs"
+                  variant="default"
+                  onClick={() => {
+                    setStale(null);
+                    setDraft(saved);
+                    onReload();
+                  }}
+                >
+                  Reload their version
+                </Button>
+              </Group>
+            </Stack>
+          </Alert>
+        )}
+        {saveError !== null && <SaveError error={saveError} />}
+        {showSaved && (
+          <Alert color="green" variant="outline" title={`Saved: version ${set.version}`} role="status">
+            <Stack gap="xs">
+              <Text size="sm">
+                New changes follow these policies within seconds (the sync reads them every 5 seconds). Values
+                merged before keep what they have until a replay applies the policies to the past; preview one
+                to see what it would change.
+              </Text>
+              <Group>
+                <Button
+                  size="xs"
+                  loading={preview.isPending}
+                  onClick={() =>
+                    preview.mutate(
+                      { from: 'beginning', mode: 'preview' },
+                      {
+                        onSuccess: (replay) =>
+                          void navigate({ to: '/admin/replays/$id', params: { id: replay.id } }),
+                      },
+                    )
+                  }
+                >
+                  Preview a replay
+                </Button>
+              </Group>
+              {preview.isError && <ReplayStartError error={preview.error} />}
+            </Stack>
+          </Alert>
+        )}
+        <Group gap="sm">
+          <Button onClick={onSave} disabled={!dirty} loading={save.isPending}>
+            Save policies
+          </Button>
+          <Button
+            variant="default"
+            disabled={!dirty || save.isPending}
+            onClick={() => {
+              setDraft(saved);
+              setFieldErrors({});
+              setSaveError(null);
+            }}
+          >
+            Discard changes
+          </Button>
+          <Text size="sm" c="dimmed" aria-live="polite">
+            {dirty
+              ? `${changed.length} ${changed.length === 1 ? 'field' : 'fields'} changed, not saved`
+              : 'No unsaved changes'}
+          </Text>
+        </Group>
+      </Stack>
       <PolicyRevisions
         entity={entity}
         currentVersion={set.version}

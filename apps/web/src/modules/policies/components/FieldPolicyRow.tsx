@@ -41,6 +41,8 @@ export function FieldPolicyRow({
           allowDeselect={false}
           onChange={(value) => value !== null && onKind(value as PolicyKind)}
           error={error}
+          // Mantine's red error text misses 4.5:1 on white: a darker red.
+          styles={{ error: { color: 'var(--mantine-color-red-9)' } }}
           maw={420}
           comboboxProps={{ withinPortal: true }}
         />

@@ -2,6 +2,7 @@ import { Badge, Code, Group, Pagination, SimpleGrid, Stack, Table, Tabs, Text } 
 import { type ReactNode, useState } from 'react';
 import { AnchorLink } from '../../../ui/AnchorLink';
 import { toneProps } from '../../../ui/StatusBadge';
+import { fieldLabel, isPolicyEntity } from '../../policies/utils/policy-draft';
 import type { ReplayReport as Report } from '../api';
 import { formatValue, pageOf } from '../utils/replay-view';
 
@@ -65,7 +66,7 @@ export function ReplayReport({ report, nameOf }: { report: Report; nameOf: (sour
             head={['Record', 'Field', 'From', 'To', 'Comes from']}
             row={({ change, field, value }) => [
               record(change.entityId),
-              field,
+              labelOf(change.entityType, field),
               <Text key="from" size="sm" td="line-through" c="dimmed">
                 {formatValue(value.from)}
               </Text>,
@@ -88,7 +89,7 @@ export function ReplayReport({ report, nameOf }: { report: Report; nameOf: (sour
             head={['Record', 'Field', 'Policy', 'Change']}
             row={(c) => [
               record(c.entityId),
-              c.field,
+              labelOf(records.get(c.entityId)?.entityType ?? '', c.field),
               c.policy,
               <Badge key="change" size="sm" {...toneProps(c.change === 'appeared' ? 'warning' : 'neutral')}>
                 {c.change === 'appeared' ? 'opens' : 'closes'}
@@ -153,6 +154,9 @@ export function ReplayReport({ report, nameOf }: { report: Report; nameOf: (sour
     </Stack>
   );
 }
+
+const labelOf = (entityType: string, field: string): string =>
+  isPolicyEntity(entityType) ? fieldLabel(entityType, field) : field;
 
 function Total({ label, value }: { label: string; value: number }) {
   return (
