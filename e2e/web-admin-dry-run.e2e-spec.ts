@@ -13,6 +13,7 @@ import { useSystem, waitFor } from './support/system';
 
 const PORTAL_A = 3501;
 const PORTAL_B = 3502;
+const PORTAL_C = 3503;
 const ADMIN_EMAIL = 'admin@e2e.test';
 
 interface MappingsBody {
@@ -318,6 +319,53 @@ describe('an admin connects a CRM in dry run and maps its fields, in Chromium', 
       } finally {
         await phone.context.close();
       }
+    } finally {
+      await context.close();
+    }
+  });
+  it('discards a dry run after a confirm: disconnected, nothing written, the report says so', async () => {
+    const s = system();
+    const c = await s.emulator.hubspot.createPortal({ portalId: PORTAL_C });
+    await s.emulator.hubspot.createContact(PORTAL_C, {
+      email: 'margaret@apollo.example',
+      firstname: 'Margaret',
+      lastname: 'Hamilton',
+    });
+    const crmC = (
+      await s.connect(
+        'hubspot',
+        String(PORTAL_C),
+        { accessToken: c.accessToken, refreshToken: c.refreshToken },
+        { displayName: 'CRM C', dryRun: true },
+      )
+    ).id;
+    const { context, page } = await asAdmin();
+    try {
+      await page.goto(`/admin/connections/${crmC}/dry-run?tab=creations`);
+      await page.getByRole('heading', { level: 1, name: 'Dry run: CRM C' }).waitFor();
+      await page.getByText('Backfill finished').waitFor({ timeout: 60_000 });
+      const created = page.getByRole('table', { name: 'Records that would be created' });
+      await expect.poll(() => created.textContent()).toContain('Margaret Hamilton');
+
+      await page.getByRole('button', { name: 'Discard…' }).click();
+      const confirm = page.getByRole('dialog', { name: 'Discard the dry run of CRM C?' });
+      await expect.poll(() => confirm.textContent()).toContain('everything it read is erased');
+      await expectAccessible(page, 'the discard confirm');
+      await confirm.getByRole('button', { name: 'Discard and disconnect' }).click();
+      await page.waitForURL((url) => url.pathname === '/admin/connections');
+
+      const gone = await s.api<{ status: string }>('GET', `/api/v1/connections/${crmC}`);
+      expect(gone.body.status).toBe('disconnected');
+      const people = await s.api<{ data: { displayName: string | null }[] }>(
+        'GET',
+        '/api/v1/people?limit=50',
+      );
+      expect(people.body.data.map((p) => p.displayName)).not.toContain('Margaret Hamilton');
+      expect(await contact(PORTAL_A, 'margaret@apollo.example')).toBeUndefined();
+
+      await page.goto(`/admin/connections/${crmC}/dry-run`);
+      await page.getByText('This connection was disconnected').waitFor();
+      await expectAccessible(page, 'the report of a discarded dry run');
     } finally {
       await context.close();
     }

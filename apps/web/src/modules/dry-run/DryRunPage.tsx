@@ -23,6 +23,7 @@ import { relativeTime } from '../../ui/utils/time';
 import {
   type DryRunReport,
   dryRunReportQuery,
+  isDisconnected,
   isNotInDryRun,
   useDiscardDryRun,
   useEnableConnection,
@@ -39,15 +40,21 @@ function BackToConnections() {
   );
 }
 
-function NotInDryRun() {
+function NoReport({ disconnected }: { disconnected: boolean }) {
   return (
     <Stack gap="md">
       <Title order={1}>Dry run</Title>
-      <Alert color="blue" variant="outline" title="This connection is not in dry run" role="status">
+      <Alert
+        color="blue"
+        variant="outline"
+        title={disconnected ? 'This connection was disconnected' : 'This connection is not in dry run'}
+        role="status"
+      >
         <Stack gap="xs">
           <Text size="sm">
-            It was connected without a dry run, or its dry run was already enabled or discarded, so there is
-            no report to show. Its state and what it syncs are on the Connections page.
+            {disconnected
+              ? 'Its dry run was discarded or the connection was disconnected, so nothing of it will sync. To try the account again, connect it again from the Connections page.'
+              : 'It was connected without a dry run, or its dry run was already enabled, so there is no report to show. Its state and what it syncs are on the Connections page.'}
           </Text>
           <BackToConnections />
         </Stack>
@@ -200,7 +207,8 @@ export function DryRunPage({
       </Stack>
     );
   if (report.isError && report.data === undefined) {
-    if (isNotInDryRun(report.error)) return <NotInDryRun />;
+    if (isNotInDryRun(report.error) || isDisconnected(report.error))
+      return <NoReport disconnected={isDisconnected(report.error)} />;
     return (
       <Stack gap="md">
         <Title order={1}>Dry run</Title>

@@ -20,6 +20,9 @@ const CONNECTIONS_KEY = ['connections'] as const;
 
 /** The API answers 404 for a connection that is not in dry run (never was, or was enabled). */
 export const isNotInDryRun = (error: unknown): boolean => error instanceof ApiError && error.status === 404;
+/** …and 409 `connection_disconnected` for one disconnected since (a discarded dry run). */
+export const isDisconnected = (error: unknown): boolean =>
+  error instanceof ApiError && error.code === 'connection_disconnected';
 
 export const dryRunReportQuery = (id: string) =>
   queryOptions({
@@ -34,7 +37,7 @@ export const dryRunReportQuery = (id: string) =>
     refetchInterval: (query) =>
       query.state.data !== undefined && !query.state.data.complete ? REFRESH_MS : false,
     // A connection not in dry run stays so: asking again would not change the answer.
-    retry: (count, error) => !isNotInDryRun(error) && count < 2,
+    retry: (count, error) => !isNotInDryRun(error) && !isDisconnected(error) && count < 2,
   });
 
 export function useEnableConnection(id: string) {
