@@ -40,7 +40,12 @@ interface PersonBody {
 }
 
 describe('the admin operations pages in Chromium', () => {
-  const system = useSystem({ label: 'web_admin_ops', workers: 1 });
+  // WEB_DIST_DIR: a build of the app kept apart from apps/web/dist (which a rebuild replaces mid-run).
+  const system = useSystem({
+    label: 'web_admin_ops',
+    workers: 1,
+    ...(process.env.WEB_DIST_DIR ? { env: { WEB_DIST_DIR: process.env.WEB_DIST_DIR } } : {}),
+  });
   const browser = useBrowser();
 
   const contact = async (portal: number, email: string): Promise<HubspotRecord | undefined> =>
@@ -168,6 +173,10 @@ describe('the admin operations pages in Chromium', () => {
       expect(copied).toMatch(/^Validation: .*Property values were not valid/);
       expect(copied).toContain('connection: CRM B');
       await expectAccessible(page, 'the dead letters page with a letter open');
+      await page.setViewportSize(PHONE);
+      await letter.getByRole('button', { name: 'Retry' }).waitFor();
+      await expectAccessible(page, 'the dead letters page on a phone');
+      await page.setViewportSize(DESKTOP);
       await screenshot(page, 'admin-dead-letters');
 
       // The cause fixed, Retry: the write reaches CRM B and the letter leaves the open list.
@@ -297,6 +306,10 @@ describe('the admin operations pages in Chromium', () => {
       const row = page.getByRole('row', { name: /Nightly export/ });
       await row.getByText('Active').waitFor();
       await expectAccessible(page, 'the API keys page');
+      await page.setViewportSize(PHONE);
+      await row.getByRole('button', { name: 'Revoke Nightly export' }).waitFor();
+      await expectAccessible(page, 'the API keys page on a phone');
+      await page.setViewportSize(DESKTOP);
 
       await row.getByRole('button', { name: 'Revoke Nightly export' }).click();
       const confirm = page.getByRole('dialog', { name: 'Revoke “Nightly export”?' });
@@ -332,6 +345,13 @@ describe('the admin operations pages in Chromium', () => {
           .first()
           .waitFor();
       await expectAccessible(page, 'the audit log');
+      await page.setViewportSize(PHONE);
+      await table
+        .getByRole('row', { name: /Created an API key/ })
+        .first()
+        .waitFor();
+      await expectAccessible(page, 'the audit log on a phone');
+      await page.setViewportSize(DESKTOP);
 
       await page.getByRole('combobox', { name: 'Action' }).click();
       await page.getByRole('option', { name: 'Created an API key' }).click();

@@ -69,7 +69,7 @@ export function DeadLettersPage({
   const letters = useMemo(() => list.data?.pages.flatMap((page) => page.data) ?? [], [list.data]);
   const total = list.data?.pages[0]?.total ?? 0;
   const status = search.status ?? 'open';
-  const openShown = letters.filter((letter) => letter.status === 'open');
+  const openShown = useMemo(() => letters.filter((letter) => letter.status === 'open'), [letters]);
   const names = useMemo(
     () => new Map((connections.data?.data ?? []).map((c) => [c.id, connectionLabel(c)] as const)),
     [connections.data],

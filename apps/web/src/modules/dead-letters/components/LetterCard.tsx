@@ -170,20 +170,16 @@ export function LetterCard({
             </Button>
             {isOpen && (
               <>
-                <Tooltip
-                  label="Only changes and writes can be redone; discard this one once its cause is fixed"
-                  disabled={retryable}
+                <Button
+                  size="xs"
+                  color="blue.8"
+                  onClick={onRetry}
+                  loading={busy === 'retry'}
+                  disabled={!retryable || busy !== null}
+                  aria-describedby={retryable ? undefined : `${detailsId}-why`}
                 >
-                  <Button
-                    size="xs"
-                    color="blue.8"
-                    onClick={onRetry}
-                    loading={busy === 'retry'}
-                    disabled={!retryable || busy !== null}
-                  >
-                    Retry
-                  </Button>
-                </Tooltip>
+                  Retry
+                </Button>
                 <Button
                   size="xs"
                   variant="default"
@@ -196,6 +192,11 @@ export function LetterCard({
               </>
             )}
           </Group>
+          {isOpen && !retryable && (
+            <Text id={`${detailsId}-why`} size="xs" c="dimmed">
+              Only changes and writes can be redone: discard this one once its cause is fixed.
+            </Text>
+          )}
           {error !== null && error !== undefined && (
             <Alert color="red" variant="outline" title={describeError(error).title} role="alert" p="xs">
               <Text size="sm">{describeError(error).message}</Text>
