@@ -28,6 +28,7 @@ const GRACE = 'grace.hopper@navy.example';
 const NAME_A = `portal-${PORTAL_A}.example.test`;
 const NAME_B = `portal-${PORTAL_B}.example.test`;
 const NAME_CALENDAR = `Google Calendar ${GOOGLE_EMAIL}`;
+const NAME_TASKS = `Google Tasks ${GOOGLE_EMAIL}`;
 
 interface PersonBody {
   id: string;
@@ -310,6 +311,81 @@ describe('an admin connects systems and keeps them syncing, in Chromium', () => 
         timeoutMs: 30_000,
         describe: "portal B's edit after the reconnect in portal A",
       });
+    } finally {
+      await context.close();
+    }
+  });
+  it('tries Google Tasks in dry run (its report opens), resyncs the calendar after its dialog, and discards the trial, erasing it', async () => {
+    const { context, page } = await asAdmin();
+    try {
+      await system().emulator.google.tasks.create(GOOGLE_EMAIL, { title: 'Send the proposal to Ada' });
+      await openConnections(page);
+      await page.getByRole('button', { name: 'Connect a system' }).first().click();
+      const dialog = page.getByRole('dialog', { name: 'Connect a system' });
+      await dialog.getByRole('radio', { name: 'Google' }).check();
+      await dialog.getByRole('checkbox', { name: 'Calendar', exact: true }).uncheck();
+      await dialog.getByRole('button', { name: 'Continue to Google' }).click();
+      // No product: the dialog says so and stays.
+      await dialog.getByText('Choose at least one product.').waitFor();
+      await dialog.getByRole('checkbox', { name: 'Tasks', exact: true }).check();
+      await dialog.getByRole('checkbox', { name: 'Try in dry run first' }).check();
+      await dialog.getByRole('button', { name: 'Continue to Google' }).click();
+      await page.waitForURL((url) => url.origin === system().urls.google);
+      await page.getByRole('link', { name: GOOGLE_EMAIL }).click();
+      // Back from consent, a dry run opens its report.
+      await page.waitForURL((url) => /^\/admin\/connections\/[0-9a-f-]{36}\/dry-run$/.test(url.pathname));
+      const reportId = new URL(page.url()).pathname.split('/')[3];
+      const tasks = (await connections()).find((c) => c.provider === 'google-tasks');
+      expect(tasks).toMatchObject({ id: reportId, externalAccountId: GOOGLE_EMAIL, dryRun: true });
+
+      await openConnections(page);
+      await waitForStatus(page, NAME_TASKS, 'Dry run', 15_000);
+      await card(page, NAME_TASKS)
+        .getByRole('button', { name: `Actions for ${NAME_TASKS}` })
+        .click();
+      expect(await page.getByRole('menuitem', { name: 'Dry-run report' }).getAttribute('href')).toBe(
+        `/admin/connections/${reportId}/dry-run`,
+      );
+      await page.keyboard.press('Escape');
+
+      // Resync, after a dialog that says what it does.
+      await card(page, NAME_CALENDAR)
+        .getByRole('button', { name: `Actions for ${NAME_CALENDAR}` })
+        .click();
+      await page.getByRole('menuitem', { name: 'Resync…' }).click();
+      const resync = page.getByRole('dialog', { name: `Resync ${NAME_CALENDAR}?` });
+      await resync.getByText(/read again from the start/).waitFor();
+      await expectAccessible(page, 'the resync dialog');
+      await resync.getByRole('button', { name: 'Resync from the start' }).click();
+      await page.getByText(`${NAME_CALENDAR} is reading everything again.`).waitFor();
+      const audit = await system().api<{ data: { action: string; targetId: string }[] }>(
+        'GET',
+        '/api/v1/audit-log?action=connection.resync_requested',
+      );
+      const calendar = (await connections()).find((c) => c.provider === 'google-calendar')!;
+      expect(audit.body.data).toContainEqual(
+        expect.objectContaining({ action: 'connection.resync_requested', targetId: calendar.id }),
+      );
+      await waitForStatus(page, NAME_CALENDAR, 'Live', 30_000);
+
+      // Discard the trial: disconnect, erasing what only it knew; erasing asks for its name.
+      await card(page, NAME_TASKS)
+        .getByRole('button', { name: `Actions for ${NAME_TASKS}` })
+        .click();
+      await page.getByRole('menuitem', { name: 'Disconnect…' }).click();
+      const disconnect = page.getByRole('dialog', { name: `Disconnect ${NAME_TASKS}?` });
+      await disconnect.getByRole('radio', { name: 'Erase it' }).check();
+      const erase = disconnect.getByRole('button', { name: 'Disconnect and erase' });
+      expect(await erase.isDisabled()).toBe(true);
+      await expectAccessible(page, 'the disconnect dialog');
+      await disconnect
+        .getByRole('textbox', { name: `Type "${NAME_TASKS}" to confirm erasing` })
+        .fill(NAME_TASKS);
+      await erase.click();
+      await waitForStatus(page, NAME_TASKS, 'Disconnected', 15_000);
+      expect((await connections()).find((c) => c.id === reportId)?.status).toBe('disconnected');
+      // The others are untouched.
+      for (const name of [NAME_A, NAME_B, NAME_CALENDAR]) expect(await statusOf(page, name)).toBe('Live');
     } finally {
       await context.close();
     }
