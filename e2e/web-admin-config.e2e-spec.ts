@@ -28,7 +28,12 @@ interface Page_<T> {
 }
 
 describe('the admin’s policies and replays pages in Chromium', () => {
-  const system = useSystem({ label: 'web_admin_config', workers: 1 });
+  const system = useSystem({
+    label: 'web_admin_config',
+    workers: 1,
+    // WEB_DIST_DIR: a build of the app of its own, when apps/web/dist may be rebuilt mid-run.
+    ...(process.env.WEB_DIST_DIR ? { env: { WEB_DIST_DIR: process.env.WEB_DIST_DIR } } : {}),
+  });
   const browser = useBrowser();
 
   const contact = async (portal: number, email: string): Promise<HubspotRecord | undefined> =>
@@ -293,6 +298,8 @@ describe('the admin’s policies and replays pages in Chromium', () => {
       await page.goto('/admin/policies/person');
       await priorityList(page, 'Phone').waitFor();
       await expectAccessible(page, 'the policies page on a phone');
+      await priorityList(page, 'Phone').scrollIntoViewIfNeeded();
+      await screenshot(page, 'admin-policies-phone');
       // Nothing wider than the screen.
       const overflow = await page.evaluate(() => {
         const w = globalThis as unknown as {

@@ -86,7 +86,7 @@ export function PriorityOrder({
                   <Text size="sm" c="dimmed" w={20}>
                     {index + 1}.
                   </Text>
-                  <Text size="sm" truncate>
+                  <Text size="sm" style={{ overflowWrap: 'anywhere' }}>
                     {name}
                   </Text>
                 </Group>

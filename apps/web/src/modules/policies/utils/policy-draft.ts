@@ -28,7 +28,7 @@ export const STRATEGIES: Record<PolicyKind, { label: string; meaning: string }> 
   lww: { label: 'Latest edit wins', meaning: 'The value edited last, wherever it was edited, wins.' },
   priority: {
     label: 'Source priority',
-    meaning: 'The best-ranked source that has a value wins; drag the sources into order.',
+    meaning: 'The best-ranked source that has a value wins; put the sources in order below.',
   },
   manual: {
     label: 'A person decides',
