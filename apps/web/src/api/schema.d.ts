@@ -413,6 +413,22 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/connections/{id}/mappings/properties": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["MappingsController_properties"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/connections/{id}/mappings/revisions": {
         parameters: {
             query?: never;
@@ -1172,6 +1188,22 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/dead-letters/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["DeadLettersController_bulk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/dead-letters/{id}": {
         parameters: {
             query?: never;
@@ -1228,6 +1260,22 @@ export interface paths {
             cookie?: never;
         };
         get: operations["SyncHealthController_check"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/health/sync/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["SyncHealthController_history"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3961,6 +4009,13 @@ export interface operations {
                 "application/json": {
                     /** @description The connections to create. Google: any of google-calendar, gmail, google-tasks (required). HubSpot: omit it (or ["hubspot"]). */
                     products?: ("hubspot" | "google-calendar" | "gmail" | "google-tasks")[];
+                    /** @description A path of this app (`/admin/connections`) to send the browser back to after consent, with `connected=<ids>` or `oauthError=<code>` added to its query; without it the callback answers JSON. */
+                    returnTo?: string;
+                    /**
+                     * @description The connections the consent creates start in dry run (as `dryRun` on `POST /api/v1/connections`). A connection that already exists (a reconnect) keeps its own mode.
+                     * @default false
+                     */
+                    dryRun?: boolean;
                 };
             };
         };
@@ -4065,7 +4120,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The connections made (or re-authorised); credentials sealed, never returned. */
+            /** @description The connections made (or re-authorised); credentials sealed, never returned. Only for a connect started without `returnTo` (a script); refusals then answer as below. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4130,6 +4185,15 @@ export interface operations {
                         }[];
                     };
                 };
+            };
+            /** @description A connect started with `returnTo` (from the web app): to that path with `connected=<comma-separated connection ids>` added to its query, or `oauthError=<code>` (one of the codes below: `oauth_state_invalid`, `oauth_consent_denied`, `oauth_failed`, `forbidden`, `connection_disconnected`, `unavailable`, …) for any refusal once the state is known. An unknown, used or expired state names no `returnTo`: with a session cookie (a signed-in browser) it goes to `/admin/connections?oauthError=oauth_state_invalid`, without one it answers 400 `oauth_state_invalid` as JSON. */
+            303: {
+                headers: {
+                    /** @description The `returnTo` path with the outcome. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `oauth_state_invalid`: the state is unknown, expired, used or for another provider, or was started in a browser session the callback does not carry (or that has ended); `oauth_failed`: the provider refused the code or ended with an error; `validation_failed`. */
             400: {
@@ -4245,6 +4309,8 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 source: "default" | "mapping";
+                                /** @description The connector's default property for the field (what it goes back to when its mapping is left out); null for a custom field. */
+                                defaultProperty: string | null;
                                 /** @description Only on a field not mapped: the field whose mapping took its default property. */
                                 takenBy?: string;
                             }[];
@@ -4388,6 +4454,8 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 source: "default" | "mapping";
+                                /** @description The connector's default property for the field (what it goes back to when its mapping is left out); null for a custom field. */
+                                defaultProperty: string | null;
                                 /** @description Only on a field not mapped: the field whose mapping took its default property. */
                                 takenBy?: string;
                             }[];
@@ -4477,6 +4545,151 @@ export interface operations {
             };
             /** @description The record changed since the version in `If-Match` (`precondition_failed`): read it again, then retry. */
             412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description `unavailable`: the provider could not be asked for its properties (retry). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    MappingsController_properties: {
+        parameters: {
+            query: {
+                /** @description The entity type whose provider object to list (person: contacts). */
+                entityType: "person" | "company" | "deal" | "meeting" | "email_activity" | "task";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The portal's properties a mapping can name for one entity type, custom properties included, read now through the provider's properties API (HubSpot: `GET /crm/v3/properties/{objectType}`), with the property types each field can use. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        connectionId: string;
+                        /** @description The portal the properties are read from. */
+                        externalAccountId: string;
+                        /** @enum {string} */
+                        entityType: "person" | "company" | "deal" | "meeting" | "email_activity" | "task";
+                        /** @description The provider's object type (HubSpot: contacts, companies, deals, …). */
+                        objectType: string;
+                        /** @description Every property of the object type in the portal, by label. */
+                        properties: {
+                            /** @description The internal name a mapping names. */
+                            name: string;
+                            label: string;
+                            /** @description HubSpot's data type: string, number, date, datetime, enumeration, bool, phone_number. */
+                            type: string;
+                            groupName: string;
+                            /** @description Made by the portal's admins, not one of HubSpot's own. */
+                            custom: boolean;
+                            /** @description HubSpot computes its value: it cannot carry a field. */
+                            readOnly: boolean;
+                            /** @description Kept by HubSpot or Syncline (ids, create and modify dates) or read-only: no mapping may name it. */
+                            reserved: boolean;
+                        }[];
+                        /** @description Per field the connection carries for the type, the property types that can carry it. */
+                        fieldTypes: {
+                            [key: string]: string[];
+                        };
+                        /** @description The property types a new custom field (text) can use. */
+                        customFieldTypes: string[];
+                    };
+                };
+            };
+            /** @description `validation_failed` (the query); `mappings_unsupported` (a Google connection: fixed fields, no properties). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description The key's role may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description No such record in this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description `connection_disconnected`: disconnected for good. `credentials_required`: no credentials, or the provider refused them. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13094,6 +13307,100 @@ export interface operations {
                         }[];
                         /** @description Pass as `cursor` for the next page; null on the last page. */
                         nextCursor: string | null;
+                        /** @description How many letters match the filters, on every page. */
+                        total: number;
+                    };
+                };
+            };
+            /** @description The request does not match its schema (`validation_failed`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description The key's role may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    DeadLettersController_bulk: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    action: "retry" | "discard";
+                    /** @description Up to 500 letters; a repeated id is settled once. */
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Each letter retried or discarded as its own route does (its own transaction and audit entry), in the order given; a letter that cannot be settled is reported with why, and the others go on. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @description Settled as asked. */
+                            ok: boolean;
+                            /**
+                             * @description `retried` or `discarded`; else why this letter was left as it was: `not_found` (none in this workspace), `not_open` (settled already), `not_retryable` (its source cannot be retried: discard it), `unreadable_payload`, `refused_by_log`.
+                             * @enum {string}
+                             */
+                            outcome: "retried" | "discarded" | "not_found" | "not_open" | "not_retryable" | "unreadable_payload" | "refused_by_log";
+                            /** @description What went wrong, for a letter left as it was. */
+                            message: string | null;
+                        }[];
+                        /** @description How many letters were settled as asked. */
+                        settled: number;
+                        /** @description How many were left as they were. */
+                        failed: number;
                     };
                 };
             };
@@ -13599,6 +13906,143 @@ export interface operations {
             };
         };
     };
+    SyncHealthController_history: {
+        parameters: {
+            query?: {
+                /** @description How many hours back from now; at most the history kept (HEALTH_HISTORY_RETENTION_HOURS). */
+                hours?: number;
+                /** @description Only this connection's series. */
+                connectionId?: string;
+                /** @description `workspace`: the workspace's series only, without a series per connection (smaller). */
+                scope?: "all" | "workspace";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Sync health over the last hours, from the workers' samples (every minute): per connection its lag, watermark delay, pending writes and writes sent and refused by error code, and the workspace's consumer lag, merged into at most 300 points a series. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        hours: number;
+                        /** Format: date-time */
+                        from: string;
+                        /** Format: date-time */
+                        to: string;
+                        /** @description Width of a point: samples are taken every minute, merged into buckets so a series stays small. */
+                        bucketSeconds: number;
+                        connections: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {string} */
+                            provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks";
+                            displayName: string | null;
+                            points: {
+                                /**
+                                 * Format: date-time
+                                 * @description The bucket's start.
+                                 */
+                                at: string;
+                                /** @description Largest lag (events past the sync group) sampled in the bucket. */
+                                lagEvents: number;
+                                /** @description Largest watermark delay sampled in the bucket; null without a watermark. */
+                                watermarkDelaySeconds: number | null;
+                                /** @description Largest number of writes waiting sampled in the bucket. */
+                                pendingWrites: number;
+                                /** @description Writes sent during the bucket. */
+                                writesOk: number;
+                                /** @description Writes refused (dead-lettered) during the bucket, by error code. */
+                                writesFailed: {
+                                    [key: string]: number;
+                                };
+                            }[];
+                        }[];
+                        /** @description The workspace's figures per bucket (of the one connection, with `connectionId`). */
+                        workspace: {
+                            /** Format: date-time */
+                            at: string;
+                            /** @description The workspace's events past the sync group's committed offsets. */
+                            consumerLag: number;
+                            deadLettersOpen: number;
+                            /** @description Writes sent during the bucket, its connections' summed. */
+                            writesOk: number;
+                            /** @description Writes refused during the bucket by error code, its connections' summed. */
+                            writesFailed: {
+                                [key: string]: number;
+                            };
+                            /** @description Its connections' largest backlogs in the bucket, summed. */
+                            pendingWrites: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description The request does not match its schema (`validation_failed`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description The key's role may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description No such record in this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
     AuditLogController_list: {
         parameters: {
             query?: {
@@ -13609,6 +14053,8 @@ export interface operations {
                 actorId?: string;
                 /** @description What `actorId` names; `apiKey` when absent. */
                 actorKind?: "member" | "apiKey";
+                /** @description Only the entries of this action. */
+                action?: "connection.created" | "connection.credentials_replaced" | "connection.oauth_connected" | "connection.paused" | "connection.resumed" | "connection.resync_requested" | "connection.disconnected" | "connection.enabled" | "connection.mappings_replaced" | "dead_letter.retried" | "dead_letter.discarded" | "field_policy.replaced" | "replay.requested" | "member.invited" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked";
             };
             header?: never;
             path?: never;
@@ -13627,9 +14073,9 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             /** @enum {string} */
-                            action: "connection.created" | "connection.credentials_replaced" | "connection.oauth_connected" | "connection.paused" | "connection.resumed" | "connection.resync_requested" | "connection.disconnected" | "connection.enabled" | "connection.mappings_replaced" | "dead_letter.retried" | "dead_letter.discarded" | "field_policy.replaced" | "replay.requested" | "member.invited" | "member.role_changed" | "member.removed";
+                            action: "connection.created" | "connection.credentials_replaced" | "connection.oauth_connected" | "connection.paused" | "connection.resumed" | "connection.resync_requested" | "connection.disconnected" | "connection.enabled" | "connection.mappings_replaced" | "dead_letter.retried" | "dead_letter.discarded" | "field_policy.replaced" | "replay.requested" | "member.invited" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked";
                             /** @enum {string} */
-                            targetType: "connection" | "dead_letter" | "field_policy" | "replay" | "member";
+                            targetType: "connection" | "dead_letter" | "field_policy" | "replay" | "member" | "api_key";
                             targetId: string | null;
                             actor: {
                                 /**
@@ -13764,6 +14210,10 @@ export interface operations {
                                 kind: "union";
                             };
                         };
+                        /** @description The policies each field may take (`union` only for a field that holds a list). */
+                        strategies: {
+                            [key: string]: ("lww" | "priority" | "manual" | "union")[];
+                        };
                         /**
                          * Format: date-time
                          * @description When the set was last replaced; null before that.
@@ -13894,6 +14344,10 @@ export interface operations {
                                  */
                                 kind: "union";
                             };
+                        };
+                        /** @description The policies each field may take (`union` only for a field that holds a list). */
+                        strategies: {
+                            [key: string]: ("lww" | "priority" | "manual" | "union")[];
                         };
                         /**
                          * Format: date-time
@@ -14031,6 +14485,8 @@ export interface operations {
                                  * @description The API key, when the actor is one.
                                  */
                                 keyId: string | null;
+                                /** @description The member's name (else email), or the key's name. */
+                                label: string | null;
                             };
                             /** Format: date-time */
                             createdAt: string;
@@ -14129,6 +14585,8 @@ export interface operations {
                                  * @description The API key, when the actor is one.
                                  */
                                 keyId: string | null;
+                                /** @description The member's name (else email), or the key's name. */
+                                label: string | null;
                             };
                             /** Format: date-time */
                             startedAt: string | null;
@@ -14364,6 +14822,8 @@ export interface operations {
                              * @description The API key, when the actor is one.
                              */
                             keyId: string | null;
+                            /** @description The member's name (else email), or the key's name. */
+                            label: string | null;
                         };
                         /** Format: date-time */
                         startedAt: string | null;
@@ -14524,7 +14984,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `replay_running`: a replay of this workspace is queued or running; one runs at a time. */
+            /** @description `replay_running`: a replay of this workspace is queued or running; one runs at a time. `replayId` names it. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14533,8 +14993,13 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            code: "replay_running";
                             message: string;
+                            /**
+                             * Format: uuid
+                             * @description The queued or running replay (GET /api/v1/replays/{id}).
+                             */
+                            replayId: string;
                         };
                     };
                 };
@@ -14610,6 +15075,8 @@ export interface operations {
                              * @description The API key, when the actor is one.
                              */
                             keyId: string | null;
+                            /** @description The member's name (else email), or the key's name. */
+                            label: string | null;
                         };
                         /** Format: date-time */
                         startedAt: string | null;
