@@ -1,6 +1,7 @@
 import { queryOptions, useMutation, useQueryClient } from '@tanstack/react-query';
 import { ApiError, api, unwrap } from '../../api/client';
 import type { paths } from '../../api/schema';
+import { connectionKeys } from '../connections/api';
 
 type JsonOf<R> = R extends { content: { 'application/json': infer T } } ? T : never;
 export type DryRunReport = JsonOf<paths['/api/v1/connections/{id}/dry-run']['get']['responses'][200]>;
@@ -15,8 +16,6 @@ export const dryRunKeys = {
   all: ['dry-run'] as const,
   report: (id: string) => ['dry-run', id] as const,
 };
-/** The connections list and health (another module's keys): a connection changed state. */
-const CONNECTIONS_KEY = ['connections'] as const;
 
 /** The API answers 404 for a connection that is not in dry run (never was, or was enabled). */
 export const isNotInDryRun = (error: unknown): boolean => error instanceof ApiError && error.status === 404;
@@ -46,7 +45,7 @@ export function useEnableConnection(id: string) {
     mutationFn: () => unwrap(api.POST('/api/v1/connections/{id}/enable', { params: { path: { id } } })),
     onSuccess: () => {
       client.removeQueries({ queryKey: dryRunKeys.report(id) });
-      void client.invalidateQueries({ queryKey: CONNECTIONS_KEY });
+      void client.invalidateQueries({ queryKey: connectionKeys.all });
     },
   });
 }
@@ -59,7 +58,7 @@ export function useDiscardDryRun(id: string) {
       unwrap(api.DELETE('/api/v1/connections/{id}', { params: { path: { id }, query: { data: 'erase' } } })),
     onSuccess: () => {
       client.removeQueries({ queryKey: dryRunKeys.report(id) });
-      void client.invalidateQueries({ queryKey: CONNECTIONS_KEY });
+      void client.invalidateQueries({ queryKey: connectionKeys.all });
     },
   });
 }
