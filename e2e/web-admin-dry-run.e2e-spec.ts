@@ -370,4 +370,29 @@ describe('an admin connects a CRM in dry run and maps its fields, in Chromium', 
       await context.close();
     }
   });
+  it("a Google calendar's mappings page is read-only and says why", async () => {
+    const s = system();
+    const google = await s.emulator.google.createUser('grace@navy.example');
+    const calendar = await s.connect(
+      'google-calendar',
+      'grace@navy.example',
+      {
+        accessToken: google.accessToken,
+        refreshToken: google.refreshToken,
+        expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+      },
+      { displayName: 'Grace calendar' },
+    );
+    const { context, page } = await asAdmin(PHONE);
+    try {
+      await page.goto(`/admin/connections/${calendar.id}/mappings`);
+      await page.getByRole('heading', { level: 1, name: 'Field mappings: Grace calendar' }).waitFor();
+      await page.getByText('Nothing to map here').waitFor();
+      expect(await page.getByRole('button', { name: 'Save mappings' }).count()).toBe(0);
+      expect(await page.getByRole('main').getByRole('combobox').count()).toBe(0);
+      await expectAccessible(page, 'the mappings page of a Google connection');
+    } finally {
+      await context.close();
+    }
+  });
 });
