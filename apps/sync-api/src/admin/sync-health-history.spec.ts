@@ -4,6 +4,7 @@ import {
   historyBucketSeconds,
   MAX_HISTORY_POINTS,
   toHistorySeries,
+  toWorkspaceSeries,
 } from './sync-health-history';
 
 const A = { id: 'a', provider: 'hubspot', displayName: 'CRM A' };
@@ -119,5 +120,43 @@ describe('toHistorySeries', () => {
       [{ connectionId: 'gone', at: t(1), code: 'X', writes: 1 }],
     );
     expect(series).toEqual({ connections: [{ ...B, points: [] }], workspace: [] });
+  });
+});
+
+describe('toWorkspaceSeries', () => {
+  it('orders the buckets in time and gives each its refused writes by code', () => {
+    const row = (minute: number, writesOk: number) => ({
+      at: t(minute),
+      consumerLag: minute,
+      deadLettersOpen: 1,
+      writesOk,
+      pendingWrites: 2,
+    });
+    expect(
+      toWorkspaceSeries(
+        [row(2, 5), row(1, 3)],
+        [
+          { at: t(2), code: 'NotFound', writes: 1 },
+          { at: t(2), code: 'ValidationFailed', writes: 2 },
+        ],
+      ),
+    ).toEqual([
+      {
+        at: t(1).toISOString(),
+        consumerLag: 1,
+        deadLettersOpen: 1,
+        writesOk: 3,
+        writesFailed: {},
+        pendingWrites: 2,
+      },
+      {
+        at: t(2).toISOString(),
+        consumerLag: 2,
+        deadLettersOpen: 1,
+        writesOk: 5,
+        writesFailed: { NotFound: 1, ValidationFailed: 2 },
+        pendingWrites: 2,
+      },
+    ]);
   });
 });

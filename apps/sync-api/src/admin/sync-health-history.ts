@@ -18,6 +18,15 @@ export interface HistoryBucketRow {
   deadLettersOpen: number;
 }
 
+/** One bucket of the workspace, its connections' samples summed (see workspaceHistory). */
+export interface WorkspaceBucketRow {
+  at: Date;
+  consumerLag: number;
+  deadLettersOpen: number;
+  writesOk: number;
+  pendingWrites: number;
+}
+
 /** Writes refused in one bucket of one connection with one error code. */
 export interface HistoryFailureRow {
   connectionId: string;
@@ -115,4 +124,27 @@ export function toHistorySeries(
     connections: connections.map((c) => ({ ...c, points: byConnection.get(c.id) ?? [] })),
     workspace: [...workspace.values()],
   };
+}
+
+/** The workspace's series from its buckets, with the writes refused in each by code. */
+export function toWorkspaceSeries(
+  buckets: readonly WorkspaceBucketRow[],
+  failures: readonly { at: Date; code: string; writes: number }[],
+): WorkspacePoint[] {
+  const failed = new Map<number, Record<string, number>>();
+  for (const f of failures) {
+    const codes = failed.get(f.at.getTime()) ?? {};
+    codes[f.code] = (codes[f.code] ?? 0) + f.writes;
+    failed.set(f.at.getTime(), codes);
+  }
+  return [...buckets]
+    .sort((a, b) => a.at.getTime() - b.at.getTime())
+    .map((b) => ({
+      at: b.at.toISOString(),
+      consumerLag: b.consumerLag,
+      deadLettersOpen: b.deadLettersOpen,
+      writesOk: b.writesOk,
+      writesFailed: failed.get(b.at.getTime()) ?? {},
+      pendingWrites: b.pendingWrites,
+    }));
 }

@@ -7,7 +7,12 @@ import {
 } from '@syncline/core';
 import { PrismaClient } from '@syncline/core/db';
 import { SYNC_CONSUMER_GROUP } from '../connections/connections.repository';
-import type { HistoryBucketRow, HistoryConnectionInfo, HistoryFailureRow } from './sync-health-history';
+import type {
+  HistoryBucketRow,
+  HistoryConnectionInfo,
+  HistoryFailureRow,
+  WorkspaceBucketRow,
+} from './sync-health-history';
 
 export interface HistoryRange {
   from: Date;
@@ -81,5 +86,44 @@ export class SyncHealthRepository {
          AND (${range.connectionId ?? null}::uuid IS NULL OR s.connection_id = ${range.connectionId ?? null}::uuid)
          AND s.writes_failed <> '{}'::jsonb
        GROUP BY 1, 2, 3`;
+  }
+
+  /**
+   * The workspace's figures per bucket, summed over its connections in SQL (a bucket a row,
+   * however many connections): each sample time's writes and backlogs summed, then per bucket
+   * the writes summed and the largest backlog, consumer lag and open dead letters. The writes
+   * refused come from historyFailures without `connectionId`, keyed by bucket.
+   */
+  async workspaceHistory(workspaceId: WorkspaceId, range: HistoryRange): Promise<WorkspaceBucketRow[]> {
+    return this.prisma.$queryRaw<WorkspaceBucketRow[]>`
+      SELECT date_bin(make_interval(secs => ${range.bucketSeconds}), t.sampled_at, TIMESTAMPTZ 'epoch') AS "at",
+             max(t.consumer_lag)::int AS "consumerLag", max(t.dead_letters_open)::int AS "deadLettersOpen",
+             sum(t.writes_ok)::int AS "writesOk", max(t.pending_writes)::int AS "pendingWrites"
+        FROM (SELECT s.sampled_at, max(s.consumer_lag) AS consumer_lag, max(s.dead_letters_open) AS dead_letters_open,
+                     sum(s.writes_ok) AS writes_ok, sum(s.pending_writes) AS pending_writes
+                FROM sync_health_sample s
+               WHERE s.workspace_id = ${workspaceId}::uuid
+                 AND s.sampled_at >= ${range.from}::timestamptz AND s.sampled_at <= ${range.to}::timestamptz
+                 AND EXISTS (SELECT 1 FROM connection c
+                              WHERE c.id = s.connection_id AND c.workspace_id = s.workspace_id)
+               GROUP BY s.sampled_at) AS t
+       GROUP BY 1
+       ORDER BY 1`;
+  }
+
+  /** The writes the workspace's connections refused in the range, per bucket and error code. */
+  async workspaceFailures(
+    workspaceId: WorkspaceId,
+    range: HistoryRange,
+  ): Promise<{ at: Date; code: string; writes: number }[]> {
+    return this.prisma.$queryRaw<{ at: Date; code: string; writes: number }[]>`
+      SELECT date_bin(make_interval(secs => ${range.bucketSeconds}), s.sampled_at, TIMESTAMPTZ 'epoch') AS "at",
+             f.key AS "code", sum(f.value::int)::int AS "writes"
+        FROM sync_health_sample s CROSS JOIN LATERAL jsonb_each_text(s.writes_failed) AS f
+       WHERE s.workspace_id = ${workspaceId}::uuid
+         AND s.sampled_at >= ${range.from}::timestamptz AND s.sampled_at <= ${range.to}::timestamptz
+         AND s.writes_failed <> '{}'::jsonb
+         AND EXISTS (SELECT 1 FROM connection c WHERE c.id = s.connection_id AND c.workspace_id = s.workspace_id)
+       GROUP BY 1, 2`;
   }
 }

@@ -10,7 +10,7 @@ import type {
   SyncHealthHistoryView,
   SyncHealthView,
 } from './sync-health.schemas';
-import { historyBucketSeconds, toHistorySeries } from './sync-health-history';
+import { historyBucketSeconds, toHistorySeries, toWorkspaceSeries } from './sync-health-history';
 
 const HOUR_MS = 3_600_000;
 
@@ -53,16 +53,27 @@ export class SyncHealthService {
       bucketSeconds: historyBucketSeconds(query.hours),
       connectionId: query.connectionId,
     };
+    const base = {
+      hours: query.hours,
+      from: from.toISOString(),
+      to: to.toISOString(),
+      bucketSeconds: range.bucketSeconds,
+    };
+    if (query.scope === 'workspace' && query.connectionId === undefined) {
+      // Summed in SQL: a row a bucket, however many connections the workspace has.
+      const [buckets, failures] = await Promise.all([
+        this.health.workspaceHistory(principal.workspaceId, range),
+        this.health.workspaceFailures(principal.workspaceId, range),
+      ]);
+      return { ...base, connections: [], workspace: toWorkspaceSeries(buckets, failures) };
+    }
     const [buckets, failures] = await Promise.all([
       this.health.historyBuckets(principal.workspaceId, range),
       this.health.historyFailures(principal.workspaceId, range),
     ]);
     const series = toHistorySeries(connections, buckets, failures);
     return {
-      hours: query.hours,
-      from: from.toISOString(),
-      to: to.toISOString(),
-      bucketSeconds: range.bucketSeconds,
+      ...base,
       connections:
         query.scope === 'workspace'
           ? []
