@@ -173,7 +173,7 @@ describe('sync health history', () => {
 
   it('downsamples a long range into wide buckets, the largest delay and the sum of writes', async () => {
     const body = await history('?hours=48');
-    expect(body.bucketSeconds).toBe(576);
+    expect(body.bucketSeconds).toBe(600);
     const crm = body.connections.find((c) => c.id === hubspot)!;
     // The sample of 25 hours ago, then the three recent ones in one or two buckets.
     expect(crm.points[0]!.lagEvents).toBe(999);
@@ -187,7 +187,7 @@ describe('sync health history', () => {
   it("answers one connection's series with connectionId", async () => {
     const body = await history(`?hours=24&connectionId=${gmail}`);
     expect(body.connections.map((c) => c.id)).toEqual([gmail]);
-    // Three minutes' samples in buckets of 288 s: one or two points.
+    // Three minutes' samples in buckets of 300 s: one or two points.
     const points = body.connections[0]!.points;
     expect(points.length).toBeGreaterThanOrEqual(1);
     expect(points.length).toBeLessThanOrEqual(2);

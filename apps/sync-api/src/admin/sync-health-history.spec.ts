@@ -29,8 +29,10 @@ describe('historyBucketSeconds', () => {
       expect(Number.isInteger(seconds)).toBe(true);
       expect(Math.ceil((hours * 3_600) / seconds)).toBeLessThanOrEqual(MAX_HISTORY_POINTS);
     }
-    expect(historyBucketSeconds(24)).toBe(288);
     expect(historyBucketSeconds(1)).toBe(12);
+    // Past a minute, whole minutes: each bucket holds as many minute samples as the next.
+    expect(historyBucketSeconds(6)).toBe(120);
+    expect(historyBucketSeconds(24)).toBe(300);
   });
 });
 

@@ -1,9 +1,14 @@
 /** Most points a series of the history holds; a longer range is downsampled into wider buckets. */
 export const MAX_HISTORY_POINTS = 300;
 
-/** The bucket width, in whole seconds, that keeps `hours` of history within MAX_HISTORY_POINTS. */
+/**
+ * The bucket width, in whole seconds, that keeps `hours` of history within MAX_HISTORY_POINTS;
+ * past a minute, whole minutes, so each bucket holds as many of the minute samples as the next
+ * (a 72 s bucket would hold one or two, and a chart of sums would saw-tooth).
+ */
 export function historyBucketSeconds(hours: number): number {
-  return Math.max(1, Math.ceil((hours * 3_600) / MAX_HISTORY_POINTS));
+  const seconds = Math.max(1, Math.ceil((hours * 3_600) / MAX_HISTORY_POINTS));
+  return seconds <= 60 ? seconds : Math.ceil(seconds / 60) * 60;
 }
 
 /** One bucket of one connection, as the history query reads it. */
