@@ -2,7 +2,7 @@ import { Alert, Anchor, Button, Group, Skeleton, Stack, Tabs, Text, Title } from
 import { notifications } from '@mantine/notifications';
 import { useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
-import { useEffect, useMemo, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { ApiError } from '../../api/client';
 import { ConfirmDialog } from '../../ui/ConfirmDialog';
 import { ErrorState } from '../../ui/ErrorState';
@@ -76,10 +76,22 @@ function Editor({
   const save = useSaveMappings(id);
   const properties = useQuery(propertiesQuery(id, current as EntityType));
 
-  // A save (ours) or a reload moves the saved state: the draft starts again from it.
+  // Our save or a reload moves the saved state and the draft starts again from it. A change
+  // read in the background (another admin's save) leaves a draft in progress alone: its save is
+  // then a 412 that says so, rather than edits silently lost.
+  const draftRef = useRef(draft);
+  draftRef.current = draft;
+  const lastView = useRef(view);
+  const restart = useRef(false);
   useEffect(() => {
-    setDraft(view.mappings);
-    setBase(view.version);
+    const previous = lastView.current;
+    lastView.current = view;
+    if (previous === view) return;
+    if (restart.current || !isDirty(draftRef.current, previous.mappings)) {
+      restart.current = false;
+      setDraft(view.mappings);
+      setBase(view.version);
+    }
   }, [view]);
 
   const dirty = isDirty(draft, view.mappings);
@@ -95,6 +107,7 @@ function Editor({
 
   const submit = (mappings: Mapping[], version: number, onDone?: () => void) => {
     setProblem(null);
+    restart.current = true;
     save.mutate(
       { mappings: mappings as FieldMapping[], version },
       {
@@ -103,6 +116,7 @@ function Editor({
           onDone?.();
         },
         onError: (error) => {
+          restart.current = false;
           setProblem(problemOf(error, mappings));
           onDone?.();
         },
@@ -159,6 +173,7 @@ function Editor({
                 variant="default"
                 onClick={() => {
                   setProblem(null);
+                  restart.current = true;
                   onReload();
                 }}
               >

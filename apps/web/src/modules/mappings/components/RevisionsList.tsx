@@ -77,7 +77,7 @@ export function RevisionsList({
           </Stack>
           <LoadMore
             query={revisions}
-            summary={<>{rows.length === 1 ? '1 revision' : `${rows.length} revisions`}</>}
+            summary={rows.length === 1 ? '1 revision' : `${rows.length} revisions`}
           />
         </>
       )}
