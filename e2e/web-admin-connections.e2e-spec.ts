@@ -20,6 +20,7 @@ import { useSystem, waitFor } from './support/system';
 
 const PORTAL_A = 3501;
 const PORTAL_B = 3502;
+const PORTAL_C = 3503;
 const GOOGLE_EMAIL = 'rita.rep@connections-e2e.example';
 const ADMIN_EMAIL = 'admin@e2e.test';
 const ADA = 'ada.lovelace@analytical.example';
@@ -82,6 +83,15 @@ describe('an admin connects systems and keeps them syncing, in Chromium', () => 
     card(page, name).getByTestId('connection-status').textContent();
   const waitForStatus = (page: Page, name: string, status: string, timeout = 60_000) =>
     expect.poll(() => statusOf(page, name), { timeout, message: `${name} to read ${status}` }).toBe(status);
+  /** Opens a connection's Actions menu: its items, in that menu only. */
+  const openMenu = async (page: Page, name: string): Promise<Locator> => {
+    await card(page, name)
+      .getByRole('button', { name: `Actions for ${name}` })
+      .click();
+    const menu = page.getByRole('menu', { name: `Actions for ${name}` });
+    await menu.waitFor();
+    return menu;
+  };
   const openConnections = async (page: Page) => {
     await page.goto('/admin/connections');
     await page.getByRole('heading', { name: 'Connections', level: 1 }).waitFor();
@@ -201,10 +211,7 @@ describe('an admin connects systems and keeps them syncing, in Chromium', () => 
     const { context, page } = await asAdmin(PHONE);
     try {
       await openConnections(page);
-      await card(page, NAME_A)
-        .getByRole('button', { name: `Actions for ${NAME_A}` })
-        .click();
-      await page.getByRole('menuitem', { name: 'Pause' }).click();
+      await (await openMenu(page, NAME_A)).getByRole('menuitem', { name: 'Pause' }).click();
       await waitForStatus(page, NAME_A, 'Paused', 15_000);
       expect((await connections()).find((c) => c.externalAccountId === String(PORTAL_A))?.status).toBe(
         'paused',
@@ -244,10 +251,7 @@ describe('an admin connects systems and keeps them syncing, in Chromium', () => 
       // Nothing asked portal A anything while it was paused.
       expect(await lastRequestAt(PORTAL_A)).toBeLessThan(pausedAt);
 
-      await card(page, NAME_A)
-        .getByRole('button', { name: `Actions for ${NAME_A}` })
-        .click();
-      await page.getByRole('menuitem', { name: 'Resume' }).click();
+      await (await openMenu(page, NAME_A)).getByRole('menuitem', { name: 'Resume' }).click();
       await waitForStatus(page, NAME_A, 'Live', 30_000);
       // Both ways now: A's edit reaches the record and portal B, B's reaches portal A.
       await waitFor(
@@ -340,19 +344,15 @@ describe('an admin connects systems and keeps them syncing, in Chromium', () => 
 
       await openConnections(page);
       await waitForStatus(page, NAME_TASKS, 'Dry run', 15_000);
-      await card(page, NAME_TASKS)
-        .getByRole('button', { name: `Actions for ${NAME_TASKS}` })
-        .click();
-      expect(await page.getByRole('menuitem', { name: 'Dry-run report' }).getAttribute('href')).toBe(
+      const tasksMenu = await openMenu(page, NAME_TASKS);
+      expect(await tasksMenu.getByRole('menuitem', { name: 'Dry-run report' }).getAttribute('href')).toBe(
         `/admin/connections/${reportId}/dry-run`,
       );
       await page.keyboard.press('Escape');
+      await tasksMenu.waitFor({ state: 'hidden' });
 
       // Resync, after a dialog that says what it does.
-      await card(page, NAME_CALENDAR)
-        .getByRole('button', { name: `Actions for ${NAME_CALENDAR}` })
-        .click();
-      await page.getByRole('menuitem', { name: 'Resync…' }).click();
+      await (await openMenu(page, NAME_CALENDAR)).getByRole('menuitem', { name: 'Resync…' }).click();
       const resync = page.getByRole('dialog', { name: `Resync ${NAME_CALENDAR}?` });
       await resync.getByText(/read again from the start/).waitFor();
       await expectAccessible(page, 'the resync dialog');
@@ -369,10 +369,7 @@ describe('an admin connects systems and keeps them syncing, in Chromium', () => 
       await waitForStatus(page, NAME_CALENDAR, 'Live', 30_000);
 
       // Discard the trial: disconnect, erasing what only it knew; erasing asks for its name.
-      await card(page, NAME_TASKS)
-        .getByRole('button', { name: `Actions for ${NAME_TASKS}` })
-        .click();
-      await page.getByRole('menuitem', { name: 'Disconnect…' }).click();
+      await (await openMenu(page, NAME_TASKS)).getByRole('menuitem', { name: 'Disconnect…' }).click();
       const disconnect = page.getByRole('dialog', { name: `Disconnect ${NAME_TASKS}?` });
       await disconnect.getByRole('radio', { name: 'Erase it' }).check();
       const erase = disconnect.getByRole('button', { name: 'Disconnect and erase' });
@@ -386,6 +383,53 @@ describe('an admin connects systems and keeps them syncing, in Chromium', () => 
       expect((await connections()).find((c) => c.id === reportId)?.status).toBe('disconnected');
       // The others are untouched.
       for (const name of [NAME_A, NAME_B, NAME_CALENDAR]) expect(await statusOf(page, name)).toBe('Live');
+    } finally {
+      await context.close();
+    }
+  });
+  it('connects a portal with a private app token instead: a token of another portal is refused in the dialog', async () => {
+    const s = system();
+    await s.emulator.hubspot.createPortal({ portalId: PORTAL_C });
+    // A private app made in portal C's settings, as an admin there would.
+    const made = await fetch(`${s.urls.hubspot}/_emulator/hubspot/portals/${PORTAL_C}/private-apps`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(made.status).toBe(201);
+    const { accessToken } = (await made.json()) as { accessToken: string };
+
+    const { context, page } = await asAdmin(PHONE);
+    try {
+      await openConnections(page);
+      await page.getByRole('button', { name: 'Connect a system' }).first().click();
+      const dialog = page.getByRole('dialog', { name: 'Connect a system' });
+      await dialog.getByRole('button', { name: 'Use a token instead' }).click();
+      await dialog.getByRole('textbox', { name: 'Portal ID' }).fill(String(PORTAL_A));
+      await dialog.getByLabel('Private app token').fill(accessToken);
+      await dialog.getByRole('textbox', { name: 'Name (optional)' }).fill('CRM Tokyo');
+      await expectAccessible(page, 'the token form on a phone');
+      await dialog.getByRole('button', { name: 'Connect with token' }).click();
+      // HubSpot says the token opens portal C: nothing is stored, the dialog says why.
+      await dialog.getByRole('alert').getByText(`not ${PORTAL_A}`).waitFor();
+      expect((await connections()).some((c) => c.externalAccountId === String(PORTAL_C))).toBe(false);
+
+      await dialog.getByRole('textbox', { name: 'Portal ID' }).fill(String(PORTAL_C));
+      await dialog.getByRole('button', { name: 'Connect with token' }).click();
+      await dialog.waitFor({ state: 'hidden' });
+      await page.getByText('CRM Tokyo: reading its history now.').waitFor();
+      await waitForStatus(page, 'CRM Tokyo', 'Live');
+      expect((await connections()).find((c) => c.externalAccountId === String(PORTAL_C))).toMatchObject({
+        provider: 'hubspot',
+        dryRun: false,
+        status: 'live',
+      });
+      // Synced like the others: Ada reaches the new portal.
+      await waitFor(() => contact(PORTAL_C, ADA), {
+        until: (c) => c !== undefined,
+        timeoutMs: 30_000,
+        describe: 'Ada in portal C',
+      });
     } finally {
       await context.close();
     }

@@ -52,7 +52,7 @@ export function ConnectionCard({
       radius="md"
       aria-labelledby={headingId}
       data-connection-id={connection.id}
-      opacity={gone ? 0.75 : 1}
+      bg={gone ? 'gray.0' : undefined}
     >
       <Stack gap="sm">
         <Group justify="space-between" align="flex-start" gap="sm">
