@@ -86,7 +86,7 @@ describe('an admin connects a CRM in dry run and maps its fields, in Chromium', 
     );
     // The second portal: two of A's people (one adds a company, one has another job title), two new.
     await s.emulator.hubspot.createPortal({ portalId: PORTAL_B, webhooks: true });
-    for (const properties of [
+    const peopleOfB: Record<string, string>[] = [
       {
         email: 'ada.lovelace@analytical.example',
         firstname: 'Ada',
@@ -96,8 +96,8 @@ describe('an admin connects a CRM in dry run and maps its fields, in Chromium', 
       { email: 'alan@bletchley.example', firstname: 'Alan', lastname: 'Turing', jobtitle: 'Mathematician' },
       { email: 'katherine@nasa.example', firstname: 'Katherine', lastname: 'Johnson' },
       { email: 'linus@kernel.example', firstname: 'Linus', lastname: 'Torvalds' },
-    ])
-      await s.emulator.hubspot.createContact(PORTAL_B, properties);
+    ];
+    for (const properties of peopleOfB) await s.emulator.hubspot.createContact(PORTAL_B, properties);
   }, 180_000);
 
   it('connects a second portal in dry run, reads the report, enables it and sees the sync carry it out', async () => {
