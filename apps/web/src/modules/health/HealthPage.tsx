@@ -52,12 +52,16 @@ export function HealthPage() {
         <Title order={1}>Sync health</Title>
         <Text c="dimmed" size="sm">
           Each connection now, refreshed every 5 seconds, and how the sync went over the last hours. Jobs
-          waiting, running or failed are in the <Anchor href="/admin/queues">queues dashboard</Anchor>.
+          waiting, running or failed are in the{' '}
+          <Anchor href="/admin/queues" underline="always">
+            queues dashboard
+          </Anchor>
+          .
         </Text>
         {now.data !== undefined && (
           <Text size="sm" data-testid="health-checked">
             Checked {formatDateTime(now.data.checkedAt)} ·{' '}
-            <Anchor component={Link} to="/admin/dead-letters">
+            <Anchor component={Link} to="/admin/dead-letters" underline="always">
               {now.data.deadLettersOpen.toLocaleString('en')} open dead letter
               {now.data.deadLettersOpen === 1 ? '' : 's'}
             </Anchor>
@@ -238,38 +242,39 @@ function ConnectionLag({ hours, now }: { hours: HistoryRange; now: HealthNow | u
         columns: ['Time', 'Lag (events)', 'Watermark delay (min)'],
         rows: rows.map((row) => [row.time ?? '', row.lag ?? 0, row.delay ?? null]),
       }}
-    >
-      <Stack gap="xs">
-        <Select
-          label="Connection"
-          searchable
-          allowDeselect={false}
-          value={id}
-          onChange={(value) => setPicked(value)}
-          data={connections.map((c) => ({ value: c.id, label: connectionName(c) }))}
-        />
-        {history.isError ? (
-          <ErrorState error={history.error} onRetry={() => void history.refetch()} />
-        ) : (
-          <LineChart
-            h={CHART_HEIGHT}
-            data={rows}
-            dataKey="time"
-            withDots={false}
-            curveType="linear"
-            withLegend
-            withRightYAxis
-            connectNulls={false}
-            accessibilityLayer={false}
-            yAxisLabel="events"
-            rightYAxisLabel="minutes"
-            series={[
-              { name: 'lag', label: 'Lag (events)', color: 'blue.7' },
-              { name: 'delay', label: 'Watermark delay (min)', color: 'orange.7', yAxisId: 'right' },
-            ]}
+      controls={
+        <>
+          <Select
+            label="Connection"
+            searchable
+            allowDeselect={false}
+            value={id}
+            onChange={(value) => setPicked(value)}
+            data={connections.map((c) => ({ value: c.id, label: connectionName(c) }))}
           />
-        )}
-      </Stack>
+          {history.isError && <ErrorState error={history.error} onRetry={() => void history.refetch()} />}
+        </>
+      }
+    >
+      {!history.isError && (
+        <LineChart
+          h={CHART_HEIGHT}
+          data={rows}
+          dataKey="time"
+          withDots={false}
+          curveType="linear"
+          withLegend
+          withRightYAxis
+          connectNulls={false}
+          accessibilityLayer={false}
+          yAxisLabel="events"
+          rightYAxisLabel="minutes"
+          series={[
+            { name: 'lag', label: 'Lag (events)', color: 'blue.7' },
+            { name: 'delay', label: 'Watermark delay (min)', color: 'orange.7', yAxisId: 'right' },
+          ]}
+        />
+      )}
     </ChartFigure>
   );
 }

@@ -16,12 +16,15 @@ export function ChartFigure({
   title,
   summary,
   table,
+  controls,
   children,
 }: {
   id: string;
   title: string;
   summary: string;
   table: ChartTable;
+  /** What the chart shows is chosen with (a select): outside the hidden drawing, so it stays usable. */
+  controls?: ReactNode;
   children: ReactNode;
 }) {
   return (
@@ -43,6 +46,7 @@ export function ChartFigure({
             {summary}
           </Text>
         </div>
+        {controls}
         <div aria-hidden="true">{children}</div>
         <VisuallyHidden>
           <Table>
