@@ -22,6 +22,8 @@ export const cssVariablesResolver: CSSVariablesResolver = (t) => ({
   light: {
     '--mantine-color-dimmed': t.colors.gray[7] ?? '#495057',
     '--mantine-color-placeholder': t.colors.gray[6] ?? '#868e96',
+    // Field errors and error text everywhere: red.6 on white misses 4.5:1, red.9 meets it.
+    '--mantine-color-error': t.colors.red[9] ?? '#c92a2a',
   },
   dark: {},
 });
