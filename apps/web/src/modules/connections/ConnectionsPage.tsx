@@ -33,6 +33,7 @@ export function ConnectionsPage({ search }: { search: ConnectionsSearch }) {
   const [connectOpen, setConnectOpen] = useState(false);
   const [dialog, setDialog] = useState<Dialog>(null);
   const [actionError, setActionError] = useState<{ id: string; error: unknown } | null>(null);
+  const [reconnecting, setReconnecting] = useState<string | null>(null);
   const connections = overview.data?.connections ?? [];
   const now = overview.dataUpdatedAt || Date.now();
 
@@ -67,11 +68,15 @@ export function ConnectionsPage({ search }: { search: ConnectionsSearch }) {
 
   const reconnect = (connection: Connection) => {
     setActionError(null);
+    setReconnecting(connection.id);
     startOAuth.mutate(
       { ...reconnectTarget(connection, connections), dryRun: false, returnTo: RECONNECT_RETURN_TO },
       {
         onSuccess: ({ authorizeUrl }) => window.location.assign(authorizeUrl),
-        onError: (error) => setActionError({ id: connection.id, error }),
+        onError: (error) => {
+          setReconnecting(null);
+          setActionError({ id: connection.id, error });
+        },
       },
     );
   };
@@ -105,9 +110,8 @@ export function ConnectionsPage({ search }: { search: ConnectionsSearch }) {
     }
   };
 
-  const busyId =
-    (lifecycle.isPending ? lifecycle.variables?.id : undefined) ??
-    (startOAuth.isPending && dialog === null ? 'oauth' : undefined);
+  // A reconnect stays busy until the browser has left for the consent page.
+  const busyId = (lifecycle.isPending ? lifecycle.variables?.id : undefined) ?? reconnecting;
 
   return (
     <Stack gap="md">
