@@ -2,6 +2,7 @@ import '@mantine/charts/styles.css';
 import { BarChart, LineChart } from '@mantine/charts';
 import {
   Anchor,
+  Button,
   Group,
   SegmentedControl,
   Select,
@@ -18,6 +19,7 @@ import { EmptyState } from '../../ui/EmptyState';
 import { ErrorState } from '../../ui/ErrorState';
 import { formatDateTime } from '../../ui/utils/time';
 import { connectionName } from '../connections/utils/connection-name';
+import { connectionStatus } from '../connections/utils/connection-status';
 import {
   connectionHistoryQuery,
   type HealthNow,
@@ -29,6 +31,7 @@ import {
 import { ChartFigure } from './components/ChartFigure';
 import { HealthCard } from './components/HealthCard';
 import {
+  byAttention,
   consumerLagRows,
   failureCodes,
   lagRows,
@@ -115,17 +118,36 @@ function ConnectionCards({ now }: { now: ReturnType<typeof useQuery<HealthNow>> 
       </EmptyState>
     );
   const at = now.dataUpdatedAt || Date.now();
+  return <CardList now={now.data} at={at} />;
+}
+
+/** Cards shown before "Show all": a workspace of hundreds opens on what needs attention. */
+const FIRST_CARDS = 12;
+
+function CardList({ now, at }: { now: HealthNow; at: number }) {
+  const [all, setAll] = useState(false);
+  const ordered = byAttention(now.connections, (c) => connectionStatus(c, now.health[c.id], at).kind);
+  const shown = all ? ordered : ordered.slice(0, FIRST_CARDS);
   return (
-    <SimpleGrid cols={{ base: 1, sm: 2, lg: 3 }} data-testid="health-cards">
-      {now.data.connections.map((connection) => (
-        <HealthCard
-          key={connection.id}
-          connection={connection}
-          health={now.data.health[connection.id]}
-          now={at}
-        />
-      ))}
-    </SimpleGrid>
+    <Stack gap="sm">
+      <SimpleGrid cols={{ base: 1, sm: 2, lg: 3 }} data-testid="health-cards">
+        {shown.map((connection) => (
+          <HealthCard
+            key={connection.id}
+            connection={connection}
+            health={now.health[connection.id]}
+            now={at}
+          />
+        ))}
+      </SimpleGrid>
+      {ordered.length > shown.length && (
+        <Group justify="center">
+          <Button variant="default" onClick={() => setAll(true)}>
+            Show all {ordered.length.toLocaleString('en')} connections
+          </Button>
+        </Group>
+      )}
+    </Stack>
   );
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  byAttention,
   consumerLagRows,
   failureCodes,
   lagRows,
@@ -69,5 +70,19 @@ describe('health series', () => {
     expect(mostBehind(connections, health)?.id).toBe('b');
     expect(mostBehind(connections, {})?.id).toBe('a');
     expect(mostBehind([], health)).toBeUndefined();
+  });
+});
+
+describe('byAttention', () => {
+  it('puts what needs an admin first and Live last, keeping the order within a status', () => {
+    const items = [
+      { id: 'a', kind: 'live' },
+      { id: 'b', kind: 'behind' },
+      { id: 'c', kind: 'error' },
+      { id: 'd', kind: 'live' },
+      { id: 'e', kind: 'action_required' },
+      { id: 'f', kind: 'paused' },
+    ];
+    expect(byAttention(items, (i) => i.kind).map((i) => i.id)).toEqual(['e', 'c', 'b', 'f', 'a', 'd']);
   });
 });

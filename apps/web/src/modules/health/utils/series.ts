@@ -112,3 +112,23 @@ export function mostBehind<T extends { id: string }>(
   }
   return best;
 }
+
+/** Where a status comes in the cards: what needs an admin first, Live last. */
+const ATTENTION: Readonly<Record<string, number>> = {
+  action_required: 0,
+  error: 1,
+  behind: 2,
+  backfilling: 3,
+  paused: 4,
+  dry_run: 5,
+  live: 6,
+  disconnected: 7,
+};
+
+/** The cards in the order an admin reads them: by `attention` of their status, then as given. */
+export function byAttention<T>(items: readonly T[], kindOf: (item: T) => string): T[] {
+  return items
+    .map((item, i) => ({ item, i, rank: ATTENTION[kindOf(item)] ?? ATTENTION.live! }))
+    .sort((a, b) => a.rank - b.rank || a.i - b.i)
+    .map(({ item }) => item);
+}
