@@ -1,4 +1,4 @@
-import { Alert, type CSSVariablesResolver, createTheme, Notification } from '@mantine/core';
+import { Alert, type CSSVariablesResolver, createTheme, Modal, Notification } from '@mantine/core';
 
 /** Mantine's defaults with contrast for WCAG AA: darker primary buttons and dimmed text. */
 export const theme = createTheme({
@@ -9,6 +9,8 @@ export const theme = createTheme({
   components: {
     // Callout titles in the text colour: red.6 and orange.6 on white miss 4.5:1; the border keeps the tone.
     Alert: Alert.extend({ styles: { title: { color: 'var(--mantine-color-text)' } } }),
+    // Dialogs: a named close button (Mantine leaves it unnamed; a dialog may still name its own).
+    Modal: Modal.extend({ defaultProps: { closeButtonProps: { 'aria-label': 'Close dialog' } } }),
     // Toasts: a named close button, and the message in body text rather than grey.
     Notification: Notification.extend({
       defaultProps: { closeButtonProps: { 'aria-label': 'Dismiss notification' } },
