@@ -31,8 +31,6 @@ describe('the admin’s policies and replays pages in Chromium', () => {
   const system = useSystem({
     label: 'web_admin_config',
     workers: 1,
-    // WEB_DIST_DIR: a build of the app of its own, when apps/web/dist may be rebuilt mid-run.
-    ...(process.env.WEB_DIST_DIR ? { env: { WEB_DIST_DIR: process.env.WEB_DIST_DIR } } : {}),
   });
   const browser = useBrowser();
 

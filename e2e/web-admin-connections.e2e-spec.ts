@@ -44,11 +44,9 @@ interface ConnectionBody {
 }
 
 describe('an admin connects systems and keeps them syncing, in Chromium', () => {
-  // WEB_DIST_DIR: a build of the app kept apart from apps/web/dist (which a rebuild replaces).
   const system = useSystem({
     label: 'web_connections',
     workers: 1,
-    ...(process.env.WEB_DIST_DIR ? { env: { WEB_DIST_DIR: process.env.WEB_DIST_DIR } } : {}),
   });
   const browser = useBrowser();
 

@@ -22,11 +22,9 @@ interface MappingsBody {
 }
 
 describe('an admin connects a CRM in dry run and maps its fields, in Chromium', () => {
-  // WEB_DIST_DIR: a build of the app of its own, when apps/web/dist may be rebuilt mid-run.
   const system = useSystem({
     label: 'web_admin_dry_run',
     workers: 1,
-    ...(process.env.WEB_DIST_DIR ? { env: { WEB_DIST_DIR: process.env.WEB_DIST_DIR } } : {}),
   });
   const browser = useBrowser();
   let crmA = '';

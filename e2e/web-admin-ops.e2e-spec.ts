@@ -40,11 +40,9 @@ interface PersonBody {
 }
 
 describe('the admin operations pages in Chromium', () => {
-  // WEB_DIST_DIR: a build of the app kept apart from apps/web/dist (which a rebuild replaces mid-run).
   const system = useSystem({
     label: 'web_admin_ops',
     workers: 1,
-    ...(process.env.WEB_DIST_DIR ? { env: { WEB_DIST_DIR: process.env.WEB_DIST_DIR } } : {}),
   });
   const browser = useBrowser();
 

@@ -363,6 +363,8 @@ export async function startSystem(options: StartSystemOptions = {}) {
         pullIntervalMs: options.pullIntervalMs ?? 500,
         coalesceMs: options.coalesceMs ?? 50,
       }),
+      // A build of the app of its own (default apps/web/dist), for runs beside a rebuild.
+      ...(process.env.WEB_DIST_DIR ? { WEB_DIST_DIR: process.env.WEB_DIST_DIR } : {}),
       ...options.env,
     };
 
