@@ -43,6 +43,7 @@ import {
 
 const CODE_COLORS = ['red.7', 'orange.7', 'grape.7', 'pink.7', 'yellow.8', 'cyan.8'] as const;
 const CHART_HEIGHT = 220;
+// Lines are drawn without dots, but a series of one or two points would show nothing but dots.
 
 /** The admin's view of the sync over time: each connection now, and the last hours in charts. */
 export function HealthPage() {
@@ -217,7 +218,7 @@ function History({ hours, now }: { hours: HistoryRange; now: HealthNow | undefin
           h={CHART_HEIGHT}
           data={consumer}
           dataKey="time"
-          withDots={false}
+          withDots={consumer.length < 3}
           curveType="linear"
           accessibilityLayer={false}
           series={[{ name: 'lag', label: 'Events', color: 'blue.7' }]}
@@ -283,7 +284,7 @@ function ConnectionLag({ hours, now }: { hours: HistoryRange; now: HealthNow | u
           h={CHART_HEIGHT}
           data={rows}
           dataKey="time"
-          withDots={false}
+          withDots={rows.length < 3}
           curveType="linear"
           withLegend
           withRightYAxis
