@@ -4,6 +4,10 @@ import type { ConnectionStatus, ProviderKey } from './providers';
 export interface ConnectionHealthRow {
   id: string;
   provider: ProviderKey;
+  displayName: string | null;
+  externalAccountId: string;
+  dryRun: boolean;
+  hasCredentials: boolean;
   status: ConnectionStatus;
   statusReason: string | null;
   backfillSeen: number;
@@ -26,7 +30,9 @@ export interface ConnectionHealthRow {
  * `offset > committed`); a partition the group never committed counts from the start.
  */
 export const CONNECTION_HEALTH_SQL = `
-  SELECT c.id::text AS "id", c.provider::text AS "provider", c.status::text AS "status",
+  SELECT c.id::text AS "id", c.provider::text AS "provider", c.display_name AS "displayName",
+         c.external_account_id AS "externalAccountId", c.dry_run AS "dryRun",
+         (c.credentials_key_id IS NOT NULL) AS "hasCredentials", c.status::text AS "status",
          c.status_reason AS "statusReason", c.backfill_seen AS "backfillSeen",
          c.backfill_total AS "backfillTotal", c.last_pull_at AS "lastPullAt",
          c.last_success_at AS "lastSuccessAt", c.last_error_code AS "lastErrorCode",

@@ -156,6 +156,10 @@ describe('sync health', () => {
       {
         id: hubspot,
         provider: 'hubspot',
+        displayName: null,
+        externalAccountId: '4711',
+        dryRun: false,
+        hasCredentials: false,
         status: 'backfilling',
         statusReason: null,
         backfill: { seen: 120, total: 500 },
@@ -170,6 +174,10 @@ describe('sync health', () => {
       {
         id: calendar,
         provider: 'google-calendar',
+        displayName: null,
+        externalAccountId: 'ana@acme.test',
+        dryRun: false,
+        hasCredentials: false,
         status: 'needs_reauth',
         statusReason: 'token revoked',
         backfill: { seen: 0, total: null },

@@ -4,6 +4,10 @@ import { z } from 'zod';
 export const connectionHealth = z.object({
   id: z.uuid(),
   provider: z.enum(PROVIDER_KEYS),
+  displayName: z.string().nullable().describe('The name an admin gave it.'),
+  externalAccountId: z.string().describe("The provider's account (portal id, Google address)."),
+  dryRun: z.boolean().describe('In dry run: read and staged, nothing of it synced.'),
+  hasCredentials: z.boolean().describe('Whether credentials are stored; without them it needs reconnecting.'),
   status: z.enum(CONNECTION_STATUSES),
   statusReason: z.string().nullable(),
   backfill: z.object({

@@ -87,6 +87,10 @@ function toView(record: ConnectionHealthRecord, now: Date): ConnectionHealth {
   return {
     id: record.id,
     provider: record.provider,
+    displayName: record.displayName,
+    externalAccountId: record.externalAccountId,
+    dryRun: record.dryRun,
+    hasCredentials: record.hasCredentials,
     status: record.status,
     statusReason: record.statusReason,
     backfill: { seen: record.backfillSeen, total: record.backfillTotal },
