@@ -13833,6 +13833,14 @@ export interface operations {
                             id: string;
                             /** @enum {string} */
                             provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks";
+                            /** @description The name an admin gave it. */
+                            displayName: string | null;
+                            /** @description The provider's account (portal id, Google address). */
+                            externalAccountId: string;
+                            /** @description In dry run: read and staged, nothing of it synced. */
+                            dryRun: boolean;
+                            /** @description Whether credentials are stored; without them it needs reconnecting. */
+                            hasCredentials: boolean;
                             /** @enum {string} */
                             status: "pending" | "backfilling" | "live" | "paused" | "needs_reauth" | "error" | "disconnected";
                             statusReason: string | null;
