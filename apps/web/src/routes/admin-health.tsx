@@ -1,5 +1,11 @@
 import { createRoute } from '@tanstack/react-router';
-import { healthNowQuery, workspaceHistoryQuery } from '../modules/health/api';
+import {
+  connectionHistoryQuery,
+  DEFAULT_RANGE,
+  healthNowQuery,
+  workspaceHistoryQuery,
+} from '../modules/health/api';
+import { mostBehind } from '../modules/health/utils/series';
 import { adminRoute } from './admin';
 import { lazyPage } from './lazy-page';
 
@@ -11,8 +17,15 @@ export const healthRoute = createRoute({
   path: '/health',
   loader: ({ context }) => {
     void loadHealth();
-    void context.queryClient.prefetchQuery(healthNowQuery());
-    void context.queryClient.prefetchQuery(workspaceHistoryQuery(6));
+    void context.queryClient.prefetchQuery(workspaceHistoryQuery(DEFAULT_RANGE));
+    // The lag chart opens on the connection most behind: its history as soon as that is known.
+    void context.queryClient
+      .fetchQuery(healthNowQuery())
+      .then((now) => {
+        const first = mostBehind(now.connections);
+        if (first) return context.queryClient.prefetchQuery(connectionHistoryQuery(DEFAULT_RANGE, first.id));
+      })
+      .catch(() => undefined);
   },
   component: HealthPage,
 });

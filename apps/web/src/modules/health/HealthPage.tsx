@@ -22,6 +22,7 @@ import { connectionName } from '../connections/utils/connection-name';
 import { connectionStatus } from '../connections/utils/connection-status';
 import {
   connectionHistoryQuery,
+  DEFAULT_RANGE,
   type HealthNow,
   HISTORY_RANGES,
   type HistoryRange,
@@ -37,6 +38,7 @@ import {
   lagRows,
   latestAndPeak,
   mostBehind,
+  statusSubject,
   writesRows,
   writesSummary,
 } from './utils/series';
@@ -48,7 +50,7 @@ const CHART_HEIGHT = 220;
 /** The admin's view of the sync over time: each connection now, and the last hours in charts. */
 export function HealthPage() {
   const now = useQuery(healthNowQuery());
-  const [hours, setHours] = useState<HistoryRange>(6);
+  const [hours, setHours] = useState<HistoryRange>(DEFAULT_RANGE);
 
   return (
     <Stack gap="lg">
@@ -127,18 +129,13 @@ const FIRST_CARDS = 12;
 
 function CardList({ now, at }: { now: HealthNow; at: number }) {
   const [all, setAll] = useState(false);
-  const ordered = byAttention(now.connections, (c) => connectionStatus(c, now.health[c.id], at).kind);
+  const ordered = byAttention(now.connections, (c) => connectionStatus(statusSubject(c), c, at).kind);
   const shown = all ? ordered : ordered.slice(0, FIRST_CARDS);
   return (
     <Stack gap="sm">
       <SimpleGrid cols={{ base: 1, sm: 2, lg: 3 }} data-testid="health-cards">
         {shown.map((connection) => (
-          <HealthCard
-            key={connection.id}
-            connection={connection}
-            health={now.health[connection.id]}
-            now={at}
-          />
+          <HealthCard key={connection.id} health={connection} now={at} />
         ))}
       </SimpleGrid>
       {ordered.length > shown.length && (
@@ -232,7 +229,7 @@ function History({ hours, now }: { hours: HistoryRange; now: HealthNow | undefin
 function ConnectionLag({ hours, now }: { hours: HistoryRange; now: HealthNow | undefined }) {
   const connections = now?.connections ?? [];
   const [picked, setPicked] = useState<string | null>(null);
-  const fallback = now === undefined ? undefined : mostBehind(connections, now.health);
+  const fallback = mostBehind(connections);
   const id = picked ?? fallback?.id ?? null;
   const history = useQuery({ ...connectionHistoryQuery(hours, id ?? ''), enabled: id !== null });
   if (id === null) return null;

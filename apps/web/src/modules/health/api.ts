@@ -3,7 +3,6 @@ import { api, unwrap } from '../../api/client';
 import type { paths } from '../../api/schema';
 
 type JsonOf<R> = R extends { content: { 'application/json': infer T } } ? T : never;
-export type Connection = JsonOf<paths['/api/v1/connections']['get']['responses'][200]>['data'][number];
 export type SyncHealth = JsonOf<paths['/api/v1/health/sync']['get']['responses'][200]>;
 export type ConnectionHealth = SyncHealth['connections'][number];
 export type HealthHistory = JsonOf<paths['/api/v1/health/sync/history']['get']['responses'][200]>;
@@ -13,6 +12,8 @@ export type WorkspacePoint = HealthHistory['workspace'][number];
 /** The ranges the page offers, in hours. */
 export const HISTORY_RANGES = [1, 6, 24] as const;
 export type HistoryRange = (typeof HISTORY_RANGES)[number];
+/** The range the page opens on. */
+export const DEFAULT_RANGE: HistoryRange = 6;
 
 /** The cards follow the health every 5 s; the charts their samples, taken every minute. */
 export const HEALTH_POLL_MS = 5_000;
@@ -26,25 +27,20 @@ export const healthKeys = {
 };
 
 export interface HealthNow {
-  connections: Connection[];
-  /** Each connection's health, by id. */
-  health: Record<string, ConnectionHealth>;
+  /** Every connection but the disconnected, each with its health. */
+  connections: ConnectionHealth[];
   deadLettersOpen: number;
   checkedAt: string;
 }
 
-/** The connections and their health now, read side by side. */
+/** The connections' health now (one answer: names, status, lag, backlog). */
 export const healthNowQuery = () =>
   queryOptions({
     queryKey: healthKeys.now(),
     queryFn: async ({ signal }): Promise<HealthNow> => {
-      const [list, health] = await Promise.all([
-        unwrap(api.GET('/api/v1/connections', { signal })),
-        unwrap(api.GET('/api/v1/health/sync', { signal })),
-      ]);
+      const health = await unwrap(api.GET('/api/v1/health/sync', { signal }));
       return {
-        connections: list.data.filter((c) => c.status !== 'disconnected'),
-        health: Object.fromEntries(health.connections.map((h) => [h.id, h])),
+        connections: health.connections.filter((c) => c.status !== 'disconnected'),
         deadLettersOpen: health.deadLetters.open,
         checkedAt: health.checkedAt,
       };

@@ -10,7 +10,8 @@ import {
   watermarkDelay,
 } from '../../connections/utils/connection-status';
 import { CALLOUT_STYLES, providerName } from '../../records/utils/format';
-import type { Connection, ConnectionHealth } from '../api';
+import type { ConnectionHealth } from '../api';
+import { statusSubject } from '../utils/series';
 
 function Figure({ label, value }: { label: string; value: string }) {
   return (
@@ -26,24 +27,17 @@ function Figure({ label, value }: { label: string; value: string }) {
 }
 
 /** One connection's health now: status, backfill, lag, watermark delay, pending writes, last error. */
-export function HealthCard({
-  connection,
-  health,
-  now,
-}: {
-  connection: Connection;
-  health: ConnectionHealth | undefined;
-  now: number;
-}) {
-  const name = connectionName(connection);
-  const provider = providerName(connection.provider);
+export function HealthCard({ health, now }: { health: ConnectionHealth; now: number }) {
+  const connection = statusSubject(health);
+  const name = connectionName(health);
+  const provider = providerName(health.provider);
   const status = connectionStatus(connection, health, now);
   const delay = watermarkDelay(connection, health, now);
-  const lag = health?.lag.events ?? connection.state.lag.events;
+  const lag = health.lag.events;
   const fix = connectionFix(connection, provider);
-  const headingId = `health-${connection.id}`;
-  const seen = health?.backfill.seen ?? connection.state.backfill.seen;
-  const total = health?.backfill.total ?? connection.state.backfill.estimatedTotal;
+  const headingId = `health-${health.id}`;
+  const seen = health.backfill.seen;
+  const total = health.backfill.total;
   const percent = backfillPercent(seen, total);
 
   return (
@@ -89,9 +83,9 @@ export function HealthCard({
             styles={CALLOUT_STYLES}
           >
             <Text size="sm">{fix.fix}</Text>
-            {connection.state.lastErrorCode !== null && (
+            {health.lastErrorCode !== null && (
               <Text size="xs" c="dimmed" mt={4}>
-                Last error: {connection.state.lastErrorCode}
+                Last error: {health.lastErrorCode}
               </Text>
             )}
           </Alert>

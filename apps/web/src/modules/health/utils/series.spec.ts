@@ -6,6 +6,7 @@ import {
   lagRows,
   latestAndPeak,
   mostBehind,
+  statusSubject,
   timeLabel,
   type WritesPoint,
   writesRows,
@@ -61,15 +62,38 @@ describe('health series', () => {
   });
 
   it('opens the lag chart on the connection most behind now', () => {
-    const connections = [{ id: 'a' }, { id: 'b' }, { id: 'c' }];
-    const health = {
-      a: { lag: { events: 2 }, watermarkDelaySeconds: 10 },
-      b: { lag: { events: 2 }, watermarkDelaySeconds: 600 },
-      c: { lag: { events: 0 }, watermarkDelaySeconds: 9_000 },
-    };
-    expect(mostBehind(connections, health)?.id).toBe('b');
-    expect(mostBehind(connections, {})?.id).toBe('a');
-    expect(mostBehind([], health)).toBeUndefined();
+    const connections = [
+      { id: 'a', lag: { events: 2 }, watermarkDelaySeconds: 10 },
+      { id: 'b', lag: { events: 2 }, watermarkDelaySeconds: 600 },
+      { id: 'c', lag: { events: 0 }, watermarkDelaySeconds: 9_000 },
+    ];
+    expect(mostBehind(connections)?.id).toBe('b');
+    expect(mostBehind([{ id: 'x', lag: { events: 0 }, watermarkDelaySeconds: null }])?.id).toBe('x');
+    expect(mostBehind([])).toBeUndefined();
+  });
+
+  it("reads a connection's health as the status and fix of the connections page read a connection", () => {
+    expect(
+      statusSubject({
+        status: 'backfilling',
+        dryRun: false,
+        hasCredentials: true,
+        backfill: { seen: 40, total: 100 },
+        lag: { events: 3 },
+        watermarkDelaySeconds: null,
+        lastErrorCode: 'RateLimited',
+      }),
+    ).toEqual({
+      status: 'backfilling',
+      dryRun: false,
+      hasCredentials: true,
+      state: {
+        backfill: { seen: 40, estimatedTotal: 100 },
+        lag: { events: 3 },
+        watermarkDelaySeconds: null,
+        lastErrorCode: 'RateLimited',
+      },
+    });
   });
 });
 

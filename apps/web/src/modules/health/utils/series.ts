@@ -1,3 +1,5 @@
+import type { StatusConnection } from '../../connections/utils/connection-status';
+
 /** The chart rows and summaries of the health history: pure, so tested without a browser. */
 
 export interface SeriesPoint {
@@ -96,15 +98,13 @@ export function latestAndPeak(values: readonly (number | null)[]): {
  * The connection the lag chart opens on: the one most behind now (most events to merge, then
  * the oldest watermark), else the first.
  */
-export function mostBehind<T extends { id: string }>(
+export function mostBehind<T extends { lag: { events: number }; watermarkDelaySeconds: number | null }>(
   connections: readonly T[],
-  health: Readonly<Record<string, { lag: { events: number }; watermarkDelaySeconds: number | null }>>,
 ): T | undefined {
   let best: T | undefined;
   let bestKey: [number, number] = [-1, -1];
   for (const c of connections) {
-    const h = health[c.id];
-    const key: [number, number] = [h?.lag.events ?? 0, h?.watermarkDelaySeconds ?? 0];
+    const key: [number, number] = [c.lag.events, c.watermarkDelaySeconds ?? 0];
     if (best === undefined || key[0] > bestKey[0] || (key[0] === bestKey[0] && key[1] > bestKey[1])) {
       best = c;
       bestKey = key;
@@ -131,4 +131,27 @@ export function byAttention<T>(items: readonly T[], kindOf: (item: T) => string)
     .map((item, i) => ({ item, i, rank: ATTENTION[kindOf(item)] ?? ATTENTION.live! }))
     .sort((a, b) => a.rank - b.rank || a.i - b.i)
     .map(({ item }) => item);
+}
+
+/** A connection's health as the connections module's status and fix read a connection. */
+export function statusSubject(h: {
+  status: StatusConnection['status'];
+  dryRun: boolean;
+  hasCredentials: boolean;
+  backfill: { seen: number; total: number | null };
+  lag: { events: number };
+  watermarkDelaySeconds: number | null;
+  lastErrorCode: string | null;
+}): StatusConnection & { state: { lastErrorCode: string | null } } {
+  return {
+    status: h.status,
+    dryRun: h.dryRun,
+    hasCredentials: h.hasCredentials,
+    state: {
+      backfill: { seen: h.backfill.seen, estimatedTotal: h.backfill.total },
+      lag: h.lag,
+      watermarkDelaySeconds: h.watermarkDelaySeconds,
+      lastErrorCode: h.lastErrorCode,
+    },
+  };
 }
