@@ -143,4 +143,44 @@ describe('the queues dashboard at /admin/queues', () => {
     // The app's own pages still are: /admin/health is one.
     expect((await get('/admin/health')).body).toContain('the web app');
   });
+
+  // Last: it adds a workspace. The queues hold every workspace's jobs, so once there are several
+  // only the operators' workspace (QUEUE_DASHBOARD_WORKSPACE_ID) may look.
+  it("keeps every tenant's admins out once there are several workspaces, but the operators'", async () => {
+    const other = await seedWorkspace(t.prisma, 'Globex');
+    const otherAdmin = await signInAs(t.app, {
+      workspaceId: other.workspaceId,
+      email: 'ops@globex.test',
+      role: 'admin',
+    });
+    const refused = async (app: TestApp, headers: Record<string, string>) => {
+      for (const url of ['/admin/queues', '/admin/queues/api/queues']) {
+        const res = await app.app.inject({ method: 'GET', url, headers });
+        expect(res.statusCode, url).toBe(403);
+        expect(res.json<{ error: { code: string; message: string } }>().error.message).toMatch(
+          /QUEUE_DASHBOARD_WORKSPACE_ID/,
+        );
+      }
+    };
+    for (const headers of [{ cookie: admin.cookie }, bearer(ws.adminKey), { cookie: otherAdmin.cookie }])
+      await refused(t, headers);
+    // An API over the same database that names Acme the operators' workspace.
+    const ops = await startTestApp('queue_dashboard_ops', {
+      DATABASE_URL: t.db.url,
+      REDIS_PREFIX: t.config.REDIS_PREFIX,
+      QUEUE_DASHBOARD_WORKSPACE_ID: ws.workspaceId,
+    });
+    try {
+      const res = await ops.app.inject({
+        method: 'GET',
+        url: '/admin/queues/api/queues',
+        headers: { cookie: admin.cookie },
+      });
+      expect(res.statusCode).toBe(200);
+      await refused(ops, { cookie: otherAdmin.cookie });
+      await refused(ops, bearer(other.adminKey));
+    } finally {
+      await ops.close();
+    }
+  });
 });

@@ -3,6 +3,7 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import { Inject, Injectable, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
+import { PrismaClient } from '@syncline/core/db';
 import { Queue } from 'bullmq';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
@@ -49,6 +50,7 @@ const CONTENT_SECURITY_POLICY = [
  * | no credential, or one that has ended, opening a page | 302 to `/sign-in?returnTo=<the page>` |
  * | the same calling the dashboard's API (`…/api/…`) or writing | 401 `unauthorized` |
  * | a sales member or key | 403 `forbidden` |
+ * | an admin of another workspace than the operators' (QUEUE_DASHBOARD_WORKSPACE_ID, else the only one): the queues hold every workspace's jobs | 403 `forbidden` |
  * | a write (retry, clean, …) with the cookie from another `Origin` | 403 `csrf_failed` |
  *
  * Its writes cannot carry the app's X-CSRF-Token (the dashboard's own UI sends them), so a
@@ -66,6 +68,7 @@ export class QueueDashboard implements OnModuleInit, OnApplicationShutdown {
     @Inject(SessionsService) private readonly sessions: SessionsService,
     @Inject(ApiKeysService) private readonly apiKeys: ApiKeysService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(PrismaClient) private readonly prisma: PrismaClient,
   ) {
     this.origin = publicOrigin(config);
   }
@@ -123,6 +126,14 @@ export class QueueDashboard implements OnModuleInit, OnApplicationShutdown {
       return answer(reply, 401, 'unauthorized', 'sign in as an admin, or send an admin API key');
     }
     if (role.role !== 'admin') return answer(reply, 403, 'forbidden', 'the queues are for admins');
+    // Every workspace's jobs are on these queues: only the operators' workspace may look.
+    if (!(await this.isOperators(role.workspaceId)))
+      return answer(
+        reply,
+        403,
+        'forbidden',
+        "the queues hold every workspace's jobs: only the admins of the operators' workspace (QUEUE_DASHBOARD_WORKSPACE_ID, or the deployment's only workspace) may open them",
+      );
     if (!safe && role.viaCookie && request.headers.origin !== this.origin)
       return answer(
         reply,
@@ -133,15 +144,30 @@ export class QueueDashboard implements OnModuleInit, OnApplicationShutdown {
     return undefined;
   }
 
-  private async roleOf(request: FastifyRequest): Promise<{ role: string; viaCookie: boolean } | null> {
+  /**
+   * The operators' workspace: QUEUE_DASHBOARD_WORKSPACE_ID when set; else a deployment of one
+   * workspace is its admins' own (a team running Syncline for itself), and one of several has none.
+   */
+  private async isOperators(workspaceId: string): Promise<boolean> {
+    const operators = this.config.QUEUE_DASHBOARD_WORKSPACE_ID;
+    if (operators !== undefined) return workspaceId === operators;
+    const workspaces = await this.prisma.workspace.findMany({ select: { id: true }, take: 2 });
+    return workspaces.length === 1 && workspaces[0]?.id === workspaceId;
+  }
+
+  private async roleOf(
+    request: FastifyRequest,
+  ): Promise<{ role: string; workspaceId: string; viaCookie: boolean } | null> {
     const authorization = request.headers.authorization;
     if (authorization !== undefined) {
       const principal = await this.apiKeys.authenticate(authorization);
-      return principal ? { role: principal.role, viaCookie: false } : null;
+      return principal
+        ? { role: principal.role, workspaceId: principal.workspaceId, viaCookie: false }
+        : null;
     }
     if (!this.sessions.presented(request)) return null;
     const session = await this.sessions.authenticate(request);
-    return session ? { role: session.role, viaCookie: true } : null;
+    return session ? { role: session.role, workspaceId: session.workspaceId, viaCookie: true } : null;
   }
 }
 

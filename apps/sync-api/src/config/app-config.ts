@@ -73,6 +73,12 @@ const appEnvObject = baseEnvSchema.extend({
    * older samples): the most hours `GET /health/sync/history` answers for.
    */
   HEALTH_HISTORY_RETENTION_HOURS: z.coerce.number().int().min(1).max(8_760).default(72),
+  /**
+   * The workspace whose admins may open the queue dashboard (/admin/queues). Its jobs are every
+   * workspace's (ids, errors, payloads), so it is for the deployment's operators alone. Unset:
+   * the admins of the deployment's only workspace, and nobody once there are several.
+   */
+  QUEUE_DASHBOARD_WORKSPACE_ID: z.string().uuid().optional(),
   API_RATE_LIMIT_PER_10S: z.coerce.number().int().min(0).default(600),
   /**
    * Failed authentications one client address may make per minute, across every API process
