@@ -5,6 +5,9 @@ import { AnchorLink } from '../../../ui/AnchorLink';
 import { providerName } from '../../records/utils/format';
 import { adminAttentionQuery } from '../api';
 
+/** Connections named one by one; past that, a count (a workspace of hundreds could have many). */
+const SHOWN = 3;
+
 /**
  * For admins: a connection that needs reconnecting or failed, or open dead letters, each with
  * a link to the page where it is fixed (not repeated on that page itself).
@@ -19,7 +22,7 @@ export function AdminBanner() {
   return (
     <Alert color="orange" variant="outline" title="Syncing needs an admin" mb="md" role="status">
       <List size="sm" spacing={2}>
-        {data.broken.map((connection) => (
+        {data.broken.slice(0, SHOWN).map((connection) => (
           <List.Item key={connection.id}>
             <Text span size="sm" fw={500}>
               {connection.displayName ??
@@ -35,6 +38,18 @@ export function AdminBanner() {
             )}
           </List.Item>
         ))}
+        {data.broken.length > SHOWN && (
+          <List.Item>
+            and {data.broken.length - SHOWN} more connection{data.broken.length - SHOWN === 1 ? '' : 's'}{' '}
+            {onConnections ? (
+              'below.'
+            ) : (
+              <AnchorLink to="/admin/connections" size="sm">
+                Open connections
+              </AnchorLink>
+            )}
+          </List.Item>
+        )}
         {data.deadLetters && (
           <List.Item>
             Some changes could not be applied and wait in the dead letters for a retry.{' '}
