@@ -80,6 +80,16 @@ export async function signInByLink(page: Page, s: SyncSystem, email: string, ret
 
 /** axe on the page as it stands: no serious or critical violation. */
 export async function expectAccessible(page: Page, what: string): Promise<void> {
+  // Colours are judged once transitions end: a dialog fading in is paler than it will be.
+  // Endless ones (spinners, indeterminate bars) never end and are left out.
+  await page.waitForFunction(() => {
+    // The page's own globals (the e2e tier compiles without the DOM's types).
+    type Running = { playState: string; effect: { getComputedTiming(): { iterations?: number } } | null };
+    const { document } = globalThis as unknown as { document: { getAnimations(): Running[] } };
+    return document
+      .getAnimations()
+      .every((a) => a.playState !== 'running' || a.effect?.getComputedTiming().iterations === Infinity);
+  });
   const results = await new AxeBuilder({ page })
     .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'])
     .analyze();
