@@ -325,6 +325,48 @@ describe('pull, pull-all and renew through the workers (Postgres, Redis, emulato
     expect((await row(connectionA)).status).toBe('needs_reauth');
   });
 
+  it('a pause that lands while a page is read: nothing of it is taken in, and a resume reads it again', async () => {
+    const { results } = await hubspot<{ results: { id: string }[] }>(
+      'GET',
+      `/_emulator/hubspot/portals/${portalB}/objects/contacts`,
+    );
+    const target = results[3]!.id;
+    await hubspot('PATCH', `/_emulator/hubspot/portals/${portalB}/ui/contacts/${target}`, {
+      properties: { firstname: 'Read While Pausing' },
+    });
+    const seen = async () =>
+      (await eventsOf(connectionB)).filter(
+        (e) => e.external_id === target && JSON.stringify(e.fields).includes('Read While Pausing'),
+      ).length;
+    const before = await row(connectionB);
+    // The portal answers the pull's first read slowly; the admin pauses meanwhile (as the API does).
+    await hubspot('POST', '/_emulator/faults', {
+      service: 'hubspot',
+      kind: 'latency',
+      account: portalB,
+      ms: 1_500,
+      count: 1,
+    });
+    await pull(connectionB);
+    await eventually(async () => expect(await workers.jobs.queue('pull').getActiveCount()).toBe(1));
+    await pool.query(
+      `UPDATE connection SET status = 'paused', status_reason = 'paused by an admin' WHERE id = $1`,
+      [connectionB],
+    );
+    await pullsSettled();
+    expect(await seen()).toBe(0);
+    const paused = await row(connectionB);
+    expect(paused.status).toBe('paused');
+    expect(paused.cursors).toEqual(before.cursors);
+
+    await pool.query(`UPDATE connection SET status = 'live', status_reason = NULL WHERE id = $1`, [
+      connectionB,
+    ]);
+    await pull(connectionB);
+    await eventually(async () => expect(await seen()).toBe(1));
+    await pullsSettled();
+  });
+
   it('after new credentials and a status reset, catches up with nothing lost', async () => {
     const { results } = await hubspot<{ results: { id: string }[] }>(
       'GET',

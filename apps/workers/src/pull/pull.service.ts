@@ -153,6 +153,13 @@ export class PullService {
       }
 
       const page = result.value;
+      // An admin may have paused (or disconnected, or resynced) it while the page was being
+      // read: then nothing of the page is taken in, and the cursor stays where it was, so a
+      // resume reads it again.
+      if (!(await this.stillAt(connectionId, status, cursors))) {
+        this.logger.info({ connectionId, pages }, 'connection changed while its page was read; page dropped');
+        return { outcome: 'superseded', pages, changes };
+      }
       const appended = await this.log.append(page.changes);
       if (!appended.ok) {
         // The connector produced a change the log refuses: a bug to fix, not to retry.
@@ -258,6 +265,19 @@ export class PullService {
   }
 
   /** Stores a page's cursor (and progress) if nobody else moved the connection meanwhile. */
+  /** Whether the connection is still in the state this pull read it in (commitPage's condition). */
+  private async stillAt(
+    connectionId: string,
+    status: ConnectionStatus,
+    cursors: ConnectionCursors,
+  ): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      'SELECT 1 FROM connection WHERE id = $1 AND status = $2::connection_status AND cursors = $3::jsonb',
+      [connectionId, status, JSON.stringify(cursors)],
+    );
+    return rowCount === 1;
+  }
+
   private async commitPage(
     connectionId: string,
     status: ConnectionStatus,
