@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Mulberry32 } from '../apps/emulators/src/common/mulberry32';
 import type { HubspotRecord } from './support/emulator-client';
+import { grantCredentials } from './support/emulator-client';
 import { type SyncSystem, sleep, startSystem, waitFor } from './support/system';
 
 // Scenario 10: while changes flow from two CRMs, the workers and the API are killed with
@@ -84,13 +85,8 @@ describe('chaos: SIGKILL of workers and API while 20,000 changes flow', () => {
         lastname: LAST[Math.floor(i / FIRST.length) % LAST.length]!,
       });
     }
-    const credentials = (grant: { accessToken: string; refreshToken: string }) => ({
-      accessToken: grant.accessToken,
-      refreshToken: grant.refreshToken,
-      expiresAt: new Date(Date.now() + 1_800_000).toISOString(),
-    });
-    await s.connect('hubspot', String(PORTAL_A), credentials(a));
-    await s.connect('hubspot', String(PORTAL_B), credentials(b));
+    await s.connect('hubspot', String(PORTAL_A), grantCredentials(a));
+    await s.connect('hubspot', String(PORTAL_B), grantCredentials(b));
   }, 180_000);
 
   afterAll(async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DryRunReport } from '../apps/workers/src/dry-run/dry-run-report';
 import type { HubspotRecord } from './support/emulator-client';
+import { grantCredentials } from './support/emulator-client';
 import { type SyncSystem, sleep, startSystem, waitFor } from './support/system';
 
 // The dry run of a new connection, on the whole system (API and workers processes, the
@@ -70,12 +71,7 @@ describe('dry run of a new CRM', () => {
       { headers: { 'if-match': policies.headers.get('etag') ?? '"0"' } },
     );
     expect(put.status, JSON.stringify(put.body)).toBe(200);
-    const credentials = (grant: { accessToken: string; refreshToken: string }) => ({
-      accessToken: grant.accessToken,
-      refreshToken: grant.refreshToken,
-      expiresAt: new Date(Date.now() + 1_800_000).toISOString(),
-    });
-    crmA = (await s.connect('hubspot', String(PORTAL_A), credentials(a), { displayName: 'CRM A' })).id;
+    crmA = (await s.connect('hubspot', String(PORTAL_A), grantCredentials(a), { displayName: 'CRM A' })).id;
     await waitFor(
       async () => {
         const people = await s.api<{ data: unknown[] }>('GET', '/api/v1/people?limit=50');
@@ -116,7 +112,7 @@ describe('dry run of a new CRM', () => {
       provider: 'hubspot',
       externalAccountId: String(PORTAL_B),
       displayName: 'CRM B',
-      credentials: credentials(b),
+      credentials: grantCredentials(b),
       dryRun: true,
     });
     expect(res.status, JSON.stringify(res.body)).toBe(201);

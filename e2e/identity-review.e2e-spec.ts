@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HubspotRecord } from './support/emulator-client';
+import { grantCredentials } from './support/emulator-client';
 import { type SyncSystem, startSystem, waitFor } from './support/system';
 
 // Identity review end to end: two HubSpot portals, the same person in each under another
@@ -73,13 +74,8 @@ describe('identity review: merge two people across two CRMs, then unmerge', () =
       lastname: 'Lovelace',
       phone: PHONE,
     });
-    const credentials = (grant: { accessToken: string; refreshToken: string }) => ({
-      accessToken: grant.accessToken,
-      refreshToken: grant.refreshToken,
-      expiresAt: new Date(Date.now() + 1_800_000).toISOString(),
-    });
-    crmA = (await s.connect('hubspot', String(PORTAL_A), credentials(a), { displayName: 'CRM A' })).id;
-    await s.connect('hubspot', String(PORTAL_B), credentials(b), { displayName: 'CRM B' });
+    crmA = (await s.connect('hubspot', String(PORTAL_A), grantCredentials(a), { displayName: 'CRM A' })).id;
+    await s.connect('hubspot', String(PORTAL_B), grantCredentials(b), { displayName: 'CRM B' });
     await s.emulator.hubspot.setWebhookTarget(PORTAL_A);
     await s.emulator.hubspot.setWebhookTarget(PORTAL_B);
   }, 120_000);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HubspotRecord } from './support/emulator-client';
+import { grantCredentials } from './support/emulator-client';
 import { type SyncSystem, startSystem, waitFor } from './support/system';
 
 // Two different people who look alike are never one record, end to end: Maria and Mario Garcia
@@ -54,11 +55,6 @@ describe('identity trust: look-alikes across CRMs stay different people', () => 
   const connections: Record<'a' | 'b' | 'c', string> = { a: '', b: '', c: '' };
   const grants: Record<string, { accessToken: string; refreshToken: string }> = {};
 
-  const credentials = (grant: { accessToken: string; refreshToken: string }) => ({
-    accessToken: grant.accessToken,
-    refreshToken: grant.refreshToken,
-    expiresAt: new Date(Date.now() + 1_800_000).toISOString(),
-  });
   const contacts = (portal: number) => s.emulator.hubspot.objects(portal, 'contacts');
   const byEmail = (list: HubspotRecord[], email: string) =>
     list.filter((c) => (c.properties.email ?? '').toLowerCase() === email);
@@ -107,10 +103,10 @@ describe('identity trust: look-alikes across CRMs stay different people', () => 
     await s.emulator.hubspot.createContact(PORTALS.a, people.mario);
     await s.emulator.hubspot.createContact(PORTALS.a, people.jon);
     connections.b = (
-      await s.connect('hubspot', String(PORTALS.b), credentials(grants.b!), { displayName: 'CRM B' })
+      await s.connect('hubspot', String(PORTALS.b), grantCredentials(grants.b!), { displayName: 'CRM B' })
     ).id;
     connections.a = (
-      await s.connect('hubspot', String(PORTALS.a), credentials(grants.a!), { displayName: 'CRM A' })
+      await s.connect('hubspot', String(PORTALS.a), grantCredentials(grants.a!), { displayName: 'CRM A' })
     ).id;
     await s.emulator.hubspot.setWebhookTarget(PORTALS.a);
     await s.emulator.hubspot.setWebhookTarget(PORTALS.b);
@@ -169,7 +165,7 @@ describe('identity trust: look-alikes across CRMs stay different people', () => 
   it('a CRM connected later gets every one of them once', async ({ onTestFailed }) => {
     onTestFailed(dumpState);
     connections.c = (
-      await s.connect('hubspot', String(PORTALS.c), credentials(grants.c!), { displayName: 'CRM C' })
+      await s.connect('hubspot', String(PORTALS.c), grantCredentials(grants.c!), { displayName: 'CRM C' })
     ).id;
     await waitFor(async () => (await contacts(PORTALS.c)).length, {
       until: (n) => n === 4,

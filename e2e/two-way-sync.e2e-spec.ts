@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HubspotRecord } from './support/emulator-client';
+import { grantCredentials } from './support/emulator-client';
 import { type SyncSystem, sleep, startSystem, waitFor } from './support/system';
 
 // Two HubSpot portals (CRM A and CRM B) connected to one workspace, through the real API and
@@ -52,13 +53,8 @@ describe('two-way sync between two CRMs', () => {
       firstname: 'Grace',
       lastname: 'Hopper',
     });
-    const credentials = (grant: { accessToken: string; refreshToken: string }) => ({
-      accessToken: grant.accessToken,
-      refreshToken: grant.refreshToken,
-      expiresAt: new Date(Date.now() + 1_800_000).toISOString(),
-    });
-    await s.connect('hubspot', String(PORTAL_A), credentials(a), { displayName: 'CRM A' });
-    await s.connect('hubspot', String(PORTAL_B), credentials(b), { displayName: 'CRM B' });
+    await s.connect('hubspot', String(PORTAL_A), grantCredentials(a), { displayName: 'CRM A' });
+    await s.connect('hubspot', String(PORTAL_B), grantCredentials(b), { displayName: 'CRM B' });
   }, 120_000);
 
   afterAll(async () => {

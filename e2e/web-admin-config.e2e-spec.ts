@@ -2,6 +2,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { expectAccessible, newContext, PHONE, screenshot, signInByLink, useBrowser } from './support/browser';
 import type { HubspotRecord } from './support/emulator-client';
+import { grantCredentials } from './support/emulator-client';
 import { useSystem, waitFor } from './support/system';
 
 // The admin's policies and replays pages in Chromium against the whole system on the
@@ -94,13 +95,8 @@ describe('the admin’s policies and replays pages in Chromium', () => {
         lastname: 'Johnson',
         phone: PHONES[portal] ?? null,
       });
-    const credentials = (grant: { accessToken: string; refreshToken: string }) => ({
-      accessToken: grant.accessToken,
-      refreshToken: grant.refreshToken,
-      expiresAt: new Date(Date.now() + 1_800_000).toISOString(),
-    });
-    await s.connect('hubspot', String(PORTAL_A), credentials(a), { displayName: 'CRM A' });
-    await s.connect('hubspot', String(PORTAL_B), credentials(b), { displayName: 'CRM B' });
+    await s.connect('hubspot', String(PORTAL_A), grantCredentials(a), { displayName: 'CRM A' });
+    await s.connect('hubspot', String(PORTAL_B), grantCredentials(b), { displayName: 'CRM B' });
     await s.emulator.hubspot.setWebhookTarget(PORTAL_A);
     await s.emulator.hubspot.setWebhookTarget(PORTAL_B);
     // Settled: Katherine's phone is one value, in both CRMs (the latest edit won).

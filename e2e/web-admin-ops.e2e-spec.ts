@@ -11,6 +11,7 @@ import {
   useBrowser,
 } from './support/browser';
 import type { HubspotRecord } from './support/emulator-client';
+import { grantCredentials } from './support/emulator-client';
 import { useSystem, waitFor } from './support/system';
 
 // The admin's operations pages in Chromium against the whole system on the emulators: a write
@@ -80,13 +81,8 @@ describe('the admin operations pages in Chromium', () => {
         lastname: 'Lovelace',
         jobtitle: 'Analyst',
       });
-    const credentials = (grant: { accessToken: string; refreshToken: string }) => ({
-      accessToken: grant.accessToken,
-      refreshToken: grant.refreshToken,
-      expiresAt: new Date(Date.now() + 1_800_000).toISOString(),
-    });
-    await s.connect('hubspot', String(PORTAL_A), credentials(a), { displayName: 'CRM A' });
-    await s.connect('hubspot', String(PORTAL_B), credentials(b), { displayName: 'CRM B' });
+    await s.connect('hubspot', String(PORTAL_A), grantCredentials(a), { displayName: 'CRM A' });
+    await s.connect('hubspot', String(PORTAL_B), grantCredentials(b), { displayName: 'CRM B' });
     await s.emulator.hubspot.setWebhookTarget(PORTAL_A);
     await s.emulator.hubspot.setWebhookTarget(PORTAL_B);
     // Settled: Ada is one person, known to both CRMs.

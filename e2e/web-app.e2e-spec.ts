@@ -2,6 +2,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DESKTOP, expectAccessible, newContext, PHONE, signInByLink, useBrowser } from './support/browser';
 import type { HubspotRecord } from './support/emulator-client';
+import { grantCredentials } from './support/emulator-client';
 import { useSystem, waitFor } from './support/system';
 
 // The salesperson's app in Chromium against the whole system on the emulators: two HubSpot
@@ -114,19 +115,14 @@ describe('the web app in Chromium', () => {
       lastname: 'Turing',
       phone: '+44 20 7946 0100',
     });
-    const credentials = (grant: { accessToken: string; refreshToken: string }) => ({
-      accessToken: grant.accessToken,
-      refreshToken: grant.refreshToken,
-      expiresAt: new Date(Date.now() + 1_800_000).toISOString(),
-    });
     // Job titles are settled by a person (the manual policy) from the start: in place before the
     // workers first read the policies, so a concurrent edit always waits in the inbox.
     await s.query(
       `INSERT INTO field_policy (workspace_id, entity_type, field, policy) VALUES ($1, 'person', 'jobTitle', 'manual')`,
       [s.workspace.workspaceId],
     );
-    await s.connect('hubspot', String(PORTAL_A), credentials(a), { displayName: 'CRM A' });
-    await s.connect('hubspot', String(PORTAL_B), credentials(b), { displayName: 'CRM B' });
+    await s.connect('hubspot', String(PORTAL_A), grantCredentials(a), { displayName: 'CRM A' });
+    await s.connect('hubspot', String(PORTAL_B), grantCredentials(b), { displayName: 'CRM B' });
     await s.emulator.hubspot.setWebhookTarget(PORTAL_A);
     await s.emulator.hubspot.setWebhookTarget(PORTAL_B);
     // Settled: Grace reached CRM B, and the Alans wait in review.

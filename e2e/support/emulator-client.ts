@@ -406,3 +406,10 @@ export function emulatorClient(urls: EmulatorUrls) {
 }
 
 export type EmulatorClient = ReturnType<typeof emulatorClient>;
+
+/** What to connect with, from a portal's OAuth grant (the emulator's createPortal): valid 30 minutes. */
+export const grantCredentials = (grant: { accessToken: string; refreshToken: string }) => ({
+  accessToken: grant.accessToken,
+  refreshToken: grant.refreshToken,
+  expiresAt: new Date(Date.now() + 1_800_000).toISOString(),
+});
