@@ -1,15 +1,12 @@
-import type { ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { Pool } from 'pg';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { freePort, REPO_ROOT, runScript } from '../apps/sync-api/src/testing/processes';
+import { REPO_ROOT } from '../apps/sync-api/src/testing/processes';
 import { launchBrowser } from '../e2e/support/chromium';
-import { httpOk, spawnEntry } from '../e2e/support/launch';
 import { seedPeople } from './people-seed';
-import { emit, freshBenchDatabase, freshRedisPrefix, log, percentile } from './support';
+import { emit, log, percentile } from './support';
+import { startWebBenchStack } from './web-stack';
 
 /**
  * `web-record`: in headless Chromium, from navigation to a person's fields on screen (the first
@@ -22,7 +19,6 @@ import { emit, freshBenchDatabase, freshRedisPrefix, log, percentile } from './s
  */
 
 const PREFIX = 'syncline-bench-web';
-const ADMIN = 'bench.admin@syncline.test';
 
 /** The JavaScript index.html makes the browser load before the first page renders, gzipped. */
 export function initialJsKbGz(dist = join(REPO_ROOT, 'apps/web/dist')): number {
@@ -101,59 +97,17 @@ const medianPhases = (all: Phases[]): Record<string, number> => {
 export async function run(args: Record<string, number>): Promise<void> {
   const people = args.people ?? 100_000;
   const loads = args.loads ?? 50;
-  const databaseUrl = await freshBenchDatabase('syncline_bench_web_record');
-  const redisUrl = await freshRedisPrefix(PREFIX);
-
-  const children: ChildProcess[] = [];
-  process.once('exit', () => {
-    for (const child of children) child.kill('SIGKILL');
+  const stack = await startWebBenchStack({
+    database: 'syncline_bench_web_record',
+    redisPrefix: PREFIX,
+    seed: async (pool, workspaceId) => {
+      const seedStart = Date.now();
+      const { sample } = await seedPeople(pool, workspaceId, people, loads * 3);
+      log(`seeded ${people} people in ${((Date.now() - seedStart) / 1000).toFixed(1)} s`);
+      return sample;
+    },
   });
-  const apiPort = await freePort();
-  const api = `http://127.0.0.1:${apiPort}`;
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    DATABASE_URL: databaseUrl,
-    REDIS_URL: redisUrl,
-    REDIS_PREFIX: PREFIX,
-    LOG_LEVEL: 'warn',
-    SYNCLINE_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}`,
-    PUBLIC_BASE_URL: api,
-    API_METRICS_PORT: '0',
-  };
-  const cli = await runScript(
-    'apps/sync-api/src/cli.ts',
-    ['create-workspace', '--name', 'Bench', '--admin-email', ADMIN],
-    env,
-  );
-  if (cli.code !== 0) throw new Error(`create-workspace: ${cli.stderr}`);
-  const { workspaceId } = JSON.parse(cli.stdout.trim().split('\n').pop() ?? '{}') as { workspaceId: string };
-  const pool = new Pool({ connectionString: databaseUrl, max: 2 });
-  const seedStart = Date.now();
-  const { sample } = await seedPeople(pool, workspaceId, people, loads * 3);
-  await pool.end();
-  log(`seeded ${people} people in ${((Date.now() - seedStart) / 1000).toFixed(1)} s`);
-
-  const tail: string[] = [];
-  children.push(
-    spawnEntry('api', {
-      cwd: REPO_ROOT,
-      env: { ...env, HOST: '127.0.0.1', PORT: String(apiPort) },
-      onLine: (line) => {
-        tail.push(line);
-        if (tail.length > 50) tail.shift();
-      },
-    }),
-  );
-  const deadline = Date.now() + 60_000;
-  while (!(await httpOk(`${api}/readyz`))) {
-    if (Date.now() > deadline) throw new Error(`API not ready:\n${tail.join('\n')}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  const link = await runScript('apps/sync-api/src/cli.ts', ['sign-in-link', '--email', ADMIN], env);
-  if (link.code !== 0) throw new Error(`sign-in-link: ${link.stderr}`);
-  const url = /https?:\/\/\S+/.exec(link.stdout)?.[0];
-  if (!url) throw new Error(`sign-in-link printed no link: ${link.stdout}`);
+  const { api, signInUrl: url, seeded: sample } = stack;
 
   let browser: Browser | undefined;
   try {
@@ -200,6 +154,6 @@ export async function run(args: Record<string, number>): Promise<void> {
     });
   } finally {
     await browser?.close();
-    for (const child of children) child.kill('SIGKILL');
+    stack.stop();
   }
 }
