@@ -14,6 +14,7 @@ import { SessionsModule } from '../auth/sessions/sessions.module';
 import { SessionsService } from '../auth/sessions/sessions.service';
 import type { ApiErrorBody, ApiErrorCode } from '../common/api-errors';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
+import { CONTENT_SECURITY_POLICY } from '../web/serve-web-app';
 
 /** Where the dashboard is served; the web app's catch-all leaves this prefix to the API. */
 export const QUEUE_DASHBOARD_PATH = '/admin/queues';
@@ -23,23 +24,6 @@ export const WORKER_QUEUE_NAMES = ['maintenance', 'pull', 'push', 'replay'] as c
 
 /** Methods that change nothing: anything else must come from our own origin. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-
-/**
- * The dashboard's page loads its own scripts and styles only (its Google Fonts stylesheet is
- * refused: the system fonts stand in, and no admin's address goes to a third party). Its
- * inline styles stay allowed; its one inline script is JSON data, which a CSP does not run.
- */
-const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "font-src 'self' data:",
-  "connect-src 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'self'",
-  "form-action 'self'",
-].join('; ');
 
 /**
  * The BullMQ dashboard (bull-board) on the API's own Fastify instance at /admin/queues, for a
@@ -99,6 +83,9 @@ export class QueueDashboard implements OnModuleInit, OnApplicationShutdown {
     void fastify.register(async (scope) => {
       scope.addHook('onRequest', (request, reply) => this.admit(request, reply));
       scope.addHook('onSend', async (_request, reply, payload) => {
+        // Held to the web app's policy: its own scripts and styles only, so its Google Fonts
+        // stylesheet is refused (the system fonts stand in, and no admin's address goes to a
+        // third party); its one inline script is JSON data, which a CSP does not run.
         if (String(reply.getHeader('content-type') ?? '').startsWith('text/html'))
           reply.header('content-security-policy', CONTENT_SECURITY_POLICY);
         reply.header('x-content-type-options', 'nosniff').header('referrer-policy', 'same-origin');

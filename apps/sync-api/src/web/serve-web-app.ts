@@ -16,7 +16,7 @@ const API_PREFIXES = ['/api/', '/webhooks/', '/healthz', '/readyz', '/docs', '/o
  * and its event stream), and never be framed. Inline styles stay allowed: Mantine sets
  * positions and sizes in `style` attributes.
  */
-const CONTENT_SECURITY_POLICY = [
+export const CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self' 'unsafe-inline'",
