@@ -32,6 +32,31 @@ const ADMIN_NAV = [
   { to: '/admin/members', label: 'Members' },
 ] as const;
 
+/** A page of the navigation, marked current on it and on the pages under it. */
+function PageLink({
+  to,
+  label,
+  pathname,
+  rightSection = null,
+}: {
+  to: (typeof NAV)[number]['to'] | (typeof ADMIN_NAV)[number]['to'];
+  label: string;
+  pathname: string;
+  rightSection?: React.ReactNode;
+}) {
+  const active = pathname === to || pathname.startsWith(`${to}/`);
+  return (
+    <NavLink
+      component={Link}
+      to={to}
+      label={label}
+      active={active}
+      aria-current={active ? 'page' : undefined}
+      rightSection={rightSection}
+    />
+  );
+}
+
 function CountBadge({ count, label }: { count: number | undefined; label: string }) {
   if (count === undefined || count === 0) return null;
   return (
@@ -97,40 +122,25 @@ export function AppLayout({ session }: { session: Session }) {
         </Group>
       </AppShell.Header>
       <AppShell.Navbar p="xs" aria-label="Main">
-        {NAV.map((item) => {
-          const active = pathname === item.to || pathname.startsWith(`${item.to}/`);
-          return (
-            <NavLink
-              key={item.to}
-              component={Link}
-              to={item.to}
-              label={item.label}
-              active={active}
-              aria-current={active ? 'page' : undefined}
-              rightSection={
-                'count' in item ? <CountBadge count={counts.data?.[item.count]} label={item.label} /> : null
-              }
-            />
-          );
-        })}
+        {NAV.map((item) => (
+          <PageLink
+            key={item.to}
+            to={item.to}
+            label={item.label}
+            pathname={pathname}
+            rightSection={
+              'count' in item ? <CountBadge count={counts.data?.[item.count]} label={item.label} /> : null
+            }
+          />
+        ))}
         {session.role === 'admin' && (
           <nav aria-label="Admin">
             <Text size="xs" fw={700} c="dimmed" tt="uppercase" px="sm" mt="md" mb={4}>
               Admin
             </Text>
-            {ADMIN_NAV.map((item) => {
-              const active = pathname === item.to || pathname.startsWith(`${item.to}/`);
-              return (
-                <NavLink
-                  key={item.to}
-                  component={Link}
-                  to={item.to}
-                  label={item.label}
-                  active={active}
-                  aria-current={active ? 'page' : undefined}
-                />
-              );
-            })}
+            {ADMIN_NAV.map((item) => (
+              <PageLink key={item.to} to={item.to} label={item.label} pathname={pathname} />
+            ))}
             {/* The queue dashboard is the API's own page, not the app's: a full page load. */}
             <NavLink href="/admin/queues" label="Queues" />
           </nav>
