@@ -397,6 +397,27 @@ function progressLine(s: Snapshot, labels: Map<string, string>, t0: number): str
  * `also` holds (or the engine has been quiet for `alsoGraceMs` without it: the report then
  * shows what is off). On the deadline: says what did not converge and throws.
  */
+/** Which addresses differ between the two CRMs, and which one holds twice: what to look into when the counts differ. */
+async function contactsDiff(
+  emu: ReturnType<typeof emulatorClient>,
+  portalA: number,
+  portalB: number,
+): Promise<string> {
+  const emails = async (portal: number) =>
+    (await emu.hubspot.objects(portal, 'contacts')).map((c) => {
+      const p = c.properties;
+      const who = [p.firstname, p.lastname, p.phone].filter(Boolean).join(' ');
+      return p.email ? String(p.email).toLowerCase() : `(no address: ${who || 'nothing but an id'})`;
+    });
+  const [inA, inB] = [await emails(portalA), await emails(portalB)];
+  const twice = (list: string[]) => list.filter((e, i) => list.indexOf(e) !== i);
+  const missing = (from: string[], to: string[]) => from.filter((e) => !to.includes(e));
+  return [
+    `       only in CRM A: ${missing(inA, inB).join(', ') || 'none'}; only in CRM B: ${missing(inB, inA).join(', ') || 'none'}`,
+    `       twice in CRM A: ${twice(inA).join(', ') || 'none'}; twice in CRM B: ${twice(inB).join(', ') || 'none'}`,
+  ].join('\n');
+}
+
 async function waitUntilSettled(
   what: string,
   api: Api,
@@ -845,6 +866,7 @@ async function main(): Promise<void> {
     say(
       `     ${check(contactsA === contactsB)} both CRMs hold the same people (everyone known to either CRM is now in both)`,
     );
+    if (contactsA !== contactsB) say(await contactsDiff(emu, a.portalId, b.portalId));
     const [dealsA, dealsB] = [
       (await emu.hubspot.objects(a.portalId, 'deals')).length,
       (await emu.hubspot.objects(b.portalId, 'deals')).length,

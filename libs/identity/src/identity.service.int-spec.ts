@@ -614,7 +614,15 @@ describe('IdentityService on Postgres', () => {
       ...person(ws.workspaceId, ws.hubspotB, 'b-30', fields),
       partial: true,
     });
+    // Known by its address already (a mail to them): the notifications link to that person.
+    const known = await inTx((tx) =>
+      identity.resolveChange(
+        tx,
+        person(ws.workspaceId, ws.gmail, 'g-30', { email: 'person30@chaos.example' }),
+      ),
+    );
     const inB = await inTx((tx) => identity.resolveChange(tx, notified({ email: 'person30@chaos.example' })));
+    expect(inB?.entityId).toBe(known?.entityId);
     await inTx((tx) => identity.resolveChange(tx, notified({ firstName: 'Kwame' })));
     await inTx((tx) => identity.resolveChange(tx, notified({ lastName: 'Okafor' })));
     const stored = (await snapshot(ws.workspaceId)).entities.find((e) => e.id === inB?.entityId);
@@ -658,5 +666,42 @@ describe('IdentityService on Postgres', () => {
       partial: true,
     };
     expect((await inTx((tx) => identity.resolveChange(tx, keyed)))?.entityId).toBe(inB?.entityId);
+  });
+
+  it('a notification whose keys name nobody makes no entity: a phone alone is no person', async () => {
+    const ws = await seedWorkspace();
+    const identity = new IdentityService();
+    // Our own create in A, reported one property each before its receipt links it: the phone
+    // arrives first and names nobody (a phone links only with a name).
+    const notified = (fields: Record<string, unknown>) => ({
+      ...person(ws.workspaceId, ws.hubspotA, 'a-7', fields),
+      partial: true,
+    });
+    const inB = await inTx((tx) =>
+      identity.resolveChange(
+        tx,
+        person(ws.workspaceId, ws.hubspotB, 'b-7', {
+          email: 'zoe@gringotts.example',
+          firstName: 'Zoë',
+          lastName: 'Fraser',
+          phone: '+61 2 5550 8842',
+        }),
+      ),
+    );
+    expect(
+      await inTx((tx) => identity.resolveChange(tx, notified({ phone: '+61 2 5550 8842' }))),
+    ).toBeUndefined();
+    expect(
+      await inTx((tx) => identity.resolveChange(tx, notified({ email: 'nobody.yet@elsewhere.example' }))),
+    ).toBeUndefined();
+    const after = await snapshot(ws.workspaceId);
+    expect(after.entities).toHaveLength(1);
+    expect(after.links).toHaveLength(1);
+    // Its address, when a notification carries it, places it with its twin.
+    const byEmail = await inTx((tx) =>
+      identity.resolveChange(tx, notified({ email: 'zoe@gringotts.example' })),
+    );
+    expect(byEmail?.entityId).toBe(inB?.entityId);
+    expect((await snapshot(ws.workspaceId)).entities).toHaveLength(1);
   });
 });

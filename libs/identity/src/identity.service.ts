@@ -272,10 +272,12 @@ export class IdentityService {
     // now would give it an entity of its own, and the full record (read next) another
     // connection's twin by email. It stays unlinked until the full record arrives.
     if (change.partial && record.keys.length === 0) return undefined;
+    // Nor does a notification make an entity when its keys name none (see link): a phone alone
+    // links nobody, and a person made of one phone number would be written to every CRM.
     // Matching reads keys from the database: what earlier records of the batch hold goes first.
     if (stores) await this.flushStores(tx, stores);
     const resolution = await this.link(tx, change, record, index, settings, joins);
-    links?.set(key, resolution.entityId);
+    if (resolution !== undefined) links?.set(key, resolution.entityId);
     return resolution;
   }
 
@@ -427,7 +429,7 @@ export class IdentityService {
     index: MatchIndex,
     settings: IdentitySettings,
     joins?: OperationPayload[],
-  ): Promise<Resolution> {
+  ): Promise<Resolution | undefined> {
     const { workspaceId, entityType } = change;
     // Two records with one new key, handled by two processes at once, must not both create.
     if (record.keys.length > 0) {
@@ -443,7 +445,13 @@ export class IdentityService {
     const resolver = new Resolver(index, settings);
     let resolution = resolver.resolve(record, newId);
     resolution = await this.dropPhantoms(tx, resolution);
-    if (resolution.decision === 'created' || resolution.decision === 'created-with-possible-duplicate') {
+    const creates =
+      resolution.decision === 'created' || resolution.decision === 'created-with-possible-duplicate';
+    // A notification carries only the properties that changed (our own create's, one property
+    // each, arrive before its receipt links the record): an entity is the full record's to make.
+    // Unlinked, the record is read in full next (the sync stage pulls it).
+    if (creates && change.partial) return undefined;
+    if (creates) {
       await tx.query(
         `INSERT INTO entity (id, workspace_id, entity_type, display_name, match_keys)
          VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING`,
