@@ -1,10 +1,10 @@
 import { Client } from '@hubspot/api-client';
 import { oauth2Refresher, type StoredCredentials } from '@syncline/connectors';
+import { pullJobIds } from '@syncline/jobs';
 import type { LightMyRequestResponse } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_REDIS_URL } from '../../../../test/support/env';
-import { pullJobId } from '../infra/pull-queue.module';
 import { signInAs } from '../testing/sign-in';
 import { bearer, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
 import { GOOGLE_PRODUCT_SCOPES } from './oauth-google.client';
@@ -171,7 +171,7 @@ describe('connecting through OAuth (emulated HubSpot and Google)', () => {
     expect(refreshed.ok).toBe(true);
 
     // The first pull (the backfill) is queued, as for POST /api/v1/connections.
-    expect(await t.pullQueue.getJob(pullJobId(hubspotConnection.id))).toBeDefined();
+    expect(await t.pullQueue.getJob(pullJobIds(hubspotConnection.id).primary)).toBeDefined();
   });
 
   it('GET /api/v1/connections lists it; the audit log says who connected it, without tokens', async () => {
@@ -599,7 +599,7 @@ describe('connecting through OAuth (emulated HubSpot and Google)', () => {
           cursors: { live: { contacts: '2026-01-01T00:00:00.000Z' } },
         },
       });
-      await t.pullQueue.getJob(pullJobId(connection.id)).then((job) => job?.remove());
+      await t.pullQueue.getJob(pullJobIds(connection.id).primary).then((job) => job?.remove());
 
       const back = redirectedTo(
         await callbackIn(
@@ -618,7 +618,7 @@ describe('connecting through OAuth (emulated HubSpot and Google)', () => {
       const after = await credentialsOf(connection.id);
       expect(after.accessToken).not.toBe(before.accessToken);
       // Pulled at once, from the cursor it kept.
-      expect(await t.pullQueue.getJob(pullJobId(connection.id))).toBeDefined();
+      expect(await t.pullQueue.getJob(pullJobIds(connection.id).primary)).toBeDefined();
       const audit = await t.prisma.auditLog.findFirstOrThrow({
         where: { workspaceId: a.workspaceId, action: 'connection.oauth_connected', targetId: connection.id },
         orderBy: { createdAt: 'desc' },

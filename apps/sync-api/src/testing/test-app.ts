@@ -2,15 +2,14 @@ import { randomBytes } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Keyring } from '@syncline/core';
 import { createPrismaClient, type PrismaClient } from '@syncline/core/db';
+import type { QueueName } from '@syncline/jobs';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
 import { TEST_REDIS_PREFIX, TEST_REDIS_URL } from '../../../../test/support/env';
 import { createApp } from '../app.factory';
 import { type AppConfig, loadAppConfig } from '../config/app-config';
-import { PULL_QUEUE_NAME } from '../infra/pull-queue.module';
 import { MetricsServer } from '../metrics/metrics-server';
-import { REPLAY_QUEUE_NAME } from '../replays/replay-queue';
 import { WorkspacesRepository } from '../workspaces/workspaces.repository';
 import { WorkspacesService } from '../workspaces/workspaces.service';
 
@@ -68,7 +67,10 @@ export async function startTestApp(label: string, overrides: NodeJS.ProcessEnv =
   const prisma = createPrismaClient(db.url, { max: 2 });
   const queueRedis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, lazyConnect: true });
   queueRedis.on('error', () => undefined);
-  const pullQueue = new Queue(PULL_QUEUE_NAME, { connection: queueRedis, prefix: config.REDIS_PREFIX });
+  const pullQueue = new Queue('pull' satisfies QueueName, {
+    connection: queueRedis,
+    prefix: config.REDIS_PREFIX,
+  });
   pullQueue.on('error', () => undefined);
   return {
     app,
@@ -86,13 +88,12 @@ export async function startTestApp(label: string, overrides: NodeJS.ProcessEnv =
         await pullQueue.waitUntilReady();
         await pullQueue.obliterate({ force: true });
         await pullQueue.close();
-        // Replays the app queued (no workers ran them here).
-        const replayQueue = new Queue(REPLAY_QUEUE_NAME, {
-          connection: queueRedis,
-          prefix: config.REDIS_PREFIX,
-        });
-        await replayQueue.obliterate({ force: true });
-        await replayQueue.close();
+        // Replays and dry runs the app queued (no workers ran them here).
+        for (const name of ['replay', 'dry-run'] satisfies QueueName[]) {
+          const queue = new Queue(name, { connection: queueRedis, prefix: config.REDIS_PREFIX });
+          await queue.obliterate({ force: true });
+          await queue.close();
+        }
       }
       queueRedis.disconnect();
       await prisma.$disconnect();

@@ -1,24 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { jobDefinition, jobOptions } from '@syncline/jobs';
 import type { JobsOptions, Queue } from 'bullmq';
 import { JOB_MAP_TOKEN, type JobMap, type JobName, type JobPayload } from './job-map';
 
 /** Injection token: the BullMQ Queue of every queue in the map, by name. */
 export const QUEUES_BY_NAME = Symbol('QUEUES_BY_NAME');
-
-/** Options every job gets from its queue; BullMQ applies them to raw adds too. */
-export function defaultJobOptions(map: JobMap, queueName: string): JobsOptions {
-  const queue = map.queues[queueName];
-  if (queue === undefined) throw new Error(`queue ${queueName} is not in the job map`);
-  return {
-    attempts: queue.attempts,
-    backoff: { type: 'exponential', delay: queue.backoffMs },
-    // A finished job must not linger under its deterministic id, or the next enqueue of
-    // that id would be dropped as a duplicate.
-    removeOnComplete: true,
-    // Failed jobs stay until they are copied to dead_letter, then are removed (JobWorkersService).
-    removeOnFail: false,
-  };
-}
 
 /** Typed enqueueing: a payload is checked against its schema before it reaches Redis. */
 @Injectable()
@@ -46,13 +32,7 @@ export class JobQueue {
 
   /** The options a job is added with (also used for job scheduler templates). */
   jobOptions(jobName: string, data: unknown): JobsOptions {
-    const definition = this.definition(jobName);
-    const jobId = definition.jobId?.(data);
-    return {
-      ...defaultJobOptions(this.map, definition.queue),
-      ...(definition.attempts === undefined ? {} : { attempts: definition.attempts }),
-      ...(jobId === undefined ? {} : { jobId }),
-    };
+    return jobOptions(this.map, jobName, data);
   }
 
   /** The BullMQ queue a job runs on. */
@@ -67,8 +47,6 @@ export class JobQueue {
   }
 
   private definition(jobName: string) {
-    const definition = this.map.jobs[jobName];
-    if (definition === undefined) throw new Error(`job ${jobName} is not in the job map`);
-    return definition;
+    return jobDefinition(this.map, jobName);
   }
 }

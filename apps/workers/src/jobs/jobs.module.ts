@@ -1,11 +1,12 @@
 import { BullModule, getQueueToken } from '@nestjs/bullmq';
 import { type DynamicModule, Global, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { defaultJobOptions } from '@syncline/jobs';
 import type { Queue } from 'bullmq';
 import { DeadLetterRepository } from './dead-letter.repository';
 import { JobHandlerRegistry } from './job-handler-registry';
 import { JOB_MAP_TOKEN, type JobMap } from './job-map';
-import { defaultJobOptions, JobQueue, QUEUES_BY_NAME } from './job-queue.service';
+import { JobQueue, QUEUES_BY_NAME } from './job-queue.service';
 import { JobWorkersService } from './job-workers.service';
 
 /**

@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import { PgCredentialStore, type StoredCredentials } from '@syncline/connectors';
 import { Keyring } from '@syncline/core';
 import { type RunningEmulators, startEmulators } from '@syncline/emulators';
+import { PullRequests } from '@syncline/jobs';
 import { QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Pool } from 'pg';
@@ -14,7 +15,6 @@ import { JobMapError } from '../jobs/job-handler-registry';
 import { JOB_MAP, type JobMap } from '../jobs/job-map';
 import { pushSubscriptionAad } from '../renew/renew.service';
 import { createWorkers, type Workers } from '../workers';
-import { PullRequests } from './pull-requests';
 
 const APP_ID = 5001;
 const CLIENT_SECRET = 'pull-spec-secret';

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ConnectorError, Cursor, PullPage } from '@syncline/connectors';
 import type { Logger } from '@syncline/core';
+import { type JobPayload, PullRequests, pullJobIds } from '@syncline/jobs';
 import type { Redis } from 'ioredis';
 import type { Pool } from 'pg';
 import { WORKERS_CONFIG, type WorkersConfig } from '../config/workers-config';
@@ -12,12 +13,10 @@ import {
 } from '../connections/connection-runtime';
 import { IngestLog } from '../connections/ingest-log';
 import { PG_POOL, REDIS, ROOT_LOGGER } from '../infra/connections';
-import type { JobPayload } from '../jobs/job-map';
 import { JobQueue } from '../jobs/job-queue.service';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { RENEWED_PROVIDERS, RenewService } from '../renew/renew.service';
 import { PermanentConnectorError, RetryableConnectorError } from './connector-job-errors';
-import { PullRequests } from './pull-requests';
 
 const JOB = 'connection.pull';
 /** Longest a job waits in-process for a provider's retry-after before handing the wait to BullMQ. */
@@ -41,10 +40,6 @@ const SKIPPED_STATUSES: ReadonlySet<ConnectionStatus> = new Set([
   'needs_reauth',
   'error',
 ]);
-
-/** The deterministic pull job id, and the one its continuation takes (see `handOver`). */
-export const pullJobIds = (connectionId: string) =>
-  ({ primary: `pull.${connectionId}`, continuation: `pull.${connectionId}.next` }) as const;
 
 /**
  * Reads one connection into the log: its backfill while `backfilling`, then incremental

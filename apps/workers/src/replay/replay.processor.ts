@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { attemptsOf, JOB_MAP, type JobData } from '@syncline/jobs';
 import { type JobContext, JobHandler } from '../jobs/job-handler.decorator';
-import { JOBS, type JobData, QUEUES } from '../jobs/job-map';
 import { type ReplayOutcome, ReplayService } from './replay.service';
 
 @Injectable()
@@ -9,7 +9,7 @@ export class ReplayProcessor {
 
   @JobHandler('workspace.replay')
   run(payload: JobData<'workspace.replay'>, context: JobContext): Promise<ReplayOutcome> {
-    const attempts = JOBS['workspace.replay'].attempts ?? QUEUES.replay.attempts;
-    return this.replays.run(payload.replayId, { lastAttempt: context.attempt >= attempts });
+    const lastAttempt = context.attempt >= attemptsOf(JOB_MAP, 'workspace.replay');
+    return this.replays.run(payload.replayId, { lastAttempt });
   }
 }

@@ -1,11 +1,12 @@
 import type { Redis } from 'ioredis';
+import { pullJobIds } from './job-map';
 
 /**
  * "A pull was asked for while one was running": the handshake that keeps a notification
  * from being lost to BullMQ's duplicate-id rule. While `pull.<id>` runs, an add of
  * `pull.<id>` is dropped, so a change made after the running job read past it would wait for
- * the next scheduled pull-all. The enqueuer's half also lives in the API
- * (apps/sync-api/src/infra/pull-queue.module.ts); key names and scripts must stay identical.
+ * the next scheduled pull-all. The enqueuer's half (`request`) is the API's and the workers';
+ * the rest is the running pull job's (apps/workers/src/pull/pull.service.ts).
  *
  * Keys (times are Redis's own clock, so API and worker hosts need not agree):
  * - `<prefix>:pull-requested:<id>` = when a pull was last asked for (the API, on a
@@ -43,7 +44,7 @@ export class PullRequests {
       pullClosingKey(this.prefix, connectionId),
       String(PullRequests.REQUEST_TTL_MS),
     );
-    const ids = { primary: `pull.${connectionId}`, continuation: `pull.${connectionId}.next` };
+    const ids = pullJobIds(connectionId);
     return closing === ids.primary ? ids.continuation : ids.primary;
   }
 
@@ -96,7 +97,7 @@ export class PullRequests {
 }
 
 /** Records a request at Redis's time; answers the id of a job that finished reading, if any. */
-export const REQUEST_SCRIPT = `local t = redis.call('TIME')
+const REQUEST_SCRIPT = `local t = redis.call('TIME')
 redis.call('SET', KEYS[1], string.format('%d', t[1] * 1000 + math.floor(t[2] / 1000)), 'PX', ARGV[1])
 return redis.call('GET', KEYS[2])`;
 

@@ -1,0 +1,4 @@
+export * from './job-client';
+export * from './job-map';
+export * from './job-options';
+export * from './pull-requests';
