@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import * as Automerge from '@automerge/automerge';
+import { canonicalJson } from '@syncline/core';
 import { actorOf, copyActorOf, sourceKey, sourceOfActor } from './actor';
-import { canonicalJson, decodeFieldValue, encodeFieldValue, hlcMillis, hlcOf } from './field-value';
+import { decodeFieldValue, encodeFieldValue, hlcMillis, hlcOf } from './field-value';
 import { type Candidate, policyFor, type Resolution, resolveField } from './merge.policy';
 import type {
   ConflictCandidate,

@@ -1,6 +1,7 @@
-// A field is stored in the document as one immutable string "<hlc base36>|<canonical JSON>":
-// a single scalar op per edit keeps documents small, and the hybrid logical clock travels
-// with the value so every replica settles lww the same way.
+// A field is stored in the document as one immutable string "<hlc base36>|<canonical JSON>"
+// (@syncline/core's canonicalJson, null kept: a clear is a value): a single scalar op per edit
+// keeps documents small, and the hybrid logical clock travels with the value so every replica
+// settles lww the same way.
 
 /** Counter bits below the milliseconds of a hybrid logical clock value. */
 const HLC_COUNTER = 1024;
@@ -15,16 +16,4 @@ export function encodeFieldValue(hlc: number, json: string): string {
 export function decodeFieldValue(stored: string): { hlc: number; json: string } {
   const bar = stored.indexOf('|');
   return { hlc: Number.parseInt(stored.slice(0, bar), 36), json: stored.slice(bar + 1) };
-}
-
-/** JSON with object keys sorted, so equal values have equal text (the content compare). */
-export function canonicalJson(value: unknown): string {
-  if (value === undefined) return 'null';
-  if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  if (value instanceof Date) return JSON.stringify(value.toISOString());
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
 }

@@ -1,5 +1,5 @@
+import { canonicalJson } from '@syncline/core';
 import { sourceKey } from './actor';
-import { canonicalJson } from './field-value';
 import type { FieldPolicy, PolicyMap, SourceRef } from './types';
 
 /** One value of a field as the document holds it (one of several when edits were concurrent). */

@@ -1,3 +1,4 @@
+export * from './canonical-json';
 export * from './channels';
 export * from './config/parse-env';
 export * from './config/provider-env';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
-import type { EntityType, ProviderKey } from '@syncline/core';
+import { canonicalJson, type EntityType, type ProviderKey } from '@syncline/core';
 import { IdentityService } from '@syncline/identity';
 import {
   LOG_EVENT_COLUMNS,
@@ -852,7 +852,7 @@ async function oweFinalValues(client: PoolClient, tx: LogTransaction, engine: Me
         prior: outcome.held.get(target.connection_id) ?? {},
         heads: outcome.heads,
         key: `${entity.id}.${target.connection_id}.${digest}`,
-        content: createHash('sha256').update(canonical(fields)).digest('base64url').slice(0, 16),
+        content: createHash('sha256').update(canonicalJson(fields)).digest('base64url').slice(0, 16),
       });
     }
   }
@@ -873,17 +873,6 @@ async function oweFinalValues(client: PoolClient, tx: LogTransaction, engine: Me
        WHERE outbox.status IN ('pending', 'superseded')`,
     [JSON.stringify(rows)],
   );
-}
-
-/** JSON with sorted keys, so equal contents hash alike. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value !== null && typeof value === 'object')
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  return JSON.stringify(value) ?? 'null';
 }
 
 async function readReport(
