@@ -1,4 +1,3 @@
-import type { Queryable } from '@syncline/core';
 import type { SyncedState } from './entity-document';
 import type { ConflictResolution, MergeStore, StoredConflict, StoredDocument } from './merge-store';
 import {
@@ -8,6 +7,14 @@ import {
   type PolicyKind,
   type PolicyMap,
 } from './types';
+
+/** A transaction (or pool, or client): what a log consumer's handler receives. */
+export interface SqlTransaction {
+  query<R extends object = Record<string, unknown>>(
+    sql: string,
+    params?: unknown[],
+  ): Promise<{ rows: R[]; rowCount: number | null }>;
+}
 
 interface ConflictRow {
   id: string;
@@ -56,7 +63,7 @@ export class PgMergeStore implements MergeStore {
   private readonly deferred = new Set<string>();
 
   constructor(
-    private readonly tx: Queryable,
+    private readonly tx: SqlTransaction,
     options: PgMergeStoreOptions = {},
   ) {
     this.deferWrites = options.deferWrites === true;

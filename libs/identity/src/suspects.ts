@@ -1,5 +1,4 @@
-import type { Queryable } from '@syncline/core';
-import { mergeReasonOf } from './identity.service';
+import { type IdentityTx, mergeReasonOf } from './identity.service';
 
 /**
  * What makes an entity suspect of holding two things (a wrong merge, from a rule since
@@ -49,7 +48,7 @@ const nameEnds = (name: string): string => {
  * apart. Most suspect first: two records of one connection, then conflicting keys, then names.
  */
 export async function findSuspectEntities(
-  tx: Queryable,
+  tx: IdentityTx,
   workspaceId: string,
   entityType?: string,
 ): Promise<SuspectEntity[]> {

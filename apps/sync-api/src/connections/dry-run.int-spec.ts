@@ -2,11 +2,10 @@ import { isDeepStrictEqual } from 'node:util';
 import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
 import { entityIdFor, IdentityService } from '@syncline/identity';
 import { LogConsumer, type LogEvent, StagingChangeLog } from '@syncline/log';
+import { queueReconcileCreates, SyncStage as SyncHandler } from '@syncline/sync-stage';
 import { computeDryRunReport, type DryRunReport } from '@syncline/workers/dry-run';
 import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { queueReconcileCreates } from '../../../workers/src/sync/reconcile-creates';
-import { SyncHandler } from '../../../workers/src/sync/sync-handler';
 import { workspaceRows } from '../openapi/testing/two-workspaces';
 import { ProviderAccounts } from '../testing/provider-accounts';
 import { bearer, createApiKey, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
@@ -64,7 +63,9 @@ describe('dry run of a new connection', () => {
       group: 'sync',
       partitions: t.config.LOG_PARTITIONS,
       connection: t.db.url,
-      handler: (tx, events: LogEvent[]) => workers.handle(tx, events),
+      handler: async (tx, events: LogEvent[]) => {
+        await workers.handle(tx, events);
+      },
     });
     await consumer.start();
     try {

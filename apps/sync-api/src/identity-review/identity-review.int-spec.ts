@@ -3,10 +3,10 @@ import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
 import type { SourceChangeInput } from '@syncline/core';
 import { IdentityService } from '@syncline/identity';
 import { ChangeLog, LogConsumer } from '@syncline/log';
+// The real sync stage, so that a merge is applied the way the workers apply it.
+import { SyncStage } from '@syncline/sync-stage';
 import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-// The real sync stage, so that a merge is applied the way the workers apply it.
-import { SyncHandler } from '../../../workers/src/sync/sync-handler';
 import { SYNC_CONSUMER_GROUP } from '../connections/connections.repository';
 import { bearer, createApiKey, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
 
@@ -82,14 +82,16 @@ describe('identity review', () => {
 
   const startStage = async () => {
     const engine = new MergeEngine(new PgMergeStore(pool));
-    const handler = new SyncHandler({ identity: new IdentityService(), engine, connectionsTtlMs: 0 });
+    const handler = new SyncStage({ identity: new IdentityService(), engine, connectionsTtlMs: 0 });
     consumer = new LogConsumer({
       group: SYNC_CONSUMER_GROUP,
       partitions: t.config.LOG_PARTITIONS,
       connection: t.db.url,
       pollMs: 50,
       rebalanceMs: 200,
-      handler: (tx, events) => handler.handle(tx, events),
+      handler: async (tx, events) => {
+        await handler.handle(tx, events);
+      },
     });
     await consumer.start();
   };

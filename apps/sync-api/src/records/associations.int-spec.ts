@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { Pool } from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // The workers' sync stage itself, in-process: associations are only right if they are right
 // for what the real stage writes.
-import { contactEvent, type StageEvent, syncStage } from '../../../workers/src/sync/testing/sync-stage';
+import { contactEvent, type StageEvent, syncStage } from '@syncline/sync-stage/testing';
+import { Pool } from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
 
 interface Association {

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
 import { IdentityService } from '@syncline/identity';
 import { ChangeLog, LogConsumer } from '@syncline/log';
-import { Pool } from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // The workers' sync stage itself, run in-process as a member of the `sync` group: the
 // history is only right if it is right for what the real merge writes.
-import { SyncHandler } from '../../../workers/src/sync/sync-handler';
+import { SyncStage } from '@syncline/sync-stage';
+import { Pool } from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SYNC_CONSUMER_GROUP } from '../connections/connections.repository';
 import { signInAs } from '../testing/sign-in';
 import { bearer, createApiKey, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
@@ -135,7 +135,7 @@ describe('record history and past states', () => {
       INSERT INTO entity (id, workspace_id, entity_type, display_name, fields, version)
       VALUES (${undocumented}::uuid, ${a.workspaceId}::uuid, 'person', 'No document', '{"note":"x"}'::jsonb, 1)`;
 
-    const handler = new SyncHandler({
+    const handler = new SyncStage({
       identity: new IdentityService(),
       engine: new MergeEngine(new PgMergeStore(pool)),
       connectionsTtlMs: 0,
@@ -145,7 +145,9 @@ describe('record history and past states', () => {
       partitions: t.config.LOG_PARTITIONS,
       connection: t.db.url,
       pollMs: 50,
-      handler: (tx, events) => handler.handle(tx, events),
+      handler: async (tx, events) => {
+        await handler.handle(tx, events);
+      },
     });
     await consumer.start();
 

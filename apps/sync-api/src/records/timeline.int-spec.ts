@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { identityOperationChange } from '@syncline/identity';
-import { Pool } from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // The workers' sync stage itself, in-process: the timeline is only right if it is right for
 // what the real stage writes.
-import { contactEvent, type StageEvent, syncStage } from '../../../workers/src/sync/testing/sync-stage';
+import { contactEvent, type StageEvent, syncStage } from '@syncline/sync-stage/testing';
+import { Pool } from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createApiKey, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
 
 interface TimelineBody {

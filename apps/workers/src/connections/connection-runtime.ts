@@ -28,12 +28,12 @@ import {
   type ProviderKey,
   providerEndpoints,
 } from '@syncline/core';
+import { CONNECTORS } from '@syncline/sync-stage';
 import { UnrecoverableError } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Pool } from 'pg';
 import { WORKERS_CONFIG, type WorkersConfig, workersKeyring } from '../config/workers-config';
 import { PG_POOL, REDIS, ROOT_LOGGER } from '../infra/connections';
-import { CONNECTORS } from '../sync/writeback-rules';
 
 export { CONNECTION_STATUSES, type ConnectionStatus };
 

@@ -9,9 +9,8 @@ import {
   partitionFor,
   toLogEvent,
 } from '@syncline/log';
+import { queueReconcileCreates, SyncStage as SyncHandler } from '@syncline/sync-stage';
 import type { Pool, PoolClient } from 'pg';
-import { queueReconcileCreates } from '../sync/reconcile-creates';
-import { SyncHandler } from '../sync/sync-handler';
 
 /**
  * The dry run of a connection: what enabling it would do, computed by the sync stage itself

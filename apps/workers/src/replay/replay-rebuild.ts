@@ -9,6 +9,7 @@ import {
   type LogTransaction,
   toLogEvent,
 } from '@syncline/log';
+import { isWritable, SyncStage as SyncHandler, updateKey } from '@syncline/sync-stage';
 import type { Pool, PoolClient } from 'pg';
 import {
   type FieldsBeforeAfter,
@@ -21,8 +22,6 @@ import {
   skipAdvisoryLocks,
 } from '../dry-run/dry-run-report';
 import { SYNC_GROUP } from '../sync/sync-group';
-import { SyncHandler } from '../sync/sync-handler';
-import { isWritable } from '../sync/writeback-rules';
 
 /**
  * Replay: a workspace's derived state (entities, documents, links, conflicts, associations,
@@ -634,9 +633,6 @@ async function feed(
   const order = [...journaled.keys()].sort((a, b) => Number(BigInt(a) - BigInt(b)));
   for (const seq of order) await handOver(journaled.get(seq)!);
   await client.query('INSERT INTO write_receipt SELECT * FROM replay_held_receipt');
-  // Nothing leaves the rebuild before its commit: the caller schedules pushes from the outbox.
-  handler.drainTargets();
-  handler.drainPulls();
   return failures;
 }
 
@@ -834,10 +830,6 @@ async function oweFinalValues(client: PoolClient, tx: LogTransaction, engine: Me
       { entityId: entity.id, workspaceId: entity.workspace_id, entityType: entity.entity_type },
       store,
     );
-    const digest = createHash('sha256')
-      .update([...outcome.heads].sort().join(','))
-      .digest('base64url')
-      .slice(0, 22);
     for (const target of mine) {
       const owed = outcome.owed.get(target.connection_id) ?? [];
       if (owed.length === 0) continue;
@@ -851,7 +843,7 @@ async function oweFinalValues(client: PoolClient, tx: LogTransaction, engine: Me
         fields,
         prior: outcome.held.get(target.connection_id) ?? {},
         heads: outcome.heads,
-        key: `${entity.id}.${target.connection_id}.${digest}`,
+        key: updateKey(entity.id, target.connection_id, outcome.heads),
         content: createHash('sha256').update(canonicalJson(fields)).digest('base64url').slice(0, 16),
       });
     }

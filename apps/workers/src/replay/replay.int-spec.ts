@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
 import { entityIdFor, IdentityService, identityOperationChange } from '@syncline/identity';
 import { ChangeLog, LogConsumer, partitionFor } from '@syncline/log';
+import { SyncStage as SyncHandler } from '@syncline/sync-stage';
+import { contactEvent, playPush, seedConnections } from '@syncline/sync-stage/testing';
 import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
 import { SYNC_GROUP } from '../sync/sync-group';
-import { SyncHandler } from '../sync/sync-handler';
-import { contactEvent, playPush, seedConnections } from '../sync/testing/sync-stage';
 import { applyReplay, previewReplay, ReplayRefused } from './replay-rebuild';
 
 /**
@@ -36,7 +36,9 @@ async function runLive(): Promise<void> {
     group: SYNC_GROUP,
     partitions: PARTITIONS,
     connection: db.url,
-    handler: (tx, events) => liveHandler.handle(tx, events),
+    handler: async (tx, events) => {
+      await liveHandler.handle(tx, events);
+    },
   });
   await consumer.start();
   try {

@@ -1,8 +1,8 @@
+import { contactEvent, seedConnections, syncStage } from '@syncline/sync-stage/testing';
 import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
 import { claimOutbox } from './outbox-claim';
-import { contactEvent, seedConnections, syncStage } from './testing/sync-stage';
 
 /**
  * The push's claim against real Postgres and the real sync stage: what a pusher takes is

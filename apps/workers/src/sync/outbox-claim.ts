@@ -1,9 +1,8 @@
+import type { AssociationOp, ClaimedOutboxRow } from '@syncline/sync-stage';
 import type { Pool } from 'pg';
-import type { OutboxRow } from './outbox';
-import type { AssociationOp } from './relation-writeback';
 
 /** A claimed row: an entity write, or an association between two entities (relation-writeback.ts). */
-export type ClaimedRow = Omit<OutboxRow, 'op'> & { op: OutboxRow['op'] | AssociationOp };
+export type ClaimedRow = Omit<ClaimedOutboxRow, 'op'> & { op: ClaimedOutboxRow['op'] | AssociationOp };
 
 /** The rows a pusher took, with what it needs to send them. */
 export interface Claim {

@@ -14,6 +14,20 @@ import {
   storableText,
 } from '@syncline/core';
 import { type LinkReason, possibleDuplicateIdFor } from '@syncline/identity';
+import {
+  ASSOCIATION_OPS,
+  type AssociationFields,
+  type AssociationOp,
+  type ClaimedOutboxRow,
+  type CoalescedWrite,
+  coalesce,
+  EXISTING_RECORD_RULE,
+  type ExistingRecordDecision,
+  judgeExistingRecord,
+  oweReconciledAssociations,
+  queueReconcileCreates,
+  versionMayReplace,
+} from '@syncline/sync-stage';
 import type { Pool, PoolClient } from 'pg';
 import { WORKERS_CONFIG, type WorkersConfig } from '../config/workers-config';
 import { type ConnectionHandle, ConnectionRuntime } from '../connections/connection-runtime';
@@ -21,17 +35,7 @@ import { IngestLog } from '../connections/ingest-log';
 import { PG_POOL, ROOT_LOGGER } from '../infra/connections';
 import { JobQueue } from '../jobs/job-queue.service';
 import { WorkerMetrics } from '../metrics/worker-metrics';
-import { EXISTING_RECORD_RULE, type ExistingRecordDecision, judgeExistingRecord } from './existing-record';
-import { type CoalescedWrite, coalesce, type OutboxRow } from './outbox';
 import { type ClaimedRow, claimOutbox } from './outbox-claim';
-import { versionMayReplace } from './provider-version';
-import { queueReconcileCreates } from './reconcile-creates';
-import {
-  ASSOCIATION_OPS,
-  type AssociationFields,
-  type AssociationOp,
-  oweReconciledAssociations,
-} from './relation-writeback';
 import { SYNC_GROUP } from './sync-group';
 
 /** Rows one claim takes; a push job claims again until the outbox is empty or its time is up. */
@@ -53,13 +57,13 @@ export class RetryLater extends Error {
   }
 }
 
-const isAssociation = (row: ClaimedRow): row is Omit<OutboxRow, 'op'> & { op: AssociationOp } =>
+const isAssociation = (row: ClaimedRow): row is Omit<ClaimedOutboxRow, 'op'> & { op: AssociationOp } =>
   (ASSOCIATION_OPS as readonly string[]).includes(row.op);
-const isEntityWrite = (row: ClaimedRow): row is OutboxRow => !isAssociation(row);
+const isEntityWrite = (row: ClaimedRow): row is ClaimedOutboxRow => !isAssociation(row);
 
 /** The rows of one association write, with its calls (a removal may name several record pairs). */
 interface AssociationSend {
-  row: Omit<OutboxRow, 'op'> & { op: AssociationOp };
+  row: Omit<ClaimedOutboxRow, 'op'> & { op: AssociationOp };
   calls: AssociationWrite[];
 }
 
@@ -333,7 +337,7 @@ export class PushService {
    */
   private async sendAssociations(
     handle: ConnectionHandle,
-    rows: readonly (Omit<OutboxRow, 'op'> & { op: AssociationOp })[],
+    rows: readonly (Omit<ClaimedOutboxRow, 'op'> & { op: AssociationOp })[],
     outcome: PushOutcome,
   ): Promise<void> {
     const ends = [

@@ -3,6 +3,7 @@ import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
 import type { Logger } from '@syncline/core';
 import { IdentityService } from '@syncline/identity';
 import { LogConsumer } from '@syncline/log';
+import { SyncStage } from '@syncline/sync-stage';
 import type { Pool } from 'pg';
 import { WORKERS_CONFIG, type WorkersConfig } from '../config/workers-config';
 import { PG_POOL, ROOT_LOGGER } from '../infra/connections';
@@ -10,7 +11,6 @@ import { JobQueue } from '../jobs/job-queue.service';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { PushService } from './push.service';
 import { SYNC_GROUP } from './sync-group';
-import { SyncHandler } from './sync-handler';
 
 /**
  * Runs this process's member of the `sync` consumer group: the partitions it leases go
@@ -22,7 +22,10 @@ export class SyncConsumerService implements OnApplicationBootstrap, OnApplicatio
   private readonly logger: Logger;
   private consumer: LogConsumer | undefined;
   readonly engine: MergeEngine;
-  readonly handler: SyncHandler;
+  readonly stage: SyncStage;
+  /** What the batches of the open transaction owe, acted on once it commits. */
+  private readonly owedPush = new Set<string>();
+  private readonly owedPull = new Set<string>();
 
   constructor(
     @Inject(PG_POOL) pool: Pool,
@@ -34,7 +37,7 @@ export class SyncConsumerService implements OnApplicationBootstrap, OnApplicatio
   ) {
     this.logger = rootLogger.child({ scope: SyncConsumerService.name });
     this.engine = new MergeEngine(new PgMergeStore(pool), { cacheBytes: 128 * 1024 * 1024 });
-    this.handler = new SyncHandler({ identity: new IdentityService(), engine: this.engine });
+    this.stage = new SyncStage({ identity: new IdentityService(), engine: this.engine });
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -52,14 +55,16 @@ export class SyncConsumerService implements OnApplicationBootstrap, OnApplicatio
       handler: async (tx, events, context) => {
         const end = this.metrics.commitSeconds.startTimer({ group: context.group });
         try {
-          await this.handler.handle(tx, events);
+          const owed = await this.stage.handle(tx, events);
+          for (const id of owed.push) this.owedPush.add(id);
+          for (const id of owed.pull) this.owedPull.add(id);
         } finally {
           end();
         }
       },
       afterCommit: async () => {
-        for (const connectionId of this.handler.drainTargets()) await this.push.schedule(connectionId);
-        for (const connectionId of this.handler.drainPulls())
+        for (const connectionId of drain(this.owedPush)) await this.push.schedule(connectionId);
+        for (const connectionId of drain(this.owedPull))
           await this.jobs.enqueue('connection.pull', { connectionId, reason: 'unknown record notified' });
       },
       onError: (error) => this.logger.error({ err: error }, 'sync consumer error'),
@@ -71,4 +76,11 @@ export class SyncConsumerService implements OnApplicationBootstrap, OnApplicatio
   async onApplicationShutdown(): Promise<void> {
     await this.consumer?.stop();
   }
+}
+
+/** The set's members, leaving it empty. */
+function drain(set: Set<string>): string[] {
+  const list = [...set];
+  set.clear();
+  return list;
 }

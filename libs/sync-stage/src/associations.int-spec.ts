@@ -1,6 +1,6 @@
 import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
+import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
 import { contactEvent, type StageEvent, seedConnections, syncStage } from './testing/sync-stage';
 
 /**

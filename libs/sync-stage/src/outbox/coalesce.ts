@@ -1,22 +1,6 @@
 import type { EntityType } from '@syncline/core';
-
-/** An outbox row as the push job claims it. */
-export interface OutboxRow {
-  id: string;
-  workspace_id: string;
-  entity_id: string;
-  entity_type: EntityType;
-  /** `merge`: the provider's own merge of `fields.mergedExternalId` into `external_id`. */
-  op: 'create' | 'update' | 'delete' | 'merge';
-  external_id: string | null;
-  fields: Record<string, unknown>;
-  /** What the target held of these fields when the row was written (never-held fields absent). */
-  prior: Record<string, unknown>;
-  heads: string[];
-  idempotency_key: string;
-  /** A create of an entity whose own record this target merged away at our asking (see PushWrite). */
-  after_provider_merge?: boolean;
-}
+import { asUpdateKey } from '../idempotency-key';
+import type { ClaimedOutboxRow } from './outbox-row';
 
 /** One write to send: every pending row of one target record, folded in order. */
 export interface CoalescedWrite {
@@ -48,7 +32,7 @@ export interface CoalescedWrite {
  * names both records itself, and folds into nothing.
  */
 export function coalesce(
-  rows: readonly OutboxRow[],
+  rows: readonly ClaimedOutboxRow[],
   linked: ReadonlyMap<string, string>,
 ): { writes: CoalescedWrite[]; dropped: string[] } {
   const byEntity = new Map<string, CoalescedWrite>();
@@ -113,7 +97,7 @@ export function coalesce(
     if (write.op === 'create' && externalId !== undefined) {
       write.op = 'update';
       write.externalId = externalId;
-      write.idempotencyKey = `${write.idempotencyKey}.as-update.${write.heads.join('').slice(0, 16)}`;
+      write.idempotencyKey = asUpdateKey(write.idempotencyKey, write.heads);
     } else if (write.op !== 'create') {
       if (externalId === undefined && write.op === 'update') {
         dropped.push(...write.rowIds);

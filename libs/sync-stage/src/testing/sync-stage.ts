@@ -4,7 +4,7 @@ import { inTransaction } from '@syncline/core';
 import { IdentityService } from '@syncline/identity';
 import type { LogEvent } from '@syncline/log';
 import type { Pool } from 'pg';
-import { SyncHandler, type SyncHandlerOptions } from '../sync-handler';
+import { type StageOwed, SyncStage, type SyncStageOptions } from '../sync-stage';
 
 /** A log event as a test writes it: the log's own columns are filled in by `handle`. */
 export type StageEvent = Omit<LogEvent, 'partition' | 'offset' | 'ingestedAt' | 'providerVersion'> & {
@@ -17,10 +17,10 @@ export type StageEvent = Omit<LogEvent, 'partition' | 'offset' | 'ingestedAt' | 
  */
 export function syncStage(
   pool: Pool,
-  options: Pick<SyncHandlerOptions, 'providerMerges'> = {},
-): { handle: (...batch: StageEvent[]) => Promise<void> } {
+  options: Pick<SyncStageOptions, 'providerMerges'> = {},
+): { handle: (...batch: StageEvent[]) => Promise<StageOwed> } {
   const engine = new MergeEngine(new PgMergeStore(pool));
-  const handler = new SyncHandler({
+  const stage = new SyncStage({
     identity: new IdentityService(),
     engine,
     connectionsTtlMs: 0,
@@ -29,7 +29,7 @@ export function syncStage(
   let offset = 0;
   const handle = (...batch: StageEvent[]) =>
     inTransaction(pool, (client) =>
-      handler.handle(
+      stage.handle(
         client,
         batch.map((event) => ({
           ...event,

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { coalesce, type OutboxRow } from './outbox';
+import { coalesce } from './coalesce';
+import type { ClaimedOutboxRow } from './outbox-row';
 
-const row = (id: number, patch: Partial<OutboxRow>): OutboxRow => ({
+const row = (id: number, patch: Partial<ClaimedOutboxRow>): ClaimedOutboxRow => ({
   id: String(id),
   workspace_id: 'w',
   entity_id: 'e1',

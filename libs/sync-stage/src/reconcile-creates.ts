@@ -1,4 +1,5 @@
 import type { ProviderKey } from '@syncline/core';
+import { createKeySql } from './idempotency-key';
 import { CONNECTORS, CRM_RECORD_TYPES } from './writeback-rules';
 
 /** A transaction, client or pool to run the statement on. */
@@ -23,7 +24,7 @@ export async function queueReconcileCreates(
   const { rowCount } = await db.query(
     `INSERT INTO outbox (workspace_id, entity_id, entity_type, connection_id, op, fields, heads, idempotency_key)
      SELECT e.workspace_id, e.id, e.entity_type, $1::uuid, 'create', jsonb_strip_nulls(e.fields), e.heads,
-            e.id::text || '.' || $1::text || '.create'
+            ${createKeySql('e.id', '$1')}
        FROM entity e
       WHERE e.workspace_id = $2 AND e.merged_into IS NULL AND e.fields <> '{}'::jsonb
         AND (e.entity_type = ANY($3::text[])

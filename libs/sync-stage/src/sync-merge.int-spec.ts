@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type IdentityIntent, identityOperationChange } from '@syncline/identity';
 import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
+import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
 import { contactEvent, playPush, type StageEvent, seedConnections, syncStage } from './testing/sync-stage';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { splitEcho } from './sync-handler';
+import { splitEcho } from './echo';
 
 // Our write of a job title and a phone: started at 10:00:00.000, stored at 10:00:00.200.
 const written = {

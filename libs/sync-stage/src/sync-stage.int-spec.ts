@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
+import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
 import { claimPush, contactEvent, playPush, seedConnections, syncStage } from './testing/sync-stage';
 
 let db: TestDatabase;
 let pool: Pool;
 
 beforeAll(async () => {
-  db = await createTestDatabase('sync_handler');
+  db = await createTestDatabase('sync_stage');
   pool = new Pool({ connectionString: db.url, max: 4 });
 });
 

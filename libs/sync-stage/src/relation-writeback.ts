@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import type { LogTransaction } from '@syncline/log';
+import type { TargetConnection } from './connections';
+import { associateKey, dissociateKey, keyDigest } from './idempotency-key';
 import type { RelationRemoval } from './relations';
-import type { TargetConnection } from './sync-handler';
 
 /**
  * Associations written back. A pair of entities one CRM associates (a contact's company, a
@@ -108,7 +108,6 @@ interface OwedRow {
 const pairKey = (p: Pick<Pair, 'fromType' | 'fromId' | 'toType' | 'toId'>) =>
   `${p.fromType}|${p.fromId}|${p.toType}|${p.toId}`;
 const mirrorKey = (connectionId: string, p: Pair) => `${connectionId}|${pairKey(p)}`;
-const digest = (text: string) => createHash('sha256').update(text).digest('base64url').slice(0, 22);
 
 /**
  * Owes the batch's associations to the other HubSpot connections (see above) and returns the
@@ -300,7 +299,7 @@ export async function oweAssociations(
       const origin = natives[0];
       // The newest assertion: a connection that removed its own copy after it is not owed it.
       const newest = Math.max(...natives.map((r) => r.since_at?.getTime() ?? Number.POSITIVE_INFINITY));
-      const generation = digest(
+      const generation = keyDigest(
         origin ? `${origin.key}|${origin.since ?? ''}` : `participant|${pair.fromId}|${pair.toId}`,
       );
       for (const t of targets) {
@@ -315,7 +314,7 @@ export async function oweAssociations(
         if (reported(t).length > 0 || !eligible(t) || !holds(t)) continue;
         const declined = declinedAt(t.id);
         if (declined !== null && declined.getTime() >= newest) continue;
-        const key = `${pair.fromId}.${t.id}.associate.${digest(`${pair.toType}|${pair.toId}|${generation}`)}`;
+        const key = associateKey(pair.fromId, t.id, { type: pair.toType, id: pair.toId }, generation);
         keep.add(`${t.id}|${key}`);
         owed.push({
           workspace_id: pair.workspaceId,
@@ -354,7 +353,7 @@ export async function oweAssociations(
       // Engagements are not reported back: our associate stands for the report.
       const there = pair.engagement ? [] : reported(t);
       if (unsent || (!pair.engagement && there.length === 0)) continue;
-      const key = `${pair.fromId}.${t.id}.dissociate.${digest(mine)}`;
+      const key = dissociateKey(pair.fromId, t.id, mine);
       keep.add(`${t.id}|${key}`);
       owed.push({
         workspace_id: pair.workspaceId,

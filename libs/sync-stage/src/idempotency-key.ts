@@ -1,0 +1,92 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * The idempotency keys of outbox rows: one per write owed to a connection, unique in it
+ * (outbox and write_receipt are keyed by connection and key). Every key is derived from the
+ * state it writes, never from a count, so the same history owes the same keys, and a write
+ * owed twice is queued (and sent) once. Every place that builds or matches a key, in
+ * TypeScript or SQL, goes through this module.
+ *
+ * | write                         | key                                                     |
+ * |-------------------------------|---------------------------------------------------------|
+ * | create                        | `<entity>.<connection>.create`                          |
+ * | update at heads               | `<entity>.<connection>.<heads digest>`                  |
+ * | delete                        | `<entity>.<connection>.delete`                          |
+ * | archive of a folded copy      | `<absorbed>.<connection>.fold:<operation>:<record>`     |
+ * | provider merge                | `<absorbed>.<connection>.merge:<operation>:<record>`    |
+ * | create set aside by a fold    | `<create key>.folded:<operation>`                       |
+ * | create sent as an update      | `<create key>.as-update.<heads prefix>`                 |
+ * | association                   | `<from>.<connection>.associate.<digest of pair+origin>` |
+ * | removal of an association     | `<from>.<connection>.dissociate.<digest of its key>`    |
+ */
+
+/** A short digest (22 base64url characters of SHA-256) of `text`. */
+export const keyDigest = (text: string): string =>
+  createHash('sha256').update(text).digest('base64url').slice(0, 22);
+
+/** The digest of a set of heads, whatever their order. */
+export const headsDigest = (heads: readonly string[]): string => keyDigest([...heads].sort().join(','));
+
+/**
+ * One key per (entity, target): however many times a create is owed, the provider makes one
+ * record (Calendar client ids, HubSpot upsert, the Tasks marker).
+ */
+export const createKey = (entityId: string, connectionId: string): string =>
+  `${entityId}.${connectionId}.create`;
+
+/**
+ * SQL: the create key of an entity and connection given as SQL expressions (columns or
+ * parameters), the same text as `createKey`.
+ */
+export const createKeySql = (entityId: string, connectionId: string): string =>
+  `${entityId}::text || '.' || ${connectionId}::text || '.create'`;
+
+/** An update carrying what the target is owed at these heads. */
+export const updateKey = (entityId: string, connectionId: string, heads: readonly string[]): string =>
+  `${entityId}.${connectionId}.${headsDigest(heads)}`;
+
+/** The delete of the entity's record in the target (a delete elsewhere, under its delete policy). */
+export const deleteKey = (entityId: string, connectionId: string): string =>
+  `${entityId}.${connectionId}.delete`;
+
+/** The archive of a copy we created, folded away by a merge (see provider-merges.ts). */
+export const foldArchiveKey = (
+  absorbedId: string,
+  connectionId: string,
+  operationId: string,
+  externalId: string,
+): string => `${absorbedId}.${connectionId}.fold:${operationId}:${externalId}`;
+
+/** The provider's own merge a Syncline merge owes a connection (see provider-merges.ts). */
+export const providerMergeKey = (
+  absorbedId: string,
+  connectionId: string,
+  operationId: string,
+  externalId: string,
+): string => `${absorbedId}.${connectionId}.merge:${operationId}:${externalId}`;
+
+/**
+ * SQL: the key a create row takes when a merge folds its copy away, so that an unmerge can owe
+ * the create again under its own key. `key` and `operationId` are SQL expressions.
+ */
+export const foldedKeySql = (key: string, operationId: string): string =>
+  `${key} || '.folded:' || ${operationId}`;
+
+/** A create sent as an update (the target has a record of the entity by now), at these heads. */
+export const asUpdateKey = (key: string, heads: readonly string[]): string =>
+  `${key}.as-update.${heads.join('').slice(0, 16)}`;
+
+/**
+ * An association of `fromId` with `toId` owed to a connection; `generation` names the assertion
+ * that made it owed (a pair removed and associated again is owed under a new key).
+ */
+export const associateKey = (
+  fromId: string,
+  connectionId: string,
+  to: { type: string; id: string },
+  generation: string,
+): string => `${fromId}.${connectionId}.associate.${keyDigest(`${to.type}|${to.id}|${generation}`)}`;
+
+/** The removal of the association written under `associate` (its key). */
+export const dissociateKey = (fromId: string, connectionId: string, associate: string): string =>
+  `${fromId}.${connectionId}.dissociate.${keyDigest(associate)}`;

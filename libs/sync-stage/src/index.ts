@@ -1,0 +1,28 @@
+export { claimBareAddresses, writeAssociations } from './associations';
+export { type TargetConnection, TargetConnections } from './connections';
+export { splitEcho } from './echo';
+export { EXISTING_RECORD_RULE, type ExistingRecordDecision, judgeExistingRecord } from './existing-record';
+export * from './idempotency-key';
+export { userEditOf } from './merge';
+export { type CoalescedWrite, coalesce } from './outbox/coalesce';
+export type { ClaimedOutboxRow, OutboxRow } from './outbox/outbox-row';
+export { type OwingEntity, owedWrites } from './owed-writes';
+export { versionMayReplace } from './provider-version';
+export { queueReconcileCreates } from './reconcile-creates';
+export {
+  ASSOCIATION_OPS,
+  type AssociationFields,
+  type AssociationOp,
+  oweAssociations,
+  oweReconciledAssociations,
+} from './relation-writeback';
+export { type StageOwed, SyncStage, type SyncStageOptions } from './sync-stage';
+export {
+  CONNECTORS,
+  CRM_RECORD_TYPES,
+  canCreateIn,
+  canMergeIn,
+  DELETE_POLICIES,
+  type DeletePolicy,
+  isWritable,
+} from './writeback-rules';

@@ -1,0 +1,109 @@
+import type { LogTransaction } from '@syncline/log';
+import type { TargetConnection } from '../connections';
+import { owedWrites } from '../owed-writes';
+import type { Touched } from '../touched';
+import type { OutboxRow } from './outbox-row';
+
+/**
+ * Archives of folded copies and provider merges; a key already queued (sent, say) is left be.
+ * Returns the connections owed them.
+ */
+export async function queueFoldWrites(tx: LogTransaction, rows: readonly OutboxRow[]): Promise<string[]> {
+  if (rows.length === 0) return [];
+  await tx.query(
+    `INSERT INTO outbox (workspace_id, entity_id, entity_type, connection_id, op, external_id, fields, heads,
+                         idempotency_key)
+     SELECT workspace_id, entity_id, entity_type, connection_id, op, external_id, fields, heads, idempotency_key
+       FROM jsonb_to_recordset($1::jsonb) AS r(workspace_id uuid, entity_id uuid, entity_type text,
+            connection_id uuid, op text, external_id text, fields jsonb, heads text[], idempotency_key text)
+     ON CONFLICT (connection_id, idempotency_key) DO NOTHING`,
+    [JSON.stringify(rows)],
+  );
+  return rows.map((row) => row.connection_id);
+}
+
+/**
+ * Queues what the batch's entities owe each connection (owedWrites), reading where their
+ * records stand first. Every row carries all a target is owed at its heads, so a pending update
+ * or delete that the new rows do not replace is set aside. Returns the connections owed writes.
+ */
+export async function writeOutbox(
+  tx: LogTransaction,
+  touched: readonly Touched[],
+  connectionsOf: (workspaceId: string) => Promise<readonly TargetConnection[]>,
+): Promise<string[]> {
+  if (touched.length === 0) return [];
+  const { rows: linkRows } = await tx.query<{
+    entity_id: string;
+    connection_id: string;
+    external_id: string;
+  }>('SELECT entity_id, connection_id, external_id FROM source_link WHERE entity_id = ANY($1::uuid[])', [
+    touched.map((t) => t.entityId),
+  ]);
+  const links = new Map<string, Map<string, string>>();
+  for (const row of linkRows) {
+    const byConnection = links.get(row.entity_id) ?? new Map<string, string>();
+    byConnection.set(row.connection_id, row.external_id);
+    links.set(row.entity_id, byConnection);
+  }
+  const { rows: flagRows } = await tx.query<{
+    id: string;
+    deleted_in: string[] | null;
+    recreate_in: string[] | null;
+  }>(
+    `SELECT id, ARRAY(SELECT jsonb_array_elements(flags->'deletedIn')->>'connectionId') AS deleted_in,
+            ARRAY(SELECT jsonb_array_elements_text(COALESCE(flags->'recreateIn', '[]'::jsonb))) AS recreate_in
+       FROM entity WHERE id = ANY($1::uuid[])`,
+    [touched.map((t) => t.entityId)],
+  );
+  const deletedIn = new Map(flagRows.map((r) => [r.id, new Set(r.deleted_in ?? [])]));
+  // Connections where the provider merged the entity's own record away (undoProviderMerges).
+  const recreateIn = new Map(flagRows.map((r) => [r.id, new Set(r.recreate_in ?? [])]));
+
+  const outbox: OutboxRow[] = [];
+  for (const entry of touched) {
+    if (entry.outcome === undefined || entry.frozen) continue;
+    const targets = await connectionsOf(entry.workspaceId);
+    outbox.push(
+      ...owedWrites(
+        {
+          entityId: entry.entityId,
+          workspaceId: entry.workspaceId,
+          entityType: entry.entityType,
+          outcome: entry.outcome,
+          deletedIn: entry.deletedIn,
+          linked: links.get(entry.entityId) ?? new Map<string, string>(),
+          everDeletedIn: deletedIn.get(entry.entityId) ?? new Set<string>(),
+          recreateIn: recreateIn.get(entry.entityId) ?? new Set<string>(),
+        },
+        targets,
+      ),
+    );
+  }
+  // Association rows are weighed on their own (oweAssociations).
+  await tx.query(
+    `UPDATE outbox o SET status = 'superseded'
+      WHERE o.entity_id = ANY($1::uuid[]) AND o.status = 'pending' AND o.op IN ('update', 'delete')
+        AND NOT (o.connection_id || '|' || o.idempotency_key = ANY($2::text[]))`,
+    [touched.map((t) => t.entityId), outbox.map((r) => `${r.connection_id}|${r.idempotency_key}`)],
+  );
+  if (outbox.length === 0) return [];
+  await tx.query(
+    `INSERT INTO outbox (workspace_id, entity_id, entity_type, connection_id, op, external_id, fields, prior, heads,
+                         idempotency_key)
+     SELECT workspace_id, entity_id, entity_type, connection_id, op, external_id, fields, COALESCE(prior, '{}'),
+            heads, idempotency_key
+       FROM jsonb_to_recordset($1::jsonb) AS r(workspace_id uuid, entity_id uuid, entity_type text,
+            connection_id uuid, op text, external_id text, fields jsonb, prior jsonb, heads text[],
+            idempotency_key text)
+      -- The connection list is cached for a moment: nothing is owed to one disconnected since.
+      WHERE NOT EXISTS (SELECT 1 FROM connection c WHERE c.id = r.connection_id AND c.status = 'disconnected')
+     ON CONFLICT (connection_id, idempotency_key) DO UPDATE
+       SET fields = EXCLUDED.fields, prior = EXCLUDED.prior, heads = EXCLUDED.heads, status = 'pending',
+           attempts = 0
+       -- A row set aside (a stale write refused) is owed again if the target still lacks it.
+       WHERE outbox.status IN ('pending', 'superseded')`,
+    [JSON.stringify(outbox)],
+  );
+  return outbox.map((row) => row.connection_id);
+}

@@ -1,0 +1,259 @@
+import { type MergeEngine, PgMergeStore } from '@syncline/conflicts';
+import { withoutAssociations } from '@syncline/core';
+import type { IdentityService } from '@syncline/identity';
+import type { LogEvent, LogTransaction } from '@syncline/log';
+import { claimBareAddresses, writeAssociations } from './associations';
+import { type TargetConnection, TargetConnections } from './connections';
+import {
+  type AppliedOperation,
+  appliedOf,
+  applyIdentityOperation,
+  identityOperations,
+} from './identity-operations';
+import { applyUserEdit, mergeReport, userEditOf } from './merge';
+import type { OutboxRow } from './outbox/outbox-row';
+import { queueFoldWrites, writeOutbox } from './outbox/outbox-writer';
+import { type Folds, foldMirrors } from './provider-merges';
+import { markReceiptsApplied, receiptsOf } from './receipts';
+import { entitiesOf, linkEchoedCreates, recordVersions, withoutDisconnected } from './records';
+import { oweAssociations } from './relation-writeback';
+import { refreshEnds, writeCarried, writeDerived } from './relations';
+import { type Touched, touchedEntry } from './touched';
+import { sameSet, saveViews, viewMoved } from './views';
+
+export interface SyncStageOptions {
+  identity: IdentityService;
+  engine: MergeEngine;
+  /** How long a workspace's connection list is reused before it is read again. */
+  connectionsTtlMs?: number;
+  /**
+   * Whether a merge owes the provider's own merge where it leaves two of the provider's records
+   * in one connection (default true). A replay passes false: it rebuilds the same links, but a
+   * merge it meets again was owed (and sent) when it was first made; writes owed by a replay are
+   * final values only.
+   */
+  providerMerges?: boolean;
+}
+
+/** What a batch leaves owed outside its transaction: the caller acts on it once it commits. */
+export interface StageOwed {
+  /** Connections owed writes (a push job each). */
+  push: string[];
+  /** Connections to read again: they notified changes of records not yet known, or of associations. */
+  pull: string[];
+}
+
+/**
+ * The sync stage of the pipeline, run as the `sync` log consumer group: for one partition's
+ * batch, in the transaction that commits the group's offset, it links every source record to
+ * its canonical entity (identity), applies write receipts (a connection reporting what we
+ * wrote is our echo: its synced heads move, nothing else does), merges each change into the
+ * entity's document under the field policies, refreshes the entity's view row, and inserts
+ * an outbox row for every connection owed something. Nothing leaves the process here: `handle`
+ * returns the connections owed writes and reads, for the caller to act on after the commit.
+ *
+ * One entity's source records may sit in different partitions, so two members of the group
+ * can reach the same entity at once: its `entity` row is locked (in id order, so two batches
+ * never deadlock on each other) for the rest of the transaction, and a cached document is
+ * reused only if the row's version is the one this process last wrote.
+ */
+export class SyncStage {
+  private readonly versions = new Map<string, string>();
+  private readonly connections: TargetConnections;
+
+  constructor(private readonly options: SyncStageOptions) {
+    this.connections = new TargetConnections(options.connectionsTtlMs ?? 2_000);
+  }
+
+  async handle(tx: LogTransaction, events: readonly LogEvent[]): Promise<StageOwed> {
+    const touchedIds: string[] = [];
+    const owed = { push: new Set<string>(), pull: new Set<string>() };
+    try {
+      const taken = await withoutDisconnected(tx, events);
+      if (taken.length > 0) await this.handleBatch(tx, taken, touchedIds, owed);
+    } catch (error) {
+      // The transaction rolls back: cached documents ahead of the database must go.
+      for (const id of touchedIds) {
+        this.options.engine.forget(id);
+        this.versions.delete(id);
+      }
+      throw error;
+    }
+    return { push: [...owed.push], pull: [...owed.pull] };
+  }
+
+  private async handleBatch(
+    tx: LogTransaction,
+    carrying: readonly LogEvent[],
+    touchedIds: string[],
+    owed: { push: Set<string>; pull: Set<string> },
+  ): Promise<void> {
+    const { identity, engine } = this.options;
+    const connectionsOf = (workspaceId: string): Promise<TargetConnection[]> =>
+      this.connections.of(tx, workspaceId);
+    // A record's CRM associations ride on its fields (ASSOCIATIONS_FIELD) but are no field:
+    // identity and merge never see them; writeCarried below does.
+    const events = carrying.map((e) => {
+      const fields = withoutAssociations(e.fields);
+      return fields === e.fields ? e : { ...e, fields };
+    });
+    await linkEchoedCreates(tx, events);
+    // Edits made in Syncline name their entity: identity has nothing to resolve.
+    const joins = await identity.handle(
+      tx,
+      events
+        .filter((e) => userEditOf(e) === undefined)
+        .map((e) => ({ ...e, partial: e.origin?.partial === true })),
+    );
+
+    await recordVersions(tx, events);
+    const operations = await identityOperations(tx, events);
+    // Merges identity made itself (a record whose keys named two entities), before that record.
+    const joined = new Map<number, AppliedOperation[]>();
+    for (const [i, payloads] of joins) joined.set(i, payloads.map(appliedOf));
+    const allOperations = [...operations.values(), ...[...joined.values()].flat()];
+    // Before the batch's events are placed: a copy a merge folds away is nobody's from here on.
+    const folds = new Map<string, Folds>();
+    for (const op of allOperations)
+      if (op.kind === 'merge')
+        folds.set(
+          op.operationId,
+          await foldMirrors(tx, op, () => connectionsOf(op.workspaceId), this.options),
+        );
+    const entityOf = await entitiesOf(tx, events);
+    // A notification about a record identity could not place: the full record is read now.
+    // An association change only says that a pair changed: the pull reads the record with all of them.
+    events.forEach((e, i) => {
+      if (
+        e.op === 'upsert' &&
+        e.origin?.partial === true &&
+        (entityOf[i] === undefined || e.origin.associationChange === true)
+      )
+        owed.pull.add(e.connectionId);
+    });
+    // Entities a merge or unmerge of the batch moves (a frozen one is among them).
+    const operated = new Set(allOperations.flatMap((o) => [o.survivorId, o.absorbedId]));
+    const ids = [
+      ...new Set([...entityOf.filter((id): id is string => id !== undefined), ...operated]),
+    ].sort();
+    if (ids.length === 0) return;
+    touchedIds.push(...ids);
+    const storedHeads = await this.lockAndValidate(tx, ids);
+
+    const receipts = await receiptsOf(tx, events);
+    // Appended changes and synced heads go out in a few multi-row statements at the end of the
+    // batch (or before a load or compaction that needs them), not one statement each.
+    const store = new PgMergeStore(tx, { deferWrites: true });
+    const touched = new Map<string, Touched>();
+    const applied: string[] = [];
+    // Records a merge leaves twice in one connection: our own copy archived there, or both the
+    // provider's own merged there by the provider.
+    const foldWrites: OutboxRow[] = [];
+
+    for (const [i, event] of events.entries()) {
+      for (const join of joined.get(i) ?? [])
+        await applyIdentityOperation(tx, engine, store, event, join, touched, foldWrites, folds);
+      const operation = operations.get(i);
+      if (operation !== undefined) {
+        await applyIdentityOperation(tx, engine, store, event, operation, touched, foldWrites, folds);
+        continue;
+      }
+      const entityId = entityOf[i];
+      if (entityId === undefined || event.op === 'merge') continue;
+      const entry = touchedEntry(touched, {
+        entityId,
+        workspaceId: event.workspaceId,
+        entityType: event.entityType,
+      });
+      const edit = userEditOf(event);
+      if (edit !== undefined) {
+        entry.outcome = await applyUserEdit(tx, engine, store, entityId, event, edit);
+        continue;
+      }
+      const ofRecord = receipts.get(`${event.connectionId}|${event.entityType}|${event.externalId}`) ?? [];
+      await mergeReport(tx, engine, store, entry, event, ofRecord, applied);
+    }
+    await markReceiptsApplied(tx, applied);
+    for (const entry of touched.values()) {
+      const ref = { entityId: entry.entityId, workspaceId: entry.workspaceId, entityType: entry.entityType };
+      // Moving in-step connections to the current heads owes nobody anything new.
+      await engine.catchUp(ref, store);
+      entry.outcome ??= await engine.outcome(ref, store);
+    }
+    const saved = await saveViews(
+      tx,
+      [...touched.values()].filter((t) =>
+        viewMoved(t, storedHeads.get(t.entityId), operated.has(t.entityId)),
+      ),
+    );
+    for (const row of saved) this.versions.set(row.id, row.version);
+    // Who took part in each activity, from its merged view; in this transaction, so a replay rewrites it.
+    await writeAssociations(
+      tx,
+      identity,
+      [...touched.values()].map((t) => ({
+        entityId: t.entityId,
+        workspaceId: t.workspaceId,
+        entityType: t.entityType,
+        values: t.outcome?.values ?? {},
+        frozen: t.frozen === true,
+      })),
+    );
+    // Which company a person works at, which people and company a deal involves: from what the
+    // records carry, following the links the batch made or moved, then derived by domain.
+    const removals = await writeCarried(tx, carrying, entityOf);
+    await refreshEnds(tx, [...touched.keys()]);
+    const ends = [...touched.values()].map((t) => ({
+      entityId: t.entityId,
+      workspaceId: t.workspaceId,
+      entityType: t.entityType,
+      frozen: t.frozen === true,
+    }));
+    await writeDerived(tx, ends);
+    // Only a workspace that keeps bare addresses (no person made for them) has any to claim.
+    await claimBareAddresses(
+      tx,
+      [...touched.values()]
+        .filter(
+          (t) =>
+            t.entityType === 'person' && identity.settingsFor(t.workspaceId).participants === 'bare-address',
+        )
+        .map((t) => t.entityId),
+    );
+    // Archives and provider merges first: pushed in outbox order, a copy (or the merged-away
+    // record) is gone before a write that takes its unique values (its email) reaches the
+    // record the connection keeps.
+    for (const id of await queueFoldWrites(tx, foldWrites)) owed.push.add(id);
+    // A merged-away entity owes nothing (its pending rows were dropped by the merge).
+    const owing = [...touched.values()].filter((t) => !t.frozen);
+    for (const id of await writeOutbox(tx, owing, connectionsOf)) owed.push.add(id);
+    // Associations one CRM made, owed to the others (and who took part in an activity, to its
+    // engagements): after the creates above, which an association to a new record waits for.
+    for (const id of await oweAssociations(tx, ends, removals, connectionsOf)) owed.push.add(id);
+    // In this transaction, for entities it holds: a snapshot must never hold uncommitted changes.
+    for (const id of touched.keys()) await engine.compactIfDue(id, store);
+    await store.flush();
+  }
+
+  /**
+   * Locks the entities and drops cached documents that are not exactly the stored one: a
+   * version this process did not write, or (should a commit have failed after a version
+   * was noted) other heads than the row's. Returns the heads each entity's saved view was
+   * made at.
+   */
+  private async lockAndValidate(tx: LogTransaction, ids: readonly string[]): Promise<Map<string, string[]>> {
+    const { rows } = await tx.query<{ id: string; version: string; heads: string[] }>(
+      'SELECT id, version::text AS version, heads FROM entity WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE',
+      [ids],
+    );
+    for (const row of rows) {
+      const cached = this.options.engine.cachedHeads(row.id);
+      const stale = cached !== undefined && cached.length > 0 && !sameSet(cached, row.heads);
+      if (this.versions.get(row.id) !== row.version || stale) {
+        this.options.engine.forget(row.id);
+        this.versions.set(row.id, row.version);
+      }
+    }
+    return new Map(rows.map((row) => [row.id, row.heads]));
+  }
+}
