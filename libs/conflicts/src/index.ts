@@ -13,5 +13,5 @@ export type { ConflictDecision, EntityRef, MergeEngineOptions, MergeEngineStats 
 export { MergeEngine } from './merge-engine';
 export type { ConflictResolution, MergeStore, StoredConflict, StoredDocument } from './merge-store';
 export { InMemoryMergeStore } from './merge-store';
-export { PgMergeStore, type PgMergeStoreOptions, type SqlTransaction } from './pg-merge-store';
+export { PgMergeStore, type PgMergeStoreOptions } from './pg-merge-store';
 export * from './types';

@@ -1,3 +1,4 @@
+import type { Queryable } from '@syncline/core';
 import type { SyncedState } from './entity-document';
 import type { ConflictResolution, MergeStore, StoredConflict, StoredDocument } from './merge-store';
 import {
@@ -7,14 +8,6 @@ import {
   type PolicyKind,
   type PolicyMap,
 } from './types';
-
-/** A transaction (or pool, or client): what a log consumer's handler receives. */
-export interface SqlTransaction {
-  query<R extends object = Record<string, unknown>>(
-    sql: string,
-    params?: unknown[],
-  ): Promise<{ rows: R[]; rowCount: number | null }>;
-}
 
 interface ConflictRow {
   id: string;
@@ -63,7 +56,7 @@ export class PgMergeStore implements MergeStore {
   private readonly deferred = new Set<string>();
 
   constructor(
-    private readonly tx: SqlTransaction,
+    private readonly tx: Queryable,
     options: PgMergeStoreOptions = {},
   ) {
     this.deferWrites = options.deferWrites === true;

@@ -9,6 +9,7 @@ export * from './ids';
 export * from './logger';
 export * from './metrics-endpoint';
 export * from './providers';
+export * from './queryable';
 export * from './result';
 export * from './source-change';
 export * from './storable-text';

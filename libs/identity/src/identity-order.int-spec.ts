@@ -1,9 +1,9 @@
-import { inTransaction } from '@syncline/core';
+import { inTransaction, type Queryable } from '@syncline/core';
 import fc from 'fast-check';
 import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
-import { type IdentityChange, IdentityService, type IdentityTx } from './identity.service';
+import { type IdentityChange, IdentityService } from './identity.service';
 import { seedWorkspace } from './testing/seed-workspace';
 
 /**
@@ -28,7 +28,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-const inTx = <T>(fn: (tx: IdentityTx) => Promise<T>): Promise<T> => inTransaction(pool, fn);
+const inTx = <T>(fn: (tx: Queryable) => Promise<T>): Promise<T> => inTransaction(pool, fn);
 
 interface Truth {
   /** The person the record is of. */

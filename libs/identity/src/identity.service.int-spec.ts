@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { inTransaction } from '@syncline/core';
+import { inTransaction, type Queryable } from '@syncline/core';
 import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
-import { type IdentityChange, IdentityService, type IdentityTx } from './identity.service';
+import { type IdentityChange, IdentityService } from './identity.service';
 import type { IdentitySettings } from './match-record';
 import { identityOperationChange, type MergeIntent } from './operations';
 import { seedWorkspace as seedWorkspaceWith } from './testing/seed-workspace';
@@ -21,7 +21,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-const inTx = <T>(fn: (tx: IdentityTx) => Promise<T>): Promise<T> => inTransaction(pool, fn);
+const inTx = <T>(fn: (tx: Queryable) => Promise<T>): Promise<T> => inTransaction(pool, fn);
 
 async function seedWorkspace() {
   const { workspaceId, connections } = await seedWorkspaceWith(pool, {

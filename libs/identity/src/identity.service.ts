@@ -1,4 +1,4 @@
-import { type ChangeOp, type EntityType, err, ok, type Result } from '@syncline/core';
+import { type ChangeOp, type EntityType, err, ok, type Queryable, type Result } from '@syncline/core';
 import { MatchIndex } from './match-index';
 import {
   CROSS_CONNECTION_KINDS,
@@ -26,10 +26,8 @@ import {
 import { type Candidate, type Resolution, Resolver } from './resolver';
 import { entityIdFor, joinOperationIdFor, possibleDuplicateIdFor } from './stable-id';
 
-/** A transaction (or client) to run SQL in: a log consumer's `tx` fits, as does a `pg` client. */
-export interface IdentityTx {
-  query<R extends object = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<{ rows: R[] }>;
-}
+/** @deprecated Queryable of @syncline/core: the name stays while the sync stage moves to it. */
+export type IdentityTx = Queryable;
 
 /** The part of a `SourceChange` or `LogEvent` identity reads. */
 export interface IdentityChange {
@@ -150,7 +148,7 @@ export class IdentityService {
   }
 
   /** Applies a batch of log events in order: identity operations, then everything else. */
-  async handle(tx: IdentityTx, events: readonly IdentityChange[]): Promise<JoinsByEvent> {
+  async handle(tx: Queryable, events: readonly IdentityChange[]): Promise<JoinsByEvent> {
     const joins: JoinsByEvent = new Map();
     // Every record's link read in one statement; the batch's own links are added as made. A
     // merge or unmerge moves links: from then on each is read again.
@@ -197,7 +195,7 @@ export class IdentityService {
    * of a merge Syncline asked the provider for: its records were folded by that merge).
    */
   private async providerMerge(
-    tx: IdentityTx,
+    tx: Queryable,
     notice: IdentityChange,
     into: string,
   ): Promise<MergeIntent | undefined> {
@@ -228,7 +226,7 @@ export class IdentityService {
    * `joins`, the merges the record made (its keys named two entities).
    */
   async resolveChange(
-    tx: IdentityTx,
+    tx: Queryable,
     change: IdentityChange,
     links?: BatchLinks,
     stores?: PendingStores,
@@ -281,7 +279,7 @@ export class IdentityService {
     return resolution;
   }
 
-  private async linksOfBatch(tx: IdentityTx, events: readonly IdentityChange[]): Promise<BatchLinks> {
+  private async linksOfBatch(tx: Queryable, events: readonly IdentityChange[]): Promise<BatchLinks> {
     const links: BatchLinks = new Map();
     const records = new Map<string, IdentityChange>();
     for (const e of events) if (identityOperationOf(e.op, e.fields) === undefined) records.set(linkKey(e), e);
@@ -305,7 +303,7 @@ export class IdentityService {
    * the workspace's `participants` setting says.
    */
   async resolveParticipants(
-    tx: IdentityTx,
+    tx: Queryable,
     source: { workspaceId: string; connectionId: string },
     addresses: readonly unknown[],
     joins?: OperationPayload[],
@@ -346,7 +344,7 @@ export class IdentityService {
    * One entry per distinct address, in order.
    */
   async peopleByEmail(
-    tx: IdentityTx,
+    tx: Queryable,
     workspaceId: string,
     addresses: readonly unknown[],
   ): Promise<Participant[]> {
@@ -369,7 +367,7 @@ export class IdentityService {
 
   /** Applies a merge or unmerge. Idempotent: an operation id already applied returns its record. */
   async applyOperation(
-    tx: IdentityTx,
+    tx: Queryable,
     intent: IdentityIntent,
   ): Promise<Result<OperationPayload, IdentityError>> {
     const done = await tx.query<{ payload: OperationPayload }>(
@@ -380,7 +378,7 @@ export class IdentityService {
     return intent.kind === 'merge' ? this.merge(tx, intent) : this.unmerge(tx, intent);
   }
 
-  async entity(tx: IdentityTx, entityId: string): Promise<EntityView | undefined> {
+  async entity(tx: Queryable, entityId: string): Promise<EntityView | undefined> {
     const { rows } = await tx.query<EntityView>(
       `SELECT id, workspace_id AS "workspaceId", entity_type AS "entityType",
               display_name AS "displayName", merged_into AS "mergedInto"
@@ -391,7 +389,7 @@ export class IdentityService {
   }
 
   /** Source links of an entity, in a stable order. */
-  async linksOf(tx: IdentityTx, entityId: string): Promise<SourceLinkView[]> {
+  async linksOf(tx: Queryable, entityId: string): Promise<SourceLinkView[]> {
     const { rows } = await tx.query<SourceLinkView>(
       `SELECT connection_id AS "connectionId", entity_type AS "entityType",
               external_id AS "externalId", entity_id AS "entityId"
@@ -403,7 +401,7 @@ export class IdentityService {
   }
 
   async possibleDuplicates(
-    tx: IdentityTx,
+    tx: Queryable,
     workspaceId: string,
     status: PossibleDuplicateView['status'] = 'open',
   ): Promise<PossibleDuplicateView[]> {
@@ -423,7 +421,7 @@ export class IdentityService {
   }
 
   private async link(
-    tx: IdentityTx,
+    tx: Queryable,
     change: IdentityChange,
     record: MatchRecord,
     index: MatchIndex,
@@ -500,7 +498,7 @@ export class IdentityService {
    * person has undone (unmerged) is not made again by the next record that names both.
    */
   private async join(
-    tx: IdentityTx,
+    tx: Queryable,
     change: IdentityChange,
     resolution: Resolution,
     absorbed: Candidate,
@@ -526,7 +524,7 @@ export class IdentityService {
    * database now, or with the batch's others when `stores` is given (see flushStores).
    */
   private async storeRecord(
-    tx: IdentityTx,
+    tx: Queryable,
     change: IdentityChange,
     entityId: string,
     record: MatchRecord,
@@ -558,7 +556,7 @@ export class IdentityService {
    * what it already holds). Several records of one entity: their names and blocks together,
    * the first display name given. Empties `stores`.
    */
-  private async flushStores(tx: IdentityTx, stores: PendingStores): Promise<void> {
+  private async flushStores(tx: Queryable, stores: PendingStores): Promise<void> {
     if (stores.length === 0) return;
     const rows = stores.map((s, i) => ({ ...s, i }));
     stores.length = 0;
@@ -597,7 +595,7 @@ export class IdentityService {
     );
   }
 
-  private async linkOf(tx: IdentityTx, change: IdentityChange): Promise<string | undefined> {
+  private async linkOf(tx: Queryable, change: IdentityChange): Promise<string | undefined> {
     const { rows } = await tx.query<{ entity_id: string }>(
       'SELECT entity_id FROM source_link WHERE connection_id = $1 AND entity_type = $2 AND external_id = $3',
       [change.connectionId, change.entityType, change.externalId],
@@ -605,7 +603,7 @@ export class IdentityService {
     return rows[0]?.entity_id;
   }
 
-  private async indexFor(tx: IdentityTx, workspaceId: string, entityType: EntityType): Promise<MatchIndex> {
+  private async indexFor(tx: Queryable, workspaceId: string, entityType: EntityType): Promise<MatchIndex> {
     const cacheKey = `${workspaceId}:${entityType}`;
     const cached = this.indexes.get(cacheKey);
     if (cached) return cached;
@@ -634,7 +632,7 @@ export class IdentityService {
 
   /** Makes the index agree with the database on who holds these keys and where they merged. */
   private async refreshKeys(
-    tx: IdentityTx,
+    tx: Queryable,
     workspaceId: string,
     entityType: EntityType,
     keys: readonly string[],
@@ -696,7 +694,7 @@ export class IdentityService {
   }
 
   /** Fuzzy candidates come from the cache, which may hold entities of a rolled-back transaction. */
-  private async dropPhantoms(tx: IdentityTx, resolution: Resolution): Promise<Resolution> {
+  private async dropPhantoms(tx: Queryable, resolution: Resolution): Promise<Resolution> {
     if (resolution.possibleDuplicates.length === 0) return resolution;
     const named = resolution.possibleDuplicates.map((c) => c.entityId);
     const { rows } = await tx.query<{ id: string }>('SELECT id FROM entity WHERE id = ANY($1::uuid[])', [
@@ -710,7 +708,7 @@ export class IdentityService {
     return { ...resolution, possibleDuplicates };
   }
 
-  private async merge(tx: IdentityTx, intent: MergeIntent): Promise<Result<OperationPayload, IdentityError>> {
+  private async merge(tx: Queryable, intent: MergeIntent): Promise<Result<OperationPayload, IdentityError>> {
     if (intent.survivorId === intent.absorbedId) {
       return err({ code: 'Validation', message: 'an entity cannot be merged into itself' });
     }
@@ -773,7 +771,7 @@ export class IdentityService {
   }
 
   private async unmerge(
-    tx: IdentityTx,
+    tx: Queryable,
     intent: UnmergeIntent,
   ): Promise<Result<OperationPayload, IdentityError>> {
     const { rows } = await tx.query<{ kind: string; payload: OperationPayload; undone_at: Date | null }>(
@@ -828,7 +826,7 @@ export class IdentityService {
     return ok(payload);
   }
 
-  private async record(tx: IdentityTx, intent: IdentityIntent, payload: OperationPayload): Promise<void> {
+  private async record(tx: Queryable, intent: IdentityIntent, payload: OperationPayload): Promise<void> {
     await tx.query(
       `INSERT INTO identity_operation (id, workspace_id, kind, payload)
        VALUES ($1, $2, $3::identity_operation_kind, $4)`,

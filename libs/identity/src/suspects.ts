@@ -1,4 +1,5 @@
-import { type IdentityTx, mergeReasonOf } from './identity.service';
+import type { Queryable } from '@syncline/core';
+import { mergeReasonOf } from './identity.service';
 
 /**
  * What makes an entity suspect of holding two things (a wrong merge, from a rule since
@@ -48,7 +49,7 @@ const nameEnds = (name: string): string => {
  * apart. Most suspect first: two records of one connection, then conflicting keys, then names.
  */
 export async function findSuspectEntities(
-  tx: IdentityTx,
+  tx: Queryable,
   workspaceId: string,
   entityType?: string,
 ): Promise<SuspectEntity[]> {

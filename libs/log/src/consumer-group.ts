@@ -1,17 +1,12 @@
 import { createHash } from 'node:crypto';
-import { storableJson, storableText } from '@syncline/core';
+import { type Queryable, storableJson, storableText } from '@syncline/core';
 import { Client, type ClientConfig } from 'pg';
 import { asOid, groupLockKey, MEMBERSHIP } from './advisory-keys';
 import { LOG_NOTIFY_CHANNEL } from './change-log';
 import { LOG_EVENT_COLUMNS, type LogEvent, type LogEventRow, toLogEvent } from './log-event';
 
 /** The transaction a handler runs in; it commits together with the new offset. */
-export interface LogTransaction {
-  query<R extends object = Record<string, unknown>>(
-    sql: string,
-    params?: unknown[],
-  ): Promise<{ rows: R[]; rowCount: number | null }>;
-}
+export type LogTransaction = Queryable;
 
 export type LogHandler = (
   tx: LogTransaction,

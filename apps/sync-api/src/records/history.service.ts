@@ -5,9 +5,8 @@ import {
   PgMergeStore,
   type PolicyMap,
   readEntity,
-  type SqlTransaction,
 } from '@syncline/conflicts';
-import type { EntityType, WorkspaceId } from '@syncline/core';
+import type { EntityType, Queryable, WorkspaceId } from '@syncline/core';
 import { Prisma, PrismaClient } from '@syncline/core/db';
 import { mergeReasonOf } from '@syncline/identity';
 import type { Principal } from '../auth/principal';
@@ -297,7 +296,7 @@ export class RecordHistoryService {
 }
 
 /** Plain SQL through Prisma's transaction, as PgMergeStore takes it. */
-function sqlOf(tx: Prisma.TransactionClient): SqlTransaction {
+function sqlOf(tx: Prisma.TransactionClient): Queryable {
   return {
     async query<R extends object = Record<string, unknown>>(sql: string, params: unknown[] = []) {
       const rows = await tx.$queryRawUnsafe<R[]>(sql, ...params);
