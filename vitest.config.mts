@@ -20,7 +20,11 @@ export default defineConfig({
   test: {
     projects: [
       {
-        test: { name: 'unit', include: ['{apps,libs,prisma,bench}/**/*.spec.ts'], environment: 'node' },
+        test: {
+          name: 'unit',
+          include: ['{apps,libs,prisma,bench,scripts}/**/*.spec.ts'],
+          environment: 'node',
+        },
       },
       {
         test: {
