@@ -1,5 +1,5 @@
-import type { EntityType } from '@syncline/core';
-import type { IdentityService, IdentityTx } from '@syncline/identity';
+import type { EntityType, Queryable } from '@syncline/core';
+import type { IdentityService } from '@syncline/identity';
 
 /** The activity types that have participants, and the roles they carry. */
 export const ACTIVITY_TYPES = ['meeting', 'email_activity'] as const satisfies readonly EntityType[];
@@ -79,7 +79,7 @@ interface AssociationRow {
  * has no rows.
  */
 export async function writeAssociations(
-  tx: IdentityTx,
+  tx: Queryable,
   identity: IdentityService,
   activities: readonly ActivityState[],
 ): Promise<void> {
@@ -150,7 +150,7 @@ export async function writeAssociations(
  * Addresses no person had when their activity was written are given to the batch's people
  * that now hold them (a contact read after the mail, under `bare-address` participants).
  */
-export async function claimBareAddresses(tx: IdentityTx, personIds: readonly string[]): Promise<void> {
+export async function claimBareAddresses(tx: Queryable, personIds: readonly string[]): Promise<void> {
   if (personIds.length === 0) return;
   await tx.query(
     `UPDATE entity_association a SET party_id = COALESCE(e.merged_into, e.id)

@@ -9,12 +9,12 @@ export type { ClaimedOutboxRow, OutboxRow } from './outbox/outbox-row';
 export { type OwingEntity, owedWrites } from './owed-writes';
 export { versionMayReplace } from './provider-version';
 export { queueReconcileCreates } from './reconcile-creates';
+export { oweReconciledAssociations } from './reconciled-associations';
 export {
   ASSOCIATION_OPS,
   type AssociationFields,
   type AssociationOp,
   oweAssociations,
-  oweReconciledAssociations,
 } from './relation-writeback';
 export { type StageOwed, SyncStage, type SyncStageOptions } from './sync-stage';
 export {

@@ -1,11 +1,6 @@
-import type { ProviderKey } from '@syncline/core';
+import type { ProviderKey, Queryable } from '@syncline/core';
 import { createKeySql } from './idempotency-key';
 import { CONNECTORS, CRM_RECORD_TYPES } from './writeback-rules';
-
-/** A transaction, client or pool to run the statement on. */
-export interface Queryable {
-  query(sql: string, params?: unknown[]): Promise<{ rowCount: number | null }>;
-}
 
 /**
  * Queues a create in the connection of every record of its workspace it lacks (people,

@@ -47,7 +47,7 @@ export function canCreateIn(
 /**
  * Whether a connection's provider can merge two of its records of this type itself (HubSpot's
  * merge of contacts, companies, deals): a Syncline merge that leaves two of the provider's own
- * records in one connection then owes it that merge (see SyncHandler.foldMirrors).
+ * records in one connection then owes it that merge (see foldMirrors in provider-merges.ts).
  */
 export const canMergeIn = (provider: ProviderKey, entityType: EntityType): boolean =>
   CONNECTORS[provider].merges?.includes(entityType) === true;

@@ -687,7 +687,7 @@ export class PushService {
       }
       // The provider confirmed a merge: the record that took the other in has a new version, on
       // which the next write to it is conditional. The merged-away record was folded when the
-      // merge was owed (SyncHandler.foldMirrors): nothing is written to it any more, and this
+      // merge was owed (foldMirrors, @syncline/sync-stage): nothing is written to it any more, and this
       // row, sent under a key of the merge operation, is what an unmerge reads as "merged there".
       const merged = writes.flatMap((w) => {
         const version = byKey.get(w.idempotencyKey)?.providerVersion;
