@@ -937,6 +937,27 @@ const ROUND_TRIPS = {
   },
   // ── end replay round trips ──
   // ── sync health sample round trips ──
+  DryRunReport: async (prisma) => {
+    const { workspace, connection } = await seedConnection(prisma);
+    // A failure before any report: the report's columns are null until the first one.
+    const failed = await prisma.dryRunReport.create({
+      data: { connectionId: connection.id, workspaceId: workspace.id, failureReason: 'boom', failedAt: AT },
+    });
+    expect(failed).toMatchObject({ report: null, stagedUpTo: null, complete: null, computedAt: null });
+    const stored = await prisma.dryRunReport.update({
+      where: { connectionId: connection.id },
+      data: {
+        stagedUpTo: 9_007_199_254_740_993n,
+        complete: true,
+        report: { summary: { links: 1 } },
+        computedAt: AT,
+      },
+    });
+    expect(await prisma.dryRunReport.findUniqueOrThrow({ where: { connectionId: connection.id } })).toEqual(
+      stored,
+    );
+    expect(stored.stagedUpTo).toBe(9_007_199_254_740_993n);
+  },
   SyncHealthSample: async (prisma) => {
     const workspace = await seedWorkspace(prisma);
     const data = {

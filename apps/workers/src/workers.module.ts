@@ -1,6 +1,7 @@
 import { BullModule } from '@nestjs/bullmq';
 import { type DynamicModule, Module, type Provider } from '@nestjs/common';
 import { ConnectionsModule } from './connections/connections.module';
+import { DryRunModule } from './dry-run/dry-run.module';
 import { HealthHistoryModule } from './health-history/health-history.module';
 import { type InfraDependencies, InfraModule } from './infra/infra.module';
 import type { JobMap } from './jobs/job-map';
@@ -38,6 +39,7 @@ export class WorkersModule {
         RenewModule,
         SyncModule,
         ReplayModule,
+        DryRunModule,
       ],
       providers,
     };

@@ -48,9 +48,14 @@ export const pullJobIds = (connectionId: string) =>
 /** A replay's job id is the replay row's: the API's enqueue and a retry are one job. */
 export const replayJobId = (replayId: string): string => `replay.${replayId}`;
 
-/** One dry run per connection and point of its backfill (the last staged change's id). */
-export const dryRunJobId = (connectionId: string, stagedUpTo: string): string =>
-  `dry-run.${connectionId}.${stagedUpTo}`;
+/** One dry run per connection and point of its backfill (the last staged change's id, finished or not). */
+export const dryRunJobId = (
+  connectionId: string,
+  at: { readonly stagedUpTo: string; readonly complete: boolean },
+): string => `dry-run.${connectionId}.${at.stagedUpTo}.${at.complete ? 'complete' : 'partial'}`;
+
+/** Items in each list of a stored dry-run report; a request may ask for fewer, never more. */
+export const DRY_RUN_REPORT_LIMIT = 1_000;
 
 /** Keeps the literal queue name and schema type of one entry. */
 const job = <Q extends QueueName, S extends z.ZodType>(definition: JobDefinition<Q, S>) => definition;
@@ -126,13 +131,18 @@ export const JOBS = {
 
   /**
    * Computes a connection's dry-run report (GET /api/v1/connections/:id/dry-run) and stores
-   * it. `stagedUpTo` is the last staged change the API saw: requests at one point of the
-   * backfill are one job, a request after the backfill moved on is another.
+   * it in dry_run_report. `stagedUpTo` (the last staged change) and `complete` (the backfill
+   * finished) are the point of the backfill the API saw: requests at one point are one job, a
+   * request once the backfill moved on is another.
    */
   'connection.dry-run': job({
     queue: 'dry-run',
-    schema: z.strictObject({ connectionId: z.uuid(), stagedUpTo: z.string().regex(/^\d+$/) }),
-    jobId: (p) => dryRunJobId(p.connectionId, p.stagedUpTo),
+    schema: z.strictObject({
+      connectionId: z.uuid(),
+      stagedUpTo: z.string().regex(/^\d{1,19}$/),
+      complete: z.boolean(),
+    }),
+    jobId: (p) => dryRunJobId(p.connectionId, p),
   }),
 
   /**

@@ -1,5 +1,6 @@
 export * from './change-log';
 export * from './consumer-group';
+export * from './derived-tables';
 export * from './group-admin';
 export * from './log-event';
 export * from './partitioner';

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { type ConnectionId, err, ok, type Result, type WorkspaceId } from '@syncline/core';
 import { Prisma, PrismaClient } from '@syncline/core/db';
+import { DERIVED_TABLES, type OnDisconnect } from '@syncline/log';
 import type { Db } from '../admin/audit-log.repository';
 import {
   DISCONNECTED_ERASED_REASON,
@@ -167,12 +168,9 @@ export class ConnectionLifecycleRepository {
         });
         // Channel tokens are secrets bound to it; a notification on one is refused from now on.
         await tx.$executeRaw`DELETE FROM push_subscription WHERE connection_id = ${id}::uuid`;
-        await tx.$executeRaw`DELETE FROM entity_synced_heads WHERE connection_id = ${id}::uuid`;
-        await tx.$executeRaw`DELETE FROM write_receipt WHERE connection_id = ${id}::uuid`;
-        // The associations Syncline wrote there (or its own it removed) are nothing to weigh any more.
-        await tx.$executeRaw`DELETE FROM relation_mirror WHERE connection_id = ${id}::uuid`;
         // What a connection in dry run staged never reached anything: it goes either way.
         await tx.$executeRaw`DELETE FROM staged_change WHERE connection_id = ${id}::uuid`;
+        await tx.$executeRaw`DELETE FROM dry_run_report WHERE connection_id = ${id}::uuid`;
 
         if (data === 'keep') {
           counts.supersededWrites = await tx.$executeRaw`
@@ -187,16 +185,18 @@ export class ConnectionLifecycleRepository {
           const doomed = await onlyItsEntities(tx, workspaceId, id);
           counts.deletedWrites = await tx.$executeRaw`
             DELETE FROM outbox WHERE connection_id = ${id}::uuid OR entity_id = ANY(${doomed}::uuid[])`;
-          await tx.$executeRaw`DELETE FROM write_receipt WHERE entity_id = ANY(${doomed}::uuid[])`;
-          await tx.$executeRaw`DELETE FROM entity_synced_heads WHERE entity_id = ANY(${doomed}::uuid[])`;
-          await tx.$executeRaw`DELETE FROM entity_doc_change WHERE entity_id = ANY(${doomed}::uuid[])`;
-          await tx.$executeRaw`DELETE FROM entity_doc WHERE entity_id = ANY(${doomed}::uuid[])`;
-          await tx.$executeRaw`DELETE FROM merge_conflict WHERE entity_id = ANY(${doomed}::uuid[])`;
+          // The derived rows of the doomed entities that do not go with them (no cascading key).
+          for (const { table, workspaceRows, entityColumns = [] } of ERASED_BY_ENTITY) {
+            const anyOf = entityColumns.map((column) => `${column} = ANY($2::uuid[])`).join(' OR ');
+            await tx.$executeRawUnsafe(
+              `DELETE FROM ${table} WHERE (${workspaceRows((t) => t)}) AND (${anyOf})`,
+              workspaceId,
+              doomed,
+            );
+          }
           // What its records said about associations goes with them (derived ones stay).
-          await tx.$executeRaw`DELETE FROM entity_relation WHERE connection_id = ${id}::uuid`;
-          await tx.$executeRaw`
-            DELETE FROM relation_mirror WHERE workspace_id = ${workspaceId}::uuid
-               AND (from_id = ANY(${doomed}::uuid[]) OR to_id = ANY(${doomed}::uuid[]))`;
+          for (const table of connectionTables('erase'))
+            await tx.$executeRawUnsafe(`DELETE FROM ${table} WHERE connection_id = $1::uuid`, id);
           // Cascades to their source links, match keys, possible duplicates and relations.
           counts.entities = await tx.$executeRaw`
             DELETE FROM entity WHERE id = ANY(${doomed}::uuid[]) AND workspace_id = ${workspaceId}::uuid`;
@@ -205,8 +205,11 @@ export class ConnectionLifecycleRepository {
           counts.deadLetters = await tx.$executeRaw`
             DELETE FROM dead_letter WHERE connection_id = ${id}::uuid AND workspace_id = ${workspaceId}::uuid`;
         }
-        // Keep: all of them. Erase: those left, on entities another connection also knows.
-        await tx.$executeRaw`DELETE FROM source_link WHERE connection_id = ${id}::uuid`;
+        // Its synced heads, receipts, the associations Syncline wrote there (nothing to weigh any
+        // more) and its source links (keep: all of them; erase: those left, on entities another
+        // connection also knows).
+        for (const table of connectionTables('delete'))
+          await tx.$executeRawUnsafe(`DELETE FROM ${table} WHERE connection_id = $1::uuid`, id);
 
         const done = { record: toRecord(updated), from: current.status, changed: true, counts };
         await onChange(tx, done);
@@ -216,6 +219,20 @@ export class ConnectionLifecycleRepository {
     );
   }
 }
+
+/** The derived tables (@syncline/log's registry) whose rows of one connection a disconnect handles so. */
+const connectionTables = (what: OnDisconnect): string[] =>
+  DERIVED_TABLES.filter((t) => t.connectionRows === what).map((t) => t.table);
+
+/**
+ * The derived tables an erase deletes the doomed entities' rows from itself: those that name
+ * entities without a cascading key. The outbox is deleted beforehand (it is counted) and the
+ * entities last.
+ */
+const ERASED_BY_ENTITY = DERIVED_TABLES.filter(
+  (t) =>
+    t.entityColumns !== undefined && !t.cascadesFromEntity && t.table !== 'entity' && t.table !== 'outbox',
+);
 
 async function lock(
   tx: Db,

@@ -10,7 +10,7 @@ import { ConnectionsRepository } from './connections.repository';
 import { ConnectionsService } from './connections.service';
 import { DryRunController } from './dry-run.controller';
 import { DryRunRepository } from './dry-run.repository';
-import { DryRunService, dryRunPoolProvider } from './dry-run.service';
+import { DryRunService } from './dry-run.service';
 import { MappingsController } from './mappings.controller';
 import { MappingsRepository } from './mappings.repository';
 import { MappingsService } from './mappings.service';
@@ -36,7 +36,6 @@ import { OAuthStateRepository } from './oauth-state.repository';
     GoogleOAuthClient,
     DryRunService,
     DryRunRepository,
-    dryRunPoolProvider,
     MappingsService,
     MappingsRepository,
   ],

@@ -24,9 +24,11 @@ export class DryRunController {
     description:
       'What enabling the connection would do: which of its records would link to which unified records, the ' +
       'records it would create, the field changes (old → new), the conflicts and the writes to every ' +
-      'connected system. Computed now, by the sync stage itself over what its backfill has read, in a ' +
-      'transaction that is rolled back: nothing is written anywhere. While it is still backfilling ' +
-      '(`complete: false`) the report covers what was read so far.',
+      'connected system. Computed by the workers, with the sync stage itself over what its backfill has read, ' +
+      'in a transaction that is rolled back: nothing is written anywhere but the report. The stored report is ' +
+      'answered until the backfill moves on (or `refresh=true`); then the request waits up to 20 s for the new ' +
+      'one, else answers the stored one with `stale: true`. While it is still backfilling (`complete: false`) ' +
+      'the report covers what was read so far.',
     standardSchema: dryRunReportView,
   })
   @ApiResponse({
@@ -37,7 +39,8 @@ export class DryRunController {
   @ApiResponse({ status: HttpStatus.CONFLICT, description: DISCONNECTED, standardSchema: apiErrorBody })
   @ApiResponse({
     status: HttpStatus.SERVICE_UNAVAILABLE,
-    description: '`unavailable`: other dry runs are being computed; try again shortly.',
+    description:
+      '`unavailable`: the first report is still being computed, or work cannot be queued; try again shortly.',
     standardSchema: apiErrorBody,
   })
   @Get(':id/dry-run')

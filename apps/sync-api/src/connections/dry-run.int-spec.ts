@@ -3,7 +3,9 @@ import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
 import { entityIdFor, IdentityService } from '@syncline/identity';
 import { LogConsumer, type LogEvent, StagingChangeLog } from '@syncline/log';
 import { queueReconcileCreates, SyncStage as SyncHandler } from '@syncline/sync-stage';
-import { computeDryRunReport, type DryRunReport } from '@syncline/workers/dry-run';
+import { computeDryRunReport, type DryRunReport, storeDryRunReport } from '@syncline/workers/dry-run';
+import { Worker } from 'bullmq';
+import { Redis } from 'ioredis';
 import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workspaceRows } from '../openapi/testing/two-workspaces';
@@ -16,7 +18,8 @@ import { bearer, createApiKey, seedWorkspace, startTestApp, type TestApp } from 
  * field, one editing a field A has under a manual policy) and two people A lacks. The report
  * is computed through the API; then the connection is enabled, the workers' sync stage runs
  * over the log, and what it actually did (links, entity changes, conflicts, outbox rows) must
- * be what the report said, while nothing at all was written before the enable.
+ * be what the report said, while nothing at all was written before the enable. The report
+ * itself is the workers' `connection.dry-run` job, run here by a BullMQ worker of its own.
  */
 
 const T0 = new Date('2026-11-20T10:00:00.000Z');
@@ -51,6 +54,9 @@ describe('dry run of a new connection', () => {
   // The workers' sync stage, as a running worker has it.
   const engine = () => new MergeEngine(new PgMergeStore(pool));
   let workers: SyncHandler;
+  let dryRunWorker: Worker;
+  let workerRedis: Redis;
+  let dryRunJobs = 0;
 
   const api = (method: 'GET' | 'POST', url: string, key = ws.adminKey, payload?: object) =>
     t.app.inject({ method, url, headers: bearer(key), ...(payload ? { payload } : {}) });
@@ -95,10 +101,12 @@ describe('dry run of a new connection', () => {
    * use every request notes), and the log's and documents' tables.
    */
   const world = async () => ({
-    workspace: { ...(await workspaceRows(t.prisma, ws.workspaceId)), api_key: [] } as Record<
-      string,
-      string[]
-    >,
+    // The stored report is the dry run's one output.
+    workspace: {
+      ...(await workspaceRows(t.prisma, ws.workspaceId)),
+      api_key: [],
+      dry_run_report: [],
+    } as Record<string, string[]>,
     docChanges: await rows('SELECT entity_id, seq, md5(chunk) FROM entity_doc_change ORDER BY 1, 2'),
     syncedHeads: await rows(
       'SELECT entity_id, connection_id, heads, stale FROM entity_synced_heads ORDER BY 1, 2',
@@ -118,6 +126,15 @@ describe('dry run of a new connection', () => {
     other = await seedWorkspace(t.prisma, 'Globex');
     salesKey = await createApiKey(t.app, ws.adminKey, 'sales', 'Dana');
     workers = new SyncHandler({ identity: new IdentityService(), engine: engine(), connectionsTtlMs: 0 });
+    workerRedis = new Redis(t.config.REDIS_URL, { maxRetriesPerRequest: null });
+    dryRunWorker = new Worker(
+      'dry-run',
+      (job) => {
+        dryRunJobs++;
+        return storeDryRunReport(pool, job.data.connectionId, { partitions: t.config.LOG_PARTITIONS });
+      },
+      { connection: workerRedis, prefix: t.config.REDIS_PREFIX },
+    );
 
     // CRM A, live: its backfill is on the log and merged, and creates may go to it.
     crmA = (await connect('CRM A')).id;
@@ -154,6 +171,8 @@ describe('dry run of a new connection', () => {
   });
 
   afterAll(async () => {
+    await dryRunWorker?.close();
+    workerRedis?.disconnect();
     await pool?.end();
     await t?.close();
     await accounts?.close();
@@ -335,6 +354,36 @@ describe('dry run of a new connection', () => {
   });
 
   it('wrote nothing anywhere: every row, the log, the offsets and the outbox sequence are as they were', async () => {
+    expect(await world()).toEqual(before);
+  });
+
+  it('serves the stored report until the backfill moves on; a refresh computes it again', async () => {
+    const jobs = dryRunJobs;
+    const again = await api('GET', `/api/v1/connections/${crmB}/dry-run`);
+    expect(again.statusCode, again.body).toBe(200);
+    expect(again.json<DryRunReport & { stale: boolean }>()).toMatchObject({
+      computedAt: report.computedAt,
+      stale: false,
+      summary: report.summary,
+    });
+    expect(dryRunJobs).toBe(jobs);
+    const stored = await rows<{ staged_up_to: string; complete: boolean }>(
+      'SELECT staged_up_to::text, complete FROM dry_run_report WHERE connection_id = $1',
+      [crmB],
+    );
+    const [last] = await rows<{ id: string }>(
+      'SELECT max(id)::text AS id FROM staged_change WHERE connection_id = $1',
+      [crmB],
+    );
+    expect(stored).toEqual([{ staged_up_to: last?.id, complete: true }]);
+
+    const refreshed = await api('GET', `/api/v1/connections/${crmB}/dry-run?refresh=true`);
+    expect(refreshed.statusCode, refreshed.body).toBe(200);
+    const fresh = refreshed.json<DryRunReport & { stale: boolean }>();
+    expect(dryRunJobs).toBe(jobs + 1);
+    expect(fresh.stale).toBe(false);
+    expect(Date.parse(fresh.computedAt)).toBeGreaterThan(Date.parse(report.computedAt));
+    expect(fresh.summary).toEqual(report.summary);
     expect(await world()).toEqual(before);
   });
 

@@ -32,6 +32,21 @@ export interface Enabled {
 
 type StagedRow = Prisma.StagedChangeGetPayload<object>;
 
+/** A point of a connection's backfill: its last staged change, and whether the backfill finished. */
+export interface BackfillPoint {
+  stagedUpTo: string;
+  complete: boolean;
+}
+
+/** The report the workers last stored for a connection, or the reason their last try failed. */
+export interface StoredDryRun {
+  report: Prisma.JsonValue | null;
+  at: BackfillPoint | null;
+  computedAt: Date | null;
+  failureReason: string | null;
+  failedAt: Date | null;
+}
+
 const toChange = (row: StagedRow): SourceChangeInput => ({
   workspaceId: row.workspaceId,
   connectionId: row.connectionId,
@@ -59,6 +74,31 @@ const toChange = (row: StagedRow): SourceChangeInput => ({
 @Injectable()
 export class DryRunRepository {
   constructor(@Inject(PrismaClient) private readonly prisma: PrismaClient) {}
+
+  /** Where the connection's backfill is now (the workers' report covers the same point when it is current). */
+  async backfillPoint(id: ConnectionId): Promise<BackfillPoint | undefined> {
+    const rows = await this.prisma.$queryRaw<{ staged_up_to: string; complete: boolean }[]>`
+      SELECT (SELECT COALESCE(max(s.id), 0) FROM staged_change s WHERE s.connection_id = c.id)::text AS staged_up_to,
+             COALESCE(jsonb_exists(c.cursors, 'live'), false) AS complete
+        FROM connection c WHERE c.id = ${id}::uuid`;
+    const row = rows[0];
+    return row && { stagedUpTo: row.staged_up_to, complete: row.complete };
+  }
+
+  async stored(id: ConnectionId): Promise<StoredDryRun | undefined> {
+    const row = await this.prisma.dryRunReport.findUnique({ where: { connectionId: id } });
+    if (!row) return undefined;
+    return {
+      report: row.report,
+      at:
+        row.stagedUpTo === null || row.complete === null
+          ? null
+          : { stagedUpTo: row.stagedUpTo.toString(), complete: row.complete },
+      computedAt: row.computedAt,
+      failureReason: row.failureReason,
+      failedAt: row.failedAt,
+    };
+  }
 
   async enable(
     workspaceId: WorkspaceId,

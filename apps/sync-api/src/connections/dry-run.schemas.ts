@@ -1,7 +1,8 @@
 import { PROVIDER_KEYS } from '@syncline/core';
+import { DRY_RUN_REPORT_LIMIT } from '@syncline/jobs';
 import { z } from 'zod';
 
-export const MAX_DRY_RUN_LIST = 1_000;
+export const MAX_DRY_RUN_LIST = DRY_RUN_REPORT_LIMIT;
 
 export const dryRunQuery = z.object({
   limit: z.coerce
@@ -11,6 +12,11 @@ export const dryRunQuery = z.object({
     .max(MAX_DRY_RUN_LIST)
     .default(100)
     .describe('Most items in each list of the report; `summary` always has the totals.'),
+  refresh: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((value) => value === 'true')
+    .describe('Compute the report again even if the backfill has not moved on since the stored one.'),
 });
 export type DryRunQuery = z.output<typeof dryRunQuery>;
 
@@ -34,7 +40,12 @@ export const dryRunReportView = z
           'report, and the creates the connection itself would be owed are left out until the backfill ends.',
       ),
     backfill: z.object({ seen: z.number().int(), estimatedTotal: z.number().int().nullable() }),
-    computedAt: z.iso.datetime(),
+    computedAt: z.iso.datetime().describe('When the workers computed this report.'),
+    stale: z
+      .boolean()
+      .describe(
+        'The backfill has read more since `computedAt` and a newer report is still being computed: ask again shortly.',
+      ),
     staged: z
       .object({ changes: z.number().int(), records: z.number().int() })
       .describe('What its pulls read and hold for the enable.'),
@@ -146,6 +157,6 @@ export const dryRunReportView = z
     truncated: z.boolean().describe('Some list was cut at `limit`.'),
   })
   .describe(
-    'What enabling the connection would do, computed by the sync stage over its backfill in a transaction that is rolled back.',
+    "What enabling the connection would do, computed by the workers' sync stage over its backfill in a transaction that is rolled back.",
   );
 export type DryRunReportView = z.output<typeof dryRunReportView>;

@@ -3,27 +3,25 @@ import {
   Inject,
   Injectable,
   NotFoundException,
-  type OnApplicationShutdown,
   ServiceUnavailableException,
 } from '@nestjs/common';
 import type { ConnectionId } from '@syncline/core';
+import { JobClient } from '@syncline/jobs';
 import { StagingChangeLog } from '@syncline/log';
-import { computeDryRunReport } from '@syncline/workers/dry-run';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
-import { Pool as PgPool, type Pool } from 'pg';
 import { AuditLogService } from '../admin/audit-log.service';
 import type { Principal } from '../auth/principal';
 import { CodedHttpException } from '../common/api-errors';
-import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { refusalMessage } from './connection-lifecycle';
 import { ConnectionsRepository } from './connections.repository';
 import type { ConnectionView } from './connections.schemas';
 import { ConnectionsService } from './connections.service';
-import { DryRunRepository } from './dry-run.repository';
+import { type BackfillPoint, DryRunRepository, type StoredDryRun } from './dry-run.repository';
 import type { DryRunQuery, DryRunReportView } from './dry-run.schemas';
 
-/** Injection token for the pool dry runs run on: few connections, so that reports queue instead of piling up. */
-export const DRY_RUN_POOL = Symbol('DRY_RUN_POOL');
+/** How long a request waits for the workers to compute a report before answering what it has. */
+const WAIT_MS = 20_000;
+const POLL_MS = 200;
 
 const disconnected = (id: string, action: string) =>
   new CodedHttpException(
@@ -32,44 +30,63 @@ const disconnected = (id: string, action: string) =>
     refusalMessage('connection_disconnected', id, action),
   );
 
-/** The dry run of a new connection: its report, and the enable that ends it. */
+const samePoint = (a: BackfillPoint | null, b: BackfillPoint) =>
+  a !== null && a.stagedUpTo === b.stagedUpTo && a.complete === b.complete;
+
+/**
+ * The dry run of a new connection: its report, and the enable that ends it. The workers
+ * compute the report (`connection.dry-run`) and store it; it is served as stored until the
+ * connection's backfill moves on (or a refresh is asked for), then computed again while the
+ * request waits up to WAIT_MS for it.
+ */
 @Injectable()
-export class DryRunService implements OnApplicationShutdown {
+export class DryRunService {
   constructor(
     @Inject(ConnectionsRepository) private readonly connections: ConnectionsRepository,
     @Inject(ConnectionsService) private readonly views: ConnectionsService,
     @Inject(DryRunRepository) private readonly dryRuns: DryRunRepository,
     @Inject(StagingChangeLog) private readonly log: StagingChangeLog,
-    @Inject(DRY_RUN_POOL) private readonly pool: Pool,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(JobClient) private readonly jobs: JobClient,
     @Inject(AuditLogService) private readonly audit: AuditLogService,
     @InjectPinoLogger(DryRunService.name) private readonly logger: PinoLogger,
   ) {}
 
   async report(principal: Principal, id: string, query: DryRunQuery): Promise<DryRunReportView> {
-    const record = await this.connections.find(principal.workspaceId, id as ConnectionId);
+    const connectionId = id as ConnectionId;
+    const record = await this.connections.find(principal.workspaceId, connectionId);
     if (!record) throw new NotFoundException(`no connection ${id}`);
     if (!record.dryRun)
       throw new NotFoundException(`connection ${id} is not in dry run: it has no dry-run report`);
     if (record.status === 'disconnected') throw disconnected(id, 'report a dry run');
-    const started = Date.now();
-    let report: Awaited<ReturnType<typeof computeDryRunReport>>;
+    const now = await this.dryRuns.backfillPoint(connectionId);
+    if (now === undefined) throw new NotFoundException(`no connection ${id}`);
+    const before = await this.dryRuns.stored(connectionId);
+    if (before?.report && samePoint(before.at, now) && !query.refresh)
+      return view(before, query.limit, false);
+
     try {
-      report = await computeDryRunReport(this.pool, id, {
-        partitions: this.config.LOG_PARTITIONS,
-        limit: query.limit,
-      });
+      await this.jobs.enqueue('connection.dry-run', { connectionId, ...now });
     } catch (error) {
-      // Every connection of the pool busy with another report for the whole wait.
-      if (error instanceof Error && /timeout exceeded when trying to connect/i.test(error.message))
-        throw new ServiceUnavailableException('other dry runs are being computed; try again shortly');
-      throw error;
+      this.logger.warn({ err: error, connectionId }, 'could not enqueue a dry run');
+      if (before?.report) return view(before, query.limit, true);
+      throw new ServiceUnavailableException('cannot queue work right now; try again');
     }
-    this.logger.info(
-      { connectionId: id, ms: Date.now() - started, staged: report.staged.changes, ...report.summary },
-      'dry run computed',
-    );
-    return report;
+    const deadline = Date.now() + WAIT_MS;
+    let latest = before;
+    while (Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      latest = await this.dryRuns.stored(connectionId);
+      if (latest === undefined) continue;
+      const computedAfter =
+        latest.computedAt !== null && latest.computedAt.getTime() !== before?.computedAt?.getTime();
+      const covers = latest.at !== null && BigInt(latest.at.stagedUpTo) >= BigInt(now.stagedUpTo);
+      if (latest.report && computedAfter && covers && (latest.at?.complete ?? false) === now.complete)
+        return view(latest, query.limit, false);
+      if (latest.failedAt !== null && latest.failedAt.getTime() !== before?.failedAt?.getTime())
+        throw new Error(`the dry run of ${id} could not be computed: ${latest.failureReason ?? 'unknown'}`);
+    }
+    if (latest?.report) return view(latest, query.limit, true);
+    throw new ServiceUnavailableException('the dry run is being computed; try again shortly');
   }
 
   async enable(principal: Principal, id: string): Promise<ConnectionView> {
@@ -95,25 +112,31 @@ export class DryRunService implements OnApplicationShutdown {
       this.logger.info({ connectionId: id, moved: done.value.moved }, 'connection enabled: dry run ended');
     return this.views.get(principal, id);
   }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.pool.end();
-  }
 }
 
-/** The pool of DRY_RUN_POOL: two connections (a report holds one for its whole transaction). */
-export const dryRunPoolProvider = {
-  provide: DRY_RUN_POOL,
-  inject: [APP_CONFIG, PinoLogger],
-  useFactory: (config: AppConfig, logger: PinoLogger): Pool => {
-    logger.setContext('DryRunPool');
-    const pool = new PgPool({
-      connectionString: config.DATABASE_URL,
-      max: 2,
-      connectionTimeoutMillis: 30_000,
-    });
-    // An idle client losing its connection emits on the pool; unhandled it would crash the process.
-    pool.on('error', (error) => logger.warn({ err: error }, 'idle postgres connection failed'));
-    return pool;
-  },
-};
+/** The stored report as the API shows it: its lists cut to `limit`. */
+function view(stored: StoredDryRun, limit: number, stale: boolean): DryRunReportView {
+  const { stagedUpTo: _point, ...report } = stored.report as unknown as DryRunReportView & {
+    stagedUpTo?: string;
+  };
+  const cut = <T>(list: T[]) => list.slice(0, limit);
+  const totals = report.summary;
+  return {
+    ...report,
+    stale,
+    links: cut(report.links),
+    creations: cut(report.creations),
+    changes: cut(report.changes),
+    conflicts: cut(report.conflicts),
+    possibleDuplicates: cut(report.possibleDuplicates),
+    failures: cut(report.failures),
+    truncated: [
+      totals.links,
+      totals.creations,
+      totals.changes,
+      totals.conflicts,
+      totals.possibleDuplicates,
+      totals.failures,
+    ].some((total) => total > limit),
+  };
+}

@@ -3583,6 +3583,8 @@ export interface operations {
             query?: {
                 /** @description Most items in each list of the report; `summary` always has the totals. */
                 limit?: number;
+                /** @description Compute the report again even if the backfill has not moved on since the stored one. */
+                refresh?: "true" | "false";
             };
             header?: never;
             path: {
@@ -3592,7 +3594,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description What enabling the connection would do: which of its records would link to which unified records, the records it would create, the field changes (old → new), the conflicts and the writes to every connected system. Computed now, by the sync stage itself over what its backfill has read, in a transaction that is rolled back: nothing is written anywhere. While it is still backfilling (`complete: false`) the report covers what was read so far. */
+            /** @description What enabling the connection would do: which of its records would link to which unified records, the records it would create, the field changes (old → new), the conflicts and the writes to every connected system. Computed by the workers, with the sync stage itself over what its backfill has read, in a transaction that is rolled back: nothing is written anywhere but the report. The stored report is answered until the backfill moves on (or `refresh=true`); then the request waits up to 20 s for the new one, else answers the stored one with `stale: true`. While it is still backfilling (`complete: false`) the report covers what was read so far. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3614,8 +3616,13 @@ export interface operations {
                             seen: number;
                             estimatedTotal: number | null;
                         };
-                        /** Format: date-time */
+                        /**
+                         * Format: date-time
+                         * @description When the workers computed this report.
+                         */
                         computedAt: string;
+                        /** @description The backfill has read more since `computedAt` and a newer report is still being computed: ask again shortly. */
+                        stale: boolean;
                         /** @description What its pulls read and hold for the enable. */
                         staged: {
                             changes: number;
@@ -3826,7 +3833,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `unavailable`: other dry runs are being computed; try again shortly. */
+            /** @description `unavailable`: the first report is still being computed, or work cannot be queued; try again shortly. */
             503: {
                 headers: {
                     [name: string]: unknown;

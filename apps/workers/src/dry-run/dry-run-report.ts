@@ -3,6 +3,7 @@ import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
 import type { ProviderKey } from '@syncline/core';
 import { IdentityService } from '@syncline/identity';
 import {
+  DERIVED_TABLES,
   type LogEvent,
   type LogEventRow,
   type LogTransaction,
@@ -38,6 +39,8 @@ export interface DryRunReportOptions {
   batchSize?: number;
   /** Runs with the simulated state in place, just before the rollback (tests look around then). */
   beforeRollback?: (client: PoolClient) => Promise<void>;
+  /** Runs just before and just after the sync stage runs in the sandbox (tests count table reads). */
+  aroundStage?: (client: PoolClient, when: 'before' | 'after') => Promise<void>;
 }
 
 export interface DryRunLink {
@@ -128,6 +131,8 @@ export interface DryRunReport {
   complete: boolean;
   backfill: { seen: number; estimatedTotal: number | null };
   computedAt: string;
+  /** The last staged change it covers (its id; '0': none): the point of the backfill it reports on. */
+  stagedUpTo: string;
   staged: { changes: number; records: number };
   summary: {
     links: number;
@@ -153,44 +158,58 @@ export interface DryRunReport {
 export class DryRunConnectionMissing extends Error {}
 
 /**
- * The tables the sync stage writes or locks, and which of their rows a dry run copies: the
- * workspace's, or (write receipts) the connection's; $1 is that id. Outbox rows already sent
- * are copied only where their key is reused (creates and deletes): the stage upserts on it.
- * A table left out is read as it is, and a write to it is refused (READ ONLY), never made.
+ * The tables the sync stage writes or locks, and which of their rows a dry run copies: every
+ * derived table (DERIVED_TABLES) with the workspace's rows, and the workspace's connections
+ * (the one in dry run is flagged enabled in its copy). Outbox rows already sent are copied
+ * only where their key is reused (creates and deletes): the stage upserts on it; write
+ * receipts, only the connection's ($1 is then its id). A table left out is read as it is, and
+ * a write to it is refused (READ ONLY), never made.
  */
+const DRY_RUN_ROWS: Readonly<Record<string, { by: 'ws' | 'conn'; rows: string }>> = {
+  outbox: { by: 'ws', rows: `workspace_id = $1 AND (status IN ('pending', 'sending') OR op <> 'update')` },
+  write_receipt: { by: 'conn', rows: 'connection_id = $1' },
+};
+
 export const SHADOWED: readonly {
   table: string;
   rows: (real: (table: string) => string) => string;
   by: 'ws' | 'conn';
 }[] = [
   { table: 'connection', by: 'ws', rows: () => 'workspace_id = $1' },
-  { table: 'entity', by: 'ws', rows: () => 'workspace_id = $1' },
-  { table: 'source_link', by: 'ws', rows: () => 'workspace_id = $1' },
-  { table: 'match_key', by: 'ws', rows: () => 'workspace_id = $1' },
-  { table: 'possible_duplicate', by: 'ws', rows: () => 'workspace_id = $1' },
-  { table: 'identity_operation', by: 'ws', rows: () => 'workspace_id = $1' },
-  { table: 'entity_doc', by: 'ws', rows: () => 'workspace_id = $1' },
-  {
-    table: 'entity_doc_change',
-    by: 'ws',
-    rows: (real) => `entity_id IN (SELECT entity_id FROM ${real('entity_doc')} WHERE workspace_id = $1)`,
-  },
-  {
-    table: 'entity_synced_heads',
-    by: 'ws',
-    rows: (real) => `entity_id IN (SELECT id FROM ${real('entity')} WHERE workspace_id = $1)`,
-  },
-  { table: 'merge_conflict', by: 'ws', rows: () => 'workspace_id = $1' },
-  { table: 'entity_association', by: 'ws', rows: () => 'workspace_id = $1' },
-  { table: 'entity_relation', by: 'ws', rows: () => 'workspace_id = $1' },
-  { table: 'relation_mirror', by: 'ws', rows: () => 'workspace_id = $1' },
-  {
-    table: 'outbox',
-    by: 'ws',
-    rows: () => `workspace_id = $1 AND (status IN ('pending', 'sending') OR op <> 'update')`,
-  },
-  { table: 'write_receipt', by: 'conn', rows: () => 'connection_id = $1' },
+  ...DERIVED_TABLES.map(({ table, workspaceRows }) => {
+    const own = DRY_RUN_ROWS[table];
+    return own === undefined
+      ? { table, by: 'ws' as const, rows: workspaceRows }
+      : { table, by: own.by, rows: () => own.rows };
+  }),
 ];
+
+/** A statement the sandbox refuses: it names the real tables' schema, or changes the search path. */
+export class SandboxViolation extends Error {
+  override name = 'SandboxViolation';
+}
+
+/**
+ * The sync stage's connection in a sandbox: the copies come first in the search path
+ * (`pg_temp`, then the real schema for the types, functions and settings tables the stage only
+ * reads), and a statement naming the real schema (`public.entity`, `"public"."entity"`) or
+ * touching the search path is refused before it reaches PostgreSQL. With every table the stage
+ * writes copied (DERIVED_TABLES), none of its statements can read a live derived row.
+ */
+export async function sandboxed(client: PoolClient, schema: string): Promise<LogTransaction> {
+  const names = [...new Set(['public', schema])].map((name) => name.replaceAll(/[^\w$]/g, '\\$&'));
+  const qualified = new RegExp(`(?:^|[^\\w$])"?(?:${names.join('|')})"?\\s*\\.`, 'i');
+  await client.query(`SELECT set_config('search_path', $1, true)`, [`pg_temp, ${ident(schema)}`]);
+  return {
+    query: async (sql, params) => {
+      if (qualified.test(sql) || /\bsearch_path\b/i.test(sql))
+        throw new SandboxViolation(
+          `the sandbox refuses a statement naming the real tables: ${sql.slice(0, 200)}`,
+        );
+      return client.query(skipAdvisoryLocks(sql), params);
+    },
+  };
+}
 
 export const ident = (name: string): string => `"${name.replaceAll('"', '""')}"`;
 
@@ -237,15 +256,15 @@ export async function computeDryRunReport(
     await client.query('UPDATE pg_temp.connection SET dry_run = false WHERE id = $1', [connectionId]);
     await client.query('SET TRANSACTION READ ONLY');
 
-    const tx: LogTransaction = {
-      query: (sql, params) => client.query(skipAdvisoryLocks(sql), params),
-    };
+    const tx = await sandboxed(client, schema);
     engine = new MergeEngine(new PgMergeStore(tx), { cacheBytes: 64 * 1024 * 1024, policyTtlMs: 60_000 });
     const handler = new SyncHandler({ identity: new IdentityService(), engine, connectionsTtlMs: 60_000 });
+    await options.aroundStage?.(client, 'before');
     const failures = await runStaged(client, tx, handler, connectionId, options);
     const complete = connection.cursors !== null && 'live' in connection.cursors;
     // The records it lacks are queued for it once its backfill is linked (PushService.reconcile).
     if (complete) await queueReconcileCreates(tx, connection);
+    await options.aroundStage?.(client, 'after');
 
     const report = await readReport(client, real, connection, outboxBefore, {
       limit,
@@ -459,8 +478,9 @@ async function readReport(
   const id = connection.id;
   const ws = connection.workspace_id;
 
-  const { rows: staged } = await client.query<{ changes: number; records: number }>(
-    `SELECT count(*)::int AS changes, count(DISTINCT (entity_type, external_id))::int AS records
+  const { rows: staged } = await client.query<{ changes: number; records: number; up_to: string }>(
+    `SELECT count(*)::int AS changes, count(DISTINCT (entity_type, external_id))::int AS records,
+            COALESCE(max(id), 0)::text AS up_to
        FROM staged_change WHERE connection_id = $1`,
     [id],
   );
@@ -605,7 +625,8 @@ async function readReport(
     complete: false,
     backfill: { seen: connection.backfill_seen, estimatedTotal: connection.backfill_total },
     computedAt: new Date().toISOString(),
-    staged: staged[0] ?? { changes: 0, records: 0 },
+    stagedUpTo: staged[0]?.up_to ?? '0',
+    staged: { changes: staged[0]?.changes ?? 0, records: staged[0]?.records ?? 0 },
     summary: {
       links: links.length,
       creations: creationList.length,

@@ -1,3 +1,3 @@
-// The dry run of a connection, for the API (`@syncline/workers/dry-run`): the report runs the
-// workers' own sync stage, so it lives beside it.
+// The dry run of a connection, computed by the workers' `connection.dry-run` job.
+export * from './dry-run.service';
 export * from './dry-run-report';

@@ -3,6 +3,7 @@ import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
 import { canonicalJson, type EntityType, type ProviderKey } from '@syncline/core';
 import { IdentityService } from '@syncline/identity';
 import {
+  DERIVED_TABLE_NAMES,
   LOG_EVENT_COLUMNS,
   type LogEvent,
   type LogEventRow,
@@ -17,7 +18,6 @@ import {
   handleIsolating,
   ident,
   realSchema,
-  SHADOWED,
   shadow,
   skipAdvisoryLocks,
 } from '../dry-run/dry-run-report';
@@ -983,5 +983,5 @@ async function readReport(
   };
 }
 
-/** The tables a replay rebuilds are the ones the dry run copies: one list, kept in step with the stage. */
-export const REBUILT_TABLES: readonly string[] = SHADOWED.map((s) => s.table);
+/** The tables a replay rebuilds: the log's derived tables (@syncline/log's registry). */
+export const REBUILT_TABLES: readonly string[] = DERIVED_TABLE_NAMES;

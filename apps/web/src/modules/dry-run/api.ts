@@ -7,7 +7,7 @@ type JsonOf<R> = R extends { content: { 'application/json': infer T } } ? T : ne
 export type DryRunReport = JsonOf<paths['/api/v1/connections/{id}/dry-run']['get']['responses'][200]>;
 export type DryRunWrites = DryRunReport['writes'][number];
 
-/** Most rows per list of the report: enough for the page's tables, small enough to recompute every few seconds. */
+/** Most rows per list of the report: enough for the page's tables. */
 export const REPORT_LIMIT = 500;
 /** How often a report still backfilling is read again. */
 export const REFRESH_MS = 2_500;
