@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { hubspotConnector, PgCredentialStore } from '@syncline/connectors';
 import { createLogger, Keyring } from '@syncline/core';
 import { type RunningEmulators, startEmulators } from '@syncline/emulators';
+import { createKey } from '@syncline/sync-stage';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Pool } from 'pg';
@@ -175,7 +176,7 @@ describe('a create HubSpot refuses because the record exists (Postgres, Redis, B
         at.connectionId,
         fields,
         ['h1'],
-        `${entityId}.${at.connectionId}.create`,
+        createKey(entityId, at.connectionId),
       ],
     );
     return entityId;
@@ -394,7 +395,7 @@ describe('a create HubSpot refuses because the record exists (Postgres, Redis, B
         op: 'create',
         entityType: 'person',
         fields: { email: 'ada@old.example', firstName: 'Ada' },
-        idempotencyKey: `${entityId}.${portal.connectionId}.create`,
+        idempotencyKey: createKey(entityId, portal.connectionId),
         entityId,
       },
     ]);
