@@ -2,11 +2,9 @@ import type { LogEvent, LogTransaction } from '@syncline/log';
 import { userEditOf } from './merge';
 import { versionMayReplace } from './provider-version';
 
-/**
- * Where the batch's events stand before anything is merged: which are taken (not of a
- * disconnected connection), the links our own creates' echoes make, the provider versions the
- * records now have, and the entity each event's record belongs to.
- */
+// Where the batch's events stand before anything is merged: which are taken (not of a
+// disconnected connection), the links our own creates' echoes make, the provider versions the
+// records now have, and the entity each event's record belongs to.
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
