@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { CRM_A, CRM_B, change, T0, USER } from '../test/fixtures';
+import { CRM_A, CRM_B, change, ENTITY, T0, USER } from '../test/fixtures';
 import { EntityDocument } from './entity-document';
 
-const ENTITY = '0190a000-0000-7000-8000-0000000000e1';
 const at = (s: number) => new Date(T0 + s * 1000);
 
 /** A small document built the same way every time: actors, times, event keys and deps are fixed. */

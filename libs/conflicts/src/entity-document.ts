@@ -63,6 +63,7 @@ export interface RetractInput {
   mergeOperationId: string;
   /** The unmerge operation. */
   operationId: string;
+  workspaceId: string;
   /** Who undid it: fields only the absorbed entity had are cleared in their name. */
   by: SourceRef;
   at: Date;
@@ -679,7 +680,9 @@ export class EntityDocument {
    * change by the person who undid it, at the current heads. Where this entity has a value of
    * its own beside a copy, that value stays as it was; where only a copy stood, the field is
    * cleared, so the connections it was written to are owed the clear. A copy replaced since
-   * (an edit made after the merge) is no longer standing and the edit stays.
+   * (an edit made after the merge) is no longer standing and the edit stays. Values of this
+   * entity's own that the copy stood beside and that differ are a conflict of their own now
+   * (other candidates, so another id): it is reported, as any conflict is when it arises.
    */
   retract(input: RetractInput, policies: PolicyMap): ApplyResult {
     const message = `unmerge:${input.operationId}`;
@@ -723,14 +726,19 @@ export class EntityDocument {
     }
     // Written even when nothing stands any more: a second delivery is then recognised.
     const { chunk, actor, startOp } = this.writeCurrent(input.by, message, ms, ops);
+    const at = { workspaceId: input.workspaceId, eventTime: input.at };
+    const conflicts: ConflictRecord[] = [];
     after.forEach(({ field, rest, cleared }, index) => {
-      if (cleared === undefined) this.current.set(field, rest);
-      else
+      if (cleared === undefined) {
+        this.current.set(field, rest);
+        if (rest.length > 1 && new Set(rest.map((c) => c.json)).size > 1)
+          conflicts.push(this.concurrentConflict(at, field, rest, policyFor(policies, field)));
+      } else
         this.current.set(field, [
           { opId: `${startOp + index}@${actor}`, source: input.by, hlc: cleared, json: 'null' },
         ]);
     });
-    return { outcome: this.outcome(policies, 'applied', []), chunk, synced: new Map() };
+    return { outcome: this.outcome(policies, 'applied', conflicts), chunk, synced: new Map() };
   }
 
   /**
@@ -978,7 +986,9 @@ export class EntityDocument {
   /**
    * The value a connection holds for a field: a late value it kept, else the value it saw.
    * While a manual conflict was open nothing was written to it, so it holds its own value
-   * (unknown if it was not one of the sides).
+   * (unknown if it was not one of the sides): its latest, if a merge of entities brought a
+   * copy of an older one beside it. Chosen by clock and op id, not by the candidates' order,
+   * which differs between a document kept in memory and the same document loaded.
    */
   private heldBy(connectionId: string, view: View, field: string, policy: FieldPolicy): string | undefined {
     const stale = view.stale.get(field);
@@ -987,7 +997,11 @@ export class EntityDocument {
     if (seen === undefined || seen.length === 0) return undefined;
     const res = this.resolve(seen, policy);
     if (!res.open) return res.json;
-    return seen.find((c) => c.source.kind === 'connection' && c.source.id === connectionId)?.json;
+    let own: Candidate | undefined;
+    for (const c of seen)
+      if (c.source.kind === 'connection' && c.source.id === connectionId)
+        if (own === undefined || c.hlc > own.hlc || (c.hlc === own.hlc && c.opId > own.opId)) own = c;
+    return own?.json;
   }
 
   state(policies: PolicyMap): EntityState {

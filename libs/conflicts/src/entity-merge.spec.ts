@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CRM_A, CRM_B, change, conn, T0, USER, WS } from '../test/fixtures';
+import { CRM_A, CRM_B, CRM_C, change, conn, T0, USER, WS } from '../test/fixtures';
 import { EntityDocument } from './entity-document';
 import type { PolicyMap } from './types';
 
@@ -86,7 +86,7 @@ describe('EntityDocument merges of entities', () => {
     merge(survivor, absorbed);
     survivor.markSeen(CRM_A); // the union was written to A
     const { outcome } = survivor.retract(
-      { mergeOperationId: MERGE, operationId: UNMERGE, by: user, at: at(30) },
+      { mergeOperationId: MERGE, operationId: UNMERGE, workspaceId: WS, by: user, at: at(30) },
       {},
     );
     expect(outcome.values).toEqual({ email: 'ada@a.example', phone: null, title: 'CTO' });
@@ -96,7 +96,7 @@ describe('EntityDocument merges of entities', () => {
     expect(outcome.owed.get(CRM_A)).toEqual(['phone', 'title']);
     expect(survivor.standingConflictIds()).toEqual([]);
     const again = survivor.retract(
-      { mergeOperationId: MERGE, operationId: UNMERGE, by: user, at: at(30) },
+      { mergeOperationId: MERGE, operationId: UNMERGE, workspaceId: WS, by: user, at: at(30) },
       {},
     );
     expect(again.outcome.status).toBe('duplicate');
@@ -107,7 +107,7 @@ describe('EntityDocument merges of entities', () => {
     other.survivor.markSeen(CRM_A);
     other.survivor.applyInbound(change(CRM_A, 20, { phone: '+1 555 0199' }), {});
     const kept = other.survivor.retract(
-      { mergeOperationId: MERGE, operationId: UNMERGE, by: user, at: at(30) },
+      { mergeOperationId: MERGE, operationId: UNMERGE, workspaceId: WS, by: user, at: at(30) },
       {},
     );
     expect(kept.outcome.values.phone).toBe('+1 555 0199');
@@ -139,5 +139,56 @@ describe('EntityDocument merges of entities', () => {
     // B still holds the survivor's email: cleared; its title is X's own again (nothing owed).
     expect(outcome.owed.get(CRM_B)).toEqual(['email']);
     expect(outcome.held.get(CRM_B)).toEqual({ email: 'ada@a.example' });
+  });
+
+  it('retract: values of its own that a copy stood beside and that differ are reported as the conflict they now are', () => {
+    const manual: PolicyMap = { title: { kind: 'manual' } };
+    const { survivor, absorbed } = pair();
+    merge(survivor, absorbed, manual);
+    // C, new to the survivor, writes a title concurrent with A's and the copy of B's.
+    const three = survivor.applyInbound(change(CRM_C, 20, { title: 'CEO' }, { eventKey: 'c:20' }), manual);
+    expect(three.outcome.conflicts.map((c) => c.candidates.length)).toEqual([3]);
+    const { outcome } = survivor.retract(
+      { mergeOperationId: MERGE, operationId: UNMERGE, workspaceId: WS, by: user, at: at(30) },
+      manual,
+    );
+    expect(
+      outcome.conflicts.map((c) => [c.field, c.status, c.candidates.map((x) => x.value).sort()]),
+    ).toEqual([['title', 'open', ['CEO', 'CTO']]]);
+    expect(survivor.standingConflictIds()).toEqual(outcome.conflicts.map((c) => c.id));
+  });
+
+  it('a connection beside a copy of its own older value holds its latest, whether the document is cached or loaded', () => {
+    const manual: PolicyMap = { title: { kind: 'manual' } };
+    const survivor = EntityDocument.create('s');
+    const absorbed = EntityDocument.create('x');
+    const chunks: (Uint8Array | null)[] = [];
+    chunks.push(
+      survivor.applyInbound(change(CRM_A, 1, { email: 'ada@a.example' }, { eventKey: 'a:1' }), manual).chunk,
+    );
+    absorbed.applyInbound(change(CRM_B, 2, { title: 'VP' }, { eventKey: 'b:2' }), manual);
+    chunks.push(merge(survivor, absorbed, manual).chunk);
+    // B, moved here, writes a title not having seen the copy of its own: both stand, open.
+    chunks.push(
+      survivor.applyInbound(change(CRM_B, 20, { title: 'Chief' }, { eventKey: 'b:20' }), manual).chunk,
+    );
+    const seen = survivor.markSeen(CRM_B, survivor.getHeads());
+    // The copy goes; B's latest title stands alone, and B holds it: nothing owed.
+    chunks.push(
+      survivor.retract(
+        { mergeOperationId: MERGE, operationId: UNMERGE, workspaceId: WS, by: user, at: at(30) },
+        manual,
+      ).chunk,
+    );
+    const cached = survivor.outcome(manual);
+    expect(cached.values.title).toBe('Chief');
+    expect(cached.owed.get(CRM_B)).toEqual([]);
+    const loaded = EntityDocument.load(
+      's',
+      null,
+      chunks.filter((c) => c !== null),
+      new Map([[CRM_B, seen!]]),
+    ).outcome(manual);
+    expect(loaded.owed.get(CRM_B)).toEqual(cached.owed.get(CRM_B));
   });
 });

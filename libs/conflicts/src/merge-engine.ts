@@ -286,10 +286,15 @@ export class MergeEngine {
   }
 
   /** An undone merge on the survivor's side: what it took in is given back (see EntityDocument.retract). */
-  async retract(ref: EntityRef, input: RetractInput, store = this.defaultStore): Promise<MergeOutcome> {
+  async retract(
+    ref: EntityRef,
+    input: Omit<RetractInput, 'workspaceId'>,
+    store = this.defaultStore,
+  ): Promise<MergeOutcome> {
     const policies = await this.policies(ref.workspaceId, ref.entityType, store);
     const entry = await this.entry(ref.entityId, ref.workspaceId, store);
-    return this.persist(ref.entityId, entry, entry.doc.retract(input, policies), store);
+    const result = entry.doc.retract({ ...input, workspaceId: ref.workspaceId }, policies);
+    return this.persist(ref.entityId, entry, result, store);
   }
 
   /**
