@@ -278,3 +278,23 @@ describe('the sync stage and write receipts', () => {
     expect(provenance.rows[0]?.provenance.jobTitle?.source).toEqual({ kind: 'user', id: 'key-1' });
   });
 });
+
+describe('what a batch owes outside its transaction', () => {
+  it('names the connections owed writes, and those to read again for a record they notified but no one knows', async () => {
+    const ws = await seedConnections(pool, { a: 'hubspot', b: 'hubspot' }, { reconciled: true });
+    const { handle } = syncStage(pool);
+    const at = new Date(Date.now() - 60_000);
+    const ada = { email: 'ada@analytical.example', firstName: 'Ada' };
+    // A new contact in A: B (reconciled) is owed its create; nothing is to be read again.
+    expect(await handle(contactEvent(ws.workspaceId, ws.a, 'a-1', at, ada))).toEqual({
+      push: [ws.b],
+      pull: [],
+    });
+    // A notification of a property of a contact no one knows: B is read again; nothing is owed.
+    const notified = {
+      ...contactEvent(ws.workspaceId, ws.b, 'b-7', at, { firstName: 'Bea' }),
+      origin: { partial: true },
+    };
+    expect(await handle(notified)).toEqual({ push: [], pull: [ws.b] });
+  });
+});
