@@ -26,9 +26,6 @@ import {
 import { type Candidate, type Resolution, Resolver } from './resolver';
 import { entityIdFor, joinOperationIdFor, possibleDuplicateIdFor } from './stable-id';
 
-/** @deprecated Queryable of @syncline/core: the name stays while the sync stage moves to it. */
-export type IdentityTx = Queryable;
-
 /** The part of a `SourceChange` or `LogEvent` identity reads. */
 export interface IdentityChange {
   workspaceId: string;

@@ -4,7 +4,6 @@ export {
   type IdentityError,
   IdentityService,
   type IdentityServiceOptions,
-  type IdentityTx,
   type JoinsByEvent,
   mergeReasonOf,
   type Participant,
