@@ -4,6 +4,7 @@ import { FastifyAdapter } from '@bull-board/fastify';
 import { Inject, Injectable, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { PrismaClient } from '@syncline/core/db';
+import { QUEUES, type QueueName } from '@syncline/jobs';
 import { Queue } from 'bullmq';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
@@ -19,8 +20,8 @@ import { CONTENT_SECURITY_POLICY } from '../web/serve-web-app';
 /** Where the dashboard is served; the web app's catch-all leaves this prefix to the API. */
 export const QUEUE_DASHBOARD_PATH = '/admin/queues';
 
-/** The workers' queues (apps/workers job-map QUEUES), under REDIS_PREFIX. */
-export const WORKER_QUEUE_NAMES = ['maintenance', 'pull', 'push', 'replay'] as const;
+/** The workers' queues (the job map's), under REDIS_PREFIX. */
+export const WORKER_QUEUE_NAMES = Object.keys(QUEUES) as QueueName[];
 
 /** Methods that change nothing: anything else must come from our own origin. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { PgCredentialStore, type StoredCredentials } from '@syncline/connectors';
 import { Keyring } from '@syncline/core';
 import { type RunningEmulators, startEmulators } from '@syncline/emulators';
-import { PullRequests } from '@syncline/jobs';
+import { JOB_MAP, type JobMap, PullRequests } from '@syncline/jobs';
 import { QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Pool } from 'pg';
@@ -12,7 +12,6 @@ import { createTestDatabase, type TestDatabase } from '../../../../test/support/
 import { TEST_REDIS_PREFIX, TEST_REDIS_URL } from '../../../../test/support/env';
 import { loadWorkersConfig } from '../config/workers-config';
 import { JobMapError } from '../jobs/job-handler-registry';
-import { JOB_MAP, type JobMap } from '../jobs/job-map';
 import { pushSubscriptionAad } from '../renew/renew.service';
 import { createWorkers, type Workers } from '../workers';
 

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { JobData } from '@syncline/jobs';
 import type { JobContext } from '../jobs/job-handler.decorator';
 import { JobHandler } from '../jobs/job-handler.decorator';
-import type { JobData } from '../jobs/job-map';
 import { type PullOutcome, PullService } from './pull.service';
 
 @Injectable()

@@ -1,8 +1,8 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import type { Logger } from '@syncline/core';
+import type { JobName } from '@syncline/jobs';
 import { WORKERS_CONFIG, type WorkersConfig } from '../config/workers-config';
 import { ROOT_LOGGER } from '../infra/connections';
-import type { JobName } from '../jobs/job-map';
 import { JobQueue } from '../jobs/job-queue.service';
 
 const JOB: JobName = 'connection.pull-all';
