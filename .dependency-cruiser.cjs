@@ -70,8 +70,9 @@ const ARROWS = [
 
 /** What a package's test code may import besides its ARROWS (the emulators: see below). */
 const TEST_ARROWS = {
-  // The workers' integration tests start the real API beside the workers (test-app.ts).
-  'apps/workers': ['apps/sync-api/src/testing/'],
+  // The workers' integration tests start the real API beside the workers (test-app.ts) and
+  // read its test helpers (openapi/testing: a workspace's rows).
+  'apps/workers': ['apps/sync-api/src/(openapi/)?testing/'],
   // fields.spec.ts keeps the browser's copy of the field list equal to the server's: it
   // imports that one file, never the package (whose index pulls in Prisma and pino).
   'apps/web': ['libs/core/src/unified-fields[.]ts$'],

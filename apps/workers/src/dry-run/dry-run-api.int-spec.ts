@@ -3,14 +3,21 @@ import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
 import { entityIdFor, IdentityService } from '@syncline/identity';
 import { LogConsumer, type LogEvent, StagingChangeLog } from '@syncline/log';
 import { queueReconcileCreates, SyncStage as SyncHandler } from '@syncline/sync-stage';
-import { computeDryRunReport, type DryRunReport, storeDryRunReport } from '@syncline/workers/dry-run';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { workspaceRows } from '../openapi/testing/two-workspaces';
-import { ProviderAccounts } from '../testing/provider-accounts';
-import { bearer, createApiKey, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
+import { workspaceRows } from '../../../sync-api/src/openapi/testing/two-workspaces';
+import { ProviderAccounts } from '../../../sync-api/src/testing/provider-accounts';
+import {
+  bearer,
+  createApiKey,
+  seedWorkspace,
+  startTestApp,
+  type TestApp,
+} from '../../../sync-api/src/testing/test-app';
+import { storeDryRunReport } from './dry-run.service';
+import { computeDryRunReport, type DryRunReport } from './dry-run-report';
 
 /**
  * The dry run of a new connection against the real sync stage on a real database: CRM A is
