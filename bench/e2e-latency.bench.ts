@@ -26,7 +26,7 @@ export async function run(args: Record<string, number>): Promise<void> {
   }
 }
 
-async function history(stack: Stack, token: string, id: string): Promise<HistoryEntry[]> {
+export async function history(stack: Stack, token: string, id: string): Promise<HistoryEntry[]> {
   const res = await fetch(
     `${stack.emu.urls.hubspot}/crm/v3/objects/contacts/${id}?propertiesWithHistory=jobtitle`,
     { headers: { authorization: `Bearer ${token}` } },
@@ -35,9 +35,12 @@ async function history(stack: Stack, token: string, id: string): Promise<History
   return body.propertiesWithHistory?.jobtitle ?? [];
 }
 
-async function measure(stack: Stack, rate: number, seconds: number) {
+/** The portals edited (A) and written to (B). */
+export const LATENCY_PORTALS = { A: 9201, B: 9202 } as const;
+
+export async function measure(stack: Stack, rate: number, seconds: number) {
   const { emu } = stack;
-  const [A, B] = [9201, 9202];
+  const { A, B } = LATENCY_PORTALS;
   const a = await stack.portal(A);
   const b = await stack.portal(B);
   const people = rate; // one edit per person per second

@@ -11,10 +11,12 @@ const BENCHES: Record<string, () => Promise<{ run(args: Record<string, number>):
   'hubspot-backfill': () => import('./hubspot-backfill.bench'),
   'e2e-throughput': () => import('./e2e-throughput.bench'),
   'e2e-latency': () => import('./e2e-latency.bench'),
+  'e2e-latency-hops': () => import('./e2e-latency-hops.bench'),
   'api-read': () => import('./api-read.bench'),
   'web-record': () => import('./web-record.bench'),
   'web-live': () => import('./web-live.bench'),
   'web-admin': () => import('./web-admin.bench'),
+  replay: () => import('./replay.bench'),
 };
 
 async function main(): Promise<void> {
