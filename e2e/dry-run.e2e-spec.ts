@@ -170,7 +170,13 @@ describe('dry run of a new CRM', () => {
     onTestFailed,
   }) => {
     onTestFailed(dumpState);
-    const res = await s.api<DryRunReport>('GET', `/api/v1/connections/${crmB}/dry-run`);
+    // As the page reads it: again while the workers compute it (202) or a newer one (`stale`).
+    const url = `/api/v1/connections/${crmB}/dry-run`;
+    let res = await s.api<DryRunReport & { stale?: boolean }>('GET', url);
+    for (let tries = 0; tries < 60 && (res.status === 202 || res.body.stale === true); tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      res = await s.api<DryRunReport & { stale?: boolean }>('GET', url);
+    }
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     report = res.body;
     expect(report).toMatchObject({ connectionId: crmB, complete: true, summary: { links: 2, creations: 2 } });

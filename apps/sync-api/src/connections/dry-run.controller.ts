@@ -1,12 +1,20 @@
-import { Controller, Get, HttpCode, HttpStatus, Inject, Param, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, HttpCode, HttpStatus, Inject, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiAcceptedResponse, ApiBearerAuth, ApiOkResponse, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { CurrentPrincipal, Roles } from '../auth/auth.decorators';
 import type { Principal } from '../auth/principal';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';
 import { apiErrorBody } from '../common/api-errors';
 import { type ConnectionView, connectionView } from './connections.schemas';
-import { type DryRunQuery, type DryRunReportView, dryRunQuery, dryRunReportView } from './dry-run.schemas';
+import {
+  type DryRunComputingView,
+  type DryRunQuery,
+  type DryRunReportView,
+  dryRunComputingView,
+  dryRunQuery,
+  dryRunReportView,
+} from './dry-run.schemas';
 import { DryRunService } from './dry-run.service';
 
 const DISCONNECTED = '`connection_disconnected`: the connection was disconnected, for good.';
@@ -26,10 +34,16 @@ export class DryRunController {
       'records it would create, the field changes (old → new), the conflicts and the writes to every ' +
       'connected system. Computed by the workers, with the sync stage itself over what its backfill has read, ' +
       'in a transaction that is rolled back: nothing is written anywhere but the report. The stored report is ' +
-      'answered until the backfill moves on (or `refresh=true`); then the request waits up to 20 s for the new ' +
+      'answered until the backfill moves on (or `refresh=true`); then the request waits up to 2 s for the new ' +
       'one, else answers the stored one with `stale: true`. While it is still backfilling (`complete: false`) ' +
       'the report covers what was read so far.',
     standardSchema: dryRunReportView,
+  })
+  @ApiAcceptedResponse({
+    description:
+      'No report yet: the workers are computing the first one (or their last try failed: `lastFailure`). ' +
+      'Ask again after `Retry-After` seconds.',
+    standardSchema: dryRunComputingView,
   })
   @ApiResponse({
     status: HttpStatus.NOT_FOUND,
@@ -40,16 +54,20 @@ export class DryRunController {
   @ApiResponse({
     status: HttpStatus.SERVICE_UNAVAILABLE,
     description:
-      '`unavailable`: the first report is still being computed, or work cannot be queued; try again shortly.',
+      '`unavailable`: there is no report yet and work cannot be queued (Redis away); try again shortly.',
     standardSchema: apiErrorBody,
   })
   @Get(':id/dry-run')
-  report(
+  async report(
     @CurrentPrincipal() principal: Principal,
     @Param('id', { schema: z.uuid() }) id: string,
     @Query({ schema: dryRunQuery }) query: DryRunQuery,
-  ): Promise<DryRunReportView> {
-    return this.dryRuns.report(principal, id, query);
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<DryRunReportView | DryRunComputingView> {
+    const answer = await this.dryRuns.report(principal, id, query);
+    if (answer.kind === 'report') return answer.report;
+    reply.status(HttpStatus.ACCEPTED).header('retry-after', String(answer.body.retryAfterSeconds));
+    return answer.body;
   }
 
   @ApiOkResponse({

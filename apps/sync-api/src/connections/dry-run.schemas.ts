@@ -160,3 +160,20 @@ export const dryRunReportView = z
     "What enabling the connection would do, computed by the workers' sync stage over its backfill in a transaction that is rolled back.",
   );
 export type DryRunReportView = z.output<typeof dryRunReportView>;
+
+export const dryRunComputingView = z.object({
+  computing: z.literal(true),
+  connectionId: z.uuid(),
+  provider: z.enum(PROVIDER_KEYS),
+  externalAccountId: z.string(),
+  displayName: z.string().nullable(),
+  backfill: z
+    .object({ seen: z.number().int(), estimatedTotal: z.number().int().nullable() })
+    .describe('What its backfill has read so far.'),
+  retryAfterSeconds: z.number().int().describe('Ask again after this many seconds (also `Retry-After`).'),
+  lastFailure: z
+    .object({ at: z.iso.datetime(), reason: z.string() })
+    .nullable()
+    .describe("The workers' last try at this report failed: why. `refresh=true` tries again."),
+});
+export type DryRunComputingView = z.output<typeof dryRunComputingView>;

@@ -6,22 +6,33 @@ import {
   ServiceUnavailableException,
 } from '@nestjs/common';
 import type { ConnectionId } from '@syncline/core';
-import { JobClient } from '@syncline/jobs';
+import { dryRunJobId, JobClient } from '@syncline/jobs';
 import { StagingChangeLog } from '@syncline/log';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { AuditLogService } from '../admin/audit-log.service';
 import type { Principal } from '../auth/principal';
 import { CodedHttpException } from '../common/api-errors';
 import { refusalMessage } from './connection-lifecycle';
-import { ConnectionsRepository } from './connections.repository';
+import { type ConnectionRecord, ConnectionsRepository } from './connections.repository';
 import type { ConnectionView } from './connections.schemas';
 import { ConnectionsService } from './connections.service';
 import { type BackfillPoint, DryRunRepository, type StoredDryRun } from './dry-run.repository';
-import type { DryRunQuery, DryRunReportView } from './dry-run.schemas';
+import type { DryRunComputingView, DryRunQuery, DryRunReportView } from './dry-run.schemas';
 
-/** How long a request waits for the workers to compute a report before answering what it has. */
-const WAIT_MS = 20_000;
-const POLL_MS = 200;
+/**
+ * How long a request waits for the workers to compute a report before answering what it has:
+ * a small backfill's report is in hand by then; a large one's is answered `202` (computing).
+ */
+const WAIT_MS = 2_000;
+const POLL_MS = 150;
+
+/** The stored report, or (202) that the first one is being computed or why the last try failed. */
+export type DryRunAnswer =
+  | { kind: 'report'; report: DryRunReportView }
+  | { kind: 'computing'; body: DryRunComputingView };
+
+const RETRY_AFTER_SECONDS = 2;
+const REFRESH_WINDOW_MS = 10_000;
 
 const disconnected = (id: string, action: string) =>
   new CodedHttpException(
@@ -51,7 +62,7 @@ export class DryRunService {
     @InjectPinoLogger(DryRunService.name) private readonly logger: PinoLogger,
   ) {}
 
-  async report(principal: Principal, id: string, query: DryRunQuery): Promise<DryRunReportView> {
+  async report(principal: Principal, id: string, query: DryRunQuery): Promise<DryRunAnswer> {
     const connectionId = id as ConnectionId;
     const record = await this.connections.find(principal.workspaceId, connectionId);
     if (!record) throw new NotFoundException(`no connection ${id}`);
@@ -61,14 +72,26 @@ export class DryRunService {
     const now = await this.dryRuns.backfillPoint(connectionId);
     if (now === undefined) throw new NotFoundException(`no connection ${id}`);
     const before = await this.dryRuns.stored(connectionId);
-    if (before?.report && samePoint(before.at, now) && !query.refresh)
-      return view(before, query.limit, false);
+    const answer = (stored: StoredDryRun | undefined, stale: boolean): DryRunAnswer =>
+      stored?.report
+        ? { kind: 'report', report: view(stored, query.limit, stale) }
+        : { kind: 'computing', body: computing(record, stored) };
+    if (before?.report && samePoint(before.at, now) && !query.refresh) return answer(before, false);
 
     try {
-      await this.jobs.enqueue('connection.dry-run', { connectionId, ...now });
+      // A refresh, or a try after one the workers gave up on (its failed job keeps its id), is
+      // a job of its own: at most one per REFRESH_WINDOW_MS, however often it is asked for.
+      const again = query.refresh || (before?.failedAt ?? null) !== null;
+      await this.jobs.enqueue(
+        'connection.dry-run',
+        { connectionId, ...now },
+        again
+          ? { jobId: `${dryRunJobId(connectionId, now)}.r${Math.floor(Date.now() / REFRESH_WINDOW_MS)}` }
+          : {},
+      );
     } catch (error) {
       this.logger.warn({ err: error, connectionId }, 'could not enqueue a dry run');
-      if (before?.report) return view(before, query.limit, true);
+      if (before?.report) return answer(before, true);
       throw new ServiceUnavailableException('cannot queue work right now; try again');
     }
     const deadline = Date.now() + WAIT_MS;
@@ -81,12 +104,14 @@ export class DryRunService {
         latest.computedAt !== null && latest.computedAt.getTime() !== before?.computedAt?.getTime();
       const covers = latest.at !== null && BigInt(latest.at.stagedUpTo) >= BigInt(now.stagedUpTo);
       if (latest.report && computedAfter && covers && (latest.at?.complete ?? false) === now.complete)
-        return view(latest, query.limit, false);
-      if (latest.failedAt !== null && latest.failedAt.getTime() !== before?.failedAt?.getTime())
-        throw new Error(`the dry run of ${id} could not be computed: ${latest.failureReason ?? 'unknown'}`);
+        return answer(latest, false);
+      // The workers gave up on it: the stored report (stale) or why there is none.
+      if (latest.failedAt !== null && latest.failedAt.getTime() !== before?.failedAt?.getTime()) {
+        this.logger.warn({ connectionId, reason: latest.failureReason }, 'the dry run could not be computed');
+        return answer(latest, true);
+      }
     }
-    if (latest?.report) return view(latest, query.limit, true);
-    throw new ServiceUnavailableException('the dry run is being computed; try again shortly');
+    return answer(latest, true);
   }
 
   async enable(principal: Principal, id: string): Promise<ConnectionView> {
@@ -112,6 +137,21 @@ export class DryRunService {
       this.logger.info({ connectionId: id, moved: done.value.moved }, 'connection enabled: dry run ended');
     return this.views.get(principal, id);
   }
+}
+
+function computing(connection: ConnectionRecord, stored: StoredDryRun | undefined): DryRunComputingView {
+  const failed = stored?.failedAt ?? null;
+  return {
+    computing: true,
+    connectionId: connection.id,
+    provider: connection.provider,
+    externalAccountId: connection.externalAccountId,
+    displayName: connection.displayName,
+    backfill: { seen: connection.backfillSeen, estimatedTotal: connection.backfillTotal },
+    retryAfterSeconds: RETRY_AFTER_SECONDS,
+    lastFailure:
+      failed === null ? null : { at: failed.toISOString(), reason: stored?.failureReason ?? 'unknown' },
+  };
 }
 
 /** The stored report as the API shows it: its lists cut to `limit`. */

@@ -3594,7 +3594,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description What enabling the connection would do: which of its records would link to which unified records, the records it would create, the field changes (old → new), the conflicts and the writes to every connected system. Computed by the workers, with the sync stage itself over what its backfill has read, in a transaction that is rolled back: nothing is written anywhere but the report. The stored report is answered until the backfill moves on (or `refresh=true`); then the request waits up to 20 s for the new one, else answers the stored one with `stale: true`. While it is still backfilling (`complete: false`) the report covers what was read so far. */
+            /** @description What enabling the connection would do: which of its records would link to which unified records, the records it would create, the field changes (old → new), the conflicts and the writes to every connected system. Computed by the workers, with the sync stage itself over what its backfill has read, in a transaction that is rolled back: nothing is written anywhere but the report. The stored report is answered until the backfill moves on (or `refresh=true`); then the request waits up to 2 s for the new one, else answers the stored one with `stale: true`. While it is still backfilling (`complete: false`) the report covers what was read so far. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3758,6 +3758,37 @@ export interface operations {
                     };
                 };
             };
+            /** @description No report yet: the workers are computing the first one (or their last try failed: `lastFailure`). Ask again after `Retry-After` seconds. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        computing: true;
+                        /** Format: uuid */
+                        connectionId: string;
+                        /** @enum {string} */
+                        provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks";
+                        externalAccountId: string;
+                        displayName: string | null;
+                        /** @description What its backfill has read so far. */
+                        backfill: {
+                            seen: number;
+                            estimatedTotal: number | null;
+                        };
+                        /** @description Ask again after this many seconds (also `Retry-After`). */
+                        retryAfterSeconds: number;
+                        /** @description The workers' last try at this report failed: why. `refresh=true` tries again. */
+                        lastFailure: {
+                            /** Format: date-time */
+                            at: string;
+                            reason: string;
+                        } | null;
+                    };
+                };
+            };
             /** @description The request does not match its schema (`validation_failed`). */
             400: {
                 headers: {
@@ -3833,7 +3864,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `unavailable`: the first report is still being computed, or work cannot be queued; try again shortly. */
+            /** @description `unavailable`: there is no report yet and work cannot be queued (Redis away); try again shortly. */
             503: {
                 headers: {
                     [name: string]: unknown;

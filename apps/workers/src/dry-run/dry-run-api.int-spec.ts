@@ -67,6 +67,20 @@ describe('dry run of a new connection', () => {
 
   const api = (method: 'GET' | 'POST', url: string, key = ws.adminKey, payload?: object) =>
     t.app.inject({ method, url, headers: bearer(key), ...(payload ? { payload } : {}) });
+  /**
+   * The report as a page reads it: asked again while the workers compute it (202, after
+   * Retry-After) or a newer one (200 `stale`), which a loaded machine may take over 2 s for.
+   */
+  const reportOf = async (url: string) => {
+    for (let tries = 0; ; tries++) {
+      const res = await api('GET', url);
+      const waiting =
+        res.statusCode === 202 || (res.statusCode === 200 && res.json<{ stale: boolean }>().stale);
+      if (!waiting || tries > 30) return res;
+      if (res.statusCode === 202) expect(res.headers['retry-after']).toBe('2');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  };
   const rows = async <R extends object>(sql: string, params: unknown[] = []) =>
     (await pool.query<R>(sql, params)).rows;
 
@@ -237,8 +251,32 @@ describe('dry run of a new connection', () => {
     ]);
   });
 
+  it('answers 202 while the first report is being computed, naming the connection and its backfill', async () => {
+    // No worker takes the job: the request waits its 2 s, then says the report is on its way.
+    await dryRunWorker.pause();
+    try {
+      const res = await api('GET', `/api/v1/connections/${crmB}/dry-run`);
+      expect(res.statusCode, res.body).toBe(202);
+      expect(res.headers['retry-after']).toBe('2');
+      expect(res.json()).toEqual({
+        computing: true,
+        connectionId: crmB,
+        provider: 'hubspot',
+        externalAccountId: expect.any(String),
+        displayName: 'CRM B',
+        backfill: { seen: 2, estimatedTotal: 4 },
+        retryAfterSeconds: 2,
+        lastFailure: null,
+      });
+    } finally {
+      dryRunWorker.resume();
+    }
+    // The job waited in the queue: once a worker takes it, the report is served.
+    expect((await reportOf(`/api/v1/connections/${crmB}/dry-run`)).statusCode).toBe(200);
+  });
+
   it('reports while backfilling, partial and saying so: no creates in B itself yet', async () => {
-    const res = await api('GET', `/api/v1/connections/${crmB}/dry-run`);
+    const res = await reportOf(`/api/v1/connections/${crmB}/dry-run`);
     expect(res.statusCode, res.body).toBe(200);
     const report = res.json<DryRunReport>();
     expect(report).toMatchObject({
@@ -301,7 +339,7 @@ describe('dry run of a new connection', () => {
       [crmB],
     );
     before = await world();
-    const res = await api('GET', `/api/v1/connections/${crmB}/dry-run`);
+    const res = await reportOf(`/api/v1/connections/${crmB}/dry-run`);
     expect(res.statusCode, res.body).toBe(200);
     report = res.json<DryRunReport>();
 
@@ -366,7 +404,7 @@ describe('dry run of a new connection', () => {
 
   it('serves the stored report until the backfill moves on; a refresh computes it again', async () => {
     const jobs = dryRunJobs;
-    const again = await api('GET', `/api/v1/connections/${crmB}/dry-run`);
+    const again = await reportOf(`/api/v1/connections/${crmB}/dry-run`);
     expect(again.statusCode, again.body).toBe(200);
     expect(again.json<DryRunReport & { stale: boolean }>()).toMatchObject({
       computedAt: report.computedAt,
@@ -384,7 +422,7 @@ describe('dry run of a new connection', () => {
     );
     expect(stored).toEqual([{ staged_up_to: last?.id, complete: true }]);
 
-    const refreshed = await api('GET', `/api/v1/connections/${crmB}/dry-run?refresh=true`);
+    const refreshed = await reportOf(`/api/v1/connections/${crmB}/dry-run?refresh=true`);
     expect(refreshed.statusCode, refreshed.body).toBe(200);
     const fresh = refreshed.json<DryRunReport & { stale: boolean }>();
     expect(dryRunJobs).toBe(jobs + 1);

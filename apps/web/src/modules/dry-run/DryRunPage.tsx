@@ -4,6 +4,7 @@ import {
   Button,
   Group,
   List,
+  Loader,
   Paper,
   Progress,
   SimpleGrid,
@@ -19,10 +20,12 @@ import { useState } from 'react';
 import { describeError } from '../../api/errors';
 import { ConfirmDialog } from '../../ui/ConfirmDialog';
 import { ErrorState } from '../../ui/ErrorState';
-import { relativeTime } from '../../ui/utils/time';
+import { formatDateTime, relativeTime } from '../../ui/utils/time';
 import {
+  type DryRunComputing,
   type DryRunReport,
   dryRunReportQuery,
+  isComputing,
   isDisconnected,
   isNotInDryRun,
   useDiscardDryRun,
@@ -182,6 +185,29 @@ function EnableConsequences({ report }: { report: DryRunReport }) {
 }
 
 /** What connecting an account in dry run would do, then Enable or Discard. */
+/** Before the first report: the workers are computing it (the page asks again by itself). */
+function Computing({ answer }: { answer: DryRunComputing }) {
+  return (
+    <Stack gap="md">
+      <Title order={1}>Dry run</Title>
+      <Group gap="sm" role="status" aria-live="polite">
+        <Loader size="sm" aria-hidden="true" />
+        <Text>
+          Computing the report for {systemName(answer)} from the {answer.backfill.seen.toLocaleString('en')}{' '}
+          record
+          {answer.backfill.seen === 1 ? '' : 's'} its backfill has read…
+        </Text>
+      </Group>
+      {answer.lastFailure !== null && (
+        <Alert color="red" variant="light" title="The last try failed">
+          {answer.lastFailure.reason} ({formatDateTime(answer.lastFailure.at)}). Trying again.
+        </Alert>
+      )}
+      <BackToConnections />
+    </Stack>
+  );
+}
+
 export function DryRunPage({
   id,
   tab,
@@ -219,6 +245,7 @@ export function DryRunPage({
   }
   const data = report.data;
   if (data === undefined) return null;
+  if (isComputing(data)) return <Computing answer={data} />;
   const name = systemName(data);
 
   const onEnable = () =>

@@ -6,6 +6,10 @@ import { connectionKeys } from '../connections/api';
 type JsonOf<R> = R extends { content: { 'application/json': infer T } } ? T : never;
 export type DryRunReport = JsonOf<paths['/api/v1/connections/{id}/dry-run']['get']['responses'][200]>;
 export type DryRunWrites = DryRunReport['writes'][number];
+/** No report yet (202): the workers are computing the first one, or say why their last try failed. */
+export type DryRunComputing = JsonOf<paths['/api/v1/connections/{id}/dry-run']['get']['responses'][202]>;
+export const isComputing = (answer: DryRunReport | DryRunComputing): answer is DryRunComputing =>
+  'computing' in answer;
 
 /** Most rows per list of the report: enough for the page's tables. */
 export const REPORT_LIMIT = 500;
@@ -26,15 +30,20 @@ export const isDisconnected = (error: unknown): boolean =>
 export const dryRunReportQuery = (id: string) =>
   queryOptions({
     queryKey: dryRunKeys.report(id),
-    queryFn: ({ signal }) =>
+    queryFn: ({ signal }): Promise<DryRunReport | DryRunComputing> =>
       unwrap(
         api.GET('/api/v1/connections/{id}/dry-run', {
           params: { path: { id }, query: { limit: REPORT_LIMIT } },
           signal,
         }),
       ),
-    refetchInterval: (query) =>
-      query.state.data !== undefined && !query.state.data.complete ? REFRESH_MS : false,
+    // Read again while there is more to come: the first report, a newer one, or the backfill's rest.
+    refetchInterval: (query) => {
+      const answer = query.state.data;
+      if (answer === undefined) return false;
+      if (isComputing(answer)) return answer.retryAfterSeconds * 1_000;
+      return answer.stale || !answer.complete ? REFRESH_MS : false;
+    },
     // A connection not in dry run stays so: asking again would not change the answer.
     retry: (count, error) => !isNotInDryRun(error) && !isDisconnected(error) && count < 2,
   });
