@@ -1,11 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONNECTION_HEALTH_SQL, type Logger, PROVIDER_KEYS } from '@syncline/core';
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import { WORKERS_CONFIG, type WorkersConfig } from '../config/workers-config';
 import { PG_POOL, ROOT_LOGGER } from '../infra/connections';
 import { SYNC_GROUP } from '../sync/sync-group';
 
 const HOUR_MS = 3_600_000;
+/** Advisory lock class of a sampled interval (see the other 0x5e4x classes of the workers). */
+const SAMPLE_LOCK_CLASS = 0x5e53;
 
 export interface SampleOutcome {
   /** Start of the interval sampled (the samples' `sampled_at`). */
@@ -44,8 +46,26 @@ export class HealthSamplerService {
       `SELECT DISTINCT workspace_id::text AS id FROM connection WHERE provider::text = ANY($1::text[])`,
       [[...PROVIDER_KEYS]],
     );
+    // One sampler writes an interval, whole: two at once (another process, a retried job) would
+    // each take the workspaces the other had not reached yet. The lock lasts the transaction.
     let written = 0;
-    for (const { id } of workspaces) written += await this.sampleWorkspace(id, sampledAt, windowStart);
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const { rows: lock } = await client.query<{ ok: boolean }>(
+        'SELECT pg_try_advisory_xact_lock($1, $2) AS ok',
+        [SAMPLE_LOCK_CLASS, Math.floor(sampledAt.getTime() / every) % 2 ** 31],
+      );
+      if (lock[0]?.ok)
+        for (const { id } of workspaces)
+          written += await this.sampleWorkspace(client, id, sampledAt, windowStart);
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
     const deleted = await this.trim(now);
     this.logger.debug({ sampledAt, workspaces: workspaces.length, written, deleted }, 'sync health sampled');
     return { sampledAt, workspaces: workspaces.length, written, deleted };
@@ -60,10 +80,15 @@ export class HealthSamplerService {
     return rowCount ?? 0;
   }
 
-  private async sampleWorkspace(workspaceId: string, sampledAt: Date, windowStart: Date): Promise<number> {
+  private async sampleWorkspace(
+    client: PoolClient,
+    workspaceId: string,
+    sampledAt: Date,
+    windowStart: Date,
+  ): Promise<number> {
     // Writes sent: outbox rows marked sent in the window. Writes refused: the dead letters the
     // push stage wrote in the window, by error code. Both count the interval before sampledAt.
-    const { rowCount } = await this.pool.query(
+    const { rowCount } = await client.query(
       `WITH health AS (${CONNECTION_HEALTH_SQL}),
             refused AS (
               SELECT connection_id, jsonb_object_agg(error_code, n) AS codes
