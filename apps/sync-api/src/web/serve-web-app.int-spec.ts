@@ -1,10 +1,13 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { brotliCompressSync, brotliDecompressSync, gzipSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../testing/test-app';
 
 const INDEX = '<!doctype html><html lang="en"><body><div id="root"></div></body></html>';
+/** A script big enough to be worth compressing, as the build leaves it: beside its .br and .gz. */
+const SCRIPT = `${'export const field = (value) => value === null ? "" : String(value);\n'.repeat(400)}`;
 
 describe('the web app, served from the API’s origin', () => {
   let t: TestApp;
@@ -16,6 +19,9 @@ describe('the web app, served from the API’s origin', () => {
     mkdirSync(join(dist, 'assets'));
     writeFileSync(join(dist, 'index.html'), INDEX);
     writeFileSync(join(dist, 'assets', 'index-abc123.js'), 'console.log(1)');
+    writeFileSync(join(dist, 'assets', 'entry-def456.js'), SCRIPT);
+    writeFileSync(join(dist, 'assets', 'entry-def456.js.br'), brotliCompressSync(SCRIPT));
+    writeFileSync(join(dist, 'assets', 'entry-def456.js.gz'), gzipSync(SCRIPT));
     writeFileSync(join(dist, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
     t = await startTestApp('web-serve', { WEB_DIST_DIR: dist });
   });
@@ -49,6 +55,26 @@ describe('the web app, served from the API’s origin', () => {
     const icon = await get('/favicon.svg');
     expect(icon.statusCode).toBe(200);
     expect(icon.headers['cache-control']).toBe('no-cache');
+  });
+
+  it('sends the build’s brotli or gzip copy to a browser that takes it, the plain file to one that does not', async () => {
+    const url = '/assets/entry-def456.js';
+    const as = (encoding: string) =>
+      t.app.inject({ method: 'GET', url, headers: { 'accept-encoding': encoding } });
+    const br = await as('gzip, deflate, br');
+    expect(br.statusCode).toBe(200);
+    expect(br.headers['content-encoding']).toBe('br');
+    expect(br.headers['content-type']).toMatch(/javascript/);
+    expect(br.headers.vary).toMatch(/accept-encoding/i);
+    expect(br.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(br.rawPayload.length).toBeLessThan(SCRIPT.length / 4);
+    expect(brotliDecompressSync(br.rawPayload).toString()).toBe(SCRIPT);
+    const gz = await as('gzip');
+    expect(gz.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(gz.rawPayload).toString()).toBe(SCRIPT);
+    const plain = await as('identity');
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.body).toBe(SCRIPT);
   });
 
   it('leaves the API’s unknown paths and missing files a JSON 404, not the app', async () => {
