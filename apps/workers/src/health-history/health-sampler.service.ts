@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CONNECTION_HEALTH_SQL, type Logger, PROVIDER_KEYS } from '@syncline/core';
+import { CONNECTION_HEALTH_SQL, inTransaction, type Logger, PROVIDER_KEYS } from '@syncline/core';
 import type { Pool, PoolClient } from 'pg';
 import { WORKERS_CONFIG, type WorkersConfig } from '../config/workers-config';
 import { PG_POOL, ROOT_LOGGER } from '../infra/connections';
@@ -48,24 +48,17 @@ export class HealthSamplerService {
     );
     // One sampler writes an interval, whole: two at once (another process, a retried job) would
     // each take the workspaces the other had not reached yet. The lock lasts the transaction.
-    let written = 0;
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    const written = await inTransaction(this.pool, async (client) => {
       const { rows: lock } = await client.query<{ ok: boolean }>(
         'SELECT pg_try_advisory_xact_lock($1, $2) AS ok',
         [SAMPLE_LOCK_CLASS, Math.floor(sampledAt.getTime() / every) % 2 ** 31],
       );
+      let rows = 0;
       if (lock[0]?.ok)
         for (const { id } of workspaces)
-          written += await this.sampleWorkspace(client, id, sampledAt, windowStart);
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+          rows += await this.sampleWorkspace(client, id, sampledAt, windowStart);
+      return rows;
+    });
     const deleted = await this.trim(now);
     this.logger.debug({ sampledAt, workspaces: workspaces.length, written, deleted }, 'sync health sampled');
     return { sampledAt, workspaces: workspaces.length, written, deleted };
