@@ -18,7 +18,7 @@ const path = require('node:path');
 
 /** Test code, by file name: it may use devDependencies and the TEST_ARROWS. */
 const TEST_CODE = [
-  '[.](spec|int-spec|e2e-spec)[.]tsx?$',
+  '[.](spec|int-spec|e2e-spec|kappa-spec)[.]tsx?$',
   '/testing/', // test helpers beside the code they test
   '-testing[.]ts$', // apps/sync-api/src/connections/oauth-testing.ts
   '[.]harness[.]ts$|[.]contract-harness[.]ts$', // the connectors' contract harnesses

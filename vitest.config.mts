@@ -39,6 +39,19 @@ export default defineConfig({
       },
       {
         test: {
+          // The Kappa property (the live state equals a fold of the same log from zero): not
+          // yet true of the sync stage, so not in `npm test`; `npm run test:kappa` shows where not.
+          name: 'kappa',
+          include: ['apps/**/*.kappa-spec.ts'],
+          globalSetup: ['test/global-setup.ts'],
+          testTimeout: 1_800_000,
+          hookTimeout: 60_000,
+          pool: 'forks',
+          maxWorkers: 1,
+        },
+      },
+      {
+        test: {
           name: 'e2e',
           include: ['e2e/**/*.e2e-spec.ts'],
           // The chaos scenario (about 3 minutes) runs with the others. Run before two-way-sync it
