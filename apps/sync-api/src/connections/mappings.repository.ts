@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
-  type ApiKeyId,
   type ConnectionId,
   err,
   INTERNAL_PROVIDER,

@@ -1,13 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import {
-  type ApiKeyId,
-  type EntityType,
-  err,
-  INTERNAL_PROVIDER,
-  ok,
-  type Result,
-  type WorkspaceId,
-} from '@syncline/core';
+import { type EntityType, err, INTERNAL_PROVIDER, ok, type Result, type WorkspaceId } from '@syncline/core';
 import { type Prisma, PrismaClient } from '@syncline/core/db';
 import type { Db } from '../admin/audit-log.repository';
 
