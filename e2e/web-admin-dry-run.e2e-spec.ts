@@ -74,12 +74,21 @@ describe('an admin connects a CRM in dry run and maps its fields, in Chromium', 
         { displayName: 'CRM A' },
       )
     ).id;
+    // A's backfill read and reconciled: until then the writes owed to A (the report's creates)
+    // wait for A's reconcile, not for B.
     await waitFor(
-      async () => (await s.api<{ data: unknown[] }>('GET', '/api/v1/people?limit=50')).body.data.length,
+      async () => {
+        const people = await s.api<{ data: unknown[] }>('GET', '/api/v1/people?limit=50');
+        const [row] = await s.query<{ reconciled: boolean }>(
+          'SELECT reconciled_at IS NOT NULL AS reconciled FROM connection WHERE id = $1',
+          [crmA],
+        );
+        return people.body.data.length === 3 && row?.reconciled === true;
+      },
       {
-        until: (n) => n === 3,
+        until: (ready) => ready,
         timeoutMs: 60_000,
-        describe: "CRM A's three people synced",
+        describe: "CRM A's three people synced and A reconciled",
       },
     );
     // The second portal: two of A's people (one adds a company, one has another job title), two new.
