@@ -21,6 +21,28 @@ import { refreshEnds, writeCarried, writeDerived } from './relations';
 import { type Touched, touchedEntry } from './touched';
 import { sameSet, saveViews, viewMoved } from './views';
 
+/**
+ * A batch as the stage takes it: a merge or unmerge (op `merge`: ours, or a provider's merge
+ * notice) alone, the events between them together. A merge moves links and reads which records
+ * each connection holds; the events before it must be placed on the entities they named then,
+ * and those after it must not be seen by it, as when the group's batches ended around it.
+ */
+export function segmentsOf(events: readonly LogEvent[]): LogEvent[][] {
+  const segments: LogEvent[][] = [];
+  let run: LogEvent[] = [];
+  for (const event of events) {
+    if (event.op !== 'merge') {
+      run.push(event);
+      continue;
+    }
+    if (run.length > 0) segments.push(run);
+    segments.push([event]);
+    run = [];
+  }
+  if (run.length > 0) segments.push(run);
+  return segments;
+}
+
 export interface SyncStageOptions {
   identity: IdentityService;
   engine: MergeEngine;
@@ -70,7 +92,7 @@ export class SyncStage {
     const owed = { push: new Set<string>(), pull: new Set<string>() };
     try {
       const taken = await withoutDisconnected(tx, events);
-      if (taken.length > 0) await this.handleBatch(tx, taken, touchedIds, owed);
+      for (const segment of segmentsOf(taken)) await this.handleBatch(tx, segment, touchedIds, owed);
     } catch (error) {
       // The transaction rolls back: cached documents ahead of the database must go.
       for (const id of touchedIds) {
@@ -150,12 +172,29 @@ export class SyncStage {
     // provider's own merged there by the provider.
     const foldWrites: OutboxRow[] = [];
 
+    // After each event, the connections in step with the entities it moved are marked as having
+    // seen their current values (moving them owes nobody anything new). Per event, not per batch:
+    // what a connection has seen, and so which later edits are true conflicts, must not depend on
+    // where the group's batches happened to end (a replay folds with other batch sizes).
+    const catchUp = async (ids: Iterable<string>) => {
+      for (const id of ids) {
+        const entry = touched.get(id);
+        if (entry !== undefined)
+          await engine.catchUp(
+            { entityId: id, workspaceId: entry.workspaceId, entityType: entry.entityType },
+            store,
+          );
+      }
+    };
     for (const [i, event] of events.entries()) {
-      for (const join of joined.get(i) ?? [])
+      for (const join of joined.get(i) ?? []) {
         await applyIdentityOperation(tx, engine, store, event, join, touched, foldWrites, folds);
+        await catchUp([join.survivorId, join.absorbedId]);
+      }
       const operation = operations.get(i);
       if (operation !== undefined) {
         await applyIdentityOperation(tx, engine, store, event, operation, touched, foldWrites, folds);
+        await catchUp([operation.survivorId, operation.absorbedId]);
         continue;
       }
       const entityId = entityOf[i];
@@ -166,18 +205,16 @@ export class SyncStage {
         entityType: event.entityType,
       });
       const edit = userEditOf(event);
-      if (edit !== undefined) {
-        entry.outcome = await applyUserEdit(tx, engine, store, entityId, event, edit);
-        continue;
+      if (edit !== undefined) entry.outcome = await applyUserEdit(tx, engine, store, entityId, event, edit);
+      else {
+        const ofRecord = receipts.get(`${event.connectionId}|${event.entityType}|${event.externalId}`) ?? [];
+        await mergeReport(tx, engine, store, entry, event, ofRecord, applied);
       }
-      const ofRecord = receipts.get(`${event.connectionId}|${event.entityType}|${event.externalId}`) ?? [];
-      await mergeReport(tx, engine, store, entry, event, ofRecord, applied);
+      await catchUp([entityId]);
     }
     await markReceiptsApplied(tx, applied);
     for (const entry of touched.values()) {
       const ref = { entityId: entry.entityId, workspaceId: entry.workspaceId, entityType: entry.entityType };
-      // Moving in-step connections to the current heads owes nobody anything new.
-      await engine.catchUp(ref, store);
       entry.outcome ??= await engine.outcome(ref, store);
     }
     const saved = await saveViews(
