@@ -1,0 +1,15 @@
+import { describe, it } from 'vitest';
+import { checkKappa } from './testing/log-fold-history';
+
+/**
+ * The Kappa property within one partition: whatever happened live (edits in two CRMs, webhooks
+ * duplicated and out of order, edits made in Syncline, merges and unmerges, a worker dying
+ * before its batch commits, batches of 1 to 50 events), folding the same log from offset zero
+ * into a fresh group with another batch size gives the same derived state, table by table.
+ * Across partitions it does not hold yet (log-fold.kappa-spec.ts, `npm run test:kappa`).
+ */
+describe('the log is the only truth, within a partition', () => {
+  it('live state equals the fold of the same log from zero into a fresh group, table by table', async () => {
+    await checkKappa({ partitions: 1, numRuns: Number(process.env.KAPPA_RUNS ?? 25) });
+  }, 900_000);
+});

@@ -1,0 +1,365 @@
+import { randomUUID } from 'node:crypto';
+import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
+import { IdentityService, identityOperationChange } from '@syncline/identity';
+import { ChangeLog, LogConsumer } from '@syncline/log';
+import { SyncStage } from '@syncline/sync-stage';
+import { contactEvent, seedConnections } from '@syncline/sync-stage/testing';
+import fc from 'fast-check';
+import { Pool } from 'pg';
+import { expect } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../../../../test/support/database';
+import { SYNC_GROUP } from '../../sync/sync-group';
+
+/**
+ * Random histories for the Kappa property (the live state equals a fold of the same log from
+ * offset zero into a fresh group, table by table): edits in two CRMs, duplicated and
+ * reordered webhooks, edits made in Syncline, merges and unmerges, the live group running
+ * between them with batches of any size and dying before a commit. `kappaHolds` plays one
+ * on a database of its own (the live one), folds the same log on another holding only what
+ * is not derived (the workspace, its connections, its policies and the log), and compares.
+ * Used by log-fold.int-spec.ts (one partition, in `npm test`) and log-fold.kappa-spec.ts
+ * (several partitions, apart: it does not hold yet).
+ */
+
+const t0 = Date.parse('2026-11-02T09:00:00.000Z');
+
+const FIRST = ['Ada', 'Grace', 'Alan'] as const;
+const LAST = ['Lovelace', 'Hopper', 'Turing'] as const;
+const TITLES = ['CTO', 'Countess', 'Admiral', 'Analyst', null] as const;
+const PHONES = ['+44 20 7946 0001', '+44 20 7946 0002', null] as const;
+
+export type Command =
+  | {
+      kind: 'edit';
+      system: 'a' | 'b';
+      person: number;
+      at: number;
+      jobTitle?: (typeof TITLES)[number];
+      phone?: (typeof PHONES)[number];
+      /** The same report delivered twice: once more under its own key, or as a new webhook. */
+      twice?: 'same-key' | 'new-key';
+    }
+  | { kind: 'user-edit'; person: number; jobTitle: (typeof TITLES)[number] }
+  | { kind: 'merge'; person: number; other: number }
+  | { kind: 'unmerge' }
+  | { kind: 'live'; batchSize: number; crashAfter?: number };
+
+export const commandArb: fc.Arbitrary<Command> = fc.oneof(
+  {
+    weight: 6,
+    arbitrary: fc.record(
+      {
+        kind: fc.constant('edit' as const),
+        system: fc.constantFrom('a' as const, 'b' as const),
+        person: fc.integer({ min: 0, max: 2 }),
+        at: fc.integer({ min: 0, max: 600 }),
+        jobTitle: fc.constantFrom(...TITLES),
+        phone: fc.constantFrom(...PHONES),
+        twice: fc.constantFrom('same-key' as const, 'new-key' as const),
+      },
+      { requiredKeys: ['kind', 'system', 'person', 'at'] },
+    ),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('user-edit' as const),
+      person: fc.integer({ min: 0, max: 2 }),
+      jobTitle: fc.constantFrom(...TITLES),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('merge' as const),
+      person: fc.integer({ min: 0, max: 2 }),
+      other: fc.integer({ min: 0, max: 2 }),
+    }),
+  },
+  { weight: 1, arbitrary: fc.constant({ kind: 'unmerge' as const }) },
+  {
+    weight: 3,
+    arbitrary: fc.record(
+      {
+        kind: fc.constant('live' as const),
+        batchSize: fc.constantFrom(1, 3, 50),
+        crashAfter: fc.integer({ min: 0, max: 3 }),
+      },
+      { requiredKeys: ['kind', 'batchSize'] },
+    ),
+  },
+);
+
+/** A person as each CRM spells them: one address, so the two records are one entity. */
+const personFields = (person: number, system: 'a' | 'b') => ({
+  email: system === 'a' ? `${FIRST[person]!.toLowerCase()}@example.com` : `${FIRST[person]}@Example.com`,
+  firstName: FIRST[person],
+  lastName: LAST[person],
+});
+
+/**
+ * A worker dying before its batch commits. Thrown as a serialization failure, which the
+ * consumer takes as no fault of the events: the transaction rolls back and nothing is
+ * dead-lettered, as when the process is gone; the group's next run starts from the last commit.
+ */
+class Crash extends Error {
+  readonly code = '40001';
+}
+
+interface Live {
+  db: TestDatabase;
+  partitions: number;
+  pool: Pool;
+  log: ChangeLog;
+  ws: { workspaceId: string; a: string; b: string; own: string };
+  handler: SyncStage;
+}
+
+const newHandler = (pool: Pool) =>
+  new SyncStage({
+    identity: new IdentityService(),
+    engine: new MergeEngine(new PgMergeStore(pool)),
+    connectionsTtlMs: 0,
+  });
+
+/** The sync group over the log to its head; with `crashAfter`, the process dies in that batch. */
+async function runGroup(
+  url: string,
+  handler: () => SyncStage,
+  { partitions, batchSize, crashAfter }: { partitions: number; batchSize: number; crashAfter?: number },
+): Promise<void> {
+  let batches = 0;
+  const h = handler();
+  const consumer = new LogConsumer({
+    group: SYNC_GROUP,
+    partitions,
+    connection: url,
+    batchSize,
+    handler: async (tx, events) => {
+      await h.handle(tx, events);
+      // Dies after the batch's work, before its commit: its transaction rolls back.
+      if (crashAfter !== undefined && ++batches > crashAfter) throw new Crash('killed mid-batch');
+    },
+  });
+  await consumer.start();
+  try {
+    await consumer.processAvailable();
+  } catch (error) {
+    if (!(error instanceof Crash)) throw error;
+  } finally {
+    await consumer.stop();
+  }
+}
+
+async function play(live: Live, commands: readonly Command[]): Promise<void> {
+  const { pool, log, ws } = live;
+  const merges: string[] = [];
+  let n = 0;
+  const append = async (...events: Parameters<ChangeLog['append']>[0]) => {
+    const appended = await log.append(events);
+    if (!appended.ok) throw new Error(appended.error.message);
+  };
+  const entityOf = async (person: number) => {
+    const { rows } = await pool.query<{ id: string }>(
+      `SELECT COALESCE(e.merged_into, e.id) AS id FROM source_link l JOIN entity e ON e.id = l.entity_id
+        WHERE l.workspace_id = $1 AND l.external_id IN ($2, $3) ORDER BY l.external_id LIMIT 1`,
+      [ws.workspaceId, `a-${person}`, `b-${person}`],
+    );
+    return rows[0]?.id;
+  };
+  for (const c of commands) {
+    n++;
+    switch (c.kind) {
+      case 'edit': {
+        const connection = c.system === 'a' ? ws.a : ws.b;
+        const fields: Record<string, unknown> = { ...personFields(c.person, c.system) };
+        if (c.jobTitle !== undefined) fields.jobTitle = c.jobTitle;
+        if (c.phone !== undefined) fields.phone = c.phone;
+        const { origin: _o, ...event } = contactEvent(
+          ws.workspaceId,
+          connection,
+          `${c.system}-${c.person}`,
+          new Date(t0 + c.at * 1000),
+          fields,
+        );
+        const keyed = { ...event, eventKey: `${event.eventKey}:${n}` };
+        await append(keyed);
+        if (c.twice === 'same-key') await append(keyed);
+        if (c.twice === 'new-key') await append({ ...keyed, eventKey: `${keyed.eventKey}:again` });
+        break;
+      }
+      case 'user-edit': {
+        const entityId = await entityOf(c.person);
+        if (entityId === undefined) break;
+        await append({
+          workspaceId: ws.workspaceId,
+          connectionId: ws.own,
+          entityType: 'person',
+          externalId: entityId,
+          op: 'upsert',
+          eventKey: `edit:kappa:${n}`,
+          eventTime: new Date(t0 + (600 + n) * 1000),
+          fields: { jobTitle: c.jobTitle },
+          origin: { kind: 'user', userId: 'kappa-user' },
+        });
+        break;
+      }
+      case 'merge': {
+        const [survivorId, absorbedId] = [await entityOf(c.person), await entityOf(c.other)];
+        if (survivorId === undefined || absorbedId === undefined || survivorId === absorbedId) break;
+        const operationId = randomUUID();
+        merges.push(operationId);
+        await append(
+          identityOperationChange(
+            {
+              kind: 'merge',
+              operationId,
+              workspaceId: ws.workspaceId,
+              entityType: 'person',
+              survivorId,
+              absorbedId,
+            },
+            ws.own,
+            new Date(t0 + (600 + n) * 1000),
+          ),
+        );
+        break;
+      }
+      case 'unmerge': {
+        const undoes = merges.pop();
+        if (undoes === undefined) break;
+        await append(
+          identityOperationChange(
+            {
+              kind: 'unmerge',
+              operationId: randomUUID(),
+              workspaceId: ws.workspaceId,
+              entityType: 'person',
+              undoes,
+            },
+            ws.own,
+            new Date(t0 + (600 + n) * 1000),
+          ),
+        );
+        break;
+      }
+      case 'live':
+        await runGroup(live.db.url, () => newHandler(pool), {
+          partitions: live.partitions,
+          batchSize: c.batchSize,
+          ...(c.crashAfter === undefined ? {} : { crashAfter: c.crashAfter }),
+        });
+        break;
+    }
+  }
+  // The history ends with the live group caught up.
+  await runGroup(live.db.url, () => newHandler(pool), { partitions: live.partitions, batchSize: 200 });
+}
+
+/** Copies what is not derived (the workspace, its connections and the log) into a fresh database. */
+async function copyInputs(from: Pool, to: Pool, workspaceId: string): Promise<void> {
+  const copy = async (table: string, where: string) => {
+    const { rows } = await from.query(`SELECT * FROM ${table} WHERE ${where}`, [workspaceId]);
+    if (rows.length === 0) return;
+    await to.query(`INSERT INTO ${table} SELECT * FROM json_populate_recordset(NULL::${table}, $1::json)`, [
+      JSON.stringify(rows),
+    ]);
+  };
+  await copy('workspace', 'id = $1');
+  await copy('connection', 'workspace_id = $1');
+  await copy('field_policy', 'workspace_id = $1');
+  await copy('change_event', 'workspace_id = $1');
+  // The log's heads, as the fresh database's own appender would have left them.
+  await to.query(
+    `INSERT INTO log_partition (partition, next_offset)
+     SELECT partition, max("offset") + 1 FROM change_event GROUP BY partition
+     ON CONFLICT (partition) DO UPDATE SET next_offset = EXCLUDED.next_offset`,
+  );
+}
+
+/** The derived state a fold leaves, in an order and a form that do not depend on batching. */
+async function derived(pool: Pool, workspaceId: string) {
+  const q = async (sql: string) => (await pool.query(sql, [workspaceId])).rows;
+  return {
+    entities: await q(
+      `SELECT id, entity_type, display_name, fields, provenance, flags, merged_into, match_keys
+         FROM entity WHERE workspace_id = $1 ORDER BY id`,
+    ),
+    links: await q(
+      `SELECT connection_id, entity_type, external_id, entity_id, link_reason, provider_version
+         FROM source_link WHERE workspace_id = $1 ORDER BY 1, 2, 3`,
+    ),
+    matchKeys: await q(
+      `SELECT entity_type, kind, value, entity_id FROM match_key WHERE workspace_id = $1 ORDER BY 1, 2, 3, 4`,
+    ),
+    heads: await q(`SELECT id, heads FROM entity WHERE workspace_id = $1 ORDER BY id`),
+    synced: await q(
+      `SELECT s.entity_id, s.connection_id, s.heads, s.stale FROM entity_synced_heads s JOIN entity e ON e.id = s.entity_id WHERE e.workspace_id = $1 ORDER BY 1, 2`,
+    ),
+    conflicts: await q(
+      `SELECT entity_id, field, kind, status, policy, candidates, resolution, resolved_by FROM merge_conflict
+        WHERE workspace_id = $1 ORDER BY entity_id, field, id`,
+    ),
+    duplicates: await q(
+      `SELECT id, entity_a, entity_b, score, evidence, status FROM possible_duplicate WHERE workspace_id = $1 ORDER BY id`,
+    ),
+    operations: await q(
+      `SELECT id, kind, payload FROM identity_operation WHERE workspace_id = $1 ORDER BY id`,
+    ),
+    outbox: await q(
+      `SELECT entity_id, connection_id, op, external_id, fields, heads, idempotency_key
+         FROM outbox WHERE workspace_id = $1 AND status = 'pending' ORDER BY idempotency_key`,
+    ),
+  };
+}
+
+/**
+ * The property over random histories: each played live on a database of its own, the same log
+ * folded from zero on another with one of several batch sizes, the derived tables compared.
+ */
+export async function checkKappa({ partitions, numRuns }: { partitions: number; numRuns: number }) {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(commandArb, { minLength: 3, maxLength: 24 }),
+      fc.constantFrom(1, 7, 500),
+      async (commands, replayBatch) => {
+        const liveDb = await createTestDatabase('kappa-live');
+        const freshDb = await createTestDatabase('kappa-fresh');
+        const pool = new Pool({ connectionString: liveDb.url, max: 4 });
+        const freshPool = new Pool({ connectionString: freshDb.url, max: 4 });
+        const log = new ChangeLog(pool, { partitions });
+        try {
+          await log.init();
+          const ws = await seedConnections(pool, { a: 'hubspot', b: 'hubspot', own: 'syncline' });
+          // Every history holds at least one person, so the comparison is never of two empty states.
+          const first: Command = { kind: 'edit', system: 'b', person: 0, at: 300 };
+          await play({ db: liveDb, partitions, pool, log, ws, handler: newHandler(pool) }, [
+            first,
+            ...commands,
+          ]);
+          await copyInputs(pool, freshPool, ws.workspaceId);
+          await runGroup(freshDb.url, () => newHandler(freshPool), { partitions, batchSize: replayBatch });
+          const [liveState, foldedState] = [
+            await derived(pool, ws.workspaceId),
+            await derived(freshPool, ws.workspaceId),
+          ];
+          expect(liveState.entities.length).toBeGreaterThan(0);
+          const differing = (Object.keys(liveState) as (keyof typeof liveState)[]).filter(
+            (table) => JSON.stringify(foldedState[table]) !== JSON.stringify(liveState[table]),
+          );
+          for (const table of differing)
+            expect(foldedState[table], `${table} (tables differing: ${differing.join(', ')})`).toEqual(
+              liveState[table],
+            );
+        } finally {
+          await log.close();
+          await pool.end();
+          await freshPool.end();
+          await liveDb.drop();
+          await freshDb.drop();
+        }
+      },
+    ),
+    { numRuns },
+  );
+}
