@@ -604,6 +604,12 @@ describe('IdentityService on Postgres', () => {
     // Nor from another CRM: a name is evidence for review, never a link.
     expect(other?.decision).toBe('created-with-possible-duplicate');
     expect([a!.entityId, twin!.entityId]).not.toContain(other?.entityId);
+    // Two records of one CRM, whichever process decided: the twin's evidence says so (the fresh
+    // process had not seen c-1 linked; a replay or a restart must tell the same), the other's not.
+    expect(twin?.possibleDuplicates[0]?.evidence).toContain('same-connection');
+    expect(twin?.evidence).toContain('same-connection');
+    const ofOther = other?.possibleDuplicates.find((c) => c.entityId === a!.entityId);
+    expect(ofOther?.evidence).not.toContain('same-connection');
   });
 
   it("a notification's name fragment is no name: another person of that first name at the domain stays another person", async () => {
