@@ -115,6 +115,17 @@ describe('the web app in Chromium', () => {
       lastname: 'Turing',
       phone: '+44 20 7946 0100',
     });
+    // Katherine twice too, under two addresses: a pair a salesperson marks as not the same.
+    await s.emulator.hubspot.createContact(PORTAL_A, {
+      email: 'katherine.johnson@nasa.example',
+      firstname: 'Katherine',
+      lastname: 'Johnson',
+    });
+    await s.emulator.hubspot.createContact(PORTAL_B, {
+      email: 'kjohnson@langley.example',
+      firstname: 'Katherine',
+      lastname: 'Johnson',
+    });
     // Job titles are settled by a person (the manual policy) from the start: in place before the
     // workers first read the policies, so a concurrent edit always waits in the inbox.
     await s.query(
@@ -373,6 +384,36 @@ describe('the web app in Chromium', () => {
         timeoutMs: 20_000,
         describe: 'two Alans again after the undo',
       });
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('marks a possible duplicate as not the same: it leaves the queue and is never suggested again', async () => {
+    const { context, page } = await asDana();
+    type Pair = { id: string; status: string; a: { displayName: string | null } };
+    const pairsOf = async (status: string) =>
+      (
+        await system().api<Page_<Pair>>('GET', `/api/v1/possible-duplicates?status=${status}&limit=50`)
+      ).body.data.filter((p) => p.a.displayName === 'Katherine Johnson');
+    try {
+      await waitFor(() => pairsOf('open'), {
+        until: (list) => list.length === 1,
+        timeoutMs: 30_000,
+        describe: 'the two Katherines in review',
+      });
+      await page.goto('/duplicates');
+      await page
+        .getByRole('link', { name: /Katherine Johnson/ })
+        .first()
+        .click();
+      await page.getByRole('table', { name: 'Fields of both records' }).waitFor();
+      await page.getByRole('button', { name: 'Not the same' }).click();
+      await page.getByText('Marked as different').waitFor();
+      await page.waitForURL((url) => url.pathname === '/duplicates');
+      expect(await pairsOf('open')).toEqual([]);
+      expect((await pairsOf('dismissed')).map((p) => p.status)).toEqual(['dismissed']);
+      await expect.poll(() => page.getByRole('link', { name: /Katherine Johnson/ }).count()).toBe(0);
     } finally {
       await context.close();
     }

@@ -13,6 +13,7 @@ import {
   toMatchRecord,
 } from './match-record';
 import {
+  type DismissIntent,
   type IdentityIntent,
   identityOperationOf,
   type LinkReason,
@@ -41,6 +42,8 @@ export interface IdentityChange {
   partial?: boolean;
   /** The log event's key: names the merge a provider's merge notice makes (providerMergeOperationId). */
   eventKey?: string;
+  /** The log event's time: when a person dismissed a pair (a dismissal's `reviewed_at`). */
+  eventTime?: Date | string;
 }
 
 export interface IdentityError {
@@ -160,6 +163,10 @@ export class IdentityService {
       if (notice || operation) await this.flushStores(tx, stores);
       const intent = notice ? await this.providerMerge(tx, event, notice.into) : operation;
       if (notice && !intent) continue;
+      if (intent?.kind === 'dismiss') {
+        await this.dismiss(tx, intent, event.eventTime);
+        continue;
+      }
       if (intent) {
         links = undefined;
         const applied = await this.applyOperation(tx, intent);
@@ -362,6 +369,18 @@ export class IdentityService {
     return emailsIn([address], this.settingsFor(workspaceId))[0];
   }
 
+  /**
+   * A pair dismissed as not the same, by who dismissed it, at the dismissal's time. Only an open
+   * pair: one merged meanwhile stays merged, and a second dismissal changes nothing.
+   */
+  private async dismiss(tx: Queryable, intent: DismissIntent, at: Date | string | undefined): Promise<void> {
+    await tx.query(
+      `UPDATE possible_duplicate SET status = 'dismissed', reviewed_by = $3, reviewed_at = $4
+        WHERE id = $1 AND workspace_id = $2 AND status = 'open'`,
+      [intent.duplicateId, intent.workspaceId, intent.requestedBy ?? null, new Date(at ?? Date.now())],
+    );
+  }
+
   /** Applies a merge or unmerge. Idempotent: an operation id already applied returns its record. */
   async applyOperation(
     tx: Queryable,
@@ -439,7 +458,7 @@ export class IdentityService {
       entityIdFor(workspaceId, change.connectionId, entityType, change.externalId);
     const resolver = new Resolver(index, settings);
     let resolution = resolver.resolve(record, newId);
-    resolution = await this.dropPhantoms(tx, resolution);
+    resolution = await this.dropPhantoms(tx, resolution, record.source);
     const creates =
       resolution.decision === 'created' || resolution.decision === 'created-with-possible-duplicate';
     // A notification carries only the properties that changed (our own create's, one property
@@ -691,18 +710,35 @@ export class IdentityService {
   }
 
   /** Fuzzy candidates come from the cache, which may hold entities of a rolled-back transaction. */
-  private async dropPhantoms(tx: Queryable, resolution: Resolution): Promise<Resolution> {
+  /**
+   * The review candidates as the database has them: one made in memory by a batch that rolled
+   * back is dropped, and whether a candidate holds a record of the record's own connection
+   * (`same-connection`, which lowers its place in the review queue) is read from its links, not
+   * from this process's index (which knows only the links it has seen made, so a restarted
+   * process or another batching would tell it differently).
+   */
+  private async dropPhantoms(tx: Queryable, resolution: Resolution, source?: string): Promise<Resolution> {
     if (resolution.possibleDuplicates.length === 0) return resolution;
     const named = resolution.possibleDuplicates.map((c) => c.entityId);
-    const { rows } = await tx.query<{ id: string }>('SELECT id FROM entity WHERE id = ANY($1::uuid[])', [
-      named,
-    ]);
-    const real = new Set(rows.map((r) => r.id));
-    const possibleDuplicates = resolution.possibleDuplicates.filter((c) => real.has(c.entityId));
-    if (resolution.decision === 'created-with-possible-duplicate' && possibleDuplicates.length === 0) {
-      return { ...resolution, decision: 'created', possibleDuplicates };
-    }
-    return { ...resolution, possibleDuplicates };
+    const { rows } = await tx.query<{ id: string; same: boolean }>(
+      `SELECT e.id, EXISTS (SELECT 1 FROM source_link l WHERE l.entity_id = e.id AND l.connection_id = $2::uuid) AS same
+         FROM entity e WHERE e.id = ANY($1::uuid[])`,
+      [named, source ?? null],
+    );
+    const same = new Map(rows.map((r) => [r.id, r.same]));
+    const possibleDuplicates = resolution.possibleDuplicates
+      .filter((c) => same.has(c.entityId))
+      .map((c) => ({
+        ...c,
+        evidence: [
+          ...c.evidence.filter((e) => e !== 'same-connection'),
+          ...(same.get(c.entityId) ? ['same-connection'] : []),
+        ],
+      }));
+    if (resolution.decision !== 'created-with-possible-duplicate') return { ...resolution, possibleDuplicates };
+    const first = possibleDuplicates[0];
+    if (first === undefined) return { ...resolution, decision: 'created', possibleDuplicates };
+    return { ...resolution, score: first.score, evidence: first.evidence, possibleDuplicates };
   }
 
   private async merge(tx: Queryable, intent: MergeIntent): Promise<Result<OperationPayload, IdentityError>> {

@@ -33,8 +33,11 @@ export {
   registrableDomain,
 } from './normalise';
 export {
+  type DismissIntent,
+  dismissOperationId,
   IDENTITY_OPERATION_FIELD,
   type IdentityIntent,
+  type IdentityLogOperation,
   identityOperationChange,
   identityOperationOf,
   type LinkReason,

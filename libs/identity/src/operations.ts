@@ -42,6 +42,28 @@ export interface UnmergeIntent {
 
 export type IdentityIntent = MergeIntent | UnmergeIntent;
 
+/**
+ * Not the same: a person dismissed a possible duplicate, which is never suggested again. On the
+ * log like a merge, so a fold of the log dismisses it again at the same point; it moves no link
+ * and is no `identity_operation` (there is nothing to undo).
+ */
+export interface DismissIntent {
+  kind: 'dismiss';
+  /** One per pair (`dismissOperationId`): dismissing twice is one event. */
+  operationId: string;
+  workspaceId: string;
+  entityType: EntityType;
+  duplicateId: string;
+  requestedBy?: string;
+}
+
+/** What the log carries for identity: a merge, an unmerge or a dismissal. */
+export type IdentityLogOperation = IdentityIntent | DismissIntent;
+
+/** The dismissal of a pair, one id whoever dismisses it and however often. */
+export const dismissOperationId = (workspaceId: string, duplicateId: string): string =>
+  uuidV5(`dismiss:${workspaceId}:${duplicateId.toLowerCase()}`);
+
 export interface MovedLink {
   connectionId: string;
   entityType: string;
@@ -71,6 +93,14 @@ const intentSchema = z.discriminatedUnion('kind', [
     undoes: z.uuid(),
     requestedBy: z.string().min(1).max(200).optional(),
   }),
+  z.strictObject({
+    kind: z.literal('dismiss'),
+    operationId: z.uuid(),
+    workspaceId: z.uuid(),
+    entityType: z.enum(ENTITY_TYPES),
+    duplicateId: z.uuid(),
+    requestedBy: z.string().min(1).max(200).optional(),
+  }),
 ]);
 
 /** The field of a log event's `fields` that carries an identity operation. */
@@ -85,7 +115,7 @@ export const IDENTITY_OPERATION_FIELD = 'identityOperation';
  * records (`entityIdFor`), so the ids it names exist again at that point.
  */
 export function identityOperationChange(
-  intent: IdentityIntent,
+  intent: IdentityLogOperation,
   connectionId: string,
   eventTime: Date = new Date(),
 ): SourceChangeInput {
@@ -103,7 +133,10 @@ export function identityOperationChange(
 }
 
 /** The operation a log event carries, if it is one. */
-export function identityOperationOf(op: string, fields: Record<string, unknown>): IdentityIntent | undefined {
+export function identityOperationOf(
+  op: string,
+  fields: Record<string, unknown>,
+): IdentityLogOperation | undefined {
   if (op !== 'merge' || !(IDENTITY_OPERATION_FIELD in fields)) return undefined;
   const parsed = intentSchema.safeParse(fields[IDENTITY_OPERATION_FIELD]);
   // A malformed operation on the log is a bug upstream: let it go to the dead letters.

@@ -53,6 +53,8 @@ export async function identityOperations(
   events.forEach((e, i) => {
     if (e.op !== 'merge') return;
     const intent = identityOperationOf(e.op, e.fields);
+    // A dismissal moves no entity: identity applied it, nothing follows here.
+    if (intent?.kind === 'dismiss') return;
     if (intent !== undefined) intents.set(i, intent.operationId);
     // A provider's merge notice made a merge of ours if identity found two entities to merge.
     else if (providerMergeOf(e.op, e.fields) !== undefined) intents.set(i, providerMergeOperationId(e));

@@ -121,15 +121,24 @@ export class PossibleDuplicatesController {
     standardSchema: possibleDuplicateView,
     description: 'Dismissed (or already): recorded with your key, and the pair is never suggested again.',
   })
+  @ApiAcceptedResponse({
+    standardSchema: possibleDuplicateView,
+    description:
+      'On the change log, not applied within 3 s (the sync stage is behind): the pair as it stands, ' +
+      'still open; GET /api/v1/possible-duplicates/{id} follows it.',
+  })
   @ApiErrorResponses(HttpStatus.BAD_REQUEST, HttpStatus.NOT_FOUND)
   @conflict('The pair was merged (`already_merged`): undo the merge instead.')
   @HttpCode(HttpStatus.OK)
   @Post(':id/dismiss')
-  dismiss(
+  async dismiss(
     @CurrentPrincipal() principal: Principal,
     @Param('id', { schema: z.uuid() }) id: string,
+    @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<PossibleDuplicateView> {
-    return this.review.dismiss(principal, id);
+    const outcome = await this.review.dismiss(principal, id);
+    if (!outcome.applied) reply.status(HttpStatus.ACCEPTED);
+    return outcome.value;
   }
 }
 

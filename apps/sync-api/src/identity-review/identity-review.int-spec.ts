@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
 import type { SourceChangeInput } from '@syncline/core';
-import { IdentityService } from '@syncline/identity';
+import { dismissOperationId, IdentityService } from '@syncline/identity';
 import { ChangeLog, LogConsumer } from '@syncline/log';
 // The real sync stage, so that a merge is applied the way the workers apply it.
 import { SyncStage } from '@syncline/sync-stage';
@@ -290,6 +290,23 @@ describe('identity review', () => {
     expect((await call(salesKey, 'POST', `/api/v1/possible-duplicates/${newer}/dismiss`)).statusCode).toBe(
       200,
     );
+    // On the log once, under the workspace's own connection, for a fold of the log to dismiss again.
+    const onLog = await t.prisma.$queryRaw<{ op: string; fields: { identityOperation: object } }[]>`
+      SELECT op::text AS op, fields FROM change_event
+       WHERE workspace_id = ${a.workspaceId}::uuid
+         AND event_key = ${`identity-operation:${dismissOperationId(a.workspaceId, newer)}`}`;
+    expect(onLog).toEqual([
+      {
+        op: 'merge',
+        fields: {
+          identityOperation: expect.objectContaining({
+            kind: 'dismiss',
+            duplicateId: newer,
+            requestedBy: salesKeyId,
+          }),
+        },
+      },
+    ]);
     const open = await call(salesKey, 'GET', '/api/v1/possible-duplicates');
     expect(open.json<{ data: DuplicateBody[] }>().data.map((d) => d.id)).toEqual([pair]);
     const gone = await call(salesKey, 'GET', '/api/v1/possible-duplicates?status=dismissed');
@@ -460,6 +477,30 @@ describe('identity review', () => {
         return now.json<OperationBody>().status === 'applied' ? true : undefined;
       });
       expect((await call(salesKey, 'GET', `/api/v1/people/${augusta}`)).json<RecordBody>().id).toBe(ada);
+    } finally {
+      if (consumer === undefined) await startStage();
+    }
+  });
+
+  it('answers 202 with the pair still open when the sync stage is behind, and the dismissal applies later', async () => {
+    const id = randomUUID();
+    const [p, q] = [
+      await insertEntity(a.workspaceId, 'person', 'R'),
+      await insertEntity(a.workspaceId, 'person', 'S'),
+    ];
+    await t.prisma.$executeRaw`
+      INSERT INTO possible_duplicate (id, workspace_id, entity_type, entity_a, entity_b, score, evidence)
+      VALUES (${id}::uuid, ${a.workspaceId}::uuid, 'person', ${p}::uuid, ${q}::uuid, 0.6, '[]'::jsonb)`;
+    await stopStage();
+    try {
+      const res = await call(salesKey, 'POST', `/api/v1/possible-duplicates/${id}/dismiss`);
+      expect([res.statusCode, res.json<DuplicateBody>().status]).toEqual([202, 'open']);
+      await startStage();
+      const dismissed = await waitFor('the dismissal applied', async () => {
+        const now = await call(salesKey, 'GET', `/api/v1/possible-duplicates/${id}`);
+        return now.json<DuplicateBody>().status === 'dismissed' ? now.json<DuplicateBody>() : undefined;
+      });
+      expect(dismissed.reviewedBy).toBe(salesKeyId);
     } finally {
       if (consumer === undefined) await startStage();
     }

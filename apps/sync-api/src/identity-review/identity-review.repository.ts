@@ -131,14 +131,6 @@ export class IdentityReviewRepository {
     return (await this.withRecords(workspaceId, rows))[0] ?? null;
   }
 
-  /** Marks an open pair dismissed by this key; false if it is not open (any more). */
-  async dismiss(workspaceId: WorkspaceId, id: string, keyId: string): Promise<boolean> {
-    const changed = await this.prisma.$executeRaw`
-      UPDATE possible_duplicate SET status = 'dismissed', reviewed_by = ${keyId}, reviewed_at = now()
-       WHERE id = ${id}::uuid AND workspace_id = ${workspaceId}::uuid AND status = 'open'`;
-    return changed > 0;
-  }
-
   /** An entity of the workspace, of any type (a merge tells a wrong type from a missing record). */
   async entity(workspaceId: WorkspaceId, id: string): Promise<EntityRow | null> {
     const rows = await this.prisma.$queryRaw<EntityRow[]>`

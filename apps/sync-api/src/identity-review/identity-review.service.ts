@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { HttpStatus, Inject, Injectable, NotFoundException } from '@nestjs/common';
 import { ENTITY_TYPES, type EntityType } from '@syncline/core';
 import type { Prisma } from '@syncline/core/db';
-import { identityOperationChange, type MergeIntent, type UnmergeIntent, uuidV5 } from '@syncline/identity';
+import {
+  type DismissIntent,
+  dismissOperationId,
+  identityOperationChange,
+  type MergeIntent,
+  type UnmergeIntent,
+  uuidV5,
+} from '@syncline/identity';
 import { z } from 'zod';
 import { toPage } from '../admin/page-cursor';
 import { actorRef } from '../auth/actor-ref';
@@ -101,20 +108,39 @@ export class IdentityReviewService {
     return toDuplicateView(row);
   }
 
-  /** Not the same: recorded with who said so, and never suggested again. Dismissing twice is one dismissal. */
-  async dismiss(principal: Principal, id: string): Promise<PossibleDuplicateView> {
-    const row = await this.review.duplicate(principal.workspaceId, id);
+  /**
+   * Not the same: recorded with who said so, and never suggested again. The dismissal goes on
+   * the change log under the workspace's own connection, like a merge, and identity applies it
+   * there (so a fold of the log dismisses the pair again at the same point); answered once
+   * applied, or as it stands (still open) if the sync stage did not apply it in time.
+   * Dismissing twice is one dismissal.
+   */
+  async dismiss(
+    principal: Principal,
+    id: string,
+  ): Promise<{ applied: boolean; value: PossibleDuplicateView }> {
+    const { workspaceId } = principal;
+    const row = await this.review.duplicate(workspaceId, id);
     if (!row) throw new NotFoundException(`no possible duplicate ${id}`);
-    if (row.status === 'open')
-      await this.review.dismiss(principal.workspaceId, id, actorRef(principal.actor));
-    const now = (await this.review.duplicate(principal.workspaceId, id)) ?? row;
+    if (row.status === 'open') {
+      const intent: DismissIntent = {
+        kind: 'dismiss',
+        operationId: dismissOperationId(workspaceId, row.id),
+        workspaceId,
+        entityType: row.entityType,
+        duplicateId: row.id,
+        requestedBy: actorRef(principal.actor),
+      };
+      await this.log.appendOwn(workspaceId, (connectionId) => identityOperationChange(intent, connectionId));
+    }
+    const now = (await this.review.duplicate(workspaceId, id)) ?? row;
     if (now.status === 'merged')
       throw new CodedHttpException(
         HttpStatus.CONFLICT,
         'already_merged',
         `the pair ${id} was merged: undo the merge instead (POST /api/v1/identity-operations/{operationId}/unmerge)`,
       );
-    return toDuplicateView(now);
+    return { applied: now.status === 'dismissed', value: toDuplicateView(now) };
   }
 
   /** Merges `absorbedId` into `survivorId`; answers with the merged record once the sync stage applied it. */

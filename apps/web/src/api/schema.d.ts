@@ -11533,6 +11533,79 @@ export interface operations {
                     };
                 };
             };
+            /** @description On the change log, not applied within 3 s (the sync stage is behind): the pair as it stands, still open; GET /api/v1/possible-duplicates/{id} follows it. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @enum {string} */
+                        entityType: "person" | "company" | "deal" | "meeting" | "email_activity" | "task";
+                        /**
+                         * @description open: waiting for a person; merged; dismissed: not the same, never suggested again.
+                         * @enum {string}
+                         */
+                        status: "open" | "merged" | "dismissed";
+                        /** @description How alike the two are, 0 to 1 (grey zone: alike, not sure enough to merge). */
+                        score: number;
+                        /** @description What matched, as the identity stage recorded it. */
+                        evidence: unknown[];
+                        /** @description The queue’s order: the score, +0.5 when a key says the two are one, +0.05 for each of a shared phone, address local part, organisation domain or company name, −0.3 when one connection keeps the two apart (usually two people). */
+                        priority: number;
+                        a: {
+                            /** Format: uuid */
+                            id: string;
+                            displayName: string | null;
+                            /** @description The merged values, in unified field names. */
+                            fields: {
+                                [key: string]: unknown;
+                            };
+                            /** @description The records it is made of, system by system. */
+                            sourceLinks: {
+                                /** Format: uuid */
+                                connectionId: string;
+                                provider: string | null;
+                                externalId: string;
+                            }[];
+                            /**
+                             * Format: uuid
+                             * @description Set when it has been merged into another record since.
+                             */
+                            mergedInto: string | null;
+                        };
+                        b: {
+                            /** Format: uuid */
+                            id: string;
+                            displayName: string | null;
+                            /** @description The merged values, in unified field names. */
+                            fields: {
+                                [key: string]: unknown;
+                            };
+                            /** @description The records it is made of, system by system. */
+                            sourceLinks: {
+                                /** Format: uuid */
+                                connectionId: string;
+                                provider: string | null;
+                                externalId: string;
+                            }[];
+                            /**
+                             * Format: uuid
+                             * @description Set when it has been merged into another record since.
+                             */
+                            mergedInto: string | null;
+                        };
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** @description Who dismissed the pair: an API key's id, or `member:<id>`. */
+                        reviewedBy: string | null;
+                        /** Format: date-time */
+                        reviewedAt: string | null;
+                    };
+                };
+            };
             /** @description The request does not match its schema (`validation_failed`). */
             400: {
                 headers: {

@@ -251,12 +251,21 @@ export function DuplicateDetailPage({ id }: { id: string }) {
                 loading={dismiss.isPending}
                 onClick={() =>
                   dismiss.mutate(view.id, {
-                    onSuccess: () => {
-                      notifications.show({
-                        color: 'green',
-                        title: 'Marked as different',
-                        message: `${names} will not be suggested again.`,
-                      });
+                    onSuccess: (pair) => {
+                      // 202: on its way (the sync is behind); the pair leaves the queue once applied.
+                      notifications.show(
+                        pair.status === 'dismissed'
+                          ? {
+                              color: 'green',
+                              title: 'Marked as different',
+                              message: `${names} will not be suggested again.`,
+                            }
+                          : {
+                              color: 'blue',
+                              title: 'Marking as different',
+                              message: `The sync is catching up: ${names} leave the queue in a moment.`,
+                            },
+                      );
                       void navigate({ to: '/duplicates' });
                     },
                   })
