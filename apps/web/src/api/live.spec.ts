@@ -63,9 +63,23 @@ describe('live updates', () => {
     expect(invalidated(['records-list', 'person', { q: 'ada' }])).toBe(true);
   });
 
+  it('reads again what was read before the stream opened, once, after the debounce', () => {
+    const live = liveHandlers(client);
+    live.opened();
+    live.opened();
+    const spy = vi.spyOn(client, 'invalidateQueries');
+    expect(invalidated(['conflicts', 'open'])).toBe(false);
+    vi.advanceTimersByTime(300);
+    expect(spy).toHaveBeenCalledTimes(1);
+    expect(invalidated(['conflicts', 'open'])).toBe(true);
+    expect(invalidated(recordKeys.detail('person', ADA))).toBe(true);
+    expect(invalidated(['records-list', 'person', { q: 'ada' }])).toBe(true);
+  });
+
   it('drops a pending list refresh when disposed', () => {
     const live = liveHandlers(client);
     live.recordChanged(changed(ADA, 'person', 9));
+    live.opened();
     live.dispose();
     vi.advanceTimersByTime(1_000);
     expect(invalidated(['inbox-counts'])).toBe(false);

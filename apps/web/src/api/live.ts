@@ -12,6 +12,9 @@ import { recordKeyPart, recordKeys } from '../modules/records/keys';
  *   open page refetches what it shows); lists, the conflicts inbox and the inbox counts, at
  *   most every 300 ms.
  * - `refetch`: changes may have been missed, so everything is read again.
+ * - the stream opening (first time too): what the page read before the stream listened may
+ *   have missed a change made in between (a conflict opened while the inbox loaded), so what it
+ *   shows is read again, once, after the debounce (by then the first reads are in).
  *
  * List queries are keyed `['records-list', type, …]` and the inbox counts `['inbox-counts']`.
  */
@@ -62,6 +65,7 @@ export function invalidateRecord(queryClient: QueryClient, change: RecordChanged
 /** What the stream's events do to the cache; `dispose` drops a pending list refresh. */
 export function liveHandlers(queryClient: QueryClient) {
   let listTimer: ReturnType<typeof setTimeout> | undefined;
+  let openTimer: ReturnType<typeof setTimeout> | undefined;
   let activityChanged = false;
 
   // Trailing, at most once per window: a backfill's stream of changes reads each list once per window.
@@ -94,9 +98,18 @@ export function liveHandlers(queryClient: QueryClient) {
     refetch(): void {
       void queryClient.invalidateQueries();
     },
+    opened(): void {
+      clearTimeout(openTimer);
+      openTimer = setTimeout(() => {
+        openTimer = undefined;
+        void queryClient.invalidateQueries();
+      }, LIST_DEBOUNCE_MS);
+    },
     dispose(): void {
       clearTimeout(listTimer);
+      clearTimeout(openTimer);
       listTimer = undefined;
+      openTimer = undefined;
     },
   };
 }
@@ -109,12 +122,15 @@ export function useLiveUpdates(): void {
     const handlers = liveHandlers(queryClient);
     const onChanged = (event: MessageEvent) => handlers.recordChanged(event.data);
     const onRefetch = () => handlers.refetch();
+    const onOpen = () => handlers.opened();
     source.addEventListener('record.changed', onChanged);
     source.addEventListener('refetch', onRefetch);
+    source.addEventListener('open', onOpen);
     return () => {
       handlers.dispose();
       source.removeEventListener('record.changed', onChanged);
       source.removeEventListener('refetch', onRefetch);
+      source.removeEventListener('open', onOpen);
       source.close();
     };
   }, [queryClient]);
