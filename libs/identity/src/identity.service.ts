@@ -735,7 +735,8 @@ export class IdentityService {
           ...(same.get(c.entityId) ? ['same-connection'] : []),
         ],
       }));
-    if (resolution.decision !== 'created-with-possible-duplicate') return { ...resolution, possibleDuplicates };
+    if (resolution.decision !== 'created-with-possible-duplicate')
+      return { ...resolution, possibleDuplicates };
     const first = possibleDuplicates[0];
     if (first === undefined) return { ...resolution, decision: 'created', possibleDuplicates };
     return { ...resolution, score: first.score, evidence: first.evidence, possibleDuplicates };
