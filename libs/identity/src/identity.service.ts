@@ -458,7 +458,7 @@ export class IdentityService {
       entityIdFor(workspaceId, change.connectionId, entityType, change.externalId);
     const resolver = new Resolver(index, settings);
     let resolution = resolver.resolve(record, newId);
-    resolution = await this.dropPhantoms(tx, resolution, record.source);
+    resolution = await this.candidatesAsStored(tx, resolution, record.source);
     const creates =
       resolution.decision === 'created' || resolution.decision === 'created-with-possible-duplicate';
     // A notification carries only the properties that changed (our own create's, one property
@@ -717,7 +717,11 @@ export class IdentityService {
    * from this process's index (which knows only the links it has seen made, so a restarted
    * process or another batching would tell it differently).
    */
-  private async dropPhantoms(tx: Queryable, resolution: Resolution, source?: string): Promise<Resolution> {
+  private async candidatesAsStored(
+    tx: Queryable,
+    resolution: Resolution,
+    source?: string,
+  ): Promise<Resolution> {
     if (resolution.possibleDuplicates.length === 0) return resolution;
     const named = resolution.possibleDuplicates.map((c) => c.entityId);
     const { rows } = await tx.query<{ id: string; same: boolean }>(
