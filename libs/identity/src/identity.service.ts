@@ -143,12 +143,36 @@ export class IdentityService {
 
   constructor(private readonly options: IdentityServiceOptions = {}) {}
 
+  /**
+   * Drops the workspace's cached indexes: the transaction that taught them something is being
+   * taken back (to a savepoint), and fuzzy matching reads the cache. Rebuilt from the database
+   * on next use.
+   */
+  forgetWorkspace(workspaceId: string): void {
+    for (const key of [...this.indexes.keys()])
+      if (key.startsWith(`${workspaceId}:`)) this.indexes.delete(key);
+  }
+
   settingsFor(workspaceId: string): IdentitySettings {
     return { ...DEFAULT_SETTINGS, ...this.options.settings?.(workspaceId) };
   }
 
   /** Applies a batch of log events in order: identity operations, then everything else. */
   async handle(tx: Queryable, events: readonly IdentityChange[]): Promise<JoinsByEvent> {
+    return (await this.handleUntilJoin(tx, events, { stop: false })).joins;
+  }
+
+  /**
+   * As `handle`, stopping after the first event that made a join (a record whose keys named two
+   * entities): `taken` events were placed. The sync stage places the events before a join on
+   * the entities they named then, as when a batch ended at the joining record; a replay folding
+   * one event at a time must find the same.
+   */
+  async handleUntilJoin(
+    tx: Queryable,
+    events: readonly IdentityChange[],
+    { stop = true }: { stop?: boolean } = {},
+  ): Promise<{ joins: JoinsByEvent; taken: number }> {
     const joins: JoinsByEvent = new Map();
     // Every record's link read in one statement; the batch's own links are added as made. A
     // merge or unmerge moves links: from then on each is read again.
@@ -186,10 +210,14 @@ export class IdentityService {
         joins.set(i, joined);
         // A join moves links: from then on each is read again.
         links = undefined;
+        if (stop) {
+          await this.flushStores(tx, stores);
+          return { joins, taken: i + 1 };
+        }
       }
     }
     await this.flushStores(tx, stores);
-    return joins;
+    return { joins, taken: events.length };
   }
 
   /**

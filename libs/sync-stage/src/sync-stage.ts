@@ -92,7 +92,9 @@ export class SyncStage {
     const owed = { push: new Set<string>(), pull: new Set<string>() };
     try {
       const taken = await withoutDisconnected(tx, events);
-      for (const segment of segmentsOf(taken)) await this.handleBatch(tx, segment, touchedIds, owed);
+      for (const segment of segmentsOf(taken))
+        for (let rest = segment; rest.length > 0; )
+          rest = rest.slice(await this.handleBatch(tx, rest, touchedIds, owed));
     } catch (error) {
       // The transaction rolls back: cached documents ahead of the database must go.
       for (const id of touchedIds) {
@@ -104,29 +106,54 @@ export class SyncStage {
     return { push: [...owed.push], pull: [...owed.pull] };
   }
 
+  /**
+   * Places the events up to and including the first that made a join (all of them when none
+   * did) and returns how many it took: the rest is a batch of its own, as if the group's batch
+   * had ended at the joining record.
+   */
   private async handleBatch(
     tx: LogTransaction,
-    carrying: readonly LogEvent[],
+    segment: readonly LogEvent[],
     touchedIds: string[],
     owed: { push: Set<string>; pull: Set<string> },
-  ): Promise<void> {
+  ): Promise<number> {
     const { identity, engine } = this.options;
     const connectionsOf = (workspaceId: string): Promise<TargetConnection[]> =>
       this.connections.of(tx, workspaceId);
     // A record's CRM associations ride on its fields (ASSOCIATIONS_FIELD) but are no field:
     // identity and merge never see them; writeCarried below does.
-    const events = carrying.map((e) => {
+    const stripped = segment.map((e) => {
       const fields = withoutAssociations(e.fields);
       return fields === e.fields ? e : { ...e, fields };
     });
-    await linkEchoedCreates(tx, events);
+    await linkEchoedCreates(tx, stripped);
     // Edits made in Syncline name their entity: identity has nothing to resolve.
-    const joins = await identity.handle(
-      tx,
-      events
-        .filter((e) => userEditOf(e) === undefined)
-        .map((e) => ({ ...e, partial: e.origin?.partial === true })),
-    );
+    const resolved = [...stripped.keys()].filter((i) => userEditOf(stripped[i]!) === undefined);
+    const changes = resolved.map((i) => ({
+      ...stripped[i]!,
+      partial: stripped[i]!.origin?.partial === true,
+    }));
+    // A record joining two entities moves links: the events before it must be placed (their
+    // documents, views and writes) on the entities they named then, as when a batch ended just
+    // before it. Identity is taken back to before the batch and places those records alone.
+    await tx.query('SAVEPOINT identity_placing');
+    let placed = await identity.handleUntilJoin(tx, changes);
+    const joining = placed.joins.keys().next().value;
+    let taken = joining === undefined ? segment.length : resolved[joining]! + 1;
+    if (joining !== undefined && resolved[joining]! > 0) {
+      await tx.query('ROLLBACK TO SAVEPOINT identity_placing');
+      // What the taken-back work taught identity's cache goes too.
+      for (const workspaceId of new Set(changes.map((c) => c.workspaceId)))
+        identity.forgetWorkspace(workspaceId);
+      placed = await identity.handleUntilJoin(tx, changes.slice(0, joining));
+      const again = placed.joins.keys().next().value;
+      taken = again === undefined ? resolved[joining]! : resolved[again]! + 1;
+    }
+    await tx.query('RELEASE SAVEPOINT identity_placing');
+    // Identity's indexes are of the events it resolved; from here on, of the events taken.
+    const events = stripped.slice(0, taken);
+    const carrying = segment.slice(0, taken);
+    const joins = new Map([...placed.joins].map(([i, payloads]) => [resolved[i]!, payloads] as const));
 
     await recordVersions(tx, events);
     const operations = await identityOperations(tx, events);
@@ -158,7 +185,7 @@ export class SyncStage {
     const ids = [
       ...new Set([...entityOf.filter((id): id is string => id !== undefined), ...operated]),
     ].sort();
-    if (ids.length === 0) return;
+    if (ids.length === 0) return taken;
     touchedIds.push(...ids);
     const storedHeads = await this.lockAndValidate(tx, ids);
 
@@ -270,6 +297,7 @@ export class SyncStage {
     // In this transaction, for entities it holds: a snapshot must never hold uncommitted changes.
     for (const id of touched.keys()) await engine.compactIfDue(id, store);
     await store.flush();
+    return taken;
   }
 
   /**

@@ -17,6 +17,7 @@ describe('the log is the only truth, across partitions', () => {
     await checkKappa({
       partitions: Number(process.env.KAPPA_PARTITIONS ?? 4),
       numRuns: Number(process.env.KAPPA_RUNS ?? 12),
+      ...(process.env.KAPPA_SEED === undefined ? {} : { seed: Number(process.env.KAPPA_SEED) }),
     });
   }, 1_800_000);
 });

@@ -351,6 +351,61 @@ async function derived(pool: Pool, workspaceId: string) {
 }
 
 /**
+ * One history: played live on a database of its own, the same log folded from zero on another
+ * with `replayBatch` events a batch, the derived tables compared (an expectation fails on the
+ * first table that differs). Returns the live state for the caller's counting.
+ */
+export async function kappaHolds(
+  commands: readonly Command[],
+  { partitions, replayBatch }: { partitions: number; replayBatch: number },
+) {
+  const liveDb = await createTestDatabase('kappa-live');
+  const freshDb = await createTestDatabase('kappa-fresh');
+  const pool = new Pool({ connectionString: liveDb.url, max: 4 });
+  const freshPool = new Pool({ connectionString: freshDb.url, max: 4 });
+  const log = new ChangeLog(pool, { partitions });
+  try {
+    await log.init();
+    const ws = await seedConnections(pool, { a: 'hubspot', b: 'hubspot', own: 'syncline' });
+    // Every history holds at least one person, so the comparison is never of two empty states.
+    const first: Command = { kind: 'edit', system: 'b', person: 0, at: 300 };
+    await play({ db: liveDb, partitions, pool, log, ws, handler: newHandler(pool) }, [first, ...commands]);
+    await copyInputs(pool, freshPool, ws.workspaceId);
+    await runGroup(freshDb.url, () => newHandler(freshPool), { partitions, batchSize: replayBatch });
+    const [liveState, foldedState] = [
+      await derived(pool, ws.workspaceId),
+      await derived(freshPool, ws.workspaceId),
+    ];
+    expect(liveState.entities.length).toBeGreaterThan(0);
+    // KAPPA_DUMP_DIR=<dir>: both states and the log as JSON, to read a failing history by.
+    const dumpDir = process.env.KAPPA_DUMP_DIR;
+    if (dumpDir !== undefined) {
+      const { writeFileSync } = await import('node:fs');
+      const { rows: events } = await pool.query(
+        `SELECT partition, "offset", connection_id, external_id, op, event_time, fields, event_key
+           FROM change_event ORDER BY "offset", partition`,
+      );
+      for (const [name, value] of Object.entries({ live: liveState, fold: foldedState, log: events }))
+        writeFileSync(`${dumpDir}/kappa-${name}.json`, JSON.stringify(value, null, 1));
+    }
+    const differing = (Object.keys(liveState) as (keyof typeof liveState)[]).filter(
+      (table) => JSON.stringify(foldedState[table]) !== JSON.stringify(liveState[table]),
+    );
+    for (const table of differing)
+      expect(foldedState[table], `${table} (tables differing: ${differing.join(', ')})`).toEqual(
+        liveState[table],
+      );
+    return { live: liveState };
+  } finally {
+    await log.close();
+    await pool.end();
+    await freshPool.end();
+    await liveDb.drop();
+    await freshDb.drop();
+  }
+}
+
+/**
  * The property over random histories: each played live on a database of its own, the same log
  * folded from zero on another with one of several batch sizes, the derived tables compared.
  */
@@ -370,43 +425,9 @@ export async function checkKappa({
       fc.array(commandArb, { minLength: 3, maxLength: 24 }),
       fc.constantFrom(1, 7, 500),
       async (commands, replayBatch) => {
-        const liveDb = await createTestDatabase('kappa-live');
-        const freshDb = await createTestDatabase('kappa-fresh');
-        const pool = new Pool({ connectionString: liveDb.url, max: 4 });
-        const freshPool = new Pool({ connectionString: freshDb.url, max: 4 });
-        const log = new ChangeLog(pool, { partitions });
-        try {
-          await log.init();
-          const ws = await seedConnections(pool, { a: 'hubspot', b: 'hubspot', own: 'syncline' });
-          // Every history holds at least one person, so the comparison is never of two empty states.
-          const first: Command = { kind: 'edit', system: 'b', person: 0, at: 300 };
-          await play({ db: liveDb, partitions, pool, log, ws, handler: newHandler(pool) }, [
-            first,
-            ...commands,
-          ]);
-          await copyInputs(pool, freshPool, ws.workspaceId);
-          await runGroup(freshDb.url, () => newHandler(freshPool), { partitions, batchSize: replayBatch });
-          const [liveState, foldedState] = [
-            await derived(pool, ws.workspaceId),
-            await derived(freshPool, ws.workspaceId),
-          ];
-          expect(liveState.entities.length).toBeGreaterThan(0);
-          if (liveState.duplicates.some((d) => d.status === 'dismissed')) reached.dismissed++;
-          if (liveState.operations.length > 0) reached.merged++;
-          const differing = (Object.keys(liveState) as (keyof typeof liveState)[]).filter(
-            (table) => JSON.stringify(foldedState[table]) !== JSON.stringify(liveState[table]),
-          );
-          for (const table of differing)
-            expect(foldedState[table], `${table} (tables differing: ${differing.join(', ')})`).toEqual(
-              liveState[table],
-            );
-        } finally {
-          await log.close();
-          await pool.end();
-          await freshPool.end();
-          await liveDb.drop();
-          await freshDb.drop();
-        }
+        const { live } = await kappaHolds(commands, { partitions, replayBatch });
+        if (live.duplicates.some((d) => d.status === 'dismissed')) reached.dismissed++;
+        if (live.operations.length > 0) reached.merged++;
       },
     ),
     { numRuns, ...(seed === undefined ? {} : { seed }) },
