@@ -167,6 +167,8 @@ describe('an admin connects a CRM in dry run and maps its fields, in Chromium', 
       await tab(page, /^Writes/).click();
       const toA = page.getByRole('region', { name: 'Writes to CRM A' });
       await expect.poll(() => toA.textContent()).toContain('2 creates');
+      // Every system is live and reconciled: none is left out of the counts.
+      expect(await page.getByRole('alert', { name: 'Systems not counted yet' }).count()).toBe(0);
       await expectAccessible(page, 'the dry-run report, writes');
 
       // Nothing was written anywhere while in dry run.

@@ -1,4 +1,4 @@
-import { PROVIDER_KEYS } from '@syncline/core';
+import { CONNECTION_STATUSES, PROVIDER_KEYS } from '@syncline/core';
 import { DRY_RUN_REPORT_LIMIT } from '@syncline/jobs';
 import { z } from 'zod';
 
@@ -149,6 +149,20 @@ export const dryRunReportView = z
         }),
       )
       .describe('Writes it would cause, per connected system, with a few of each operation.'),
+    waitingTargets: z
+      .array(
+        z.object({
+          connectionId: z.uuid(),
+          provider: z.enum(PROVIDER_KEYS),
+          displayName: z.string().nullable(),
+          status: z.enum(CONNECTION_STATUSES).describe("The system's connection status."),
+          reconciled: z.boolean().describe('Its first sync has been linked to the workspace.'),
+        }),
+      )
+      .describe(
+        'Connected systems owed no creates yet (on their first sync, paused or awaiting credentials): the ' +
+          'records they lack are decided once they are live and reconciled, so `writes` leaves them out.',
+      ),
     failures: z
       .array(
         z.object({ eventKey: z.string(), entityType: z.string(), externalId: z.string(), error: z.string() }),

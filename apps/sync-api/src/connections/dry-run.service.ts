@@ -170,6 +170,8 @@ function view(stored: StoredDryRun, limit: number, stale: boolean): DryRunReport
     conflicts: cut(report.conflicts),
     possibleDuplicates: cut(report.possibleDuplicates),
     failures: cut(report.failures),
+    // A report stored before the workers named them names none.
+    waitingTargets: report.waitingTargets ?? [],
     truncated: [
       totals.links,
       totals.creations,

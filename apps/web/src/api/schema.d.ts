@@ -3746,6 +3746,21 @@ export interface operations {
                                 };
                             }[];
                         }[];
+                        /** @description Connected systems owed no creates yet (on their first sync, paused or awaiting credentials): the records they lack are decided once they are live and reconciled, so `writes` leaves them out. */
+                        waitingTargets: {
+                            /** Format: uuid */
+                            connectionId: string;
+                            /** @enum {string} */
+                            provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks";
+                            displayName: string | null;
+                            /**
+                             * @description The system's connection status.
+                             * @enum {string}
+                             */
+                            status: "pending" | "backfilling" | "live" | "paused" | "needs_reauth" | "error" | "disconnected";
+                            /** @description Its first sync has been linked to the workspace. */
+                            reconciled: boolean;
+                        }[];
                         /** @description Changes the sync stage would refuse (they would go to the dead letters). */
                         failures: {
                             eventKey: string;

@@ -58,6 +58,7 @@ describe('dry run of a new connection', () => {
   let salesKey: string;
   let crmA: string;
   let crmB: string;
+  let crmC: string;
   // The workers' sync stage, as a running worker has it.
   const engine = () => new MergeEngine(new PgMergeStore(pool));
   let workers: SyncHandler;
@@ -202,6 +203,13 @@ describe('dry run of a new connection', () => {
   const ada = () => entityIdFor(ws.workspaceId, crmA, 'person', 'a-ada');
   const alan = () => entityIdFor(ws.workspaceId, crmA, 'person', 'a-alan');
   const grace = () => entityIdFor(ws.workspaceId, crmA, 'person', 'a-grace');
+  const pendingC = () => ({
+    connectionId: crmC,
+    provider: 'hubspot',
+    displayName: 'CRM C',
+    status: 'pending',
+    reconciled: false,
+  });
   const katherine = () => entityIdFor(ws.workspaceId, crmB, 'person', 'b-katherine');
   const linus = () => entityIdFor(ws.workspaceId, crmB, 'person', 'b-linus');
 
@@ -209,7 +217,9 @@ describe('dry run of a new connection', () => {
     const created = await connect('CRM B', true);
     expect(created.dryRun).toBe(true);
     crmB = created.id;
-    expect((await connect('CRM C')).dryRun).toBe(false);
+    const c = await connect('CRM C');
+    expect(c.dryRun).toBe(false);
+    crmC = c.id;
     const audit = await rows<{ details: Record<string, unknown> }>(
       `SELECT details FROM audit_log WHERE action = 'connection.created' AND target_id = $1`,
       [crmB],
@@ -394,6 +404,8 @@ describe('dry run of a new connection', () => {
       phone: '+44 20 7946 0018',
       jobTitle: 'Analyst',
     });
+    // A is live and reconciled: its part is counted. C, connected and never synced, is named.
+    expect(report.waitingTargets).toEqual([pendingC()]);
     expect(report.summary).toMatchObject({ links: 2, creations: 2, failures: 0 });
     expect(report.summary.writes).toBe(report.writes.reduce((n, w) => n + w.total, 0));
   });
@@ -429,6 +441,42 @@ describe('dry run of a new connection', () => {
     expect(fresh.stale).toBe(false);
     expect(Date.parse(fresh.computedAt)).toBeGreaterThan(Date.parse(report.computedAt));
     expect(fresh.summary).toEqual(report.summary);
+    expect(await world()).toEqual(before);
+  });
+
+  it('names a system still on its first sync, whose creates are decided later and not counted', async () => {
+    const [kept] = await rows<{ reconciled_at: Date }>('SELECT reconciled_at FROM connection WHERE id = $1', [
+      crmA,
+    ]);
+    await pool.query('UPDATE connection SET reconciled_at = NULL WHERE id = $1', [crmA]);
+    try {
+      const res = await reportOf(`/api/v1/connections/${crmB}/dry-run?refresh=true`);
+      expect(res.statusCode, res.body).toBe(200);
+      const waiting = res.json<DryRunReport>();
+      expect(waiting.waitingTargets).toEqual(
+        [
+          {
+            connectionId: crmA,
+            provider: 'hubspot',
+            displayName: 'CRM A',
+            status: 'live',
+            reconciled: false,
+          },
+          pendingC(),
+        ].sort((x, y) => x.connectionId.localeCompare(y.connectionId)),
+      );
+      // The updates A is owed stand; the creates wait for its first sync to be linked.
+      const toA = waiting.writes.find((w) => w.connectionId === crmA);
+      expect(toA?.counts.create).toBeUndefined();
+      expect(toA?.counts.update).toBeGreaterThan(0);
+    } finally {
+      await pool.query('UPDATE connection SET reconciled_at = $2 WHERE id = $1', [crmA, kept?.reconciled_at]);
+    }
+    const restored = await reportOf(`/api/v1/connections/${crmB}/dry-run?refresh=true`);
+    expect(restored.json<DryRunReport>()).toMatchObject({
+      waitingTargets: [pendingC()],
+      summary: report.summary,
+    });
     expect(await world()).toEqual(before);
   });
 

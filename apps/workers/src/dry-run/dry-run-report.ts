@@ -114,6 +114,19 @@ export interface DryRunWrites {
   sample: DryRunWrite[];
 }
 
+/**
+ * A connected system owed no creates yet: not live (still on its first sync, paused, awaiting
+ * credentials) or not reconciled (its backfill not linked yet). What it would be owed is decided
+ * once it is both, so the report's writes leave it out.
+ */
+export interface DryRunWaitingTarget {
+  connectionId: string;
+  provider: ProviderKey;
+  displayName: string | null;
+  status: string;
+  reconciled: boolean;
+}
+
 export interface DryRunFailure {
   eventKey: string;
   entityType: string;
@@ -150,6 +163,8 @@ export interface DryRunReport {
   possibleDuplicates: DryRunPossibleDuplicate[];
   writes: DryRunWrites[];
   failures: DryRunFailure[];
+  /** Connected systems owed no creates yet: their part is decided later (DryRunWaitingTarget). */
+  waitingTargets: DryRunWaitingTarget[];
   /** Some list holds fewer items than its total (see `limit`). */
   truncated: boolean;
 }
@@ -271,6 +286,7 @@ export async function computeDryRunReport(
       sampleSize: options.sampleSize ?? 5,
     });
     report.complete = complete;
+    report.waitingTargets = await waitingTargets(client, connection);
     report.failures = failures.slice(0, limit);
     report.summary.failures = failures.length;
     report.truncated ||= failures.length > limit;
@@ -285,6 +301,20 @@ export async function computeDryRunReport(
       (error: unknown) => client.release(error instanceof Error ? error : true),
     );
   }
+}
+
+/** The workspace's other systems owed no creates yet, as the stage sees them (owed-writes.ts). */
+async function waitingTargets(client: PoolClient, connection: ConnectionRow): Promise<DryRunWaitingTarget[]> {
+  const { rows } = await client.query<DryRunWaitingTarget>(
+    `SELECT id::text AS "connectionId", provider::text AS provider, display_name AS "displayName",
+            status::text AS status, reconciled_at IS NOT NULL AS reconciled
+       FROM pg_temp.connection
+      WHERE workspace_id = $1 AND id <> $2 AND provider <> 'syncline' AND status <> 'disconnected'
+        AND NOT dry_run AND (status <> 'live' OR reconciled_at IS NULL)
+      ORDER BY id`,
+    [connection.workspace_id, connection.id],
+  );
+  return rows;
 }
 
 export async function realSchema(client: PoolClient): Promise<string> {
@@ -648,6 +678,7 @@ async function readReport(
     possibleDuplicates: duplicateRows.slice(0, limit),
     writes,
     failures: [],
+    waitingTargets: [],
     truncated: lists.some((list) => list.length > limit),
   };
 }

@@ -32,6 +32,7 @@ import {
   useEnableConnection,
 } from './api';
 import { ReportTabs } from './components/ReportTabs';
+import { WaitingTargets } from './components/WaitingTargets';
 import { backfillPercent, entityLabel, plural, systemName, writeLines } from './utils/report';
 import type { ReportTab } from './utils/tabs';
 
@@ -169,6 +170,7 @@ function EnableConsequences({ report }: { report: DryRunReport }) {
         {plural(summary.changes, 'record')} with changed fields
         {openConflicts > 0 ? `, ${plural(openConflicts, 'conflict')} waiting in the inbox` : ''}.
       </Text>
+      <WaitingTargets report={report} />
       {!report.complete && (
         <Alert color="orange" variant="light" title="The backfill has not finished">
           These counts cover what was read so far; what it reads later syncs too.

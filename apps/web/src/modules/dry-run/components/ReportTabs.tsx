@@ -7,6 +7,7 @@ import { entityLabel, fieldName, fieldsLine, opCountWords, showValue, systemName
 import { REPORT_TABS, type ReportTab } from '../utils/tabs';
 import { PagedTable } from './PagedTable';
 import { RecordName } from './recordLink';
+import { WaitingTargets } from './WaitingTargets';
 
 type Link = DryRunReport['links'][number];
 type Creation = DryRunReport['creations'][number];
@@ -289,6 +290,7 @@ export function ReportTabs({
         )}
       </Tabs.Panel>
       <Tabs.Panel value="writes" pt="md">
+        <WaitingTargets report={report} />
         {writes.every((w) => w.total === 0) ? (
           <EmptyState title="No writes">Enabling it would write nothing to any system.</EmptyState>
         ) : (

@@ -7,6 +7,7 @@ import {
   plural,
   showValue,
   systemName,
+  waitingLine,
   writeLines,
 } from './report';
 
@@ -85,5 +86,26 @@ describe('labels', () => {
     );
     expect(fieldsLine('meeting', { title: 'Kick-off' })).toBe('title: Kick-off');
     expect(fieldsLine('person', {})).toBe('—');
+  });
+});
+
+describe('waitingLine', () => {
+  const crm = { provider: 'hubspot', displayName: 'CRM A' };
+  it('says why a system is owed no creates yet', () => {
+    expect(waitingLine({ ...crm, status: 'backfilling', reconciled: false })).toBe(
+      'CRM A is on its first sync',
+    );
+    expect(waitingLine({ ...crm, status: 'live', reconciled: false })).toBe(
+      'CRM A is finishing its first sync',
+    );
+    expect(waitingLine({ ...crm, status: 'paused', reconciled: true })).toBe('CRM A is paused');
+    expect(waitingLine({ ...crm, status: 'needs_reauth', reconciled: true })).toBe(
+      'CRM A is waiting for its credentials',
+    );
+  });
+  it('names an unnamed system by its provider', () => {
+    expect(
+      waitingLine({ provider: 'hubspot', displayName: null, status: 'backfilling', reconciled: false }),
+    ).toMatch(/ is on its first sync$/);
   });
 });

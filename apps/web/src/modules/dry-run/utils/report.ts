@@ -98,3 +98,28 @@ export function backfillPercent(backfill: { seen: number; estimatedTotal: number
 
 /** "1 record" / "3 records". */
 export const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
+
+export interface WaitingTargetRef extends SystemRef {
+  status: string;
+  reconciled: boolean;
+}
+
+/**
+ * Why a connected system is owed no creates yet, as a line: "CRM A is on its first sync".
+ * Creates go only to a system that is live and whose first sync is linked (reconciled).
+ */
+export function waitingLine(target: WaitingTargetRef): string {
+  const name = systemName(target);
+  switch (target.status) {
+    case 'paused':
+      return `${name} is paused`;
+    case 'needs_reauth':
+      return `${name} is waiting for its credentials`;
+    case 'error':
+      return `${name} is failing`;
+    case 'live':
+      return target.reconciled ? `${name} is live` : `${name} is finishing its first sync`;
+    default:
+      return `${name} is on its first sync`;
+  }
+}
