@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DryRunReport } from '../apps/workers/src/dry-run/dry-run-report';
 import type { HubspotRecord } from './support/emulator-client';
 import { grantCredentials } from './support/emulator-client';
-import { type SyncSystem, sleep, startSystem, waitFor } from './support/system';
+import { type SyncSystem, sleep, startSystem, waitFor, waitForReconciled } from './support/system';
 
 // The dry run of a new connection, on the whole system (API and workers processes, the
 // HubSpot emulator with webhooks on): CRM A is live; CRM B is connected in dry run. Its
@@ -72,17 +72,7 @@ describe('dry run of a new CRM', () => {
     );
     expect(put.status, JSON.stringify(put.body)).toBe(200);
     crmA = (await s.connect('hubspot', String(PORTAL_A), grantCredentials(a), { displayName: 'CRM A' })).id;
-    await waitFor(
-      async () => {
-        const people = await s.api<{ data: unknown[] }>('GET', '/api/v1/people?limit=50');
-        const [row] = await s.query<{ reconciled: boolean }>(
-          'SELECT reconciled_at IS NOT NULL AS reconciled FROM connection WHERE id = $1',
-          [crmA],
-        );
-        return people.body.data.length === 3 && row?.reconciled === true;
-      },
-      { timeoutMs: 60_000, describe: 'CRM A live, its three people merged' },
-    );
+    await waitForReconciled(s, crmA, { people: 3, name: 'CRM A' });
 
     // B's people: two of A's (one adding a field, one editing a field A has), two new ones.
     const b = await s.emulator.hubspot.createPortal({ portalId: PORTAL_B, webhooks: true });

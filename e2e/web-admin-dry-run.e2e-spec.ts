@@ -2,7 +2,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DESKTOP, expectAccessible, newContext, PHONE, signInByLink, useBrowser } from './support/browser';
 import type { HubspotRecord } from './support/emulator-client';
-import { useSystem, waitFor } from './support/system';
+import { useSystem, waitFor, waitForReconciled } from './support/system';
 
 // An admin in Chromium against the whole system on the emulators: CRM A is live; a second
 // HubSpot portal is connected through the app in dry run (the connect dialog, HubSpot's
@@ -76,21 +76,7 @@ describe('an admin connects a CRM in dry run and maps its fields, in Chromium', 
     ).id;
     // A's backfill read and reconciled: until then the writes owed to A (the report's creates)
     // wait for A's reconcile, not for B.
-    await waitFor(
-      async () => {
-        const people = await s.api<{ data: unknown[] }>('GET', '/api/v1/people?limit=50');
-        const [row] = await s.query<{ reconciled: boolean }>(
-          'SELECT reconciled_at IS NOT NULL AS reconciled FROM connection WHERE id = $1',
-          [crmA],
-        );
-        return people.body.data.length === 3 && row?.reconciled === true;
-      },
-      {
-        until: (ready) => ready,
-        timeoutMs: 60_000,
-        describe: "CRM A's three people synced and A reconciled",
-      },
-    );
+    await waitForReconciled(s, crmA, { people: 3, name: 'CRM A' });
     // The second portal: two of A's people (one adds a company, one has another job title), two new.
     await s.emulator.hubspot.createPortal({ portalId: PORTAL_B, webhooks: true });
     const peopleOfB: Record<string, string>[] = [

@@ -555,3 +555,26 @@ export function useSystem(options: StartSystemOptions = {}): () => SyncSystem {
     return system;
   };
 }
+
+/**
+ * Waits until a connection is reconciled (its backfill linked, so creates may go to it) and the
+ * workspace shows `people` people. The creates owed to a connection wait for its reconcile: a
+ * test that counts them (a dry-run report's, say) must start after it, not race it.
+ */
+export async function waitForReconciled(
+  system: SyncSystem,
+  connectionId: string,
+  { people, name, timeoutMs = 60_000 }: { people: number; name: string; timeoutMs?: number },
+): Promise<void> {
+  await waitFor(
+    async () => {
+      const listed = await system.api<{ data: unknown[] }>('GET', '/api/v1/people?limit=100');
+      const [row] = await system.query<{ reconciled: boolean }>(
+        'SELECT reconciled_at IS NOT NULL AS reconciled FROM connection WHERE id = $1',
+        [connectionId],
+      );
+      return listed.body.data.length === people && row?.reconciled === true;
+    },
+    { timeoutMs, describe: `${name} reconciled, its ${people} people synced` },
+  );
+}
