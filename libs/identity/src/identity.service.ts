@@ -1,24 +1,21 @@
-import { type ChangeOp, type EntityType, err, ok, type Queryable, type Result } from '@syncline/core';
-import { MatchIndex } from './match-index';
+import { type ChangeOp, type EntityType, ok, type Queryable, type Result } from '@syncline/core';
+import { dismissPair, type IdentityError, mergeEntities, unmergeEntities } from './identity-operations';
+import type { MatchIndex } from './match-index';
+import { MatchIndexes } from './match-indexes';
 import {
-  CROSS_CONNECTION_KINDS,
   DEFAULT_SETTINGS,
   decodeKey,
   emailsIn,
   encodeKey,
-  FACT_KINDS,
   type IdentitySettings,
-  kindOf,
   type MatchRecord,
   toMatchRecord,
 } from './match-record';
 import {
-  type DismissIntent,
   type IdentityIntent,
   identityOperationOf,
   type LinkReason,
   type MergeIntent,
-  type MovedLink,
   type OperationPayload,
   providerMergeOf,
   providerMergeOperationId,
@@ -44,11 +41,6 @@ export interface IdentityChange {
   eventKey?: string;
   /** The log event's time: when a person dismissed a pair (a dismissal's `reviewed_at`). */
   eventTime?: Date | string;
-}
-
-export interface IdentityError {
-  code: 'NotFound' | 'Conflict' | 'Validation';
-  message: string;
 }
 
 export interface Participant {
@@ -95,11 +87,6 @@ export interface IdentityServiceOptions {
   ) => string | undefined;
 }
 
-interface StoredMatchData {
-  names?: string[];
-  blocks?: string[];
-}
-
 /** What a record holds, to be stored onto its entity (see flushStores). */
 interface PendingStore {
   workspaceId: string;
@@ -126,12 +113,6 @@ type BatchLinks = Map<string, string | null>;
 const linkKey = (c: Pick<IdentityChange, 'connectionId' | 'entityType' | 'externalId'>): string =>
   `${c.connectionId}\u0000${c.entityType}\u0000${c.externalId}`;
 
-interface EntityRow {
-  id: string;
-  merged_into: string | null;
-  match_keys: StoredMatchData;
-}
-
 /**
  * Links source records to canonical entities inside the caller's transaction, so it runs in
  * a log consumer and commits with the consumer's offset. The `MatchIndex` per workspace and
@@ -139,7 +120,7 @@ interface EntityRow {
  * from the database before every decision, so entities made by other processes are found.
  */
 export class IdentityService {
-  private readonly indexes = new Map<string, MatchIndex>();
+  private readonly indexes = new MatchIndexes();
 
   constructor(private readonly options: IdentityServiceOptions = {}) {}
 
@@ -149,8 +130,7 @@ export class IdentityService {
    * on next use.
    */
   forgetWorkspace(workspaceId: string): void {
-    for (const key of [...this.indexes.keys()])
-      if (key.startsWith(`${workspaceId}:`)) this.indexes.delete(key);
+    this.indexes.forgetWorkspace(workspaceId);
   }
 
   settingsFor(workspaceId: string): IdentitySettings {
@@ -188,7 +168,7 @@ export class IdentityService {
       const intent = notice ? await this.providerMerge(tx, event, notice.into) : operation;
       if (notice && !intent) continue;
       if (intent?.kind === 'dismiss') {
-        await this.dismiss(tx, intent, event.eventTime);
+        await dismissPair(tx, intent, event.eventTime);
         continue;
       }
       if (intent) {
@@ -279,7 +259,7 @@ export class IdentityService {
     // Deal and meeting keys link across connections only, and a name never links two records of
     // one connection: entities know their connections.
     record.source = change.connectionId;
-    const index = await this.indexFor(tx, change.workspaceId, change.entityType);
+    const index = await this.indexes.of(tx, change.workspaceId, change.entityType);
     const key = linkKey(change);
     const known = links?.get(key);
     const linked = known === undefined ? await this.linkOf(tx, change) : (known ?? undefined);
@@ -361,9 +341,9 @@ export class IdentityService {
         out.push({ email, personId: resolution?.entityId ?? null });
         continue;
       }
-      const index = await this.indexFor(tx, source.workspaceId, 'person');
+      const index = await this.indexes.of(tx, source.workspaceId, 'person');
       const key = encodeKey('email', email);
-      await this.refreshKeys(tx, source.workspaceId, 'person', [key], index);
+      await this.indexes.refresh(tx, source.workspaceId, 'person', [key], index);
       const holder = index.withKey(key)[0];
       out.push({ email, personId: holder === undefined ? null : index.entityId(index.survivor(holder)) });
     }
@@ -383,9 +363,9 @@ export class IdentityService {
     const settings = this.settingsFor(workspaceId);
     const emails = emailsIn(addresses, settings);
     if (emails.length === 0) return [];
-    const index = await this.indexFor(tx, workspaceId, 'person');
+    const index = await this.indexes.of(tx, workspaceId, 'person');
     const keys = emails.map((email) => encodeKey('email', email));
-    await this.refreshKeys(tx, workspaceId, 'person', keys, index);
+    await this.indexes.refresh(tx, workspaceId, 'person', keys, index);
     return emails.map((email, i) => {
       const holder = index.withKey(keys[i] as string)[0];
       return { email, personId: holder === undefined ? null : index.entityId(index.survivor(holder)) };
@@ -395,18 +375,6 @@ export class IdentityService {
   /** An address as matching normalises it under the workspace's settings; undefined if it is none. */
   emailOf(workspaceId: string, address: unknown): string | undefined {
     return emailsIn([address], this.settingsFor(workspaceId))[0];
-  }
-
-  /**
-   * A pair dismissed as not the same, by who dismissed it, at the dismissal's time. Only an open
-   * pair: one merged meanwhile stays merged, and a second dismissal changes nothing.
-   */
-  private async dismiss(tx: Queryable, intent: DismissIntent, at: Date | string | undefined): Promise<void> {
-    await tx.query(
-      `UPDATE possible_duplicate SET status = 'dismissed', reviewed_by = $3, reviewed_at = $4
-        WHERE id = $1 AND workspace_id = $2 AND status = 'open'`,
-      [intent.duplicateId, intent.workspaceId, intent.requestedBy ?? null, new Date(at ?? Date.now())],
-    );
   }
 
   /** Applies a merge or unmerge. Idempotent: an operation id already applied returns its record. */
@@ -461,7 +429,7 @@ export class IdentityService {
 
   /** Drops cached indexes, so the next change rebuilds them from the database. */
   forget(): void {
-    this.indexes.clear();
+    this.indexes.forget();
   }
 
   private async link(
@@ -479,7 +447,7 @@ export class IdentityService {
         'SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest($1::text[]) AS k ORDER BY k',
         [record.keys.map((k) => `${workspaceId}:${entityType}:${k}`).sort()],
       );
-      await this.refreshKeys(tx, workspaceId, entityType, record.keys, index);
+      await this.indexes.refresh(tx, workspaceId, entityType, record.keys, index);
     }
     const newId = () =>
       this.options.entityIdOf?.(change) ??
@@ -647,96 +615,6 @@ export class IdentityService {
     return rows[0]?.entity_id;
   }
 
-  private async indexFor(tx: Queryable, workspaceId: string, entityType: EntityType): Promise<MatchIndex> {
-    const cacheKey = `${workspaceId}:${entityType}`;
-    const cached = this.indexes.get(cacheKey);
-    if (cached) return cached;
-    const index = new MatchIndex();
-    const entities = await tx.query<EntityRow>(
-      'SELECT id, merged_into, match_keys FROM entity WHERE workspace_id = $1 AND entity_type = $2',
-      [workspaceId, entityType],
-    );
-    for (const row of entities.rows) addStored(index, entityType, row);
-    for (const row of entities.rows) if (row.merged_into) index.merge(row.id, row.merged_into);
-    const keys = await tx.query<{ kind: string; value: string; entity_id: string }>(
-      'SELECT kind, value, entity_id FROM match_key WHERE workspace_id = $1 AND entity_type = $2',
-      [workspaceId, entityType],
-    );
-    const holders = new Map<string, string[]>();
-    for (const row of keys.rows) {
-      const key = `${row.kind}:${row.value}`;
-      const list = holders.get(key);
-      if (list) list.push(row.entity_id);
-      else holders.set(key, [row.entity_id]);
-    }
-    for (const [key, ids] of holders) index.setKey(key, ids);
-    this.indexes.set(cacheKey, index);
-    return index;
-  }
-
-  /** Makes the index agree with the database on who holds these keys and where they merged. */
-  private async refreshKeys(
-    tx: Queryable,
-    workspaceId: string,
-    entityType: EntityType,
-    keys: readonly string[],
-    index: MatchIndex,
-  ): Promise<void> {
-    const decoded = keys.map(decodeKey);
-    const { rows } = await tx.query<EntityRow & { kind: string; value: string }>(
-      `SELECT mk.kind, mk.value, e.id, e.merged_into, e.match_keys
-         FROM match_key mk JOIN entity e ON e.id = mk.entity_id
-        WHERE mk.workspace_id = $1 AND mk.entity_type = $2
-          AND (mk.kind, mk.value) IN (SELECT * FROM unnest($3::text[], $4::text[]))`,
-      [workspaceId, entityType, decoded.map((k) => k.kind), decoded.map((k) => k.value)],
-    );
-    const holders = new Map<string, string[]>(keys.map((k) => [k, []]));
-    let pending: EntityRow[] = [];
-    for (const row of rows) {
-      holders.get(`${row.kind}:${row.value}`)?.push(row.id);
-      pending.push(row);
-    }
-    for (const [key, ids] of holders) index.setKey(key, ids);
-    // Follow merges to their survivors, learning entities other processes made on the way.
-    const seen = new Set<string>();
-    while (pending.length > 0) {
-      const next: string[] = [];
-      for (const row of pending) {
-        if (seen.has(row.id)) continue;
-        seen.add(row.id);
-        if (!index.has(row.id)) addStored(index, entityType, row);
-        if (row.merged_into) {
-          index.merge(row.id, row.merged_into);
-          if (!seen.has(row.merged_into)) next.push(row.merged_into);
-        } else index.unmerge(row.id);
-      }
-      if (next.length === 0) break;
-      pending = (
-        await tx.query<EntityRow>(
-          'SELECT id, merged_into, match_keys FROM entity WHERE id = ANY($1::uuid[])',
-          [next],
-        )
-      ).rows;
-    }
-    // A cross-connection key is checked against the holders' connections and facts: read them
-    // as they stand, since other processes may have added links and keys since the cache was built.
-    if (seen.size > 0 && keys.some((k) => CROSS_CONNECTION_KINDS.has(kindOf(k)))) {
-      const ids = [...seen];
-      const links = await tx.query<{ entity_id: string; connections: string[] }>(
-        `SELECT entity_id, array_agg(DISTINCT connection_id::text) AS connections
-           FROM source_link WHERE entity_id = ANY($1::uuid[]) GROUP BY entity_id`,
-        [ids],
-      );
-      for (const row of links.rows) index.addConnections(index.handle(row.entity_id), row.connections);
-      const facts = await tx.query<{ kind: string; value: string; entity_id: string }>(
-        `SELECT kind, value, entity_id FROM match_key
-          WHERE entity_id = ANY($1::uuid[]) AND kind = ANY($2::text[])`,
-        [ids, [...FACT_KINDS]],
-      );
-      for (const row of facts.rows) index.addKey(`${row.kind}:${row.value}`, index.handle(row.entity_id));
-    }
-  }
-
   /** Fuzzy candidates come from the cache, which may hold entities of a rolled-back transaction. */
   /**
    * The review candidates as the database has them: one made in memory by a batch that rolled
@@ -775,151 +653,26 @@ export class IdentityService {
   }
 
   private async merge(tx: Queryable, intent: MergeIntent): Promise<Result<OperationPayload, IdentityError>> {
-    if (intent.survivorId === intent.absorbedId) {
-      return err({ code: 'Validation', message: 'an entity cannot be merged into itself' });
-    }
-    const { rows } = await tx.query<{
-      id: string;
-      workspace_id: string;
-      entity_type: string;
-      merged_into: string;
-    }>(
-      `SELECT id, workspace_id, entity_type, merged_into FROM entity
-        WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`,
-      [[intent.survivorId, intent.absorbedId]],
-    );
-    const survivor = rows.find((r) => r.id === intent.survivorId);
-    const absorbed = rows.find((r) => r.id === intent.absorbedId);
-    if (!survivor || !absorbed) return err({ code: 'NotFound', message: 'entity not found' });
-    for (const row of [survivor, absorbed]) {
-      if (row.workspace_id !== intent.workspaceId || row.entity_type !== intent.entityType) {
-        return err({
-          code: 'Validation',
-          message: `entity ${row.id} is not a ${intent.entityType} of the workspace`,
-        });
-      }
-      if (row.merged_into) return err({ code: 'Conflict', message: `entity ${row.id} is already merged` });
-    }
-    // Each moved link says which merge brought it here, and why (a person, a provider, a key).
-    const moved = await tx.query<MovedLink>(
-      `UPDATE source_link SET entity_id = $2,
-              link_reason = jsonb_set(COALESCE(link_reason, '{}'::jsonb), '{joinedBy}',
-                COALESCE(link_reason->'joinedBy', '[]'::jsonb) || jsonb_build_array($3::jsonb))
-        WHERE entity_id = $1
-       RETURNING connection_id AS "connectionId", entity_type AS "entityType", external_id AS "externalId"`,
-      [
-        intent.absorbedId,
-        intent.survivorId,
-        JSON.stringify({ operationId: intent.operationId, ...mergeReasonOf(intent) }),
-      ],
-    );
-    await tx.query('UPDATE entity SET merged_into = $2, updated_at = now() WHERE id = $1', [
-      intent.absorbedId,
-      intent.survivorId,
-    ]);
-    const duplicates = await tx.query<{ id: string; status: string }>(
-      `WITH pair AS (
-         SELECT id, status FROM possible_duplicate
-          WHERE (entity_a = $1 AND entity_b = $2) OR (entity_a = $2 AND entity_b = $1) FOR UPDATE)
-       UPDATE possible_duplicate p SET status = 'merged' FROM pair WHERE p.id = pair.id
-       RETURNING p.id, pair.status::text AS status`,
-      [intent.survivorId, intent.absorbedId],
-    );
-    const payload: OperationPayload = {
-      ...intent,
-      movedLinks: sortLinks(moved.rows),
-      duplicates: duplicates.rows,
-    };
-    await this.record(tx, intent, payload);
-    const index = this.indexes.get(`${intent.workspaceId}:${intent.entityType}`);
-    index?.merge(intent.absorbedId, intent.survivorId);
-    return ok(payload);
+    const merged = await mergeEntities(tx, intent);
+    if (merged.ok)
+      this.indexes.cached(intent.workspaceId, intent.entityType)?.merge(intent.absorbedId, intent.survivorId);
+    return merged;
   }
 
   private async unmerge(
     tx: Queryable,
     intent: UnmergeIntent,
   ): Promise<Result<OperationPayload, IdentityError>> {
-    const { rows } = await tx.query<{ kind: string; payload: OperationPayload; undone_at: Date | null }>(
-      'SELECT kind, payload, undone_at FROM identity_operation WHERE id = $1 FOR UPDATE',
-      [intent.undoes],
-    );
-    const original = rows[0];
-    if (original?.payload.kind !== 'merge') {
-      return err({ code: 'NotFound', message: `no merge operation ${intent.undoes}` });
-    }
-    if (original.undone_at)
-      return err({ code: 'Conflict', message: `merge ${intent.undoes} is already undone` });
-    const merge = original.payload;
-    if (merge.workspaceId !== intent.workspaceId) {
-      return err({ code: 'Validation', message: 'the merge belongs to another workspace' });
-    }
-    // Exactly the links the merge moved go back, wherever later merges have taken them.
-    const links = merge.movedLinks;
-    await tx.query(
-      `UPDATE source_link SET entity_id = $1,
-              link_reason = jsonb_set(link_reason, '{joinedBy}', COALESCE(
-                (SELECT jsonb_agg(j) FROM jsonb_array_elements(link_reason->'joinedBy') j
-                  WHERE j->>'operationId' <> $5), '[]'::jsonb))
-        WHERE (connection_id, entity_type, external_id) IN (
-          SELECT * FROM unnest($2::uuid[], $3::text[], $4::text[]))`,
-      [
-        merge.absorbedId,
-        links.map((l) => l.connectionId),
-        links.map((l) => l.entityType),
-        links.map((l) => l.externalId),
-        intent.undoes,
-      ],
-    );
-    await tx.query('UPDATE entity SET merged_into = NULL, updated_at = now() WHERE id = $1', [
-      merge.absorbedId,
-    ]);
-    for (const duplicate of merge.duplicates) {
-      await tx.query('UPDATE possible_duplicate SET status = $2::possible_duplicate_status WHERE id = $1', [
-        duplicate.id,
-        duplicate.status,
-      ]);
-    }
-    await tx.query('UPDATE identity_operation SET undone_at = now() WHERE id = $1', [intent.undoes]);
-    const payload: OperationPayload = {
-      ...intent,
-      survivorId: merge.survivorId,
-      absorbedId: merge.absorbedId,
-      restoredLinks: links,
-    };
-    await this.record(tx, intent, payload);
-    this.indexes.get(`${intent.workspaceId}:${intent.entityType}`)?.unmerge(merge.absorbedId);
-    return ok(payload);
-  }
-
-  private async record(tx: Queryable, intent: IdentityIntent, payload: OperationPayload): Promise<void> {
-    await tx.query(
-      `INSERT INTO identity_operation (id, workspace_id, kind, payload)
-       VALUES ($1, $2, $3::identity_operation_kind, $4)`,
-      [intent.operationId, intent.workspaceId, intent.kind, JSON.stringify(payload)],
-    );
+    const unmerged = await unmergeEntities(tx, intent);
+    if (unmerged.ok)
+      this.indexes.cached(intent.workspaceId, intent.entityType)?.unmerge(unmerged.value.absorbedId);
+    return unmerged;
   }
 }
 
 function matchData(record: MatchRecord): string {
   return JSON.stringify({ names: record.name ? [record.name] : [], blocks: record.blocks });
 }
-
-function addStored(index: MatchIndex, entityType: EntityType, row: EntityRow): void {
-  const names = row.match_keys?.names ?? [];
-  const blocks = row.match_keys?.blocks ?? [];
-  index.add(row.id, { entityType, keys: [], blocks, name: names[0] ?? '', displayName: undefined });
-  const handle = index.handle(row.id);
-  for (const name of names.slice(1)) index.addName(handle, name);
-}
-
-const sortLinks = (links: MovedLink[]): MovedLink[] =>
-  [...links].sort(
-    (a, b) =>
-      a.connectionId.localeCompare(b.connectionId) ||
-      a.entityType.localeCompare(b.entityType) ||
-      a.externalId.localeCompare(b.externalId),
-  );
 
 /** Addresses of a meeting's attendees and organizer, or a message's senders and recipients. */
 export function participantsOf(change: Pick<IdentityChange, 'entityType' | 'fields' | 'op'>): unknown[] {
@@ -948,17 +701,4 @@ export function linkReasonOf(
     evidence: resolution.possibleDuplicates.length > 0 ? ['possible-duplicate-flagged'] : [],
     score: 1,
   };
-}
-
-/**
- * Why a merge was made: identity's own reason for a join, else a person's merge (it names who
- * asked) or a provider's (no one asked in Syncline).
- */
-export function mergeReasonOf(intent: Pick<MergeIntent, 'reason' | 'requestedBy'>): LinkReason {
-  return (
-    intent.reason ??
-    (intent.requestedBy === undefined
-      ? { rule: 'provider-merge', evidence: [], score: 1 }
-      : { rule: 'person-merge', evidence: [`by:${intent.requestedBy}`], score: 1 })
-  );
 }

@@ -1,16 +1,15 @@
 export {
   type EntityView,
   type IdentityChange,
-  type IdentityError,
   IdentityService,
   type IdentityServiceOptions,
   type JoinsByEvent,
-  mergeReasonOf,
   type Participant,
   type PossibleDuplicateView,
   participantsOf,
   type SourceLinkView,
 } from './identity.service';
+export { type IdentityError, mergeReasonOf } from './identity-operations';
 export { MatchIndex } from './match-index';
 export {
   DEFAULT_SETTINGS,

@@ -1,5 +1,5 @@
 import type { Queryable } from '@syncline/core';
-import { mergeReasonOf } from './identity.service';
+import { mergeReasonOf } from './identity-operations';
 
 /**
  * What makes an entity suspect of holding two things (a wrong merge, from a rule since
