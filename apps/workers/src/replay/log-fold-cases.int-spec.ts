@@ -30,4 +30,18 @@ describe('the log is the only truth: histories found by the property', () => {
       { partitions: 1, replayBatch: 1 },
     );
   }, 120_000);
+
+  it('an entity holding two records of one CRM is owed its update on the same record live and folded', async () => {
+    // Found on 2026-12-04 (seed -1117172361, one partition).
+    await kappaHolds(
+      [
+        { kind: 'edit', system: 'a', person: 1, at: 1, jobTitle: 'CTO', phone: '+44 20 7946 0001' },
+        { kind: 'edit', system: 'b', person: 1, at: 1 },
+        { kind: 'live', batchSize: 1 },
+        { kind: 'edit', system: 'a', person: 1, at: 0, phone: '+44 20 7946 0001', alias: true },
+        { kind: 'edit', system: 'a', person: 0, at: 105 },
+      ],
+      { partitions: 1, replayBatch: 7 },
+    );
+  }, 120_000);
 });

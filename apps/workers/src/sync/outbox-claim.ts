@@ -72,6 +72,9 @@ export async function claimOutbox(pool: Pool, connectionId: string, limit: numbe
   const current = rows.filter((r) => !r.outdated);
   for (const r of current) {
     if (r.link_external_id === null) continue;
+    // Two records of the entity here: the first by external id, as the sync stage writes it.
+    const taken = linked.get(r.entity_id);
+    if (taken !== undefined && taken <= r.link_external_id) continue;
     linked.set(r.entity_id, r.link_external_id);
     versions.set(r.entity_id, r.link_version);
   }

@@ -346,7 +346,7 @@ export class PushService {
     // An entity with two records in the connection: the first by external id.
     const { rows: links } = await this.pool.query<{ entity_id: string; external_id: string }>(
       `SELECT DISTINCT ON (entity_id) entity_id::text AS entity_id, external_id FROM source_link
-        WHERE connection_id = $1 AND entity_id = ANY($2::uuid[]) ORDER BY entity_id, external_id`,
+        WHERE connection_id = $1 AND entity_id = ANY($2::uuid[]) ORDER BY entity_id, external_id COLLATE "C"`,
       [handle.id, ends],
     );
     const idOf = new Map(links.map((l) => [l.entity_id, l.external_id]));

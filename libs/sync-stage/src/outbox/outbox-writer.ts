@@ -37,9 +37,14 @@ export async function writeOutbox(
     entity_id: string;
     connection_id: string;
     external_id: string;
-  }>('SELECT entity_id, connection_id, external_id FROM source_link WHERE entity_id = ANY($1::uuid[])', [
-    touched.map((t) => t.entityId),
-  ]);
+  }>(
+    // An entity with two records in one connection (a duplicate there, linked by a key) is
+    // written on the first by external id, as the push's associations take it: a rule of the
+    // records themselves, so a fold of the log picks the one the live stage picked.
+    `SELECT DISTINCT ON (entity_id, connection_id) entity_id, connection_id, external_id FROM source_link
+      WHERE entity_id = ANY($1::uuid[]) ORDER BY entity_id, connection_id, external_id COLLATE "C"`,
+    [touched.map((t) => t.entityId)],
+  );
   const links = new Map<string, Map<string, string>>();
   for (const row of linkRows) {
     const byConnection = links.get(row.entity_id) ?? new Map<string, string>();
