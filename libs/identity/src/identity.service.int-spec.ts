@@ -444,6 +444,60 @@ describe('IdentityService on Postgres', () => {
     expect([a!.entityId, twin!.entityId]).not.toContain(other?.entityId);
   });
 
+  it('deals: a CRM whose record an unmerge took back no longer holds the deal; a warm process decides as a fresh one', async () => {
+    const ws = await seedWorkspace();
+    const change = (
+      connectionId: string,
+      externalId: string,
+      fields: Record<string, unknown>,
+    ): IdentityChange => ({
+      workspaceId: ws.workspaceId,
+      connectionId,
+      entityType: 'deal',
+      externalId,
+      op: 'upsert',
+      fields,
+    });
+    const deal = { name: 'Acme — Platform 2026', amount: 12500 };
+    const warm = new IdentityService();
+    const a = await inTx((tx) => warm.resolveChange(tx, change(ws.hubspotA, 'd-1', deal)));
+    const b = await inTx((tx) =>
+      warm.resolveChange(tx, change(ws.hubspotB, '800', { name: 'Acme renewal', amount: 700 })),
+    );
+    const operationId = randomUUID();
+    const intent = { workspaceId: ws.workspaceId, entityType: 'deal' as const };
+    await inTx((tx) =>
+      warm.applyOperation(tx, {
+        ...intent,
+        kind: 'merge',
+        operationId,
+        survivorId: a!.entityId,
+        absorbedId: b!.entityId,
+      }),
+    );
+    // While merged, B holds A's deal: a second B deal of its name and amount is another deal.
+    const whileMerged = await inTx((tx) => warm.resolveChange(tx, change(ws.hubspotB, '801', deal)));
+    expect(whileMerged?.entityId).not.toBe(a!.entityId);
+    await inTx((tx) =>
+      warm.applyOperation(tx, { ...intent, kind: 'unmerge', operationId: randomUUID(), undoes: operationId }),
+    );
+    // B's record went back: B holds A's deal no more, and a B deal of its name and amount is it,
+    // for a fresh process and for the one that saw B's record on it (each decision taken back).
+    const decide = async (identity: IdentityService) => {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        return await identity.resolveChange(client, change(ws.hubspotB, '902', deal));
+      } finally {
+        await client.query('ROLLBACK');
+        client.release();
+      }
+    };
+    const fresh = await decide(new IdentityService());
+    expect(fresh).toMatchObject({ entityId: a!.entityId, decision: 'linked-deterministic' });
+    expect(await decide(warm)).toEqual(fresh);
+  });
+
   it('meetings: a meeting logged in HubSpot is the calendar event, by title and start minute', async () => {
     const ws = await seedWorkspace();
     const identity = new IdentityService();

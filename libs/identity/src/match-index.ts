@@ -112,6 +112,11 @@ export class MatchIndex {
     for (const id of connectionIds) set.add(id);
   }
 
+  /** Replaces the connections an entity has records from, as the database has them now. */
+  setConnections(handle: number, connectionIds: Iterable<string>): void {
+    this.connections.set(handle, new Set(connectionIds));
+  }
+
   /** Whether an entity is known to have a record from a connection. */
   hasConnection(handle: number, connectionId: string): boolean {
     return this.connections.get(handle)?.has(connectionId) ?? false;

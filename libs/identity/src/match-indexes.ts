@@ -116,7 +116,10 @@ export class MatchIndexes {
            FROM source_link WHERE entity_id = ANY($1::uuid[]) GROUP BY entity_id`,
         [ids],
       );
-      for (const row of links.rows) index.addConnections(index.handle(row.entity_id), row.connections);
+      // As they stand: links an unmerge gave back, or a deleted record took, are gone from here too.
+      const connections = new Map<string, string[]>(ids.map((id) => [id, []]));
+      for (const row of links.rows) connections.set(row.entity_id, row.connections);
+      for (const [id, list] of connections) index.setConnections(index.handle(id), list);
       const facts = await tx.query<{ kind: string; value: string; entity_id: string }>(
         `SELECT kind, value, entity_id FROM match_key
           WHERE entity_id = ANY($1::uuid[]) AND kind = ANY($2::text[])`,
