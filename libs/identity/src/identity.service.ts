@@ -107,6 +107,9 @@ type PendingStores = PendingStore[];
  */
 export type JoinsByEvent = Map<number, OperationPayload[]>;
 
+/** A record of the batch would join two entities after others of it: the batch ends before it. */
+class JoinAhead extends Error {}
+
 /** A batch's records by `linkKey`: the entity each is linked to, or null when it is not. */
 type BatchLinks = Map<string, string | null>;
 
@@ -124,15 +127,6 @@ export class IdentityService {
 
   constructor(private readonly options: IdentityServiceOptions = {}) {}
 
-  /**
-   * Drops the workspace's cached indexes: the transaction that taught them something is being
-   * taken back (to a savepoint), and fuzzy matching reads the cache. Rebuilt from the database
-   * on next use.
-   */
-  forgetWorkspace(workspaceId: string): void {
-    this.indexes.forgetWorkspace(workspaceId);
-  }
-
   settingsFor(workspaceId: string): IdentitySettings {
     return { ...DEFAULT_SETTINGS, ...this.options.settings?.(workspaceId) };
   }
@@ -143,10 +137,10 @@ export class IdentityService {
   }
 
   /**
-   * As `handle`, stopping after the first event that made a join (a record whose keys named two
-   * entities): `taken` events were placed. The sync stage places the events before a join on
-   * the entities they named then, as when a batch ended at the joining record; a replay folding
-   * one event at a time must find the same.
+   * As `handle`, ending the batch at the first record whose keys join two entities: before it,
+   * when other events came first (nothing of it is written: `taken` is its index), or just after
+   * it when it is the first (`taken` is 1, its joins under index 0). The sync stage places the
+   * events before a join on the entities they named then, as a fold one event at a time does.
    */
   async handleUntilJoin(
     tx: Queryable,
@@ -180,11 +174,19 @@ export class IdentityService {
         continue;
       }
       const joined: OperationPayload[] = [];
-      await this.resolveChange(tx, event, links, stores, joined);
-      const addresses = participantsOf(event);
-      if (addresses.length > 0) {
+      // A record joining two entities after others of the batch: the batch ends before it.
+      const stopBeforeJoin = stop && i > 0;
+      try {
+        await this.resolveChange(tx, event, links, stores, joined, stopBeforeJoin);
+        const addresses = participantsOf(event);
+        if (addresses.length > 0) {
+          await this.flushStores(tx, stores);
+          await this.resolveParticipants(tx, event, addresses, joined, stopBeforeJoin);
+        }
+      } catch (error) {
+        if (!(error instanceof JoinAhead)) throw error;
         await this.flushStores(tx, stores);
-        await this.resolveParticipants(tx, event, addresses, joined);
+        return { joins, taken: i };
       }
       if (joined.length > 0) {
         joins.set(i, joined);
@@ -243,6 +245,7 @@ export class IdentityService {
     links?: BatchLinks,
     stores?: PendingStores,
     joins?: OperationPayload[],
+    stopBeforeJoin = false,
   ): Promise<Resolution | undefined> {
     const settings = this.settingsFor(change.workspaceId);
     const record = toMatchRecord(change.entityType, change.fields, settings);
@@ -286,7 +289,7 @@ export class IdentityService {
     // links nobody, and a person made of one phone number would be written to every CRM.
     // Matching reads keys from the database: what earlier records of the batch hold goes first.
     if (stores) await this.flushStores(tx, stores);
-    const resolution = await this.link(tx, change, record, index, settings, joins);
+    const resolution = await this.link(tx, change, record, index, settings, joins, stopBeforeJoin);
     if (resolution !== undefined) links?.set(key, resolution.entityId);
     return resolution;
   }
@@ -319,6 +322,7 @@ export class IdentityService {
     source: { workspaceId: string; connectionId: string },
     addresses: readonly unknown[],
     joins?: OperationPayload[],
+    stopBeforeJoin = false,
   ): Promise<Participant[]> {
     const settings = this.settingsFor(source.workspaceId);
     const out: Participant[] = [];
@@ -337,6 +341,7 @@ export class IdentityService {
           undefined,
           undefined,
           joins,
+          stopBeforeJoin,
         );
         out.push({ email, personId: resolution?.entityId ?? null });
         continue;
@@ -439,6 +444,7 @@ export class IdentityService {
     index: MatchIndex,
     settings: IdentitySettings,
     joins?: OperationPayload[],
+    stopBeforeJoin = false,
   ): Promise<Resolution | undefined> {
     const { workspaceId, entityType } = change;
     // Two records with one new key, handled by two processes at once, must not both create.
@@ -455,6 +461,8 @@ export class IdentityService {
     const resolver = new Resolver(index, settings);
     let resolution = resolver.resolve(record, newId);
     resolution = await this.candidatesAsStored(tx, resolution, record.source);
+    // Nothing of the record is written yet: the caller ends its batch before it.
+    if (stopBeforeJoin && (await this.joinsAhead(tx, resolution))) throw new JoinAhead();
     const creates =
       resolution.decision === 'created' || resolution.decision === 'created-with-possible-duplicate';
     // A notification carries only the properties that changed (our own create's, one property
@@ -503,6 +511,17 @@ export class IdentityService {
       );
     }
     return resolution;
+  }
+
+  /** Whether linking by this resolution joins an entity not joined before (see join). */
+  private async joinsAhead(tx: Queryable, resolution: Resolution): Promise<boolean> {
+    if (resolution.absorbs.length === 0) return false;
+    const ids = resolution.absorbs.map((a) => joinOperationIdFor(resolution.entityId, a.entityId));
+    const { rows } = await tx.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM identity_operation WHERE id = ANY($1::uuid[])',
+      [ids],
+    );
+    return (rows[0]?.n ?? 0) < ids.length;
   }
 
   /**

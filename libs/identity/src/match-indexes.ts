@@ -17,7 +17,7 @@ interface EntityRow {
  * Identity's cache: a `MatchIndex` per workspace and entity type, built from `entity` and
  * `match_key` on first use and kept in step as records are linked. Deterministic keys are read
  * from the database again before every decision (`refresh`), so entities other processes made
- * are found; a transaction taken back must drop what it taught (`forgetWorkspace`).
+ * are found.
  */
 export class MatchIndexes {
   private readonly cache = new Map<string, MatchIndex>();
@@ -25,11 +25,6 @@ export class MatchIndexes {
   /** The index of a workspace's entities of one type, if built. */
   cached(workspaceId: string, entityType: string): MatchIndex | undefined {
     return this.cache.get(`${workspaceId}:${entityType}`);
-  }
-
-  /** Drops the workspace's indexes: rebuilt from the database on next use. */
-  forgetWorkspace(workspaceId: string): void {
-    for (const key of [...this.cache.keys()]) if (key.startsWith(`${workspaceId}:`)) this.cache.delete(key);
   }
 
   forget(): void {

@@ -133,23 +133,15 @@ export class SyncStage {
       ...stripped[i]!,
       partial: stripped[i]!.origin?.partial === true,
     }));
-    // A record joining two entities moves links: the events before it must be placed (their
-    // documents, views and writes) on the entities they named then, as when a batch ended just
-    // before it. Identity is taken back to before the batch and places those records alone.
-    await tx.query('SAVEPOINT identity_placing');
-    let placed = await identity.handleUntilJoin(tx, changes);
-    const joining = placed.joins.keys().next().value;
-    let taken = joining === undefined ? segment.length : resolved[joining]! + 1;
-    if (joining !== undefined && resolved[joining]! > 0) {
-      await tx.query('ROLLBACK TO SAVEPOINT identity_placing');
-      // What the taken-back work taught identity's cache goes too.
-      for (const workspaceId of new Set(changes.map((c) => c.workspaceId)))
-        identity.forgetWorkspace(workspaceId);
-      placed = await identity.handleUntilJoin(tx, changes.slice(0, joining));
-      const again = placed.joins.keys().next().value;
-      taken = again === undefined ? resolved[joining]! : resolved[again]! + 1;
-    }
-    await tx.query('RELEASE SAVEPOINT identity_placing');
+    // A record joining two entities moves links: the events before it are placed (documents,
+    // views, writes) on the entities they named then, and the record opens the next batch.
+    const placed = await identity.handleUntilJoin(tx, changes);
+    const taken =
+      placed.taken === resolved.length
+        ? segment.length
+        : placed.joins.size > 0
+          ? resolved[placed.taken - 1]! + 1
+          : resolved[placed.taken]!;
     // Identity's indexes are of the events it resolved; from here on, of the events taken.
     const events = stripped.slice(0, taken);
     const carrying = segment.slice(0, taken);
