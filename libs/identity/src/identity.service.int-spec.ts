@@ -32,12 +32,24 @@ async function seedWorkspace() {
   return { workspaceId, ...connections };
 }
 
-const person = (
-  workspaceId: string,
-  connectionId: string,
-  externalId: string,
-  fields: Record<string, unknown>,
-): IdentityChange => ({ workspaceId, connectionId, entityType: 'person', externalId, op: 'upsert', fields });
+/** An upsert of a record of one type, as the log carries it. */
+const upsertOf =
+  (entityType: IdentityChange['entityType']) =>
+  (
+    workspaceId: string,
+    connectionId: string,
+    externalId: string,
+    fields: Record<string, unknown>,
+  ): IdentityChange => ({
+    workspaceId,
+    connectionId,
+    entityType,
+    externalId,
+    op: 'upsert',
+    fields,
+  });
+const person = upsertOf('person');
+const dealChange = upsertOf('deal');
 
 /** Everything identity stores for a workspace, in a stable order, without timestamps. */
 async function snapshot(workspaceId: string) {
@@ -400,18 +412,8 @@ describe('IdentityService on Postgres', () => {
   });
   it('deals: the same deal in two CRMs is one entity; two of one name in one CRM stay two, after a restart too', async () => {
     const ws = await seedWorkspace();
-    const change = (
-      connectionId: string,
-      externalId: string,
-      fields: Record<string, unknown>,
-    ): IdentityChange => ({
-      workspaceId: ws.workspaceId,
-      connectionId,
-      entityType: 'deal',
-      externalId,
-      op: 'upsert',
-      fields,
-    });
+    const change = (connectionId: string, externalId: string, fields: Record<string, unknown>) =>
+      dealChange(ws.workspaceId, connectionId, externalId, fields);
     const deal = { name: 'Acme — Platform 2026', amount: 12500, closeDate: '2026-03-01T17:00:00.000Z' };
     const a = await inTx((tx) =>
       new IdentityService().resolveChange(
@@ -446,18 +448,8 @@ describe('IdentityService on Postgres', () => {
 
   it('deals: a CRM whose record an unmerge took back no longer holds the deal; a warm process decides as a fresh one', async () => {
     const ws = await seedWorkspace();
-    const change = (
-      connectionId: string,
-      externalId: string,
-      fields: Record<string, unknown>,
-    ): IdentityChange => ({
-      workspaceId: ws.workspaceId,
-      connectionId,
-      entityType: 'deal',
-      externalId,
-      op: 'upsert',
-      fields,
-    });
+    const change = (connectionId: string, externalId: string, fields: Record<string, unknown>) =>
+      dealChange(ws.workspaceId, connectionId, externalId, fields);
     const deal = { name: 'Acme — Platform 2026', amount: 12500 };
     const warm = new IdentityService();
     const a = await inTx((tx) => warm.resolveChange(tx, change(ws.hubspotA, 'd-1', deal)));
