@@ -3,7 +3,7 @@ import { type ComponentType, lazy, Suspense } from 'react';
 
 export function PageSkeleton() {
   return (
-    <Stack gap="md" aria-busy="true" aria-label="Loading the page">
+    <Stack gap="md" role="status" aria-busy="true" aria-label="Loading the page">
       <Skeleton height={34} width="40%" />
       <Skeleton height={18} width="70%" />
       <Skeleton height={220} />

@@ -113,7 +113,7 @@ export function ApiKeysPage() {
         </Button>
       </Group>
       {keys.isPending ? (
-        <Stack gap="xs" aria-busy="true" aria-label="Loading API keys">
+        <Stack gap="xs" role="status" aria-busy="true" aria-label="Loading API keys">
           {Array.from({ length: 4 }, (_, i) => (
             <Skeleton key={i} height={40} />
           ))}

@@ -210,7 +210,7 @@ export function AuditLogPage({
         />
       </Group>
       {list.isPending ? (
-        <Stack gap="xs" aria-busy="true" aria-label="Loading the audit log">
+        <Stack gap="xs" role="status" aria-busy="true" aria-label="Loading the audit log">
           {Array.from({ length: 8 }, (_, i) => (
             <Skeleton key={i} height={34} />
           ))}

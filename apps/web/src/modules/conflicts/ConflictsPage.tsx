@@ -19,7 +19,7 @@ export function ConflictsPage() {
     <Stack gap="md">
       <Title order={1}>Conflicts</Title>
       {list.isPending ? (
-        <Stack gap="md" aria-busy="true" aria-label="Loading conflicts">
+        <Stack gap="md" role="status" aria-busy="true" aria-label="Loading conflicts">
           <Skeleton height={180} />
           <Skeleton height={180} />
         </Stack>

@@ -146,7 +146,7 @@ export function ConnectionsPage({ search }: { search: ConnectionsSearch }) {
       )}
 
       {overview.isPending ? (
-        <Stack gap="md" aria-busy="true" aria-label="Loading connections">
+        <Stack gap="md" role="status" aria-busy="true" aria-label="Loading connections">
           <Skeleton height={150} />
           <Skeleton height={150} />
         </Stack>

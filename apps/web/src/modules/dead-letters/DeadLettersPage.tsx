@@ -322,7 +322,7 @@ export function DeadLettersPage({
       )}
 
       {list.isPending ? (
-        <Stack gap="sm" aria-busy="true" aria-label="Loading dead letters">
+        <Stack gap="sm" role="status" aria-busy="true" aria-label="Loading dead letters">
           {Array.from({ length: 4 }, (_, i) => (
             <Skeleton key={i} height={96} />
           ))}

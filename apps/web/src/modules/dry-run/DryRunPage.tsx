@@ -227,7 +227,7 @@ export function DryRunPage({
 
   if (report.isPending)
     return (
-      <Stack gap="md" aria-busy="true" aria-label="Loading the dry-run report">
+      <Stack gap="md" role="status" aria-busy="true" aria-label="Loading the dry-run report">
         <Title order={1}>Dry run</Title>
         <Skeleton height={90} />
         <Skeleton height={60} />

@@ -75,7 +75,7 @@ export function DuplicateDetailPage({ id }: { id: string }) {
 
   if (pair.isPending)
     return (
-      <Stack aria-busy="true" aria-label="Loading the pair">
+      <Stack role="status" aria-busy="true" aria-label="Loading the pair">
         <Skeleton height={32} width="60%" />
         <Skeleton height={240} />
       </Stack>
@@ -148,7 +148,7 @@ export function DuplicateDetailPage({ id }: { id: string }) {
           }}
         />
       ) : a.data === undefined || b.data === undefined ? (
-        <Skeleton height={240} aria-label="Loading both records" />
+        <Skeleton height={240} role="status" aria-label="Loading both records" />
       ) : (
         <>
           {merged && (

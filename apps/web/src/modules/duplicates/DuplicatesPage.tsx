@@ -45,7 +45,7 @@ export function DuplicatesPage() {
     <Stack gap="md">
       <Title order={1}>Possible duplicates</Title>
       {list.isPending ? (
-        <Stack gap="sm" aria-busy="true" aria-label="Loading possible duplicates">
+        <Stack gap="sm" role="status" aria-busy="true" aria-label="Loading possible duplicates">
           {Array.from({ length: 4 }, (_, i) => (
             <Skeleton key={i} height={72} />
           ))}

@@ -103,7 +103,12 @@ export function HealthPage() {
 function ConnectionCards({ now }: { now: ReturnType<typeof useQuery<HealthNow>> }) {
   if (now.isPending)
     return (
-      <SimpleGrid cols={{ base: 1, sm: 2, lg: 3 }} aria-busy="true" aria-label="Loading the connections">
+      <SimpleGrid
+        cols={{ base: 1, sm: 2, lg: 3 }}
+        role="status"
+        aria-busy="true"
+        aria-label="Loading the connections"
+      >
         <Skeleton height={150} />
         <Skeleton height={150} />
         <Skeleton height={150} />
@@ -156,7 +161,7 @@ function History({ hours, now }: { hours: HistoryRange; now: HealthNow | undefin
 
   if (workspace.isPending)
     return (
-      <SimpleGrid cols={{ base: 1, md: 2 }} aria-busy="true" aria-label="Loading the charts">
+      <SimpleGrid cols={{ base: 1, md: 2 }} role="status" aria-busy="true" aria-label="Loading the charts">
         <Skeleton height={CHART_HEIGHT + 60} />
         <Skeleton height={CHART_HEIGHT + 60} />
       </SimpleGrid>

@@ -263,7 +263,7 @@ export function MappingsPage({
     <Stack gap="md">
       <Title order={1}>{title}</Title>
       {view.isPending ? (
-        <Stack gap="sm" aria-busy="true" aria-label="Loading the mappings">
+        <Stack gap="sm" role="status" aria-busy="true" aria-label="Loading the mappings">
           <Skeleton height={36} />
           <Skeleton height={260} />
         </Stack>

@@ -164,7 +164,7 @@ export function MembersPage() {
         </Alert>
       )}
       {members.isPending ? (
-        <Stack gap="xs" aria-busy="true" aria-label="Loading members">
+        <Stack gap="xs" role="status" aria-busy="true" aria-label="Loading members">
           {Array.from({ length: 4 }, (_, i) => (
             <Skeleton key={i} height={40} />
           ))}

@@ -70,7 +70,7 @@ function EntityPolicies({ entity }: { entity: PolicyEntity }) {
 
   if (set.isPending || sources.isPending)
     return (
-      <Stack gap="sm" aria-busy="true" aria-label="Loading the policies">
+      <Stack gap="sm" role="status" aria-busy="true" aria-label="Loading the policies">
         <Skeleton height={72} />
         <Skeleton height={72} />
         <Skeleton height={72} />

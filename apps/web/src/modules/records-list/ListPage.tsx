@@ -145,7 +145,7 @@ export function ListPage({
         onChange={onSearchChange}
       />
       {list.isPending ? (
-        <Stack gap="xs" aria-busy="true" aria-label={`Loading ${view.title.toLowerCase()}`}>
+        <Stack gap="xs" role="status" aria-busy="true" aria-label={`Loading ${view.title.toLowerCase()}`}>
           {Array.from({ length: 8 }, (_, i) => (
             <Skeleton key={i} height={34} />
           ))}

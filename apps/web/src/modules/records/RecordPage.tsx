@@ -62,7 +62,7 @@ function useSourceNames(record: RecordView | undefined, history: HistoryPage[] |
 
 function FieldsSkeleton() {
   return (
-    <Stack gap="xs" aria-busy="true" aria-label="Loading the record">
+    <Stack gap="xs" role="status" aria-busy="true" aria-label="Loading the record">
       <Skeleton height={32} width="60%" />
       <Skeleton height={16} width="40%" />
       {[0, 1, 2, 3, 4, 5].map((n) => (

@@ -26,7 +26,7 @@ export function ReplayPage({ id }: { id: string }) {
         ← All replays
       </AnchorLink>
       {replay.isPending ? (
-        <Stack gap="sm" aria-busy="true" aria-label="Loading the replay">
+        <Stack gap="sm" role="status" aria-busy="true" aria-label="Loading the replay">
           <Title order={1}>Replay</Title>
           <Skeleton height={24} width="50%" />
           <Skeleton height={160} />

@@ -26,7 +26,7 @@ export function ReplaysPage() {
         History
       </Title>
       {list.isPending ? (
-        <Skeleton height={160} aria-label="Loading replays" />
+        <Skeleton height={160} role="status" aria-label="Loading replays" />
       ) : list.isError && replays.length === 0 ? (
         <ErrorState error={list.error} onRetry={() => void list.refetch()} />
       ) : replays.length === 0 ? (

@@ -69,7 +69,7 @@ function LetterDetails({ letter, connection }: { letter: DeadLetter; connection:
           What failed
         </Text>
         {detail.isPending ? (
-          <Skeleton height={60} aria-label="Loading the letter's payload" />
+          <Skeleton height={60} role="status" aria-label="Loading the letter's payload" />
         ) : detail.isError ? (
           <Text size="sm" c="red.8">
             {describeError(detail.error).message}

@@ -27,7 +27,7 @@ export function PolicyRevisions({
         Revisions
       </Title>
       {list.isPending ? (
-        <Skeleton height={60} aria-label="Loading revisions" />
+        <Skeleton height={60} role="status" aria-label="Loading revisions" />
       ) : list.isError && revisions.length === 0 ? (
         <ErrorState error={list.error} onRetry={() => void list.refetch()} />
       ) : revisions.length === 0 ? (

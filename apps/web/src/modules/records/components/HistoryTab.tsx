@@ -79,7 +79,7 @@ export function HistoryTab({
 }) {
   if (query.isPending)
     return (
-      <Stack gap="xs" aria-busy="true" aria-label="Loading the history">
+      <Stack gap="xs" role="status" aria-busy="true" aria-label="Loading the history">
         {[0, 1, 2].map((n) => (
           <Skeleton key={n} height={56} />
         ))}

@@ -140,7 +140,7 @@ export function IdentityTab({ type, id }: { type: RecordType; id: string }) {
   const query = useQuery(identityOperationsQuery(id));
   if (query.isPending)
     return (
-      <Stack gap="xs" aria-busy="true" aria-label="Loading identity operations">
+      <Stack gap="xs" role="status" aria-busy="true" aria-label="Loading identity operations">
         {[0, 1].map((n) => (
           <Skeleton key={n} height={64} />
         ))}

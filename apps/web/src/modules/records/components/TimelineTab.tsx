@@ -81,7 +81,7 @@ export function TimelineTab({ type, id }: { type: RecordType; id: string }) {
       {types.length === 0 ? (
         <EmptyState title="No activity types chosen">Choose meetings, mails or tasks above.</EmptyState>
       ) : query.isPending ? (
-        <Stack gap="xs" aria-busy="true" aria-label="Loading the timeline">
+        <Stack gap="xs" role="status" aria-busy="true" aria-label="Loading the timeline">
           {[0, 1, 2, 3].map((n) => (
             <Skeleton key={n} height={44} />
           ))}
