@@ -624,6 +624,36 @@ const ROUND_TRIPS = {
     expect(read.heads).toEqual(['h1', 'h2']);
   },
 
+  WriteClaim: async (prisma) => {
+    const workspace = await seedWorkspace(prisma);
+    const created = await prisma.writeClaim.create({
+      data: {
+        connectionId: '0190a000-0000-7000-8000-0000000000e3',
+        idempotencyKey: 'k3',
+        attempt: 2,
+        workspaceId: workspace.id,
+        entityId: '0190a000-0000-7000-8000-0000000000e4',
+        entityType: 'person',
+        externalId: 'c1',
+        fields: { jobTitle: 'CTO' },
+        prior: {},
+        heads: ['h1'],
+        claimedAt: new Date('2026-12-01T10:00:00.000Z'),
+        ingestedAt: new Date('2026-12-01T10:00:00.005Z'),
+      },
+    });
+    const read = await prisma.writeClaim.findUniqueOrThrow({
+      where: {
+        connectionId_idempotencyKey_attempt: {
+          connectionId: created.connectionId,
+          idempotencyKey: 'k3',
+          attempt: 2,
+        },
+      },
+    });
+    expect(read).toEqual(created);
+  },
+
   PushSubscription: async (prisma) => {
     const workspace = await seedWorkspace(prisma);
     const created = await prisma.pushSubscription.create({

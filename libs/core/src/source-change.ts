@@ -3,7 +3,12 @@ import { z } from 'zod';
 export const ENTITY_TYPES = ['person', 'company', 'deal', 'meeting', 'email_activity', 'task'] as const;
 export type EntityType = (typeof ENTITY_TYPES)[number];
 
-export const CHANGE_OPS = ['upsert', 'delete', 'merge'] as const;
+/**
+ * `upsert`, `delete` and `merge` are what a source reports (a merge also carries identity
+ * operations); `claim` and `receipt` are the push stage's: a write of ours on its way to a
+ * record, and the provider's confirmation of it (libs/sync-stage write-events.ts).
+ */
+export const CHANGE_OPS = ['upsert', 'delete', 'merge', 'claim', 'receipt'] as const;
 export type ChangeOp = (typeof CHANGE_OPS)[number];
 
 /** Largest serialised change the log accepts; larger payloads are a connector bug. */

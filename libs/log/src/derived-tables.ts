@@ -120,6 +120,13 @@ export const DERIVED_TABLES: readonly DerivedTable[] = [
     connectionRows: 'delete',
     entityColumns: ['entity_id'],
   },
+  {
+    table: 'write_claim',
+    owner: '@syncline/sync-stage',
+    workspaceRows: inWorkspace,
+    connectionRows: 'delete',
+    entityColumns: ['entity_id'],
+  },
 ];
 
 export const DERIVED_TABLE_NAMES: readonly string[] = DERIVED_TABLES.map((t) => t.table);

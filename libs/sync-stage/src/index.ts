@@ -18,6 +18,16 @@ export {
 } from './relation-writeback';
 export { type StageOwed, SyncStage, type SyncStageOptions } from './sync-stage';
 export {
+  CLAIM_LIFETIME_MS,
+  foldWriteEvents,
+  isWriteEvent,
+  WRITE_FIELD,
+  type WriteClaim,
+  type WriteReceiptInput,
+  writeClaimChange,
+  writeReceiptChange,
+} from './write-events';
+export {
   CONNECTORS,
   CRM_RECORD_TYPES,
   canCreateIn,

@@ -1,5 +1,6 @@
 import type { MergeEngine, PgMergeStore } from '@syncline/conflicts';
 import type { LogEvent, LogTransaction } from '@syncline/log';
+import { CLAIM_LIFETIME_MS } from './write-events';
 
 /** A write of ours to a record, as its receipt (or its claimed outbox row) tells it. */
 export interface Receipt {
@@ -16,21 +17,29 @@ export interface Receipt {
   createdAt: Date;
   applied: boolean;
   /**
-   * A write still on its way (its outbox row claimed, no receipt yet): the provider may have
-   * applied it, and its report may be on the log before the receipt is stored. It recognises
-   * that report as our echo, and nothing more: it moves no synced heads.
+   * A write still on its way (claimed, no receipt on the log yet): the provider may have
+   * applied it, and its report may be on the log before the receipt. It recognises that
+   * report as our echo, and nothing more: it moves no synced heads.
    */
   inFlight?: boolean;
 }
 
+/** How long an applied receipt still recognises a late echo of what it wrote. */
+const RECENT_MS = 10 * 60_000;
+
 /**
- * Receipts of the batch's records: those not yet applied, and the latest one of each record
- * (recent ones only), whose written values recognise an echo however late it comes.
+ * Receipts of the batch's records: those not yet applied, and the latest ones of each record
+ * (recent ones only), whose written values recognise an echo however late it comes; and the
+ * writes still on their way to them (claimed, no receipt yet: CLAIM_LIFETIME_MS). Both come
+ * off the log (write-events.ts), and "recent" is measured in the log's own time (when the
+ * report came, against when the receipt or claim came), never the clock of the fold: a replay
+ * sees what the live stage saw. Each report takes its own with `receiptsFor`.
  */
 export async function receiptsOf(
   tx: LogTransaction,
   events: readonly LogEvent[],
 ): Promise<Map<string, Receipt[]>> {
+  const earliest = new Date(Math.min(...events.map((e) => e.ingestedAt.getTime())));
   const { rows } = await tx.query<{
     key: string;
     receipt_key: string;
@@ -43,9 +52,6 @@ export async function receiptsOf(
     applied: boolean;
     in_flight: boolean;
   }>(
-    // Receipts, and the writes still on their way to these records (claimed, no receipt yet),
-    // in one statement: a push that stores its receipt marks its rows sent in the same
-    // commit, so every write the provider may have applied is seen as one or the other.
     `WITH t AS (SELECT DISTINCT * FROM unnest($1::uuid[], $2::text[], $3::text[]) AS t(conn, type, ext))
      SELECT * FROM (
        SELECT r.connection_id || '|' || r.entity_type || '|' || r.external_id AS key,
@@ -54,18 +60,25 @@ export async function receiptsOf(
               r.idempotency_key
          FROM write_receipt r
          JOIN t ON r.connection_id = t.conn AND r.entity_type = t.type AND r.external_id = t.ext
-        WHERE r.applied_at IS NULL OR r.created_at > now() - interval '10 minutes'
+        WHERE r.applied_at IS NULL OR r.created_at > $4::timestamptz - make_interval(secs => $5::double precision / 1000)
        UNION ALL
-       SELECT l.connection_id || '|' || l.entity_type || '|' || l.external_id,
-              'in-flight|' || o.id, o.prior, o.entity_id, o.claimed_at, o.heads, o.fields,
+       SELECT w.connection_id || '|' || w.entity_type || '|' || w.external_id,
+              'in-flight|' || w.connection_id || '|' || w.idempotency_key || '|' || w.attempt, w.prior,
+              w.entity_id, w.claimed_at, w.heads, w.fields,
               -- applied: an in-flight write is never applied as a receipt (it moves no heads).
-              clock_timestamp(), true, true, o.idempotency_key
-         FROM t
-         JOIN source_link l ON l.connection_id = t.conn AND l.entity_type = t.type AND l.external_id = t.ext
-         JOIN outbox o ON o.connection_id = l.connection_id AND o.entity_id = l.entity_id
-        WHERE o.status = 'sending' AND o.op IN ('create', 'update')) all_writes
+              w.ingested_at, true, true, w.idempotency_key
+         FROM write_claim w
+         JOIN t ON w.connection_id = t.conn AND w.entity_type = t.type AND w.external_id = t.ext
+        WHERE w.ingested_at > $4::timestamptz - make_interval(secs => $6::double precision / 1000)) all_writes
       ORDER BY in_flight, created_at, idempotency_key`,
-    [events.map((e) => e.connectionId), events.map((e) => e.entityType), events.map((e) => e.externalId)],
+    [
+      events.map((e) => e.connectionId),
+      events.map((e) => e.entityType),
+      events.map((e) => e.externalId),
+      earliest,
+      RECENT_MS,
+      CLAIM_LIFETIME_MS,
+    ],
   );
   const out = new Map<string, Receipt[]>();
   for (const row of rows) {
@@ -84,6 +97,17 @@ export async function receiptsOf(
     out.set(row.key, list);
   }
   return out;
+}
+
+/** The receipts and claims a report of a record is sorted against, as of when the report came. */
+export function receiptsFor(all: ReadonlyMap<string, Receipt[]>, event: LogEvent): Receipt[] {
+  const ofRecord = all.get(`${event.connectionId}|${event.entityType}|${event.externalId}`) ?? [];
+  const came = event.ingestedAt.getTime();
+  return ofRecord.filter((r) =>
+    r.inFlight === true
+      ? r.createdAt.getTime() > came - CLAIM_LIFETIME_MS
+      : !r.applied || r.createdAt.getTime() > came - RECENT_MS,
+  );
 }
 
 export async function markReceiptsApplied(tx: LogTransaction, keys: readonly string[]): Promise<void> {

@@ -14,32 +14,56 @@ import { applyUserEdit, mergeReport, userEditOf } from './merge';
 import type { OutboxRow } from './outbox/outbox-row';
 import { queueFoldWrites, writeOutbox } from './outbox/outbox-writer';
 import { type Folds, foldMirrors } from './provider-merges';
-import { markReceiptsApplied, receiptsOf } from './receipts';
+import { markReceiptsApplied, receiptsFor, receiptsOf } from './receipts';
 import { entitiesOf, linkEchoedCreates, recordVersions, withoutDisconnected } from './records';
 import { oweAssociations } from './relation-writeback';
 import { refreshEnds, writeCarried, writeDerived } from './relations';
 import { type Touched, touchedEntry } from './touched';
 import { sameSet, saveViews, viewMoved } from './views';
+import { foldWriteEvents, isCreateReceipt, isWriteEvent } from './write-events';
 
 /**
  * A batch as the stage takes it: a merge or unmerge (op `merge`: ours, or a provider's merge
  * notice) alone, the events between them together. A merge moves links and reads which records
  * each connection holds; the events before it must be placed on the entities they named then,
  * and those after it must not be seen by it, as when the group's batches ended around it.
+ *
+ * The push stage's claims and receipts (write-events.ts) open a segment: folded before its
+ * reports, they are seen by every report of their record in it. One whose record a report
+ * of the segment names already ends the segment (that report came before it), and so does a
+ * create's receipt after a report of its connection (the record it links is one identity may
+ * weigh in placing that report).
  */
 export function segmentsOf(events: readonly LogEvent[]): LogEvent[][] {
   const segments: LogEvent[][] = [];
+  let writes: LogEvent[] = [];
   let run: LogEvent[] = [];
+  const named = new Set<string>();
+  const connections = new Set<string>();
+  const close = () => {
+    if (writes.length + run.length > 0) segments.push([...writes, ...run]);
+    writes = [];
+    run = [];
+    named.clear();
+    connections.clear();
+  };
   for (const event of events) {
-    if (event.op !== 'merge') {
-      run.push(event);
+    if (event.op === 'merge') {
+      close();
+      segments.push([event]);
       continue;
     }
-    if (run.length > 0) segments.push(run);
-    segments.push([event]);
-    run = [];
+    const record = `${event.connectionId}|${event.entityType}|${event.externalId}`;
+    if (isWriteEvent(event)) {
+      if (named.has(record) || (isCreateReceipt(event) && connections.has(event.connectionId))) close();
+      writes.push(event);
+      continue;
+    }
+    named.add(record);
+    connections.add(event.connectionId);
+    run.push(event);
   }
-  if (run.length > 0) segments.push(run);
+  close();
   return segments;
 }
 
@@ -92,9 +116,14 @@ export class SyncStage {
     const owed = { push: new Set<string>(), pull: new Set<string>() };
     try {
       const taken = await withoutDisconnected(tx, events);
-      for (const segment of segmentsOf(taken))
-        for (let rest = segment; rest.length > 0; )
+      for (const segment of segmentsOf(taken)) {
+        const writes = segment.findIndex((e) => !isWriteEvent(e));
+        const folded = writes === -1 ? segment.length : writes;
+        if (folded > 0)
+          for (const id of await foldWriteEvents(tx, segment.slice(0, folded))) owed.push.add(id);
+        for (let rest = segment.slice(folded); rest.length > 0; )
           rest = rest.slice(await this.handleBatch(tx, rest, touchedIds, owed));
+      }
     } catch (error) {
       // The transaction rolls back: cached documents ahead of the database must go.
       for (const id of touchedIds) {
@@ -226,8 +255,7 @@ export class SyncStage {
       const edit = userEditOf(event);
       if (edit !== undefined) entry.outcome = await applyUserEdit(tx, engine, store, entityId, event, edit);
       else {
-        const ofRecord = receipts.get(`${event.connectionId}|${event.entityType}|${event.externalId}`) ?? [];
-        await mergeReport(tx, engine, store, entry, event, ofRecord, applied);
+        await mergeReport(tx, engine, store, entry, event, receiptsFor(receipts, event), applied);
       }
       await catchUp([entityId]);
     }

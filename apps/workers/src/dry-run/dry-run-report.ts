@@ -177,12 +177,13 @@ export class DryRunConnectionMissing extends Error {}
  * derived table (DERIVED_TABLES) with the workspace's rows, and the workspace's connections
  * (the one in dry run is flagged enabled in its copy). Outbox rows already sent are copied
  * only where their key is reused (creates and deletes): the stage upserts on it; write
- * receipts, only the connection's ($1 is then its id). A table left out is read as it is, and
+ * receipts and claims, only the connection's ($1 is then its id). A table left out is read as it is, and
  * a write to it is refused (READ ONLY), never made.
  */
 const DRY_RUN_ROWS: Readonly<Record<string, { by: 'ws' | 'conn'; rows: string }>> = {
   outbox: { by: 'ws', rows: `workspace_id = $1 AND (status IN ('pending', 'sending') OR op <> 'update')` },
   write_receipt: { by: 'conn', rows: 'connection_id = $1' },
+  write_claim: { by: 'conn', rows: 'connection_id = $1' },
 };
 
 export const SHADOWED: readonly {

@@ -3,7 +3,8 @@ import { checkKappa } from './testing/log-fold-history';
 
 /**
  * The Kappa property within one partition: whatever happened live (edits in two CRMs, webhooks
- * duplicated and out of order, edits made in Syncline, merges and unmerges, a worker dying
+ * duplicated and out of order, edits made in Syncline, merges and unmerges, our writes with
+ * their claims, receipts and echoes in any order, a worker dying
  * before its batch commits, batches of 1 to 50 events), folding the same log from offset zero
  * into a fresh group with another batch size gives the same derived state, table by table.
  * Across partitions it does not hold yet (log-fold.kappa-spec.ts, `npm run test:kappa`).
@@ -16,7 +17,7 @@ describe('the log is the only truth, within a partition', () => {
     await checkKappa({
       partitions: 1,
       numRuns: Number(process.env.KAPPA_RUNS ?? 25),
-      seed: Number(process.env.KAPPA_SEED ?? 1),
+      seed: Number(process.env.KAPPA_SEED ?? 2),
     });
   }, 900_000);
 });

@@ -5,7 +5,6 @@ import { IdentityService } from '@syncline/identity';
 import {
   DERIVED_TABLE_NAMES,
   LOG_EVENT_COLUMNS,
-  type LogEvent,
   type LogEventRow,
   type LogTransaction,
   toLogEvent,
@@ -144,11 +143,12 @@ export async function previewReplay(
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
     const schema = await realSchema(client);
     const real = (table: string) => `${ident(schema)}.${ident(table)}`;
-    // The whole outbox and every receipt of the workspace: the stage upserts on sent rows'
-    // keys, and applies receipts at their echoes.
+    // The whole outbox and every receipt and claim of the workspace: the stage upserts on sent
+    // rows' keys, and folds receipts and claims again from the log.
     await shadow(client, schema, real, workspaceId, workspaceId, {
       outbox: 'workspace_id = $1',
       write_receipt: 'workspace_id = $1',
+      write_claim: 'workspace_id = $1',
     });
     await createWorkTables(client);
     await client.query('SET TRANSACTION READ ONLY');
@@ -231,10 +231,7 @@ async function createWorkTables(client: PoolClient): Promise<void> {
     'replay_before_conflict (id uuid PRIMARY KEY, entity_id uuid, field text, policy text, status text)',
     'replay_before_duplicate (id uuid PRIMARY KEY, status possible_duplicate_status, reviewed_by text, reviewed_at timestamptz(3))',
     'replay_before_operation (id uuid PRIMARY KEY, created_at timestamptz(3))',
-    'replay_before_receipt (connection_id uuid, idempotency_key text, applied_at timestamptz(3))',
     'replay_before_outbox (connection_id uuid, idempotency_key text, status text, fields jsonb, heads text[])',
-    // The rebuilt entities' receipts, handed back to the stage as the replay reaches the time each was made.
-    'replay_held_receipt (LIKE write_receipt INCLUDING DEFAULTS)',
   ];
   for (const table of tables) await client.query(`CREATE TEMP TABLE ${table} ON COMMIT DROP`);
 }
@@ -457,11 +454,6 @@ async function rememberBefore(client: PoolClient): Promise<number> {
      SELECT id, created_at FROM identity_operation WHERE id IN (SELECT id FROM replay_operations)`,
   );
   await q(
-    `INSERT INTO replay_before_receipt
-     SELECT connection_id, idempotency_key, applied_at FROM write_receipt
-      WHERE entity_id IN (SELECT id FROM replay_entities)`,
-  );
-  await q(
     `INSERT INTO replay_before_outbox
      SELECT connection_id, idempotency_key, status, fields, heads FROM outbox
       WHERE entity_id IN (SELECT id FROM replay_entities) AND status IN ('pending', 'sending')`,
@@ -514,11 +506,15 @@ async function clearDerived(client: PoolClient, workspaceId: string): Promise<vo
   await q(
     `UPDATE outbox SET status = 'superseded' WHERE ${inScope} AND status = 'pending' AND op <> 'merge'`,
   );
+  // Receipts and claims come off the log again (write-events.ts) as the fold reaches them. A
+  // receipt stored before receipts went on the log has no event: it stays as it is.
   await q(
-    `WITH held AS (DELETE FROM write_receipt WHERE ${inScope} RETURNING *)
-     INSERT INTO replay_held_receipt SELECT * FROM held`,
+    `DELETE FROM write_receipt w WHERE ${inScope}
+        AND EXISTS (SELECT 1 FROM change_event e
+                     WHERE e.connection_id = w.connection_id
+                       AND e.event_key = 'receipt:' || w.connection_id::text || ':' || w.idempotency_key)`,
   );
-  await q('UPDATE replay_held_receipt SET applied_at = NULL');
+  await q(`DELETE FROM write_claim WHERE ${inScope}`);
   await q(`DELETE FROM merge_conflict WHERE ${inScope}`);
   await q(`DELETE FROM entity_synced_heads WHERE ${inScope}`);
   await q(`DELETE FROM entity_doc_change WHERE ${inScope}`);
@@ -578,8 +574,8 @@ interface Position {
  * journal (consumer_batch) names each batch it committed, in commit order, so each of those
  * batches is handed over again as it was (its partitions one after another, each in offset
  * order). Events older than the journal are fed first, in passes simulated from when they
- * came (simulatePasses). Before each batch, the receipts stored before its events came are
- * handed back (releaseReceipts). Each batch runs behind a savepoint; a batch that fails is
+ * came (simulatePasses). Our writes' claims and receipts are events of the log like the
+ * rest, folded where they stand. Each batch runs behind a savepoint; a batch that fails is
  * retried event by event, and an event that fails alone is reported (the live stage
  * dead-letters it and moves on).
  */
@@ -619,20 +615,18 @@ async function feed(
       [batch.map((p) => p.partition), batch.map((p) => p.offset)],
     );
     const logEvents = events.map(toLogEvent);
-    await releaseReceipts(client, logEvents);
     await handleIsolating(client, tx, handler, logEvents, failures);
     replayed += logEvents.length;
     await options.onProgress?.(replayed, total);
   };
   const before = positions.filter((p) => p.seq === null);
-  for (const batch of await simulatePasses(client, before, options.batchSize ?? 200)) await handOver(batch);
+  for (const batch of simulatePasses(before, options.batchSize ?? 200)) await handOver(batch);
   const journaled = groupBy(
     positions.filter((p) => p.seq !== null),
     (p) => p.seq!,
   );
   const order = [...journaled.keys()].sort((a, b) => Number(BigInt(a) - BigInt(b)));
   for (const seq of order) await handOver(journaled.get(seq)!);
-  await client.query('INSERT INTO write_receipt SELECT * FROM replay_held_receipt');
   return failures;
 }
 
@@ -655,21 +649,13 @@ const EVENT_COLUMNS = LOG_EVENT_COLUMNS.split(',')
  * partition in offset order, in passes over the partitions in turn, a batch (at most
  * `batchSize`) of each partition's events that had come by the pass. The passes are
  * simulated from when the events came, which gives the live order whenever the stage kept
- * up with the log. No pass straddles the storing of a receipt.
+ * up with the log.
  */
-async function simulatePasses(
-  client: PoolClient,
-  positions: readonly Position[],
-  batchSize: number,
-): Promise<Position[][]> {
+function simulatePasses(positions: readonly Position[], batchSize: number): Position[][] {
   if (positions.length === 0) return [];
   const queues = groupBy(positions, (p) => p.partition);
   const heads = new Map([...queues.keys()].map((p) => [p, 0]));
   const partitions = [...queues.keys()].sort((a, b) => a - b);
-  const { rows: stored } = await client.query<{ at: Date }>(
-    'SELECT DISTINCT created_at AS at FROM replay_held_receipt ORDER BY 1',
-  );
-  const receiptTimes = stored.map((r) => r.at.getTime());
   const batches: Position[][] = [];
   let horizon = Number.NEGATIVE_INFINITY;
   let taken = 0;
@@ -679,8 +665,7 @@ async function simulatePasses(
       const next = queues.get(p)![heads.get(p)!];
       if (next !== undefined) earliest = Math.min(earliest, next.came);
     }
-    const nextReceipt = receiptTimes.find((t) => t > earliest) ?? Number.POSITIVE_INFINITY;
-    horizon = Math.min(Math.max(horizon, earliest) + PASS_WINDOW_MS, nextReceipt - 1);
+    horizon = Math.max(horizon, earliest) + PASS_WINDOW_MS;
     for (const p of partitions) {
       const queue = queues.get(p)!;
       const start = heads.get(p)!;
@@ -696,37 +681,18 @@ async function simulatePasses(
 }
 
 /**
- * A receipt is the stage's input as much as an event is: the live stage saw it only from
- * when it was stored (the push's commit). Handed over from the start, it would sort a
- * report that came before the write (the record as it stood, already merged) as the state
- * our write replaced, and drop it (splitEcho). So each receipt comes back once the replay
- * reaches an event that came after it: one ingested after the receipt was stored, which the
- * live stage necessarily handled after it. Batches never mix events from before and after
- * a receipt (feed cuts its passes there), so the whole batch sees what the live stage saw.
- */
-async function releaseReceipts(client: PoolClient, batch: readonly LogEvent[]): Promise<void> {
-  const latest = new Date(Math.max(...batch.map((e) => e.ingestedAt.getTime())));
-  await client.query(
-    `WITH due AS (DELETE FROM replay_held_receipt WHERE created_at <= $1 RETURNING *)
-     INSERT INTO write_receipt SELECT * FROM due`,
-    [latest],
-  );
-}
-
-/**
  * Puts back what the log does not carry, and settles the outbox on the final state.
  *
  * Synced heads (what each connection has seen) are not copied back: they come out of the
  * rebuild itself, from each connection's inbound events and from our write receipts, which
- * stay in write_receipt (they are not on the log) and are applied again at their echoes on
- * the log, as the live stage applied them. The old heads are not kept on purpose: they carry
+ * are events of the log (write-events.ts) applied again at their echoes, as the live stage
+ * applied them. The old heads are not kept on purpose: they carry
  * the old policy's claims (catchUp moved a connection to "holds the current values" as the
  * old policy resolved them), and under a new policy keeping them would take a connection to
  * hold a winner it was never written. A receipt whose heads the rebuilt document lacks (its
  * history changed) moves nothing, and its echo still marks the fields as held with the value
  * we wrote; so a connection may come out having seen less than it did, and is then owed the
- * final value once more, never less and never an old value. Receipts the live stage had
- * applied but the rebuild did not reach keep their applied time.
+ * final value once more, never less and never an old value.
  */
 async function restoreKept(client: PoolClient): Promise<void> {
   const q = (sql: string) => client.query(sql);
@@ -742,7 +708,8 @@ async function restoreKept(client: PoolClient): Promise<void> {
        FROM replay_before_link b
       WHERE l.connection_id = b.connection_id AND l.entity_type = b.entity_type AND l.external_id = b.external_id`,
   );
-  // Records known only from our own create (no event on the log yet): linked again as PushService linked them.
+  // Records known only from our own create before its receipt went on the log (a receipt
+  // stored before receipts were logged): linked again as they were.
   await q(
     `INSERT INTO source_link (workspace_id, connection_id, entity_type, external_id, entity_id, provider_version)
      SELECT e.workspace_id, b.connection_id, b.entity_type, b.external_id, e.id, b.provider_version
@@ -758,11 +725,6 @@ async function restoreKept(client: PoolClient): Promise<void> {
   );
   await q(
     `UPDATE identity_operation o SET created_at = b.created_at FROM replay_before_operation b WHERE o.id = b.id`,
-  );
-  await q(
-    `UPDATE write_receipt r SET applied_at = b.applied_at FROM replay_before_receipt b
-      WHERE r.connection_id = b.connection_id AND r.idempotency_key = b.idempotency_key
-        AND r.applied_at IS NULL AND b.applied_at IS NOT NULL`,
   );
   // The entities the rebuild left (the rebuilt ones and any its records now belong to).
   await q(

@@ -132,7 +132,7 @@ async function seedWorld(): Promise<World> {
     { entity_id: entityId },
   ]);
   // A is written B's winning values and reports them back (the echo); the receipt recognises it.
-  const sent = await playPush(pool, ws.a, at(10));
+  const sent = await playPush(pool, ws.a, at(10), { log });
   expect(sent.map((s) => s.fields)).toEqual([{ jobTitle: 'Countess', phone: '+44 2' }]);
   await append(
     contactEvent(ws.workspaceId, ws.a, 'a-1', at(11), { ...person, jobTitle: 'Countess', phone: '+44 2' }),
@@ -194,7 +194,8 @@ describe('replay of a workspace after a policy change', () => {
       },
     });
     expect(seenInside).toMatchObject({ fields: { jobTitle: 'CTO' } });
-    expect(report.scope).toMatchObject({ entities: 1, events: 3 });
+    // Three reports and the receipt of our write to A.
+    expect(report.scope).toMatchObject({ entities: 1, events: 4 });
     expect(report.summary).toMatchObject({ changes: 1, created: 0, gone: 0, linksMoved: 0, failures: 0 });
     expect(report.changes).toEqual([
       {
@@ -358,8 +359,8 @@ describe('replay of an unchanged workspace', () => {
     );
     await runLive();
     const report = await previewReplay(pool, w.workspaceId, { eventTime: at(5) }, { partitions: PARTITIONS });
-    // Only Ada has an event at or after at(5) (A's echo); Alan is left alone.
-    expect(report.scope).toMatchObject({ entities: 1, events: 3 });
+    // Only Ada has an event at or after at(5) (A's echo, and the receipt of our write); Alan is left alone.
+    expect(report.scope).toMatchObject({ entities: 1, events: 4 });
     expect(report.summary.changes).toBe(0);
   });
 });
@@ -402,7 +403,7 @@ describe('replay while the live stage runs', () => {
     release();
     const report = await replay;
     // The new event was not part of the rebuild (it was not committed by the live stage)...
-    expect(report.scope.events).toBe(3);
+    expect(report.scope.events).toBe(4);
     await liveRun;
     // ...and the live stage merged it exactly once, on top of the rebuilt state.
     const [entity] = await rows<{ fields: Record<string, unknown> }>(
@@ -459,7 +460,7 @@ describe('replay of a merge HubSpot was asked to make', () => {
     await runLive();
     // The merge was owed once and sent (HubSpot merged), then the union, echoed back.
     expect((await pendingWrites(ws.workspaceId)).map((r) => r.op)).toEqual(['merge', 'update']);
-    await playPush(pool, ws.a, at(12));
+    await playPush(pool, ws.a, at(12), { log });
     await append(
       contactEvent(ws.workspaceId, ws.a, 'p-1', at(13), { ...first, email: second.email, phone: '+44 3' }),
     );

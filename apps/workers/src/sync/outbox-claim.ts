@@ -53,9 +53,9 @@ export async function claimOutbox(pool: Pool, connectionId: string, limit: numbe
           -- A connection paused or disconnected while this push drains stops at its next claim.
           AND EXISTS (SELECT 1 FROM connection c WHERE c.id = $1 AND c.status IN ('live', 'backfilling'))
        RETURNING o.id, o.workspace_id, o.entity_id, o.entity_type, o.op, o.external_id,
-                 o.fields, o.prior, o.heads, o.idempotency_key)
+                 o.fields, o.prior, o.heads, o.idempotency_key, o.attempts)
      SELECT c.id::text AS id, c.workspace_id, c.entity_id, c.entity_type, c.op, c.external_id, c.fields,
-            c.prior, c.heads, c.idempotency_key, l.external_id AS link_external_id,
+            c.prior, c.heads, c.idempotency_key, c.attempts, l.external_id AS link_external_id,
             l.provider_version AS link_version,
             -- This target merged the entity's own record away at our asking (an unmerge since).
             c.op = 'create' AND COALESCE((SELECT e.flags->'recreateIn' ? $1::uuid::text FROM entity e
@@ -63,7 +63,7 @@ export async function claimOutbox(pool: Pool, connectionId: string, limit: numbe
             false AS outdated
        FROM claimed c LEFT JOIN source_link l ON l.connection_id = $1 AND l.entity_id = c.entity_id
      UNION ALL
-     SELECT id::text, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, true FROM outdated`,
+     SELECT id::text, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, true FROM outdated`,
     [connectionId, limit],
   );
   const outdated = rows.filter((r) => r.outdated).length;

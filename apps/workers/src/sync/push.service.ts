@@ -27,6 +27,8 @@ import {
   oweReconciledAssociations,
   queueReconcileCreates,
   versionMayReplace,
+  writeClaimChange,
+  writeReceiptChange,
 } from '@syncline/sync-stage';
 import type { Pool, PoolClient } from 'pg';
 import { WORKERS_CONFIG, type WorkersConfig } from '../config/workers-config';
@@ -201,6 +203,12 @@ export class PushService {
         ]);
         outcome.dropped += dropped.length;
       }
+      try {
+        await this.claimOnLog(handle, writes, claimed);
+      } catch (error) {
+        await this.releaseRows(claimed.map((r) => r.id));
+        throw error;
+      }
       for (let i = 0; i < writes.length; i += BATCH) {
         try {
           await this.send(handle, writes.slice(i, i + BATCH), outcome);
@@ -250,6 +258,48 @@ export class PushService {
         await this.runtime.setStatus(handle.id, 'needs_reauth', error.message);
         throw new RetryLater(`credentials refused: ${error.message}`, error.code);
     }
+  }
+
+  /**
+   * Puts the updates about to be sent on the log as claims (write-events.ts), before any is
+   * sent: the provider's report of a write may reach the log before its receipt, and the
+   * sync stage, folding the claim first on the record's partition, knows it for our echo.
+   * A create has no record to claim yet (its echo is a record nobody links until the receipt).
+   */
+  private async claimOnLog(
+    handle: ConnectionHandle,
+    writes: readonly CoalescedWrite[],
+    claimed: readonly ClaimedRow[],
+  ): Promise<void> {
+    const attempts = new Map(claimed.map((r) => [r.id, r.attempts ?? 0]));
+    const claimedAt = new Date();
+    const changes = writes.flatMap((w) =>
+      w.op === 'update' && w.externalId !== null
+        ? [
+            writeClaimChange(
+              {
+                workspaceId: w.workspaceId,
+                connectionId: handle.id,
+                entityType: w.entityType,
+                externalId: w.externalId,
+              },
+              {
+                idempotencyKey: w.idempotencyKey,
+                entityId: w.entityId,
+                attempt: Math.max(0, ...w.rowIds.map((id) => attempts.get(id) ?? 0)),
+                fields: w.fields,
+                prior: w.prior,
+                heads: w.heads,
+                claimedAt: claimedAt.toISOString(),
+              },
+            ),
+          ]
+        : [],
+    );
+    if (changes.length === 0) return;
+    const appended = await this.log.append(changes);
+    if (!appended.ok)
+      throw new RetryLater(`could not log the claims of the writes: ${appended.error.message}`, 'Transient');
   }
 
   private async release(writes: readonly CoalescedWrite[]): Promise<void> {
@@ -332,8 +382,8 @@ export class PushService {
   /**
    * Association writes (relation-writeback.ts): both ends resolved to the connection's records
    * now, after the batch's creates were linked. One whose end has no record yet waits for the
-   * create that makes it (`waiting`, made pending again when the create lands, see recordSent,
-   * or by the sweep); one whose end has neither is set aside. Sent per pair of types in batches.
+   * create that makes it (`waiting`, made pending again when the sync stage folds the create's
+   * receipt, see write-events.ts, or by the sweep); one whose end has neither is set aside. Sent per pair of types in batches.
    */
   private async sendAssociations(
     handle: ConnectionHandle,
@@ -372,9 +422,16 @@ export class PushService {
     if (unresolved.length > 0)
       await this.pool.query(
         `UPDATE outbox o
-            SET status = CASE WHEN EXISTS (
+            SET status = CASE
+                -- Linked since the look above (the sync stage folded a create's receipt): goes now.
+                WHEN EXISTS (SELECT 1 FROM source_link l WHERE l.connection_id = o.connection_id AND l.entity_id = o.entity_id)
+                 AND EXISTS (SELECT 1 FROM source_link l WHERE l.connection_id = o.connection_id
+                                AND l.entity_id::text = o.fields->>'toId')
+                THEN 'pending'
+                -- A create of an end is owed, on its way, or sent with its receipt not folded yet.
+                WHEN EXISTS (
                   SELECT 1 FROM outbox c WHERE c.connection_id = o.connection_id AND c.op = 'create'
-                     AND c.status IN ('pending', 'sending') AND c.entity_id::text IN (o.entity_id::text, o.fields->>'toId'))
+                     AND c.status IN ('pending', 'sending', 'sent') AND c.entity_id::text IN (o.entity_id::text, o.fields->>'toId'))
                 THEN 'waiting' ELSE 'superseded' END,
                 claimed_at = NULL, last_error = 'an end has no record in the connection'
           WHERE o.id = ANY($1::bigint[])`,
@@ -618,6 +675,13 @@ export class PushService {
       await this.jobs.enqueue('connection.pull', { connectionId: handle.id, reason: 'existing record' });
   }
 
+  /**
+   * The provider took the writes: their receipts go on the log (write-events.ts), where the
+   * sync stage folds them in order with the records' reports (the receipt, the link of a
+   * record we created, the version our write left, the associations waiting for it), and
+   * then the rows are marked sent. Logged first: a pusher that dies between the two sends
+   * the rows again under their keys, and the log keeps the receipt once.
+   */
   private async recordSent(
     handle: ConnectionHandle,
     writes: readonly CoalescedWrite[],
@@ -625,99 +689,40 @@ export class PushService {
     sentAt: Date,
   ): Promise<void> {
     const byKey = new Map(receipts.map((r) => [r.idempotencyKey, r]));
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const rows = writes.flatMap((w) => {
-        const receipt = byKey.get(w.idempotencyKey);
-        const externalId = receipt?.externalId ?? w.externalId;
-        // A merge changes no field we wrote: it leaves the survivor's version (below), no receipt.
-        if (w.op === 'delete' || w.op === 'merge' || externalId === null) return [];
-        return [
+    const changes = writes.flatMap((w) => {
+      const receipt = byKey.get(w.idempotencyKey);
+      const externalId = receipt?.externalId ?? w.externalId;
+      // A delete leaves nothing to know; a merge, the version of the record that took the other in.
+      if (w.op === 'delete' || externalId === null) return [];
+      if (w.op === 'merge' && !receipt?.providerVersion) return [];
+      return [
+        writeReceiptChange(
+          { workspaceId: w.workspaceId, connectionId: handle.id, entityType: w.entityType, externalId },
           {
-            connection_id: handle.id,
-            idempotency_key: w.idempotencyKey,
-            workspace_id: w.workspaceId,
-            entity_id: w.entityId,
-            entity_type: w.entityType,
-            external_id: externalId,
-            content_hash: receipt?.contentHash ?? contentHash(w.fields),
-            fields: w.fields,
-            prior: w.prior,
+            idempotencyKey: w.idempotencyKey,
+            entityId: w.entityId,
+            op: w.op,
+            fields: w.op === 'merge' ? {} : w.fields,
+            prior: w.op === 'merge' ? {} : w.prior,
             heads: w.heads,
-            provider_version: receipt?.providerVersion ?? null,
-            sent_at: sentAt.toISOString(),
+            contentHash: receipt?.contentHash ?? contentHash(w.fields),
+            sentAt: sentAt.toISOString(),
           },
-        ];
-      });
-      if (rows.length > 0) {
-        const json = JSON.stringify(rows);
-        await client.query(
-          `INSERT INTO write_receipt (connection_id, idempotency_key, workspace_id, entity_id, entity_type,
-                                      external_id, content_hash, fields, prior, heads, provider_version, sent_at)
-           SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(connection_id uuid, idempotency_key text,
-                  workspace_id uuid, entity_id uuid, entity_type text, external_id text, content_hash text,
-                  fields jsonb, prior jsonb, heads text[], provider_version text, sent_at timestamptz)
-           ON CONFLICT (connection_id, idempotency_key) DO UPDATE
-             SET content_hash = EXCLUDED.content_hash, fields = EXCLUDED.fields, prior = EXCLUDED.prior,
-                 heads = EXCLUDED.heads,
-                 external_id = EXCLUDED.external_id, provider_version = EXCLUDED.provider_version,
-                 sent_at = EXCLUDED.sent_at, created_at = now(), applied_at = NULL`,
-          [json],
+          receipt?.providerVersion ?? null,
+        ),
+      ];
+    });
+    if (changes.length > 0) {
+      const appended = await this.log.append(changes);
+      if (!appended.ok)
+        throw new RetryLater(
+          `could not log the receipts of the writes: ${appended.error.message}`,
+          'Transient',
         );
-        // A record we created is linked at once, so later changes update it instead of creating again.
-        await client.query(
-          `INSERT INTO source_link (workspace_id, connection_id, entity_type, external_id, entity_id)
-           SELECT workspace_id, connection_id, entity_type, external_id, entity_id
-             FROM jsonb_to_recordset($1::jsonb) AS r(workspace_id uuid, connection_id uuid, entity_type text,
-                  external_id text, entity_id uuid)
-           ON CONFLICT DO NOTHING`,
-          [json],
-        );
-        // The version our write left is what the next write is conditional on.
-        await client.query(
-          `UPDATE source_link l SET provider_version = r.provider_version
-             FROM jsonb_to_recordset($1::jsonb) AS r(connection_id uuid, entity_type text, external_id text,
-                  provider_version text)
-            WHERE r.provider_version IS NOT NULL AND l.connection_id = r.connection_id
-              AND l.entity_type = r.entity_type AND l.external_id = r.external_id
-              AND ${versionMayReplace('r.provider_version', 'l.provider_version')}`,
-          [json],
-        );
-      }
-      // The provider confirmed a merge: the record that took the other in has a new version, on
-      // which the next write to it is conditional. The merged-away record was folded when the
-      // merge was owed (foldMirrors, @syncline/sync-stage): nothing is written to it any more, and this
-      // row, sent under a key of the merge operation, is what an unmerge reads as "merged there".
-      const merged = writes.flatMap((w) => {
-        const version = byKey.get(w.idempotencyKey)?.providerVersion;
-        return w.op === 'merge' && w.externalId !== null && version
-          ? [{ entity_type: w.entityType, external_id: w.externalId, provider_version: version }]
-          : [];
-      });
-      if (merged.length > 0)
-        await client.query(
-          `UPDATE source_link l SET provider_version = r.provider_version
-             FROM jsonb_to_recordset($2::jsonb) AS r(entity_type text, external_id text, provider_version text)
-            WHERE l.connection_id = $1 AND l.entity_type = r.entity_type AND l.external_id = r.external_id
-              AND ${versionMayReplace('r.provider_version', 'l.provider_version')}`,
-          [handle.id, JSON.stringify(merged)],
-        );
-      await client.query(`UPDATE outbox SET status = 'sent', sent_at = now() WHERE id = ANY($1::bigint[])`, [
-        writes.flatMap((w) => w.rowIds),
-      ]);
-      await oweWaitingAssociations(
-        client,
-        handle.id,
-        writes.filter((w) => w.op === 'create').map((w) => w.entityId),
-      );
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
     }
+    await this.pool.query(`UPDATE outbox SET status = 'sent', sent_at = now() WHERE id = ANY($1::bigint[])`, [
+      writes.flatMap((w) => w.rowIds),
+    ]);
   }
 
   private async fail(handle: ConnectionHandle, write: Refused, error: ConnectorError): Promise<void> {

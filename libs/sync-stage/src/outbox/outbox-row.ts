@@ -21,4 +21,6 @@ export type ClaimedOutboxRow = Omit<OutboxRow, 'connection_id'> & {
   id: string;
   /** A create of an entity whose own record this target merged away at our asking (see PushWrite). */
   after_provider_merge?: boolean;
+  /** Times the row was claimed, this claim included: a claim on the log is keyed by it. */
+  attempts?: number;
 };

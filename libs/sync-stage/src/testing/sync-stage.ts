@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
+import type { SourceChangeInput } from '@syncline/core';
 import { inTransaction } from '@syncline/core';
 import { IdentityService } from '@syncline/identity';
-import type { LogEvent } from '@syncline/log';
+import type { ChangeLog, LogEvent } from '@syncline/log';
 import type { Pool } from 'pg';
+import type { OutboxRow } from '../outbox/outbox-row';
 import { type StageOwed, SyncStage, type SyncStageOptions } from '../sync-stage';
+import { foldWriteEvents, writeClaimChange, writeReceiptChange } from '../write-events';
 
 /** A log event as a test writes it: the log's own columns are filled in by `handle`. */
 export type StageEvent = Omit<LogEvent, 'partition' | 'offset' | 'ingestedAt' | 'providerVersion'> & {
@@ -84,69 +87,127 @@ export const contactEvent = (
   origin: null,
 });
 
-/** Plays a pusher's claim: the connection's pending rows are taken (`sending`) at `claimedAt`. */
-export async function claimPush(pool: Pool, connectionId: string, claimedAt: Date): Promise<number> {
-  const { rowCount } = await pool.query(
-    `UPDATE outbox SET status = 'sending', claimed_at = $2, attempts = attempts + 1
-      WHERE connection_id = $1 AND status = 'pending'`,
-    [connectionId, claimedAt],
-  );
-  return rowCount ?? 0;
+/** Where a played push puts its claims and receipts: on a log, or folded at once. */
+type WritesTo = { log?: Pick<ChangeLog, 'append'> };
+
+/**
+ * The push stage's events: appended to `log` when given (the test's consumer folds them, as
+ * PushService's are), else folded as the sync stage folds them off the log (now, at offset 0).
+ */
+async function foldWrites(pool: Pool, changes: SourceChangeInput[], { log }: WritesTo = {}): Promise<void> {
+  if (changes.length === 0) return;
+  if (log !== undefined) {
+    const appended = await log.append(changes);
+    if (!appended.ok) throw new Error(appended.error.message);
+    return;
+  }
+  const events: LogEvent[] = changes.map((c) => ({
+    partition: 0,
+    offset: 0,
+    workspaceId: c.workspaceId,
+    connectionId: c.connectionId,
+    eventKey: c.eventKey,
+    entityType: c.entityType,
+    externalId: c.externalId,
+    op: c.op,
+    fields: c.fields ?? {},
+    fieldTimes: {},
+    eventTime: new Date(c.eventTime),
+    ingestedAt: new Date(),
+    providerVersion: c.providerVersion ?? null,
+    origin: null,
+  }));
+  await inTransaction(pool, (client) => foldWriteEvents(client, events));
 }
 
 /**
- * Plays the push stage for one connection: its pending outbox rows are "sent" and leave write
- * receipts, as PushService's would (a provider merge leaves none). With `linkCreates`, a
- * created record is also linked at once under a made-up id, and deletes leave no receipt, as
- * PushService does. With `from: 'sending'`, it finishes the rows `claimPush` took.
+ * Plays a pusher's claim: the connection's pending rows are taken (`sending`) at `claimedAt`,
+ * and the claims of its updates are folded as their events on the log would be.
+ */
+export async function claimPush(
+  pool: Pool,
+  connectionId: string,
+  claimedAt: Date,
+  options: WritesTo = {},
+): Promise<number> {
+  const { rows } = await pool.query<OutboxRow & { attempts: number }>(
+    `UPDATE outbox SET status = 'sending', claimed_at = $2, attempts = attempts + 1
+      WHERE connection_id = $1 AND status = 'pending'
+     RETURNING workspace_id, entity_id, entity_type, op, external_id, fields, prior, heads, idempotency_key, attempts`,
+    [connectionId, claimedAt],
+  );
+  await foldWrites(
+    pool,
+    rows.flatMap((row) =>
+      row.op === 'update' && row.external_id !== null
+        ? [
+            writeClaimChange(
+              {
+                workspaceId: row.workspace_id,
+                connectionId,
+                entityType: row.entity_type,
+                externalId: row.external_id,
+              },
+              {
+                idempotencyKey: row.idempotency_key,
+                entityId: row.entity_id,
+                attempt: row.attempts,
+                fields: row.fields,
+                prior: row.prior,
+                heads: row.heads,
+                claimedAt: claimedAt.toISOString(),
+              },
+            ),
+          ]
+        : [],
+    ),
+    options,
+  );
+  return rows.length;
+}
+
+/**
+ * Plays the push stage for one connection: its pending outbox rows are "sent" and their
+ * receipts folded as PushService's receipt events would be (a provider merge leaves none).
+ * With `linkCreates`, a created record is linked by its receipt under a made-up id, and
+ * deletes leave no receipt, as PushService does. With `from: 'sending'`, it finishes the rows
+ * `claimPush` took.
  */
 export async function playPush(
   pool: Pool,
   connectionId: string,
   sentAt: Date,
-  options: { linkCreates?: boolean; from?: 'pending' | 'sending' } = {},
+  options: { linkCreates?: boolean; from?: 'pending' | 'sending' } & WritesTo = {},
 ): Promise<{ op: string; entityId: string; fields: Record<string, unknown> }[]> {
-  const { rows } = await pool.query<{
-    workspace_id: string;
-    entity_id: string;
-    op: string;
-    external_id: string | null;
-    fields: Record<string, unknown>;
-    prior: Record<string, unknown>;
-    heads: string[];
-    idempotency_key: string;
-  }>(
+  const { rows } = await pool.query<OutboxRow>(
     `UPDATE outbox SET status = 'sent' WHERE connection_id = $1 AND status = $2
-     RETURNING workspace_id, entity_id, op, external_id, fields, prior, heads, idempotency_key`,
+     RETURNING workspace_id, entity_id, entity_type, op, external_id, fields, prior, heads, idempotency_key`,
     [connectionId, options.from ?? 'pending'],
   );
-  for (const row of rows) {
-    if (row.op === 'merge' || (options.linkCreates && row.op === 'delete')) continue;
+  const receipts = rows.flatMap((row) => {
+    if (row.op === 'merge' || (options.linkCreates && row.op === 'delete')) return [];
     const externalId = options.linkCreates
       ? (row.external_id ?? `made-for-${row.entity_id}`)
       : row.external_id;
-    await pool.query(
-      `INSERT INTO write_receipt (connection_id, idempotency_key, workspace_id, entity_id, entity_type,
-                                  external_id, content_hash, fields, prior, heads, sent_at)
-       VALUES ($1, $2, $3, $4, 'person', $5, 'h', $6, $7, $8, $9)`,
-      [
-        connectionId,
-        row.idempotency_key,
-        row.workspace_id,
-        row.entity_id,
-        externalId,
-        row.fields,
-        row.prior,
-        row.heads,
-        sentAt,
-      ],
-    );
-    if (options.linkCreates)
-      await pool.query(
-        `INSERT INTO source_link (workspace_id, connection_id, entity_type, external_id, entity_id)
-         VALUES ($1, $2, 'person', $3, $4) ON CONFLICT DO NOTHING`,
-        [row.workspace_id, connectionId, externalId, row.entity_id],
-      );
-  }
+    if (externalId === null) return [];
+    return [
+      writeReceiptChange(
+        { workspaceId: row.workspace_id, connectionId, entityType: 'person', externalId },
+        {
+          idempotencyKey: row.idempotency_key,
+          entityId: row.entity_id,
+          // Without linkCreates a create's receipt links nothing (it names no record).
+          op: row.op === 'create' && options.linkCreates ? 'create' : 'update',
+          fields: row.fields,
+          prior: row.prior,
+          heads: row.heads,
+          contentHash: 'h',
+          sentAt: sentAt.toISOString(),
+        },
+        null,
+      ),
+    ];
+  });
+  await foldWrites(pool, receipts, options);
   return rows.map((r) => ({ op: r.op, entityId: r.entity_id, fields: r.fields }));
 }

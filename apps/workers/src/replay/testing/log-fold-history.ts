@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
 import { dismissOperationId, IdentityService, identityOperationChange } from '@syncline/identity';
 import { ChangeLog, LogConsumer } from '@syncline/log';
-import { SyncStage } from '@syncline/sync-stage';
+import { SyncStage, writeClaimChange, writeReceiptChange } from '@syncline/sync-stage';
 import { contactEvent, seedConnections } from '@syncline/sync-stage/testing';
 import fc from 'fast-check';
 import { Pool } from 'pg';
@@ -13,7 +13,8 @@ import { SYNC_GROUP } from '../../sync/sync-group';
 /**
  * Random histories for the Kappa property (the live state equals a fold of the same log from
  * offset zero into a fresh group, table by table): edits in two CRMs, duplicated and
- * reordered webhooks, edits made in Syncline, merges and unmerges, the live group running
+ * reordered webhooks, edits made in Syncline, merges and unmerges, our writes to the CRMs
+ * (claims and receipts on the log, echoes before or after the receipt), the live group running
  * between them with batches of any size and dying before a commit. `kappaHolds` plays one
  * on a database of its own (the live one), folds the same log on another holding only what
  * is not derived (the workspace, its connections, its policies and the log), and compares.
@@ -45,6 +46,14 @@ export type Command =
   | { kind: 'merge'; person: number; other: number }
   | { kind: 'unmerge' }
   | { kind: 'dismiss' }
+  | {
+      kind: 'push';
+      system: 'a' | 'b';
+      /** Where the provider's report of our write lands on the log: before our receipt, after it, or never. */
+      echo: 'before-receipt' | 'after-receipt' | 'none';
+      /** The live group runs again once the claims are on the log, before anything else of the push. */
+      foldClaims: boolean;
+    }
   | { kind: 'live'; batchSize: number; crashAfter?: number };
 
 export const commandArb: fc.Arbitrary<Command> = fc.oneof(
@@ -82,6 +91,21 @@ export const commandArb: fc.Arbitrary<Command> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.constant({ kind: 'unmerge' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'dismiss' as const }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('push' as const),
+      system: fc.constantFrom('a' as const, 'b' as const),
+      // Mostly after the receipt (the report of a write comes back after the write returns).
+      echo: fc.constantFrom(
+        'after-receipt' as const,
+        'after-receipt' as const,
+        'before-receipt' as const,
+        'none' as const,
+      ),
+      foldClaims: fc.boolean(),
+    }),
+  },
   {
     weight: 3,
     arbitrary: fc.record(
@@ -179,6 +203,8 @@ async function play(live: Live, commands: readonly Command[]): Promise<void> {
     );
     return rows[0]?.id;
   };
+  const catchUp = () =>
+    runGroup(live.db.url, () => newHandler(pool), { partitions: live.partitions, batchSize: 50 });
   for (const c of commands) {
     n++;
     switch (c.kind) {
@@ -217,6 +243,9 @@ async function play(live: Live, commands: readonly Command[]): Promise<void> {
         break;
       }
       case 'merge': {
+        // A person merges what the page shows: the live group catches up if one is not there yet.
+        if ((await entityOf(c.person)) === undefined || (await entityOf(c.other)) === undefined)
+          await catchUp();
         const [survivorId, absorbedId] = [await entityOf(c.person), await entityOf(c.other)];
         if (survivorId === undefined || absorbedId === undefined || survivorId === absorbedId) break;
         const operationId = randomUUID();
@@ -256,12 +285,20 @@ async function play(live: Live, commands: readonly Command[]): Promise<void> {
         break;
       }
       case 'dismiss': {
-        // A person says the first open pair is not the same, as the API's dismiss does.
-        const { rows } = await pool.query<{ id: string }>(
-          `SELECT id::text FROM possible_duplicate WHERE workspace_id = $1 AND status = 'open' ORDER BY id LIMIT 1`,
-          [ws.workspaceId],
-        );
-        const duplicateId = rows[0]?.id;
+        // A person says the first open pair is not the same, as the API's dismiss does (the
+        // live group catches up if no pair is shown yet).
+        const openPair = async () =>
+          (
+            await pool.query<{ id: string }>(
+              `SELECT id::text FROM possible_duplicate WHERE workspace_id = $1 AND status = 'open' ORDER BY id LIMIT 1`,
+              [ws.workspaceId],
+            )
+          ).rows[0]?.id;
+        let duplicateId = await openPair();
+        if (duplicateId === undefined) {
+          await catchUp();
+          duplicateId = await openPair();
+        }
         if (duplicateId === undefined) break;
         await append(
           identityOperationChange(
@@ -277,6 +314,88 @@ async function play(live: Live, commands: readonly Command[]): Promise<void> {
             new Date(t0 + (600 + n) * 1000),
           ),
         );
+        break;
+      }
+      case 'push': {
+        // The pusher, woken by the stage's commit of what it owes (the live group catches up
+        // first): claims the connection's pending updates, puts the claims on the log, sends
+        // (the provider applies them and may report them back), logs the receipts and marks
+        // the rows sent, as PushService does, with the builders it uses.
+        await catchUp();
+        const connectionId = c.system === 'a' ? ws.a : ws.b;
+        const { rows } = await pool.query<{
+          workspace_id: string;
+          entity_id: string;
+          external_id: string;
+          fields: Record<string, unknown>;
+          prior: Record<string, unknown>;
+          heads: string[];
+          idempotency_key: string;
+          attempts: number;
+        }>(
+          `UPDATE outbox SET status = 'sending', claimed_at = now(), attempts = attempts + 1
+            WHERE connection_id = $1 AND status = 'pending' AND op = 'update'
+           RETURNING workspace_id, entity_id, external_id, fields, prior, heads, idempotency_key, attempts`,
+          [connectionId],
+        );
+        if (rows.length === 0) break;
+        const sentAt = new Date(t0 + (600 + n) * 1000);
+        const target = (r: (typeof rows)[number]) => ({
+          workspaceId: r.workspace_id,
+          connectionId,
+          entityType: 'person' as const,
+          externalId: r.external_id,
+        });
+        await append(
+          ...rows.map((r) =>
+            writeClaimChange(target(r), {
+              idempotencyKey: r.idempotency_key,
+              entityId: r.entity_id,
+              attempt: r.attempts,
+              fields: r.fields,
+              prior: r.prior,
+              heads: r.heads,
+              claimedAt: sentAt.toISOString(),
+            }),
+          ),
+        );
+        if (c.foldClaims) await catchUp();
+        // The provider's report of each record after our write: its own fields and what we wrote.
+        const echoes = rows.map((r) => {
+          const [system, person, alias] = r.external_id.split('-') as ['a' | 'b', string, string | undefined];
+          const { origin: _o, ...event } = contactEvent(
+            ws.workspaceId,
+            connectionId,
+            r.external_id,
+            new Date(sentAt.getTime() + 500),
+            { ...personFields(Number(person), system, alias !== undefined), ...r.fields },
+          );
+          return { ...event, eventKey: `${event.eventKey}:echo:${n}` };
+        });
+        if (c.echo === 'before-receipt') await append(...echoes);
+        await append(
+          ...rows.map((r) =>
+            writeReceiptChange(
+              target(r),
+              {
+                idempotencyKey: r.idempotency_key,
+                entityId: r.entity_id,
+                op: 'update',
+                fields: r.fields,
+                prior: r.prior,
+                heads: r.heads,
+                contentHash: 'h',
+                sentAt: sentAt.toISOString(),
+              },
+              null,
+            ),
+          ),
+        );
+        await pool.query(
+          `UPDATE outbox SET status = 'sent', sent_at = now() WHERE connection_id = $1 AND status = 'sending'`,
+          [connectionId],
+        );
+        if (c.echo === 'after-receipt') await append(...echoes);
         break;
       }
       case 'live':
@@ -342,6 +461,15 @@ async function derived(pool: Pool, workspaceId: string) {
     ),
     operations: await q(
       `SELECT id, kind, payload FROM identity_operation WHERE workspace_id = $1 ORDER BY id`,
+    ),
+    receipts: await q(
+      `SELECT connection_id, idempotency_key, entity_id, external_id, fields, prior, heads,
+              applied_at IS NOT NULL AS applied
+         FROM write_receipt WHERE workspace_id = $1 ORDER BY 1, 2`,
+    ),
+    claims: await q(
+      `SELECT connection_id, idempotency_key, attempt, entity_id, external_id, fields, heads
+         FROM write_claim WHERE workspace_id = $1 ORDER BY 1, 2, 3`,
     ),
     outbox: await q(
       `SELECT entity_id, connection_id, op, external_id, fields, heads, idempotency_key
@@ -418,8 +546,9 @@ export async function checkKappa({
   numRuns: number;
   seed?: number;
 }) {
-  // Histories that ended with a dismissed pair, or applied a merge: the generator must reach them.
-  const reached = { dismissed: 0, merged: 0 };
+  // Histories that ended with a dismissed pair, applied a merge, or applied a receipt at its
+  // echo: the generator must reach them.
+  const reached = { dismissed: 0, merged: 0, echoed: 0 };
   await fc.assert(
     fc.asyncProperty(
       fc.array(commandArb, { minLength: 3, maxLength: 24 }),
@@ -428,6 +557,7 @@ export async function checkKappa({
         const { live } = await kappaHolds(commands, { partitions, replayBatch });
         if (live.duplicates.some((d) => d.status === 'dismissed')) reached.dismissed++;
         if (live.operations.length > 0) reached.merged++;
+        if (live.receipts.some((r) => r.applied === true)) reached.echoed++;
       },
     ),
     { numRuns, ...(seed === undefined ? {} : { seed }) },
@@ -435,5 +565,6 @@ export async function checkKappa({
   if (numRuns >= 10) {
     expect(reached.dismissed, 'histories ending with a dismissed pair').toBeGreaterThan(0);
     expect(reached.merged, 'histories that applied a merge').toBeGreaterThan(0);
+    expect(reached.echoed, 'histories where an echo applied our receipt').toBeGreaterThan(0);
   }
 }
