@@ -23,13 +23,20 @@ export async function run(args: Record<string, number>): Promise<void> {
   const workers = args.workers ?? 1;
   const stack = await startStack({ workers });
   try {
-    emit({ ...(await measure(stack, contacts, changes, concurrency, held)), workers });
+    emit({ ...(await measure(stack, contacts, changes, concurrency, held, args.diagnose === 1)), workers });
   } finally {
     await stack.stop();
   }
 }
 
-async function measure(stack: Stack, contacts: number, changes: number, concurrency: number, held: boolean) {
+async function measure(
+  stack: Stack,
+  contacts: number,
+  changes: number,
+  concurrency: number,
+  held: boolean,
+  diagnose = false,
+) {
   const { emu } = stack;
   const [A, B] = [9101, 9102];
   const a = await stack.portal(A);
@@ -82,6 +89,24 @@ async function measure(stack: Stack, contacts: number, changes: number, concurre
   // window holds the bench's own edits too).
   const cpu = cpuBefore ? cpuBetween(cpuBefore, stack.cpu()) : undefined;
   const inB = await emu.hubspot.objects(B, 'contacts');
+  // --diagnose=1: what the sync made, on stderr (the log's events by kind, the outbox by target and status).
+  if (diagnose) {
+    const { rows: events } = await stack.pool.query(
+      `SELECT c.external_account_id AS portal, e.op, count(*)::int AS n FROM change_event e
+         JOIN connection c ON c.id = e.connection_id GROUP BY 1, 2 ORDER BY 1, 2`,
+    );
+    const { rows: outbox } = await stack.pool.query(
+      `SELECT c.external_account_id AS portal, o.op, o.status, count(*)::int AS n FROM outbox o
+         JOIN connection c ON c.id = o.connection_id GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
+    );
+    const { rows: setAside } = await stack.pool.query(
+      `SELECT left(COALESCE(last_error, '(none)'), 60) AS reason, count(*)::int AS n FROM outbox
+        WHERE status = 'superseded' GROUP BY 1 ORDER BY 2 DESC LIMIT 5`,
+    );
+    log(`events: ${JSON.stringify(events)}`);
+    log(`set aside: ${JSON.stringify(setAside)}`);
+    log(`outbox: ${JSON.stringify(outbox)}`);
+  }
   return {
     bench: 'e2e-throughput',
     mode: held ? 'from-webhooks' : 'live-edits',

@@ -1,6 +1,11 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import type { Result } from '@syncline/core';
-import { type AppendError, type AppendedChange, StagingChangeLog } from '@syncline/log';
+import {
+  type AppendError,
+  type AppendedChange,
+  StagingChangeLog,
+  type TransactionQuery,
+} from '@syncline/log';
 import type { Pool } from 'pg';
 import { WORKERS_CONFIG, type WorkersConfig } from '../config/workers-config';
 import { PG_POOL } from '../infra/connections';
@@ -27,6 +32,23 @@ export class IngestLog implements OnApplicationShutdown {
     });
     await this.ready;
     return this.log.append(changes);
+  }
+
+  /**
+   * Appends in the caller's transaction (ChangeLog.appendWithin), past the micro-batcher: the
+   * push stage's claims and receipts, which must be on the log before a send, or commit with
+   * the rows they mark sent. Never staged: a connection in dry run is written nothing.
+   */
+  async appendWithin(
+    query: TransactionQuery,
+    changes: readonly unknown[],
+  ): Promise<Result<AppendedChange[], AppendError>> {
+    this.ready ??= this.log.init().catch((error: unknown) => {
+      this.ready = undefined;
+      throw error;
+    });
+    await this.ready;
+    return this.log.appendWithin(query, changes);
   }
 
   /** Runs after the job workers finished their jobs (beforeApplicationShutdown), before the pool closes. */

@@ -1,5 +1,6 @@
 import type { AssociationOp, ClaimedOutboxRow } from '@syncline/sync-stage';
 import type { Pool } from 'pg';
+import { SYNC_GROUP } from './sync-group';
 
 /** A claimed row: an entity write, or an association between two entities (relation-writeback.ts). */
 export type ClaimedRow = Omit<ClaimedOutboxRow, 'op'> & { op: ClaimedOutboxRow['op'] | AssociationOp };
@@ -56,15 +57,27 @@ export async function claimOutbox(pool: Pool, connectionId: string, limit: numbe
                  o.fields, o.prior, o.heads, o.idempotency_key, o.attempts)
      SELECT c.id::text AS id, c.workspace_id, c.entity_id, c.entity_type, c.op, c.external_id, c.fields,
             c.prior, c.heads, c.idempotency_key, c.attempts, l.external_id AS link_external_id,
-            l.provider_version AS link_version,
+            COALESCE(unfolded.provider_version, l.provider_version) AS link_version,
             -- This target merged the entity's own record away at our asking (an unmerge since).
             c.op = 'create' AND COALESCE((SELECT e.flags->'recreateIn' ? $1::uuid::text FROM entity e
                                            WHERE e.id = c.entity_id), false) AS after_provider_merge,
             false AS outdated
        FROM claimed c LEFT JOIN source_link l ON l.connection_id = $1 AND l.entity_id = c.entity_id
+       -- The version our last write to the record left, while its receipt waits on the log for
+       -- the sync stage (which moves it onto the link): the record holds what we wrote, so the
+       -- next write is conditional on that version, not on the one before it (refused as stale).
+       LEFT JOIN LATERAL (
+         SELECT ev.provider_version FROM outbox s
+           JOIN change_event ev ON ev.connection_id = s.connection_id
+                               AND ev.event_key = 'receipt:' || s.connection_id::text || ':' || s.idempotency_key
+           LEFT JOIN consumer_offset co ON co.group_name = $3 AND co.partition = ev.partition
+          WHERE s.entity_id = c.entity_id AND s.connection_id = $1 AND s.status = 'sent'
+            AND s.op IN ('create', 'update', 'merge') AND ev.external_id = l.external_id
+            AND ev.provider_version IS NOT NULL AND ev."offset" > COALESCE(co.committed_offset, -1)
+          ORDER BY s.sent_at DESC NULLS LAST, s.id DESC LIMIT 1) unfolded ON true
      UNION ALL
      SELECT id::text, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, true FROM outdated`,
-    [connectionId, limit],
+    [connectionId, limit, SYNC_GROUP],
   );
   const outdated = rows.filter((r) => r.outdated).length;
   const linked = new Map<string, string>();

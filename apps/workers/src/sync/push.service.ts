@@ -297,7 +297,11 @@ export class PushService {
         : [],
     );
     if (changes.length === 0) return;
-    const appended = await this.log.append(changes);
+    // One statement of its own, past the micro-batcher (which would queue it behind ingest).
+    const appended = await this.log.appendWithin(
+      async (sql, params) => (await this.pool.query(sql, params)).rows,
+      changes,
+    );
     if (!appended.ok)
       throw new RetryLater(`could not log the claims of the writes: ${appended.error.message}`, 'Transient');
   }
@@ -678,9 +682,9 @@ export class PushService {
   /**
    * The provider took the writes: their receipts go on the log (write-events.ts), where the
    * sync stage folds them in order with the records' reports (the receipt, the link of a
-   * record we created, the version our write left, the associations waiting for it), and
-   * then the rows are marked sent. Logged first: a pusher that dies between the two sends
-   * the rows again under their keys, and the log keeps the receipt once.
+   * record we created, the version our write left, the associations waiting for it), in the
+   * transaction that marks the rows sent. A pusher that dies before it commits sends the rows
+   * again under their keys.
    */
   private async recordSent(
     handle: ConnectionHandle,
@@ -712,17 +716,30 @@ export class PushService {
         ),
       ];
     });
-    if (changes.length > 0) {
-      const appended = await this.log.append(changes);
-      if (!appended.ok)
-        throw new RetryLater(
-          `could not log the receipts of the writes: ${appended.error.message}`,
-          'Transient',
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      if (changes.length > 0) {
+        const appended = await this.log.appendWithin(
+          async (sql, params) => (await client.query(sql, params)).rows,
+          changes,
         );
+        if (!appended.ok)
+          throw new RetryLater(
+            `could not log the receipts of the writes: ${appended.error.message}`,
+            'Transient',
+          );
+      }
+      await client.query(`UPDATE outbox SET status = 'sent', sent_at = now() WHERE id = ANY($1::bigint[])`, [
+        writes.flatMap((w) => w.rowIds),
+      ]);
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
     }
-    await this.pool.query(`UPDATE outbox SET status = 'sent', sent_at = now() WHERE id = ANY($1::bigint[])`, [
-      writes.flatMap((w) => w.rowIds),
-    ]);
   }
 
   private async fail(handle: ConnectionHandle, write: Refused, error: ConnectorError): Promise<void> {
