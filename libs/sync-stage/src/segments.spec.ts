@@ -1,6 +1,6 @@
 import type { LogEvent } from '@syncline/log';
 import { describe, expect, it } from 'vitest';
-import { segmentsOf } from './sync-stage';
+import { type Segment, segmentsOf } from './sync-stage';
 
 const event = (key: string, op: LogEvent['op'], record = key, connectionId = 'c1', writeOp?: string) =>
   ({
@@ -11,7 +11,10 @@ const event = (key: string, op: LogEvent['op'], record = key, connectionId = 'c1
     externalId: record,
     fields: writeOp === undefined ? {} : { write: { op: writeOp } },
   }) as unknown as LogEvent;
-const keys = (segments: LogEvent[][]) => segments.map((s) => s.map((e) => e.eventKey));
+const keys = (segments: Segment[]) =>
+  segments.map((s) => [...s.writesBefore, ...s.events, ...s.writesAfter].map((e) => e.eventKey));
+const parts = (segments: Segment[]) =>
+  segments.map((s) => [s.writesBefore, s.events, s.writesAfter].map((part) => part.map((e) => e.eventKey)));
 
 describe('segmentsOf', () => {
   it('keeps a batch without merges whole', () => {
@@ -42,9 +45,18 @@ describe('segmentsOf', () => {
     expect(keys(segmentsOf(batch))).toEqual([['claim', 'receipt', 'a', 'b']]);
   });
 
-  it('cuts before a write whose record a report of the segment named (that report came first)', () => {
-    const batch = [event('a', 'upsert', 'r1'), event('b', 'upsert', 'r2'), event('receipt', 'receipt', 'r1')];
-    expect(keys(segmentsOf(batch))).toEqual([['a', 'b'], ['receipt']]);
+  it('folds a write after the reports of its record that came before it, and cuts before its record’s next report', () => {
+    const batch = [
+      event('a', 'upsert', 'r1'),
+      event('b', 'upsert', 'r2'),
+      event('receipt', 'receipt', 'r1'),
+      event('c', 'upsert', 'r3'),
+      event('again', 'upsert', 'r1'),
+    ];
+    expect(parts(segmentsOf(batch))).toEqual([
+      [[], ['a', 'b', 'c'], ['receipt']],
+      [[], ['again'], []],
+    ]);
   });
 
   it("cuts before a create's receipt after a report of its connection (the link it makes could place that report)", () => {

@@ -22,46 +22,61 @@ import { type Touched, touchedEntry } from './touched';
 import { sameSet, saveViews, viewMoved } from './views';
 import { foldWriteEvents, isCreateReceipt, isWriteEvent } from './write-events';
 
+/** Part of a batch the stage takes at once: reports (or one merge), with our writes folded around them. */
+export interface Segment {
+  /** Claims and receipts folded first: every report of their record in the segment came after them. */
+  writesBefore: LogEvent[];
+  events: LogEvent[];
+  /** Claims and receipts folded last: every report of their record in the segment came before them. */
+  writesAfter: LogEvent[];
+}
+
 /**
  * A batch as the stage takes it: a merge or unmerge (op `merge`: ours, or a provider's merge
  * notice) alone, the events between them together. A merge moves links and reads which records
  * each connection holds; the events before it must be placed on the entities they named then,
  * and those after it must not be seen by it, as when the group's batches ended around it.
  *
- * The push stage's claims and receipts (write-events.ts) open a segment: folded before its
- * reports, they are seen by every report of their record in it. One whose record a report
- * of the segment names already ends the segment (that report came before it), and so does a
- * create's receipt after a report of its connection (the record it links is one identity may
- * weigh in placing that report).
+ * The push stage's claims and receipts (write-events.ts) concern one record each, and are
+ * seen by that record's reports only: one whose record no report of the segment named yet is
+ * folded before the segment's reports; one after a report of its record, after them, and a
+ * later report of that record then opens the next segment. A create's receipt links a record
+ * that identity may weigh in placing any report of its connection: after one, it opens the
+ * next segment.
  */
-export function segmentsOf(events: readonly LogEvent[]): LogEvent[][] {
-  const segments: LogEvent[][] = [];
-  let writes: LogEvent[] = [];
-  let run: LogEvent[] = [];
+export function segmentsOf(events: readonly LogEvent[]): Segment[] {
+  const segments: Segment[] = [];
+  let current: Segment = { writesBefore: [], events: [], writesAfter: [] };
   const named = new Set<string>();
+  const trailed = new Set<string>();
   const connections = new Set<string>();
   const close = () => {
-    if (writes.length + run.length > 0) segments.push([...writes, ...run]);
-    writes = [];
-    run = [];
+    if (current.writesBefore.length + current.events.length + current.writesAfter.length > 0)
+      segments.push(current);
+    current = { writesBefore: [], events: [], writesAfter: [] };
     named.clear();
+    trailed.clear();
     connections.clear();
   };
   for (const event of events) {
     if (event.op === 'merge') {
       close();
-      segments.push([event]);
+      segments.push({ writesBefore: [], events: [event], writesAfter: [] });
       continue;
     }
     const record = `${event.connectionId}|${event.entityType}|${event.externalId}`;
     if (isWriteEvent(event)) {
-      if (named.has(record) || (isCreateReceipt(event) && connections.has(event.connectionId))) close();
-      writes.push(event);
+      if (isCreateReceipt(event) && connections.has(event.connectionId)) close();
+      if (named.has(record)) {
+        current.writesAfter.push(event);
+        trailed.add(record);
+      } else current.writesBefore.push(event);
       continue;
     }
+    if (trailed.has(record)) close();
     named.add(record);
     connections.add(event.connectionId);
-    run.push(event);
+    current.events.push(event);
   }
   close();
   return segments;
@@ -116,13 +131,11 @@ export class SyncStage {
     const owed = { push: new Set<string>(), pull: new Set<string>() };
     try {
       const taken = await withoutDisconnected(tx, events);
-      for (const segment of segmentsOf(taken)) {
-        const writes = segment.findIndex((e) => !isWriteEvent(e));
-        const folded = writes === -1 ? segment.length : writes;
-        if (folded > 0)
-          for (const id of await foldWriteEvents(tx, segment.slice(0, folded))) owed.push.add(id);
-        for (let rest = segment.slice(folded); rest.length > 0; )
+      for (const { writesBefore, events: reports, writesAfter } of segmentsOf(taken)) {
+        for (const id of await foldWriteEvents(tx, writesBefore)) owed.push.add(id);
+        for (let rest = reports; rest.length > 0; )
           rest = rest.slice(await this.handleBatch(tx, rest, touchedIds, owed));
+        for (const id of await foldWriteEvents(tx, writesAfter)) owed.push.add(id);
       }
     } catch (error) {
       // The transaction rolls back: cached documents ahead of the database must go.

@@ -103,11 +103,12 @@ const parse = <T extends z.ZodType>(schema: T, event: LogEvent): z.output<T> => 
 };
 
 /**
- * Folds a run of claim and receipt events (each the first of its record's events the stage
- * has not folded: the batch is cut around them). Returns the connections owed a push: those
+ * Folds claim and receipt events, each at its place among its record's reports (segmentsOf
+ * in sync-stage.ts places them). Returns the connections owed a push: those
  * whose associations were waiting for a record a receipt links.
  */
 export async function foldWriteEvents(tx: LogTransaction, events: readonly LogEvent[]): Promise<string[]> {
+  if (events.length === 0) return [];
   const claims = events.filter((e) => e.op === 'claim').map((e) => ({ e, w: parse(claimSchema, e) }));
   const receipts = events.filter((e) => e.op === 'receipt').map((e) => ({ e, w: parse(receiptSchema, e) }));
   if (claims.length > 0)

@@ -1,3 +1,5 @@
+import { ChangeLog } from '@syncline/log';
+import { writeReceiptChange } from '@syncline/sync-stage';
 import { contactEvent, seedConnections, syncStage } from '@syncline/sync-stage/testing';
 import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -130,5 +132,56 @@ describe('claiming outbox rows', () => {
       owed!.id,
     ]);
     expect((await claimOutbox(pool, ws.b, 500)).rows.map((r) => r.id)).toEqual([owed!.id]);
+  });
+
+  it('makes the next write conditional on the version our last write left while its receipt waits on the log', async () => {
+    const { ws, handle } = await adaInBothCrms();
+    await handle(contactEvent(ws.workspaceId, ws.a, 'a-1', at(30), { ...ada, jobTitle: 'Countess' }));
+    const first = await claimOutbox(pool, ws.b, 500);
+    expect(first.versions.get(first.rows[0]!.entity_id)).toBe('v1');
+    // Sent: HubSpot answered with version v2, and the receipt went on the log, not folded yet.
+    const sent = first.rows[0]!;
+    const log = new ChangeLog(pool, { partitions: 1 });
+    await log.init();
+    const appended = await log.append([
+      writeReceiptChange(
+        { workspaceId: ws.workspaceId, connectionId: ws.b, entityType: 'person', externalId: 'b-1' },
+        {
+          idempotencyKey: sent.idempotency_key,
+          entityId: sent.entity_id,
+          op: 'update',
+          fields: sent.fields,
+          prior: sent.prior,
+          heads: sent.heads,
+          contentHash: 'h',
+          sentAt: at(31).toISOString(),
+        },
+        'v2',
+      ),
+    ]);
+    await log.close();
+    expect(appended.ok).toBe(true);
+    await pool.query(`UPDATE outbox SET status = 'sent', sent_at = now() WHERE id = $1`, [sent.id]);
+    // A edits again before the sync stage folds the receipt: the write is conditional on v2.
+    await handle(contactEvent(ws.workspaceId, ws.a, 'a-1', at(32), { ...ada, jobTitle: 'Professor' }));
+    const second = await claimOutbox(pool, ws.b, 500);
+    expect(second.rows.map((r) => r.fields)).toEqual([{ jobTitle: 'Professor' }]);
+    expect(second.versions.get(sent.entity_id)).toBe('v2');
+    // Once the stage has folded it, the link is what counts (here a later report's version).
+    const { rows: at0 } = await pool.query<{ offset: string }>(
+      `SELECT "offset"::text AS offset FROM change_event WHERE connection_id = $1 AND op = 'receipt'`,
+      [ws.b],
+    );
+    await pool.query(
+      `INSERT INTO consumer_offset (group_name, partition, committed_offset) VALUES ('sync', 0, $1)
+       ON CONFLICT (group_name, partition) DO UPDATE SET committed_offset = EXCLUDED.committed_offset`,
+      [at0[0]!.offset],
+    );
+    await pool.query(`UPDATE source_link SET provider_version = 'v3' WHERE connection_id = $1`, [ws.b]);
+    await pool.query(`UPDATE outbox SET status = 'pending', claimed_at = NULL WHERE id = $1`, [
+      second.rows[0]!.id,
+    ]);
+    const third = await claimOutbox(pool, ws.b, 500);
+    expect(third.versions.get(sent.entity_id)).toBe('v3');
   });
 });
