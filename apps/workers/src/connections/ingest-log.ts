@@ -26,12 +26,7 @@ export class IngestLog implements OnApplicationShutdown {
   }
 
   async append(changes: readonly unknown[]): Promise<Result<AppendedChange[], AppendError>> {
-    this.ready ??= this.log.init().catch((error: unknown) => {
-      this.ready = undefined;
-      throw error;
-    });
-    await this.ready;
-    return this.log.append(changes);
+    return (await this.opened()).append(changes);
   }
 
   /**
@@ -43,12 +38,17 @@ export class IngestLog implements OnApplicationShutdown {
     query: TransactionQuery,
     changes: readonly unknown[],
   ): Promise<Result<AppendedChange[], AppendError>> {
+    return (await this.opened()).appendWithin(query, changes);
+  }
+
+  /** The log, its partition heads made on first use (a failed attempt is tried again next time). */
+  private async opened(): Promise<StagingChangeLog> {
     this.ready ??= this.log.init().catch((error: unknown) => {
       this.ready = undefined;
       throw error;
     });
     await this.ready;
-    return this.log.appendWithin(query, changes);
+    return this.log;
   }
 
   /** Runs after the job workers finished their jobs (beforeApplicationShutdown), before the pool closes. */
