@@ -3,6 +3,7 @@ import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
 import { createKey, createKeySql, foldedKeySql } from './idempotency-key';
+import { receiptEventKey, receiptEventKeySql } from './write-events';
 
 let db: TestDatabase;
 let pool: Pool;
@@ -35,5 +36,14 @@ describe('idempotency keys in SQL', () => {
       'op-1',
     ]);
     expect(rows[0]?.key).toBe('e.c.create.folded:op-1');
+  });
+
+  it('spells a receipt’s event key as receiptEventKey does, from a uuid column and a key', async () => {
+    const connectionId = randomUUID();
+    const { rows } = await pool.query<{ key: string }>(
+      `SELECT ${receiptEventKeySql('t.c', 't.k')} AS key FROM (SELECT $1::uuid AS c, $2::text AS k) t`,
+      [connectionId, 'e.c.create'],
+    );
+    expect(rows[0]?.key).toBe(receiptEventKey(connectionId, 'e.c.create'));
   });
 });

@@ -21,6 +21,8 @@ export {
   CLAIM_LIFETIME_MS,
   foldWriteEvents,
   isWriteEvent,
+  receiptEventKey,
+  receiptEventKeySql,
   WRITE_FIELD,
   type WriteClaim,
   type WriteReceiptInput,

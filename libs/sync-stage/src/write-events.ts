@@ -71,6 +71,14 @@ export function writeClaimChange(target: Target, claim: WriteClaim): SourceChang
   };
 }
 
+/** The event key of a write's receipt on the log: one receipt per connection and idempotency key. */
+export const receiptEventKey = (connectionId: string, idempotencyKey: string): string =>
+  `receipt:${connectionId}:${idempotencyKey}`;
+
+/** SQL: `receiptEventKey` of a connection and idempotency key given as SQL expressions. */
+export const receiptEventKeySql = (connectionId: string, idempotencyKey: string): string =>
+  `'receipt:' || ${connectionId}::text || ':' || ${idempotencyKey}`;
+
 /** The receipt of a write the provider took, with the record's version after it. */
 export function writeReceiptChange(
   target: Target,
@@ -80,7 +88,7 @@ export function writeReceiptChange(
   return {
     ...target,
     op: 'receipt',
-    eventKey: `receipt:${target.connectionId}:${receipt.idempotencyKey}`,
+    eventKey: receiptEventKey(target.connectionId, receipt.idempotencyKey),
     eventTime: receipt.sentAt,
     fields: { [WRITE_FIELD]: receipt },
     ...(providerVersion === null ? {} : { providerVersion }),

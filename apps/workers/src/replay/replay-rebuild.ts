@@ -9,7 +9,7 @@ import {
   type LogTransaction,
   toLogEvent,
 } from '@syncline/log';
-import { isWritable, SyncStage as SyncHandler, updateKey } from '@syncline/sync-stage';
+import { isWritable, receiptEventKeySql, SyncStage as SyncHandler, updateKey } from '@syncline/sync-stage';
 import type { Pool, PoolClient } from 'pg';
 import {
   type FieldsBeforeAfter,
@@ -512,7 +512,7 @@ async function clearDerived(client: PoolClient, workspaceId: string): Promise<vo
     `DELETE FROM write_receipt w WHERE ${inScope}
         AND EXISTS (SELECT 1 FROM change_event e
                      WHERE e.connection_id = w.connection_id
-                       AND e.event_key = 'receipt:' || w.connection_id::text || ':' || w.idempotency_key)`,
+                       AND e.event_key = ${receiptEventKeySql('w.connection_id', 'w.idempotency_key')})`,
   );
   await q(`DELETE FROM write_claim WHERE ${inScope}`);
   await q(`DELETE FROM merge_conflict WHERE ${inScope}`);

@@ -1,4 +1,4 @@
-import type { AssociationOp, ClaimedOutboxRow } from '@syncline/sync-stage';
+import { type AssociationOp, type ClaimedOutboxRow, receiptEventKeySql } from '@syncline/sync-stage';
 import type { Pool } from 'pg';
 import { SYNC_GROUP } from './sync-group';
 
@@ -69,7 +69,7 @@ export async function claimOutbox(pool: Pool, connectionId: string, limit: numbe
        LEFT JOIN LATERAL (
          SELECT ev.provider_version FROM outbox s
            JOIN change_event ev ON ev.connection_id = s.connection_id
-                               AND ev.event_key = 'receipt:' || s.connection_id::text || ':' || s.idempotency_key
+                               AND ev.event_key = ${receiptEventKeySql('s.connection_id', 's.idempotency_key')}
            LEFT JOIN consumer_offset co ON co.group_name = $3 AND co.partition = ev.partition
           WHERE s.entity_id = c.entity_id AND s.connection_id = $1 AND s.status = 'sent'
             AND s.op IN ('create', 'update', 'merge') AND ev.external_id = l.external_id
