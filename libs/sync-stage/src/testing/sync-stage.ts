@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
-import type { SourceChangeInput } from '@syncline/core';
+import type { EntityType, SourceChangeInput } from '@syncline/core';
 import { inTransaction } from '@syncline/core';
 import { IdentityService } from '@syncline/identity';
 import type { ChangeLog, LogEvent } from '@syncline/log';
@@ -120,6 +120,56 @@ async function foldWrites(pool: Pool, changes: SourceChangeInput[], { log }: Wri
   await inTransaction(pool, (client) => foldWriteEvents(client, events));
 }
 
+/** An outbox row as a played pusher takes it. */
+type PushedRow = Pick<
+  OutboxRow,
+  'workspace_id' | 'entity_id' | 'fields' | 'prior' | 'heads' | 'idempotency_key'
+>;
+
+/** The record a played write goes to. */
+interface WrittenRecord {
+  connectionId: string;
+  entityType: EntityType;
+  externalId: string;
+}
+
+/** A played pusher's claim of a row, as PushService appends it before sending. */
+export const claimOf = (row: PushedRow & { attempts: number }, record: WrittenRecord, claimedAt: Date) =>
+  writeClaimChange(
+    { workspaceId: row.workspace_id, ...record },
+    {
+      idempotencyKey: row.idempotency_key,
+      entityId: row.entity_id,
+      attempt: row.attempts,
+      fields: row.fields,
+      prior: row.prior,
+      heads: row.heads,
+      claimedAt: claimedAt.toISOString(),
+    },
+  );
+
+/** A played pusher's receipt of a row the provider took (no provider version). */
+export const receiptOf = (
+  row: PushedRow,
+  record: WrittenRecord,
+  sentAt: Date,
+  op: 'create' | 'update' = 'update',
+) =>
+  writeReceiptChange(
+    { workspaceId: row.workspace_id, ...record },
+    {
+      idempotencyKey: row.idempotency_key,
+      entityId: row.entity_id,
+      op,
+      fields: row.fields,
+      prior: row.prior,
+      heads: row.heads,
+      contentHash: 'h',
+      sentAt: sentAt.toISOString(),
+    },
+    null,
+  );
+
 /**
  * Plays a pusher's claim: the connection's pending rows are taken (`sending`) at `claimedAt`,
  * and the claims of its updates are folded as their events on the log would be.
@@ -141,22 +191,10 @@ export async function claimPush(
     rows.flatMap((row) =>
       row.op === 'update' && row.external_id !== null
         ? [
-            writeClaimChange(
-              {
-                workspaceId: row.workspace_id,
-                connectionId,
-                entityType: row.entity_type,
-                externalId: row.external_id,
-              },
-              {
-                idempotencyKey: row.idempotency_key,
-                entityId: row.entity_id,
-                attempt: row.attempts,
-                fields: row.fields,
-                prior: row.prior,
-                heads: row.heads,
-                claimedAt: claimedAt.toISOString(),
-              },
+            claimOf(
+              row,
+              { connectionId, entityType: row.entity_type, externalId: row.external_id },
+              claimedAt,
             ),
           ]
         : [],
@@ -191,20 +229,12 @@ export async function playPush(
       : row.external_id;
     if (externalId === null) return [];
     return [
-      writeReceiptChange(
-        { workspaceId: row.workspace_id, connectionId, entityType: 'person', externalId },
-        {
-          idempotencyKey: row.idempotency_key,
-          entityId: row.entity_id,
-          // Without linkCreates a create's receipt links nothing (it names no record).
-          op: row.op === 'create' && options.linkCreates ? 'create' : 'update',
-          fields: row.fields,
-          prior: row.prior,
-          heads: row.heads,
-          contentHash: 'h',
-          sentAt: sentAt.toISOString(),
-        },
-        null,
+      receiptOf(
+        row,
+        { connectionId, entityType: 'person', externalId },
+        sentAt,
+        // Without linkCreates a create's receipt links nothing (it names no record).
+        row.op === 'create' && options.linkCreates ? 'create' : 'update',
       ),
     ];
   });

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
 import { dismissOperationId, IdentityService, identityOperationChange } from '@syncline/identity';
 import { ChangeLog, LogConsumer } from '@syncline/log';
-import { SyncStage, writeClaimChange, writeReceiptChange } from '@syncline/sync-stage';
-import { contactEvent, seedConnections } from '@syncline/sync-stage/testing';
+import { SyncStage } from '@syncline/sync-stage';
+import { claimOf, contactEvent, receiptOf, seedConnections } from '@syncline/sync-stage/testing';
 import fc from 'fast-check';
 import { Pool } from 'pg';
 import { expect } from 'vitest';
@@ -340,25 +340,12 @@ async function play(live: Live, commands: readonly Command[]): Promise<void> {
         );
         if (rows.length === 0) break;
         const sentAt = new Date(t0 + (600 + n) * 1000);
-        const target = (r: (typeof rows)[number]) => ({
-          workspaceId: r.workspace_id,
+        const record = (r: (typeof rows)[number]) => ({
           connectionId,
           entityType: 'person' as const,
           externalId: r.external_id,
         });
-        await append(
-          ...rows.map((r) =>
-            writeClaimChange(target(r), {
-              idempotencyKey: r.idempotency_key,
-              entityId: r.entity_id,
-              attempt: r.attempts,
-              fields: r.fields,
-              prior: r.prior,
-              heads: r.heads,
-              claimedAt: sentAt.toISOString(),
-            }),
-          ),
-        );
+        await append(...rows.map((r) => claimOf(r, record(r), sentAt)));
         if (c.foldClaims) await catchUp();
         // The provider's report of each record after our write: its own fields and what we wrote.
         const echoes = rows.map((r) => {
@@ -373,24 +360,7 @@ async function play(live: Live, commands: readonly Command[]): Promise<void> {
           return { ...event, eventKey: `${event.eventKey}:echo:${n}` };
         });
         if (c.echo === 'before-receipt') await append(...echoes);
-        await append(
-          ...rows.map((r) =>
-            writeReceiptChange(
-              target(r),
-              {
-                idempotencyKey: r.idempotency_key,
-                entityId: r.entity_id,
-                op: 'update',
-                fields: r.fields,
-                prior: r.prior,
-                heads: r.heads,
-                contentHash: 'h',
-                sentAt: sentAt.toISOString(),
-              },
-              null,
-            ),
-          ),
-        );
+        await append(...rows.map((r) => receiptOf(r, record(r), sentAt)));
         await pool.query(
           `UPDATE outbox SET status = 'sent', sent_at = now() WHERE connection_id = $1 AND status = 'sending'`,
           [connectionId],
