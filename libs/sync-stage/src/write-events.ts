@@ -215,15 +215,15 @@ export async function foldWriteEvents(tx: LogTransaction, events: readonly LogEv
   // A record we created is linked now, so later changes update it instead of creating again
   // (an entity erased meanwhile links nothing).
   const created = rows.filter((r) => r.op === 'create');
+  const createdJson = JSON.stringify(created);
   if (created.length > 0)
     await tx.query(
       `INSERT INTO source_link (workspace_id, connection_id, entity_type, external_id, entity_id)
        SELECT r.workspace_id, r.connection_id, r.entity_type, r.external_id, r.entity_id
-         FROM jsonb_to_recordset($1::jsonb) AS r(workspace_id uuid, connection_id uuid, entity_type text,
-              external_id text, entity_id uuid)
+         FROM ${recordset}
         WHERE EXISTS (SELECT 1 FROM entity e WHERE e.id = r.entity_id AND e.workspace_id = r.workspace_id)
        ON CONFLICT DO NOTHING`,
-      [JSON.stringify(created)],
+      [createdJson],
     );
   // The version our write left is what the next write is conditional on.
   await tx.query(
@@ -238,11 +238,11 @@ export async function foldWriteEvents(tx: LogTransaction, events: readonly LogEv
   // Associations that waited for the record a create made can go now.
   const { rows: owing } = await tx.query<{ connection_id: string }>(
     `UPDATE outbox o SET status = 'pending', claimed_at = NULL
-       FROM jsonb_to_recordset($1::jsonb) AS r(connection_id uuid, entity_id uuid)
+       FROM ${recordset}
       WHERE o.connection_id = r.connection_id AND o.status = 'waiting'
         AND (o.entity_id = r.entity_id OR o.fields->>'toId' = r.entity_id::text)
      RETURNING o.connection_id::text AS connection_id`,
-    [JSON.stringify(created)],
+    [createdJson],
   );
   return [...new Set(owing.map((r) => r.connection_id))];
 }
