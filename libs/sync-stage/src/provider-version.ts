@@ -1,3 +1,6 @@
+/** A version written as an ISO-8601 UTC timestamp. */
+const ISO_VERSION = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
+
 /**
  * SQL condition: the version `next` may replace the link's version `held`. Versions written as
  * ISO-8601 UTC timestamps (HubSpot's `updatedAt`, as the connector reports it everywhere) order
@@ -7,6 +10,12 @@
  * refused as stale over and over. Opaque versions (Google's etags) always replace.
  */
 export function versionMayReplace(next: string, held: string): string {
-  const iso = `'^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d+)?Z$'`;
+  const iso = `'${ISO_VERSION.source}'`;
   return `(${held} IS NULL OR NOT (${held} ~ ${iso} AND ${next} ~ ${iso} AND ${next} COLLATE "C" < ${held}))`;
+}
+
+/** `versionMayReplace` in TypeScript, for versions folded before they are stored. */
+export function mayReplace(next: string, held: string | null): boolean {
+  if (held === null) return true;
+  return !(ISO_VERSION.test(held) && ISO_VERSION.test(next) && next < held);
 }

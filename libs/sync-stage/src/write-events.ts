@@ -1,7 +1,7 @@
 import { ENTITY_TYPES, type SourceChangeInput } from '@syncline/core';
 import type { LogEvent, LogTransaction } from '@syncline/log';
 import { z } from 'zod';
-import { versionMayReplace } from './provider-version';
+import { mayReplace, versionMayReplace } from './provider-version';
 
 /**
  * The push stage's knowledge, as events on the log. What the sync stage learns from our own
@@ -112,137 +112,188 @@ const parse = <T extends z.ZodType>(schema: T, event: LogEvent): z.output<T> => 
 
 /**
  * Folds claim and receipt events, each at its place among its record's reports (segmentsOf
- * in sync-stage.ts places them). Returns the connections owed a push: those
+ * in sync-stage.ts places them), in one statement. Returns the connections owed a push: those
  * whose associations were waiting for a record a receipt links.
+ *
+ * What the fold does, as if event by event in log order:
+ * - a claim goes into `write_claim`;
+ * - claims never settled (the write failed, or was claimed again) are past use after their
+ *   lifetime (receiptsOf no longer reads them): dropped as their record's next event comes;
+ * - a receipt settles its write's claims (a later echo is matched against the receipt), goes
+ *   into `write_receipt` (sent again under its key with other values, it replaces the earlier
+ *   one; a merge, the provider's, changes no field we wrote and leaves no receipt), marks its
+ *   outbox row sent, links the record a create made, and leaves the record's version (what the
+ *   next write is conditional on);
+ * - a create's receipt releases the associations that waited for its record.
+ *
+ * The statement's parts all read the table as it was before it: what one event of the batch
+ * does to another's rows (a claim its receipt settles, a claim its record's later event finds
+ * expired, the versions of two receipts of one record) is settled here first.
  */
 export async function foldWriteEvents(tx: LogTransaction, events: readonly LogEvent[]): Promise<string[]> {
   if (events.length === 0) return [];
   const claims = events.filter((e) => e.op === 'claim').map((e) => ({ e, w: parse(claimSchema, e) }));
   const receipts = events.filter((e) => e.op === 'receipt').map((e) => ({ e, w: parse(receiptSchema, e) }));
-  if (claims.length > 0)
-    await tx.query(
-      `INSERT INTO write_claim (connection_id, idempotency_key, attempt, workspace_id, entity_id, entity_type,
+  const recordOf = (e: LogEvent) => `${e.connectionId}|${e.entityType}|${e.externalId}`;
+  // Per record: its last event's time (claims from before the batch older than the lifetime
+  // before it are dropped), and the version its receipts leave, folded in log order: on a link
+  // from before the batch, from all of them; on the link a create's receipt makes, from that
+  // receipt on.
+  const latest = new Map<string, LogEvent>();
+  const versions = new Map<string, { e: LogEvent; all: string | null; linked: string | null | undefined }>();
+  const fold = (held: string | null | undefined, next: string | null) =>
+    next === null || (held != null && !mayReplace(next, held)) ? (held ?? null) : next;
+  for (const e of events) {
+    const record = recordOf(e);
+    const seen = latest.get(record);
+    if (seen === undefined || e.ingestedAt > seen.ingestedAt) latest.set(record, e);
+    if (e.op !== 'receipt') continue;
+    const held = versions.get(record);
+    const linked = held?.linked !== undefined ? held.linked : isCreateReceipt(e) ? null : undefined;
+    versions.set(record, {
+      e,
+      all: fold(held?.all, e.providerVersion),
+      linked: linked === undefined ? undefined : fold(linked, e.providerVersion),
+    });
+  }
+  // A claim of the batch stays unless a receipt of its write comes after it, or an event of its
+  // record a lifetime later: walked from the end, what comes after each event is known.
+  const kept: typeof claims = [];
+  const receiptAfter = new Set<string>();
+  const latestAfter = new Map<string, number>();
+  const claimOf = new Map(claims.map((c) => [c.e, c]));
+  const receiptOf = new Map(receipts.map((r) => [r.e, r.w]));
+  for (const e of [...events].reverse()) {
+    const claim = claimOf.get(e);
+    if (claim !== undefined) {
+      const settledAfter = receiptAfter.has(`${e.connectionId}|${claim.w.idempotencyKey}`);
+      const expiredAfter =
+        (latestAfter.get(recordOf(e)) ?? -Infinity) - CLAIM_LIFETIME_MS > e.ingestedAt.getTime();
+      if (!settledAfter && !expiredAfter) kept.unshift(claim);
+    }
+    const receipt = receiptOf.get(e);
+    if (receipt !== undefined) receiptAfter.add(`${e.connectionId}|${receipt.idempotencyKey}`);
+    latestAfter.set(recordOf(e), Math.max(latestAfter.get(recordOf(e)) ?? -Infinity, e.ingestedAt.getTime()));
+  }
+  const json = (rows: unknown[]) => JSON.stringify(rows);
+  const receiptColumns = `connection_id uuid, idempotency_key text, workspace_id uuid, entity_id uuid, entity_type text,
+    external_id text, op text, content_hash text, fields jsonb, prior jsonb, heads text[], provider_version text,
+    sent_at timestamptz, created_at timestamptz`;
+  const { rows: owing } = await tx.query<{ connection_id: string }>(
+    `WITH r AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(${receiptColumns})),
+     records AS (SELECT * FROM jsonb_to_recordset($3::jsonb)
+                   AS t(connection_id uuid, entity_type text, external_id text, at timestamptz)),
+     versions AS (SELECT * FROM jsonb_to_recordset($4::jsonb)
+                    AS v(connection_id uuid, entity_type text, external_id text, v text, linked text)),
+     claimed AS (
+       INSERT INTO write_claim (connection_id, idempotency_key, attempt, workspace_id, entity_id, entity_type,
                                 external_id, fields, prior, heads, claimed_at, ingested_at)
-       SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(connection_id uuid, idempotency_key text, attempt int,
+       SELECT * FROM jsonb_to_recordset($2::jsonb) AS c(connection_id uuid, idempotency_key text, attempt int,
               workspace_id uuid, entity_id uuid, entity_type text, external_id text, fields jsonb, prior jsonb,
               heads text[], claimed_at timestamptz, ingested_at timestamptz)
-       ON CONFLICT DO NOTHING`,
-      [
-        JSON.stringify(
-          claims.map(({ e, w }) => ({
-            connection_id: e.connectionId,
-            idempotency_key: w.idempotencyKey,
-            attempt: w.attempt,
-            workspace_id: e.workspaceId,
-            entity_id: w.entityId,
-            entity_type: e.entityType,
-            external_id: e.externalId,
-            fields: w.fields,
-            prior: w.prior,
-            heads: w.heads,
-            claimed_at: w.claimedAt.toISOString(),
-            ingested_at: e.ingestedAt.toISOString(),
-          })),
-        ),
-      ],
-    );
-  // Claims never settled (the write failed, or was claimed again) are past use after their
-  // lifetime (receiptsOf no longer reads them): dropped as their record's next write comes.
-  await tx.query(
-    `DELETE FROM write_claim w
-      USING unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[]) AS t(conn, type, ext, at)
-      WHERE w.connection_id = t.conn AND w.entity_type = t.type AND w.external_id = t.ext
-        AND w.ingested_at < t.at - make_interval(secs => $5::double precision / 1000)`,
+       ON CONFLICT DO NOTHING),
+     dropped AS (
+       DELETE FROM write_claim w
+        WHERE EXISTS (SELECT 1 FROM records t
+                       WHERE w.connection_id = t.connection_id AND w.entity_type = t.entity_type
+                         AND w.external_id = t.external_id
+                         AND w.ingested_at < t.at - make_interval(secs => $5::double precision / 1000))
+           OR EXISTS (SELECT 1 FROM r WHERE w.connection_id = r.connection_id AND w.idempotency_key = r.idempotency_key)),
+     receipted AS (
+       INSERT INTO write_receipt (connection_id, idempotency_key, workspace_id, entity_id, entity_type, external_id,
+                                  content_hash, fields, prior, heads, provider_version, sent_at, created_at)
+       SELECT connection_id, idempotency_key, workspace_id, entity_id, entity_type, external_id, content_hash,
+              fields, prior, heads, provider_version, sent_at, created_at
+         FROM r WHERE r.op <> 'merge'
+       ON CONFLICT (connection_id, idempotency_key) DO UPDATE
+         SET content_hash = EXCLUDED.content_hash, fields = EXCLUDED.fields, prior = EXCLUDED.prior,
+             heads = EXCLUDED.heads, external_id = EXCLUDED.external_id,
+             provider_version = EXCLUDED.provider_version, sent_at = EXCLUDED.sent_at,
+             created_at = EXCLUDED.created_at, applied_at = NULL),
+     -- In a fold from zero the row was owed again and is pending; live, the pusher has it
+     -- (sending) or has marked it already. A row the stage set aside stays so. A row locked
+     -- is the pusher's, marking it sent now: left to it rather than waited for.
+     sent AS (
+       UPDATE outbox o SET status = 'sent', sent_at = COALESCE(o.sent_at, r.sent_at)
+         FROM r
+        WHERE o.id IN (SELECT s.id FROM outbox s JOIN r ON s.connection_id = r.connection_id
+                                                       AND s.idempotency_key = r.idempotency_key
+                        WHERE s.status IN ('pending', 'sending') FOR UPDATE OF s SKIP LOCKED)
+          AND o.connection_id = r.connection_id AND o.idempotency_key = r.idempotency_key),
+     -- An entity erased meanwhile links nothing.
+     linked AS (
+       INSERT INTO source_link (workspace_id, connection_id, entity_type, external_id, entity_id, provider_version)
+       SELECT r.workspace_id, r.connection_id, r.entity_type, r.external_id, r.entity_id, v.linked
+         FROM r LEFT JOIN versions v USING (connection_id, entity_type, external_id)
+        WHERE r.op = 'create'
+          AND EXISTS (SELECT 1 FROM entity e WHERE e.id = r.entity_id AND e.workspace_id = r.workspace_id)
+       ON CONFLICT DO NOTHING),
+     versioned AS (
+       UPDATE source_link l SET provider_version = v.v
+         FROM versions v
+        WHERE v.v IS NOT NULL AND l.connection_id = v.connection_id AND l.entity_type = v.entity_type
+          AND l.external_id = v.external_id AND ${versionMayReplace('v.v', 'l.provider_version')}),
+     released AS (
+       UPDATE outbox o SET status = 'pending', claimed_at = NULL
+         FROM r
+        WHERE r.op = 'create' AND o.connection_id = r.connection_id AND o.status = 'waiting'
+          AND (o.entity_id = r.entity_id OR o.fields->>'toId' = r.entity_id::text)
+       RETURNING o.connection_id)
+     SELECT DISTINCT connection_id::text AS connection_id FROM released`,
     [
-      events.map((e) => e.connectionId),
-      events.map((e) => e.entityType),
-      events.map((e) => e.externalId),
-      events.map((e) => e.ingestedAt),
+      json(
+        receipts.map(({ e, w }) => ({
+          connection_id: e.connectionId,
+          idempotency_key: w.idempotencyKey,
+          workspace_id: e.workspaceId,
+          entity_id: w.entityId,
+          entity_type: e.entityType,
+          external_id: e.externalId,
+          op: w.op,
+          content_hash: w.contentHash,
+          fields: w.fields,
+          prior: w.prior,
+          heads: w.heads,
+          provider_version: e.providerVersion,
+          sent_at: w.sentAt.toISOString(),
+          created_at: e.ingestedAt.toISOString(),
+        })),
+      ),
+      json(
+        kept.map(({ e, w }) => ({
+          connection_id: e.connectionId,
+          idempotency_key: w.idempotencyKey,
+          attempt: w.attempt,
+          workspace_id: e.workspaceId,
+          entity_id: w.entityId,
+          entity_type: e.entityType,
+          external_id: e.externalId,
+          fields: w.fields,
+          prior: w.prior,
+          heads: w.heads,
+          claimed_at: w.claimedAt.toISOString(),
+          ingested_at: e.ingestedAt.toISOString(),
+        })),
+      ),
+      json(
+        [...latest.values()].map((e) => ({
+          connection_id: e.connectionId,
+          entity_type: e.entityType,
+          external_id: e.externalId,
+          at: e.ingestedAt.toISOString(),
+        })),
+      ),
+      json(
+        [...versions.values()].map(({ e, all, linked }) => ({
+          connection_id: e.connectionId,
+          entity_type: e.entityType,
+          external_id: e.externalId,
+          v: all,
+          linked: linked ?? null,
+        })),
+      ),
       CLAIM_LIFETIME_MS,
     ],
   );
-  if (receipts.length === 0) return [];
-  const rows = receipts.map(({ e, w }) => ({
-    connection_id: e.connectionId,
-    idempotency_key: w.idempotencyKey,
-    workspace_id: e.workspaceId,
-    entity_id: w.entityId,
-    entity_type: e.entityType,
-    external_id: e.externalId,
-    op: w.op,
-    content_hash: w.contentHash,
-    fields: w.fields,
-    prior: w.prior,
-    heads: w.heads,
-    provider_version: e.providerVersion,
-    sent_at: w.sentAt.toISOString(),
-    created_at: e.ingestedAt.toISOString(),
-  }));
-  const json = JSON.stringify(rows);
-  const recordset = `jsonb_to_recordset($1::jsonb) AS r(connection_id uuid, idempotency_key text, workspace_id uuid,
-    entity_id uuid, entity_type text, external_id text, op text, content_hash text, fields jsonb, prior jsonb,
-    heads text[], provider_version text, sent_at timestamptz, created_at timestamptz)`;
-  // The write has landed: its claims are settled (a later echo is matched against the receipt).
-  await tx.query(
-    `DELETE FROM write_claim w USING ${recordset}
-      WHERE w.connection_id = r.connection_id AND w.idempotency_key = r.idempotency_key`,
-    [json],
-  );
-  // A merge changes no field we wrote: it leaves the survivor's version (below), no receipt.
-  // Sent again under its key (a retry with other values), a receipt replaces the earlier one.
-  await tx.query(
-    `INSERT INTO write_receipt (connection_id, idempotency_key, workspace_id, entity_id, entity_type, external_id,
-                                content_hash, fields, prior, heads, provider_version, sent_at, created_at)
-     SELECT connection_id, idempotency_key, workspace_id, entity_id, entity_type, external_id, content_hash,
-            fields, prior, heads, provider_version, sent_at, created_at
-       FROM ${recordset} WHERE r.op <> 'merge'
-     ON CONFLICT (connection_id, idempotency_key) DO UPDATE
-       SET content_hash = EXCLUDED.content_hash, fields = EXCLUDED.fields, prior = EXCLUDED.prior,
-           heads = EXCLUDED.heads, external_id = EXCLUDED.external_id,
-           provider_version = EXCLUDED.provider_version, sent_at = EXCLUDED.sent_at,
-           created_at = EXCLUDED.created_at, applied_at = NULL`,
-    [json],
-  );
-  // The write is sent: in a fold from zero its row was owed again and is pending; live, the
-  // pusher has it (sending) or has marked it already. A row the stage set aside stays so.
-  await tx.query(
-    `UPDATE outbox o SET status = 'sent', sent_at = COALESCE(o.sent_at, r.sent_at)
-       FROM ${recordset}
-      WHERE o.connection_id = r.connection_id AND o.idempotency_key = r.idempotency_key
-        AND o.status IN ('pending', 'sending')`,
-    [json],
-  );
-  // A record we created is linked now, so later changes update it instead of creating again
-  // (an entity erased meanwhile links nothing).
-  const created = rows.filter((r) => r.op === 'create');
-  const createdJson = JSON.stringify(created);
-  if (created.length > 0)
-    await tx.query(
-      `INSERT INTO source_link (workspace_id, connection_id, entity_type, external_id, entity_id)
-       SELECT r.workspace_id, r.connection_id, r.entity_type, r.external_id, r.entity_id
-         FROM ${recordset}
-        WHERE EXISTS (SELECT 1 FROM entity e WHERE e.id = r.entity_id AND e.workspace_id = r.workspace_id)
-       ON CONFLICT DO NOTHING`,
-      [createdJson],
-    );
-  // The version our write left is what the next write is conditional on.
-  await tx.query(
-    `UPDATE source_link l SET provider_version = r.provider_version
-       FROM ${recordset}
-      WHERE r.provider_version IS NOT NULL AND l.connection_id = r.connection_id
-        AND l.entity_type = r.entity_type AND l.external_id = r.external_id
-        AND ${versionMayReplace('r.provider_version', 'l.provider_version')}`,
-    [json],
-  );
-  if (created.length === 0) return [];
-  // Associations that waited for the record a create made can go now.
-  const { rows: owing } = await tx.query<{ connection_id: string }>(
-    `UPDATE outbox o SET status = 'pending', claimed_at = NULL
-       FROM ${recordset}
-      WHERE o.connection_id = r.connection_id AND o.status = 'waiting'
-        AND (o.entity_id = r.entity_id OR o.fields->>'toId' = r.entity_id::text)
-     RETURNING o.connection_id::text AS connection_id`,
-    [createdJson],
-  );
-  return [...new Set(owing.map((r) => r.connection_id))];
+  return owing.map((r) => r.connection_id);
 }

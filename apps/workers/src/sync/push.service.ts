@@ -682,9 +682,9 @@ export class PushService {
   /**
    * The provider took the writes: their receipts go on the log (write-events.ts), where the
    * sync stage folds them in order with the records' reports (the receipt, the link of a
-   * record we created, the version our write left, the associations waiting for it), in the
-   * transaction that marks the rows sent. A pusher that dies before it commits sends the rows
-   * again under their keys.
+   * record we created, the version our write left, the associations waiting for it, the rows
+   * sent). A pusher that dies before the receipts are on the log sends the rows again under
+   * their keys.
    */
   private async recordSent(
     handle: ConnectionHandle,
@@ -716,30 +716,26 @@ export class PushService {
         ),
       ];
     });
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      if (changes.length > 0) {
-        const appended = await this.log.appendWithin(
-          async (sql, params) => (await client.query(sql, params)).rows,
-          changes,
+    if (changes.length > 0) {
+      // One statement of its own, holding the heads of its partitions (which every other append
+      // waits for) no longer than it runs.
+      const appended = await this.log.appendWithin(
+        async (sql, params) => (await this.pool.query(sql, params)).rows,
+        changes,
+      );
+      if (!appended.ok)
+        throw new RetryLater(
+          `could not log the receipts of the writes: ${appended.error.message}`,
+          'Transient',
         );
-        if (!appended.ok)
-          throw new RetryLater(
-            `could not log the receipts of the writes: ${appended.error.message}`,
-            'Transient',
-          );
-      }
-      await client.query(`UPDATE outbox SET status = 'sent', sent_at = now() WHERE id = ANY($1::bigint[])`, [
-        writes.flatMap((w) => w.rowIds),
-      ]);
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
     }
+    // Then the rows, in a statement of their own: the sync stage may hold them until its batch
+    // commits. A pusher that dies between the two leaves the receipts' rows to the fold of the
+    // receipts, which marks them sent too; the rest (deletes, merges without a version) it
+    // sends again under their keys.
+    await this.pool.query(`UPDATE outbox SET status = 'sent', sent_at = now() WHERE id = ANY($1::bigint[])`, [
+      writes.flatMap((w) => w.rowIds),
+    ]);
   }
 
   private async fail(handle: ConnectionHandle, write: Refused, error: ConnectorError): Promise<void> {

@@ -103,6 +103,12 @@ export async function writeOutbox(
             idempotency_key text)
       -- The connection list is cached for a moment: nothing is owed to one disconnected since.
       WHERE NOT EXISTS (SELECT 1 FROM connection c WHERE c.id = r.connection_id AND c.status = 'disconnected')
+        -- A row a pusher has taken (or sent) is left be without taking its lock: the upsert
+        -- below would hold it to the end of the batch, and the pusher marking it sent would
+        -- wait for the batch (or deadlock with it, holding rows the batch comes to next).
+        AND NOT EXISTS (SELECT 1 FROM outbox o
+                         WHERE o.connection_id = r.connection_id AND o.idempotency_key = r.idempotency_key
+                           AND o.status NOT IN ('pending', 'superseded'))
      ON CONFLICT (connection_id, idempotency_key) DO UPDATE
        SET fields = EXCLUDED.fields, prior = EXCLUDED.prior, heads = EXCLUDED.heads, status = 'pending',
            attempts = 0

@@ -1,0 +1,192 @@
+import { inTransaction } from '@syncline/core';
+import type { LogEvent } from '@syncline/log';
+import fc from 'fast-check';
+import { Pool } from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
+import { contactEvent, seedConnections, syncStage } from './testing/sync-stage';
+import { CLAIM_LIFETIME_MS, foldWriteEvents, writeClaimChange, writeReceiptChange } from './write-events';
+
+let db: TestDatabase;
+let pool: Pool;
+
+beforeAll(async () => {
+  db = await createTestDatabase('write_events');
+  pool = new Pool({ connectionString: db.url, max: 2 });
+});
+
+afterAll(async () => {
+  await pool?.end();
+  await db?.drop();
+});
+
+/** One of our writes' events, as a history step: its record, its write's key, what it carries. */
+type Step =
+  | { kind: 'claim'; record: 'b-1' | 'b-2'; key: string; attempt: number; later: boolean }
+  | {
+      kind: 'receipt';
+      record: 'b-1' | 'b-2';
+      key: string;
+      op: 'create' | 'update';
+      version: string | null;
+      later: boolean;
+    };
+
+const stepArb: fc.Arbitrary<Step> = fc.oneof(
+  fc.record({
+    kind: fc.constant('claim' as const),
+    record: fc.constantFrom('b-1' as const, 'b-2' as const),
+    key: fc.constantFrom('k1', 'k2', 'k3'),
+    attempt: fc.integer({ min: 0, max: 2 }),
+    later: fc.boolean(),
+  }),
+  fc.record({
+    kind: fc.constant('receipt' as const),
+    record: fc.constantFrom('b-1' as const, 'b-2' as const),
+    key: fc.constantFrom('k1', 'k2', 'k3'),
+    op: fc.constantFrom('create' as const, 'update' as const),
+    version: fc.constantFrom(
+      null,
+      '2026-12-04T10:00:00.000Z',
+      '2026-12-04T10:00:01.000Z',
+      '2026-12-04T09:00:00Z',
+      '"etag-1"',
+      '"etag-2"',
+    ),
+    later: fc.boolean(),
+  }),
+);
+
+/** Ada in A and B (b-1 linked), in a workspace of its own; b-2 is a record a create makes. */
+async function seeded() {
+  const ws = await seedConnections(pool, { a: 'hubspot', b: 'hubspot' });
+  const { handle } = syncStage(pool);
+  const at = new Date(Date.now() - 3_600_000);
+  const ada = { email: `ada-${ws.workspaceId}@analytical.example`, firstName: 'Ada' };
+  await handle(contactEvent(ws.workspaceId, ws.a, 'a-1', at, ada));
+  await handle(contactEvent(ws.workspaceId, ws.b, 'b-1', at, ada));
+  const { rows } = await pool.query<{ entity_id: string }>(
+    'SELECT entity_id FROM source_link WHERE connection_id = $1',
+    [ws.b],
+  );
+  return { ...ws, entityId: rows[0]!.entity_id };
+}
+
+/** The steps as log events of `ws`: each a second after the last, or past a claim's lifetime. */
+function eventsOf(ws: Awaited<ReturnType<typeof seeded>>, steps: readonly Step[]): LogEvent[] {
+  let clock = Date.UTC(2026, 11, 4, 10);
+  const receipted = new Set<string>();
+  const claimed = new Set<string>();
+  return steps.flatMap((step, i) => {
+    clock += step.later ? CLAIM_LIFETIME_MS + 1_000 : 1_000;
+    const target = {
+      workspaceId: ws.workspaceId,
+      connectionId: ws.b,
+      entityType: 'person' as const,
+      externalId: step.record,
+    };
+    const write = {
+      idempotencyKey: step.key,
+      entityId: ws.entityId,
+      fields: { n: i },
+      prior: {},
+      heads: [`h${i}`],
+    };
+    // The log holds one event per key: a repeat is a redelivery, dropped there.
+    const key = step.kind === 'claim' ? `${step.key}:${step.attempt}` : step.key;
+    const seen = step.kind === 'claim' ? claimed : receipted;
+    if (seen.has(key)) return [];
+    seen.add(key);
+    const change =
+      step.kind === 'claim'
+        ? writeClaimChange(target, {
+            ...write,
+            attempt: step.attempt,
+            claimedAt: new Date(clock).toISOString(),
+          })
+        : writeReceiptChange(
+            target,
+            { ...write, op: step.op, contentHash: `c${i}`, sentAt: new Date(clock).toISOString() },
+            step.version,
+          );
+    return [
+      {
+        partition: 0,
+        offset: i + 1,
+        workspaceId: change.workspaceId,
+        connectionId: change.connectionId,
+        eventKey: change.eventKey,
+        entityType: change.entityType,
+        externalId: change.externalId,
+        op: change.op,
+        fields: change.fields ?? {},
+        fieldTimes: {},
+        eventTime: new Date(change.eventTime),
+        ingestedAt: new Date(clock),
+        providerVersion: change.providerVersion ?? null,
+        origin: null,
+      },
+    ];
+  });
+}
+
+/** What the fold left of connection B, without the ids that differ between workspaces. */
+async function stateOf(connectionId: string) {
+  const claims = await pool.query(
+    `SELECT idempotency_key, attempt, external_id, fields, ingested_at FROM write_claim
+      WHERE connection_id = $1 ORDER BY idempotency_key, attempt`,
+    [connectionId],
+  );
+  const receipts = await pool.query(
+    `SELECT idempotency_key, external_id, provider_version, fields, heads, created_at FROM write_receipt
+      WHERE connection_id = $1 ORDER BY idempotency_key`,
+    [connectionId],
+  );
+  const links = await pool.query(
+    `SELECT external_id, provider_version FROM source_link WHERE connection_id = $1 ORDER BY external_id`,
+    [connectionId],
+  );
+  return { claims: claims.rows, receipts: receipts.rows, links: links.rows };
+}
+
+describe('folding our writes’ events', () => {
+  // The sync stage folds a batch's claims and receipts in one statement, in which no part sees
+  // another's rows: what one event does to another's (a claim its receipt settles, a claim its
+  // record's later event finds expired, two receipts' versions of one record) is settled
+  // before. The batch must leave what the same events folded one at a time leave.
+  it('leaves the same claims, receipts and link versions in one batch as one event at a time', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(stepArb, { minLength: 1, maxLength: 12 }), async (steps) => {
+        const together = await seeded();
+        const alone = await seeded();
+        await inTransaction(pool, (tx) => foldWriteEvents(tx, eventsOf(together, steps)));
+        for (const event of eventsOf(alone, steps))
+          await inTransaction(pool, (tx) => foldWriteEvents(tx, [event]));
+        expect(await stateOf(together.b)).toEqual(await stateOf(alone.b));
+      }),
+      { numRuns: 40, seed: 11 },
+    );
+  });
+
+  it('settles a claim its receipt follows in the same batch, and drops one expired before its record’s next event', async () => {
+    const ws = await seeded();
+    const events = eventsOf(ws, [
+      { kind: 'claim', record: 'b-1', key: 'k1', attempt: 0, later: false },
+      {
+        kind: 'receipt',
+        record: 'b-1',
+        key: 'k1',
+        op: 'update',
+        version: '2026-12-04T10:00:00.000Z',
+        later: false,
+      },
+      { kind: 'claim', record: 'b-1', key: 'k2', attempt: 0, later: false },
+      { kind: 'claim', record: 'b-1', key: 'k3', attempt: 0, later: true },
+    ]);
+    await inTransaction(pool, (tx) => foldWriteEvents(tx, events));
+    const state = await stateOf(ws.b);
+    expect(state.claims.map((c) => c.idempotency_key)).toEqual(['k3']);
+    expect(state.receipts.map((r) => r.idempotency_key)).toEqual(['k1']);
+    expect(state.links).toEqual([{ external_id: 'b-1', provider_version: '2026-12-04T10:00:00.000Z' }]);
+  });
+});
