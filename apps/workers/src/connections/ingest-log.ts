@@ -3,6 +3,7 @@ import type { Result } from '@syncline/core';
 import {
   type AppendError,
   type AppendedChange,
+  type AppendWithinOptions,
   StagingChangeLog,
   type TransactionQuery,
 } from '@syncline/log';
@@ -37,8 +38,9 @@ export class IngestLog implements OnApplicationShutdown {
   async appendWithin(
     query: TransactionQuery,
     changes: readonly unknown[],
+    options?: AppendWithinOptions,
   ): Promise<Result<AppendedChange[], AppendError>> {
-    return (await this.opened()).appendWithin(query, changes);
+    return (await this.opened()).appendWithin(query, changes, options);
   }
 
   /** The log, its partition heads made on first use (a failed attempt is tried again next time). */
