@@ -2,7 +2,7 @@ import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
 import { change, type SeededConnection, seedConnection } from '../../../test/support/fixtures';
-import { ChangeLog, LOG_NOTIFY_CHANNEL } from './change-log';
+import { ChangeLog } from './change-log';
 
 let db: TestDatabase;
 let pool: Pool;
@@ -165,52 +165,5 @@ describe('ChangeLog.append', () => {
     await expect(new ChangeLog(pool, { partitions: 4 }).init()).rejects.toThrow(
       /LOG_PARTITIONS is 4 .* 8 partitions/,
     );
-  });
-});
-
-describe('ChangeLog.appendWithin', () => {
-  /** The channels notified, in commit order, while `body` runs; a marker notified last ends the wait. */
-  async function notifiedDuring(body: () => Promise<void>): Promise<string[]> {
-    const listener = await pool.connect();
-    const heard: string[] = [];
-    try {
-      const marked = new Promise<void>((resolve) =>
-        listener.on('notification', (n) => {
-          heard.push(n.channel);
-          if (n.channel === 'test_marker') resolve();
-        }),
-      );
-      await listener.query(`LISTEN ${LOG_NOTIFY_CHANNEL}`);
-      await listener.query('LISTEN test_marker');
-      await body();
-      await pool.query("SELECT pg_notify('test_marker', '')");
-      await marked;
-      return heard;
-    } finally {
-      await listener.query('UNLISTEN *');
-      listener.release();
-    }
-  }
-
-  const within = (changes: unknown[], options?: { wake?: boolean }) =>
-    log.appendWithin(async (sql, values) => (await pool.query(sql, values)).rows, changes, options);
-
-  it('wakes the consumers as it commits, unless asked not to; either way the change is on the log', async () => {
-    const woken = await notifiedDuring(async () => {
-      const res = await within([change(conn, { externalId: 'wake-1', eventKey: 'wake-1:v1' })]);
-      expect(res.ok && res.value[0]!.isNew).toBe(true);
-    });
-    expect(woken).toEqual([LOG_NOTIFY_CHANNEL, 'test_marker']);
-    const quiet = await notifiedDuring(async () => {
-      const res = await within([change(conn, { externalId: 'wake-2', eventKey: 'wake-2:v1' })], {
-        wake: false,
-      });
-      expect(res.ok && res.value[0]!.isNew).toBe(true);
-    });
-    expect(quiet).toEqual(['test_marker']);
-    const { rows } = await pool.query(
-      `SELECT event_key FROM change_event WHERE event_key IN ('wake-1:v1', 'wake-2:v1') ORDER BY event_key`,
-    );
-    expect(rows).toEqual([{ event_key: 'wake-1:v1' }, { event_key: 'wake-2:v1' }]);
   });
 });

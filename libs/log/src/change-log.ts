@@ -27,15 +27,6 @@ export interface AppendedChange {
 
 export type AppendError = AppendValidationError | { code: 'Closed'; message: string };
 
-export interface AppendWithinOptions {
-  /**
-   * Whether the consumers are woken when the changes commit (default true). Changes nobody
-   * needs folded before the next change of their partition comes (which wakes them; else
-   * their next poll) can spare them a batch of their own.
-   */
-  wake?: boolean;
-}
-
 /** Runs one statement in the caller's transaction and returns its rows. */
 export type TransactionQuery = <T>(text: string, values: unknown[]) => Promise<T[]>;
 
@@ -99,10 +90,7 @@ advanced AS (
    WHERE p.partition = c.partition
 )
 SELECT i.connection_id, i.event_key, i."offset"::float8 AS "offset"
-  FROM inserted i`;
-
-/** APPEND_SQL, waking the consumers when it commits (LOG_NOTIFY_CHANNEL). */
-const APPEND_AND_WAKE_SQL = `${APPEND_SQL}
+  FROM inserted i
   CROSS JOIN (SELECT pg_notify('${LOG_NOTIFY_CHANNEL}', '')) AS wake`;
 
 /**
@@ -199,7 +187,6 @@ export class ChangeLog {
   async appendWithin(
     query: TransactionQuery,
     changes: readonly unknown[],
-    { wake = true }: AppendWithinOptions = {},
   ): Promise<Result<AppendedChange[], AppendError>> {
     if (this.closed) return err({ code: 'Closed', message: 'the change log is closed' });
     const validated = validateChanges(changes);
@@ -211,7 +198,7 @@ export class ChangeLog {
       const { connectionId, entityType, externalId } = prepared.change;
       return { ...prepared, partition: partitionFor(connectionId, entityType, externalId, this.partitions) };
     });
-    const inserted = await query<AppendedRow>(wake ? APPEND_AND_WAKE_SQL : APPEND_SQL, appendValues(rows));
+    const inserted = await query<AppendedRow>(APPEND_SQL, appendValues(rows));
     return ok(appendedResults(rows, inserted));
   }
 
@@ -309,7 +296,7 @@ export class ChangeLog {
       const { rows } = await this.pool.query<AppendedRow>({
         // Named: each pooled connection parses and plans the statement once.
         name: 'log.append',
-        text: APPEND_AND_WAKE_SQL,
+        text: APPEND_SQL,
         values: appendValues(batch),
       });
       const results = appendedResults(batch, rows);

@@ -3,7 +3,6 @@ import type { Result } from '@syncline/core';
 import {
   type AppendError,
   type AppendedChange,
-  type AppendWithinOptions,
   StagingChangeLog,
   type TransactionQuery,
 } from '@syncline/log';
@@ -38,9 +37,8 @@ export class IngestLog implements OnApplicationShutdown {
   async appendWithin(
     query: TransactionQuery,
     changes: readonly unknown[],
-    options?: AppendWithinOptions,
   ): Promise<Result<AppendedChange[], AppendError>> {
-    return (await this.opened()).appendWithin(query, changes, options);
+    return (await this.opened()).appendWithin(query, changes);
   }
 
   /** The log, its partition heads made on first use (a failed attempt is tried again next time). */

@@ -298,12 +298,9 @@ export class PushService {
     );
     if (changes.length === 0) return;
     // One statement of its own, past the micro-batcher (which would queue it behind ingest).
-    // Waking nobody: a claim matters to the sync stage only once a report of its record
-    // comes, which wakes it and comes after it on the partition.
     const appended = await this.log.appendWithin(
       async (sql, params) => (await this.pool.query(sql, params)).rows,
       changes,
-      { wake: false },
     );
     if (!appended.ok)
       throw new RetryLater(`could not log the claims of the writes: ${appended.error.message}`, 'Transient');
@@ -721,15 +718,10 @@ export class PushService {
     });
     if (changes.length > 0) {
       // One statement of its own, holding the heads of its partitions (which every other append
-      // waits for) no longer than it runs. Only a create's receipt wakes the sync stage: it links
-      // the record and releases the associations waiting for it. An update's receipt matters
-      // once its echo comes (which wakes the stage, after it on the partition); until then the
-      // rows are marked sent below, and the next write's version is read off the log
-      // (outbox-claim.ts).
+      // waits for) no longer than it runs.
       const appended = await this.log.appendWithin(
         async (sql, params) => (await this.pool.query(sql, params)).rows,
         changes,
-        { wake: writes.some((w) => w.op === 'create') },
       );
       if (!appended.ok)
         throw new RetryLater(
