@@ -418,16 +418,25 @@ export async function oweAssociations(
       ],
     );
   if (owed.length === 0) return [];
-  // A key already sent is left as it is (a replay meets its own writes); one set aside is owed again.
+  // A key already sent is left as it is (a replay meets its own writes); one set aside is owed
+  // again. No lock is taken on a row a pusher holds (see writeOutbox): an UPDATE for the rows
+  // set aside, an insert for keys not queued at all.
   await tx.query(
-    `INSERT INTO outbox (workspace_id, entity_id, entity_type, connection_id, op, fields, heads, idempotency_key)
+    `WITH r AS (
+       SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(workspace_id uuid, entity_id uuid, entity_type text,
+              connection_id uuid, op text, fields jsonb, idempotency_key text)
+        WHERE NOT EXISTS (SELECT 1 FROM connection c WHERE c.id = r.connection_id AND c.status = 'disconnected')),
+     owed_again AS (
+       UPDATE outbox o SET fields = r.fields, status = 'pending', attempts = 0
+         FROM r
+        WHERE o.connection_id = r.connection_id AND o.idempotency_key = r.idempotency_key
+          AND o.status = 'superseded')
+     INSERT INTO outbox (workspace_id, entity_id, entity_type, connection_id, op, fields, heads, idempotency_key)
      SELECT workspace_id, entity_id, entity_type, connection_id, op, fields, '{}', idempotency_key
-       FROM jsonb_to_recordset($1::jsonb) AS r(workspace_id uuid, entity_id uuid, entity_type text,
-            connection_id uuid, op text, fields jsonb, idempotency_key text)
-      WHERE NOT EXISTS (SELECT 1 FROM connection c WHERE c.id = r.connection_id AND c.status = 'disconnected')
-     ON CONFLICT (connection_id, idempotency_key) DO UPDATE
-       SET fields = EXCLUDED.fields, status = 'pending', attempts = 0
-       WHERE outbox.status = 'superseded'`,
+       FROM r
+      WHERE NOT EXISTS (SELECT 1 FROM outbox o
+                         WHERE o.connection_id = r.connection_id AND o.idempotency_key = r.idempotency_key)
+     ON CONFLICT (connection_id, idempotency_key) DO NOTHING`,
     [JSON.stringify(owed)],
   );
   return [...new Set(owed.map((r) => r.connection_id))];

@@ -2,18 +2,10 @@ import { Inject, Injectable } from '@nestjs/common';
 import {
   type AssociationWrite,
   type ConnectorError,
-  contentHash,
   type PushWrite,
   type WriteReceipt,
 } from '@syncline/connectors';
-import {
-  type Logger,
-  type ProviderKey,
-  type SourceChangeInput,
-  storableJson,
-  storableText,
-} from '@syncline/core';
-import { type LinkReason, possibleDuplicateIdFor } from '@syncline/identity';
+import { type Logger, type ProviderKey, type SourceChangeInput } from '@syncline/core';
 import {
   ASSOCIATION_OPS,
   type AssociationFields,
@@ -21,14 +13,8 @@ import {
   type ClaimedOutboxRow,
   type CoalescedWrite,
   coalesce,
-  EXISTING_RECORD_RULE,
-  type ExistingRecordDecision,
-  judgeExistingRecord,
   oweReconciledAssociations,
   queueReconcileCreates,
-  versionMayReplace,
-  writeClaimChange,
-  writeReceiptChange,
 } from '@syncline/sync-stage';
 import type { Pool, PoolClient } from 'pg';
 import { WORKERS_CONFIG, type WorkersConfig } from '../config/workers-config';
@@ -38,7 +24,15 @@ import { PG_POOL, ROOT_LOGGER } from '../infra/connections';
 import { JobQueue } from '../jobs/job-queue.service';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { type ClaimedRow, claimOutbox } from './outbox-claim';
+import {
+  deadLetterWrite,
+  holdStaleRows,
+  type Refused,
+  settleOnExistingRecord,
+  takeMergedVersions,
+} from './refused-writes';
 import { SYNC_GROUP } from './sync-group';
+import { claimChanges, receiptChanges } from './write-log';
 
 /** Rows one claim takes; a push job claims again until the outbox is empty or its time is up. */
 const CLAIM_LIMIT = 500;
@@ -68,9 +62,6 @@ interface AssociationSend {
   row: Omit<ClaimedOutboxRow, 'op'> & { op: AssociationOp };
   calls: AssociationWrite[];
 }
-
-/** What a dead letter names of a refused write. */
-type Refused = Pick<CoalescedWrite, 'rowIds' | 'entityId' | 'fields' | 'workspaceId'> & { op: string };
 
 export interface PushOutcome {
   sent: number;
@@ -261,41 +252,16 @@ export class PushService {
   }
 
   /**
-   * Puts the updates about to be sent on the log as claims (write-events.ts), before any is
+   * Puts the updates about to be sent on the log as claims (write-log.ts), before any is
    * sent: the provider's report of a write may reach the log before its receipt, and the
    * sync stage, folding the claim first on the record's partition, knows it for our echo.
-   * A create has no record to claim yet (its echo is a record nobody links until the receipt).
    */
   private async claimOnLog(
     handle: ConnectionHandle,
     writes: readonly CoalescedWrite[],
     claimed: readonly ClaimedRow[],
   ): Promise<void> {
-    const attempts = new Map(claimed.map((r) => [r.id, r.attempts ?? 0]));
-    const claimedAt = new Date();
-    const changes = writes.flatMap((w) =>
-      w.op === 'update' && w.externalId !== null
-        ? [
-            writeClaimChange(
-              {
-                workspaceId: w.workspaceId,
-                connectionId: handle.id,
-                entityType: w.entityType,
-                externalId: w.externalId,
-              },
-              {
-                idempotencyKey: w.idempotencyKey,
-                entityId: w.entityId,
-                attempt: Math.max(0, ...w.rowIds.map((id) => attempts.get(id) ?? 0)),
-                fields: w.fields,
-                prior: w.prior,
-                heads: w.heads,
-                claimedAt: claimedAt.toISOString(),
-              },
-            ),
-          ]
-        : [],
-    );
+    const changes = claimChanges(handle.id, writes, claimed, new Date());
     if (changes.length === 0) return;
     // One statement of its own, past the micro-batcher (which would queue it behind ingest).
     const appended = await this.log.appendWithin(
@@ -514,17 +480,10 @@ export class PushService {
     const atFault = writes.filter((w) => keys.has(w.idempotencyKey));
     const rest = writes.filter((w) => !keys.has(w.idempotencyKey));
     if (error.code === 'Conflict') {
-      // A row still carrying the entity's current heads is still exactly what is owed: it waits
-      // (pending) for the record's fresh version, which merging what the provider holds brings.
-      // A row behind the current heads has been, or will be, recomputed: it is set aside.
-      await this.pool.query(
-        `UPDATE outbox o
-            SET status = CASE WHEN o.heads = e.heads AND o.attempts < 20 THEN 'pending' ELSE 'superseded' END,
-                -- When it was refused: the claim waits longer after each refusal (outbox-claim.ts).
-                claimed_at = now(), last_error = $2
-           FROM entity e
-          WHERE e.id = o.entity_id AND o.id = ANY($1::bigint[])`,
-        [atFault.flatMap((w) => w.rowIds), `Conflict: ${error.message}`],
+      await holdStaleRows(
+        this.pool,
+        atFault.flatMap((w) => w.rowIds),
+        `Conflict: ${error.message}`,
       );
       outcome.dropped += atFault.length;
       // The refused rows' next claim is a second later per attempt; the sweep also comes back.
@@ -536,29 +495,12 @@ export class PushService {
         const appended = await this.log.append(current);
         if (!appended.ok)
           throw new RetryLater(`could not log the current records: ${appended.error.message}`, 'Transient');
-        // A version the sync stage has already merged: the link takes it at once (a receipt of an
-        // older write may have stored an older one after it), so the waiting row can go. One that
-        // is on the log but not merged yet must wait for the merge: sent at that version, the
-        // write would overwrite an edit no merge has seen (and, under `manual`, an open conflict).
-        const known = current.filter((c, i) => appended.value[i]?.isNew === false && c.providerVersion);
-        if (known.length > 0)
-          await this.pool.query(
-            `UPDATE source_link l SET provider_version = t.v
-               FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS t(type, ext, v, key)
-               JOIN change_event ev ON ev.connection_id = $1 AND ev.event_key = t.key
-               JOIN consumer_offset o ON o.group_name = $6 AND o.partition = ev.partition
-              WHERE ev."offset" <= o.committed_offset
-                AND l.connection_id = $1 AND l.entity_type = t.type AND l.external_id = t.ext
-                AND ${versionMayReplace('t.v', 'l.provider_version')}`,
-            [
-              handle.id,
-              known.map((c) => c.entityType),
-              known.map((c) => c.externalId),
-              known.map((c) => c.providerVersion),
-              known.map((c) => c.eventKey),
-              SYNC_GROUP,
-            ],
-          );
+        // Those on the log already: a version merged is the link's at once (takeMergedVersions).
+        await takeMergedVersions(
+          this.pool,
+          handle.id,
+          current.filter((c, i) => appended.value[i]?.isNew === false && c.providerVersion),
+        );
       } else {
         await this.jobs.enqueue('connection.pull', {
           connectionId: handle.id,
@@ -576,16 +518,10 @@ export class PushService {
 
   /**
    * A create the provider refused because `record`, one of its own, already holds the write's
-   * unique value (ConnectorError.existing): not a dead letter. Decided by judgeExistingRecord:
-   * - the entity's record by a shared key (or linked to it already): linked as our create's
-   *   record would be, the row `sent` and associations waiting for it owed. No receipt: nothing
-   *   was written. The record's own values go on the log instead, to be merged into the entity
-   *   as that record's; the entity's values are then owed to it like to any record of it.
-   * - another entity's: the pair is put up for review (possible_duplicate);
-   * - linked nowhere, no key agreeing: left to identity, which links it when its own change (on
-   *   the log now) is merged.
-   * The last two settle the row (`superseded`: owed again once the entity changes) with what
-   * happened in last_error.
+   * unique value (ConnectorError.existing): not a dead letter, settled on that record
+   * (settleOnExistingRecord: linked, put up for review, or left to identity). Where it is
+   * linked or left to identity, the record's own values go on the log, to be merged into the
+   * entity as that record's; the entity's values are then owed to it like to any record of it.
    */
   private async settleExisting(
     handle: ConnectionHandle,
@@ -594,71 +530,13 @@ export class PushService {
     error: ConnectorError,
     outcome: PushOutcome,
   ): Promise<void> {
-    const refusal = `${error.code}: ${error.message}`;
-    const key = [handle.id, write.entityType, record.externalId];
-    const linkOf = async (client: PoolClient) =>
-      (
-        await client.query<{ entity_id: string }>(
-          `SELECT entity_id::text FROM source_link WHERE connection_id = $1 AND entity_type = $2 AND external_id = $3`,
-          key,
-        )
-      ).rows[0]?.entity_id;
-    const client = await this.pool.connect();
-    let decision: ExistingRecordDecision;
-    try {
-      await client.query('BEGIN');
-      decision = judgeExistingRecord(write, record, await linkOf(client));
-      if (decision.kind === 'link') {
-        const reason: LinkReason = { rule: EXISTING_RECORD_RULE, evidence: decision.evidence, score: 1 };
-        const { rowCount } = await client.query(
-          `INSERT INTO source_link (workspace_id, connection_id, entity_type, external_id, entity_id, link_reason)
-           VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
-          [write.workspaceId, ...key, write.entityId, JSON.stringify(reason)],
-        );
-        // Linked meanwhile (the sync stage merged its report): decided on that link instead.
-        if (rowCount === 0) decision = judgeExistingRecord(write, record, await linkOf(client));
-      }
-      switch (decision.kind) {
-        case 'link':
-        case 'linked-already':
-          await client.query(
-            `UPDATE outbox SET status = 'sent', sent_at = now(), last_error = $2 WHERE id = ANY($1::bigint[])`,
-            [write.rowIds, `${refusal} (linked to that record)`],
-          );
-          await oweWaitingAssociations(client, handle.id, [write.entityId]);
-          break;
-        case 'review':
-          await client.query(
-            `INSERT INTO possible_duplicate (id, workspace_id, entity_type, entity_a, entity_b, score, evidence)
-             VALUES ($1, $2, $3, $4, $5, 1, $6) ON CONFLICT (id) DO NOTHING`,
-            [
-              possibleDuplicateIdFor(write.entityId, decision.otherEntityId),
-              write.workspaceId,
-              write.entityType,
-              write.entityId,
-              decision.otherEntityId,
-              JSON.stringify(decision.evidence),
-            ],
-          );
-          await client.query(
-            `UPDATE outbox SET status = 'superseded', claimed_at = NULL, last_error = $2 WHERE id = ANY($1::bigint[])`,
-            [write.rowIds, `${refusal} (linked to entity ${decision.otherEntityId}: put up for review)`],
-          );
-          break;
-        case 'unresolved':
-          await client.query(
-            `UPDATE outbox SET status = 'superseded', claimed_at = NULL, last_error = $2 WHERE id = ANY($1::bigint[])`,
-            [write.rowIds, `${refusal} (linked nowhere, no key agrees: left to identity)`],
-          );
-          break;
-      }
-      await client.query('COMMIT');
-    } catch (e) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw e;
-    } finally {
-      client.release();
-    }
+    const decision = await settleOnExistingRecord(
+      this.pool,
+      handle.id,
+      write,
+      record,
+      `${error.code}: ${error.message}`,
+    );
     const linked = decision.kind === 'link' || decision.kind === 'linked-already';
     if (linked) outcome.sent++;
     else outcome.dropped++;
@@ -692,30 +570,7 @@ export class PushService {
     receipts: readonly WriteReceipt[],
     sentAt: Date,
   ): Promise<void> {
-    const byKey = new Map(receipts.map((r) => [r.idempotencyKey, r]));
-    const changes = writes.flatMap((w) => {
-      const receipt = byKey.get(w.idempotencyKey);
-      const externalId = receipt?.externalId ?? w.externalId;
-      // A delete leaves nothing to know; a merge, the version of the record that took the other in.
-      if (w.op === 'delete' || externalId === null) return [];
-      if (w.op === 'merge' && !receipt?.providerVersion) return [];
-      return [
-        writeReceiptChange(
-          { workspaceId: w.workspaceId, connectionId: handle.id, entityType: w.entityType, externalId },
-          {
-            idempotencyKey: w.idempotencyKey,
-            entityId: w.entityId,
-            op: w.op,
-            fields: w.op === 'merge' ? {} : w.fields,
-            prior: w.op === 'merge' ? {} : w.prior,
-            heads: w.heads,
-            contentHash: receipt?.contentHash ?? contentHash(w.fields),
-            sentAt: sentAt.toISOString(),
-          },
-          receipt?.providerVersion ?? null,
-        ),
-      ];
-    });
+    const changes = receiptChanges(handle.id, writes, receipts, sentAt);
     if (changes.length > 0) {
       // One statement of its own, holding the heads of its partitions (which every other append
       // waits for) no longer than it runs.
@@ -743,29 +598,7 @@ export class PushService {
       { connectionId: handle.id, entityId: write.entityId, code: error.code, err: error.message },
       'write refused by the provider; dead-lettered',
     );
-    await this.pool.query(
-      `UPDATE outbox SET status = 'failed', last_error = $2 WHERE id = ANY($1::bigint[])`,
-      [write.rowIds, `${error.code}: ${error.message}`],
-    );
-    await this.pool.query(
-      `INSERT INTO dead_letter (id, workspace_id, connection_id, source, payload, error_code, error_message, attempts)
-       VALUES (gen_random_uuid(), $1, $2, 'push', $3, $4, $5, 1)`,
-      [
-        write.workspaceId,
-        handle.id,
-        // A provider's message may quote what PostgreSQL cannot hold: written out (storableText).
-        JSON.stringify(
-          storableJson({
-            outboxIds: write.rowIds,
-            entityId: write.entityId,
-            op: write.op,
-            fields: write.fields,
-          }),
-        ),
-        error.code,
-        storableText(error.message),
-      ],
-    );
+    await deadLetterWrite(this.pool, handle.id, write, error);
   }
 
   /**
@@ -829,21 +662,6 @@ export class PushService {
     for (const row of rows) await this.schedule(row.connection_id);
     return rows.length;
   }
-}
-
-/** An association that waited for one of these entities' records to be made in the connection goes now. */
-async function oweWaitingAssociations(
-  client: PoolClient,
-  connectionId: string,
-  entityIds: readonly string[],
-): Promise<void> {
-  if (entityIds.length === 0) return;
-  await client.query(
-    `UPDATE outbox SET status = 'pending', claimed_at = NULL
-      WHERE connection_id = $1 AND status = 'waiting'
-        AND (entity_id = ANY($2::uuid[]) OR fields->>'toId' = ANY($2::text[]))`,
-    [connectionId, entityIds],
-  );
 }
 
 /** For tests and callers that hold a pool client: whether an outbox is empty. */

@@ -93,27 +93,34 @@ export async function writeOutbox(
     [touched.map((t) => t.entityId), outbox.map((r) => `${r.connection_id}|${r.idempotency_key}`)],
   );
   if (outbox.length === 0) return [];
+  // A row a pusher holds is never locked here: a batch holding one to its end would stall the
+  // pusher marking it sent, or deadlock with it (the pusher holding rows the batch comes to
+  // next). An upsert locks the row it meets even where it changes nothing, so rows already
+  // queued are updated by an UPDATE, which passes over a row that stopped matching while it
+  // waited (a pusher took it) without keeping its lock, and only keys not queued at all are
+  // inserted.
   await tx.query(
-    `INSERT INTO outbox (workspace_id, entity_id, entity_type, connection_id, op, external_id, fields, prior, heads,
+    `WITH r AS (
+       SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(workspace_id uuid, entity_id uuid, entity_type text,
+              connection_id uuid, op text, external_id text, fields jsonb, prior jsonb, heads text[],
+              idempotency_key text)
+        -- The connection list is cached for a moment: nothing is owed to one disconnected since.
+        WHERE NOT EXISTS (SELECT 1 FROM connection c WHERE c.id = r.connection_id AND c.status = 'disconnected')),
+     -- A row set aside (a stale write refused) is owed again if the target still lacks it.
+     owed_again AS (
+       UPDATE outbox o
+          SET fields = r.fields, prior = COALESCE(r.prior, '{}'), heads = r.heads, status = 'pending', attempts = 0
+         FROM r
+        WHERE o.connection_id = r.connection_id AND o.idempotency_key = r.idempotency_key
+          AND o.status IN ('pending', 'superseded'))
+     INSERT INTO outbox (workspace_id, entity_id, entity_type, connection_id, op, external_id, fields, prior, heads,
                          idempotency_key)
      SELECT workspace_id, entity_id, entity_type, connection_id, op, external_id, fields, COALESCE(prior, '{}'),
             heads, idempotency_key
-       FROM jsonb_to_recordset($1::jsonb) AS r(workspace_id uuid, entity_id uuid, entity_type text,
-            connection_id uuid, op text, external_id text, fields jsonb, prior jsonb, heads text[],
-            idempotency_key text)
-      -- The connection list is cached for a moment: nothing is owed to one disconnected since.
-      WHERE NOT EXISTS (SELECT 1 FROM connection c WHERE c.id = r.connection_id AND c.status = 'disconnected')
-        -- A row a pusher has taken (or sent) is left be without taking its lock: the upsert
-        -- below would hold it to the end of the batch, and the pusher marking it sent would
-        -- wait for the batch (or deadlock with it, holding rows the batch comes to next).
-        AND NOT EXISTS (SELECT 1 FROM outbox o
-                         WHERE o.connection_id = r.connection_id AND o.idempotency_key = r.idempotency_key
-                           AND o.status NOT IN ('pending', 'superseded'))
-     ON CONFLICT (connection_id, idempotency_key) DO UPDATE
-       SET fields = EXCLUDED.fields, prior = EXCLUDED.prior, heads = EXCLUDED.heads, status = 'pending',
-           attempts = 0
-       -- A row set aside (a stale write refused) is owed again if the target still lacks it.
-       WHERE outbox.status IN ('pending', 'superseded')`,
+       FROM r
+      WHERE NOT EXISTS (SELECT 1 FROM outbox o
+                         WHERE o.connection_id = r.connection_id AND o.idempotency_key = r.idempotency_key)
+     ON CONFLICT (connection_id, idempotency_key) DO NOTHING`,
     [JSON.stringify(outbox)],
   );
   return outbox.map((row) => row.connection_id);

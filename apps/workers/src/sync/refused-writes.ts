@@ -1,0 +1,203 @@
+import type { ConnectorError } from '@syncline/connectors';
+import { type SourceChangeInput, storableJson, storableText } from '@syncline/core';
+import { type LinkReason, possibleDuplicateIdFor } from '@syncline/identity';
+import {
+  type CoalescedWrite,
+  EXISTING_RECORD_RULE,
+  type ExistingRecordDecision,
+  judgeExistingRecord,
+  versionMayReplace,
+} from '@syncline/sync-stage';
+import type { Pool, PoolClient } from 'pg';
+import { SYNC_GROUP } from './sync-group';
+
+/**
+ * What the outbox keeps of writes a provider refused (PushService decides which is which):
+ * a dead letter, a stale write held for the record's fresh version, a create settled on the
+ * record that already holds its value.
+ */
+
+/** What a dead letter names of a refused write. */
+export type Refused = Pick<CoalescedWrite, 'rowIds' | 'entityId' | 'fields' | 'workspaceId'> & { op: string };
+
+/** The write's rows fail, and a dead letter names it with the provider's answer. */
+export async function deadLetterWrite(
+  pool: Pool,
+  connectionId: string,
+  write: Refused,
+  error: ConnectorError,
+): Promise<void> {
+  await pool.query(`UPDATE outbox SET status = 'failed', last_error = $2 WHERE id = ANY($1::bigint[])`, [
+    write.rowIds,
+    `${error.code}: ${error.message}`,
+  ]);
+  await pool.query(
+    `INSERT INTO dead_letter (id, workspace_id, connection_id, source, payload, error_code, error_message, attempts)
+     VALUES (gen_random_uuid(), $1, $2, 'push', $3, $4, $5, 1)`,
+    [
+      write.workspaceId,
+      connectionId,
+      // A provider's message may quote what PostgreSQL cannot hold: written out (storableText).
+      JSON.stringify(
+        storableJson({
+          outboxIds: write.rowIds,
+          entityId: write.entityId,
+          op: write.op,
+          fields: write.fields,
+        }),
+      ),
+      error.code,
+      storableText(error.message),
+    ],
+  );
+}
+
+/**
+ * Rows refused as stale (the record changed since we last saw it). A row still carrying the
+ * entity's current heads is still exactly what is owed: it waits (pending) for the record's
+ * fresh version, which merging what the provider holds brings. A row behind the current heads
+ * has been, or will be, recomputed: it is set aside.
+ */
+export async function holdStaleRows(pool: Pool, rowIds: readonly string[], refusal: string): Promise<void> {
+  await pool.query(
+    `UPDATE outbox o
+        SET status = CASE WHEN o.heads = e.heads AND o.attempts < 20 THEN 'pending' ELSE 'superseded' END,
+            -- When it was refused: the claim waits longer after each refusal (outbox-claim.ts).
+            claimed_at = now(), last_error = $2
+       FROM entity e
+      WHERE e.id = o.entity_id AND o.id = ANY($1::bigint[])`,
+    [rowIds, refusal],
+  );
+}
+
+/**
+ * The current records a stale refusal named that were on the log already: a version the sync
+ * stage has merged is taken by the link at once (a receipt of an older write may have stored
+ * an older one after it), so the waiting row can go. One on the log but not merged yet waits
+ * for the merge: sent at that version, the write would overwrite an edit no merge has seen
+ * (and, under `manual`, an open conflict).
+ */
+export async function takeMergedVersions(
+  pool: Pool,
+  connectionId: string,
+  known: readonly SourceChangeInput[],
+): Promise<void> {
+  if (known.length === 0) return;
+  await pool.query(
+    `UPDATE source_link l SET provider_version = t.v
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS t(type, ext, v, key)
+       JOIN change_event ev ON ev.connection_id = $1 AND ev.event_key = t.key
+       JOIN consumer_offset o ON o.group_name = $6 AND o.partition = ev.partition
+      WHERE ev."offset" <= o.committed_offset
+        AND l.connection_id = $1 AND l.entity_type = t.type AND l.external_id = t.ext
+        AND ${versionMayReplace('t.v', 'l.provider_version')}`,
+    [
+      connectionId,
+      known.map((c) => c.entityType),
+      known.map((c) => c.externalId),
+      known.map((c) => c.providerVersion),
+      known.map((c) => c.eventKey),
+      SYNC_GROUP,
+    ],
+  );
+}
+
+/**
+ * A create the provider refused because `record`, one of its own, already holds the write's
+ * unique value, settled as judgeExistingRecord decides, in one transaction:
+ * - the entity's record by a shared key (or linked to it already): linked as our create's
+ *   record would be, the rows `sent` and the associations waiting for it owed. No receipt:
+ *   nothing was written;
+ * - another entity's: the pair is put up for review (possible_duplicate);
+ * - linked nowhere, no key agreeing: left to identity, which links it when its own change is
+ *   merged.
+ * The last two settle the rows (`superseded`: owed again once the entity changes) with what
+ * happened in last_error.
+ */
+export async function settleOnExistingRecord(
+  pool: Pool,
+  connectionId: string,
+  write: CoalescedWrite,
+  record: SourceChangeInput,
+  refusal: string,
+): Promise<ExistingRecordDecision> {
+  const key = [connectionId, write.entityType, record.externalId];
+  const linkOf = async (client: PoolClient) =>
+    (
+      await client.query<{ entity_id: string }>(
+        `SELECT entity_id::text FROM source_link WHERE connection_id = $1 AND entity_type = $2 AND external_id = $3`,
+        key,
+      )
+    ).rows[0]?.entity_id;
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    let decision = judgeExistingRecord(write, record, await linkOf(client));
+    if (decision.kind === 'link') {
+      const reason: LinkReason = { rule: EXISTING_RECORD_RULE, evidence: decision.evidence, score: 1 };
+      const { rowCount } = await client.query(
+        `INSERT INTO source_link (workspace_id, connection_id, entity_type, external_id, entity_id, link_reason)
+         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
+        [write.workspaceId, ...key, write.entityId, JSON.stringify(reason)],
+      );
+      // Linked meanwhile (the sync stage merged its report): decided on that link instead.
+      if (rowCount === 0) decision = judgeExistingRecord(write, record, await linkOf(client));
+    }
+    switch (decision.kind) {
+      case 'link':
+      case 'linked-already':
+        await client.query(
+          `UPDATE outbox SET status = 'sent', sent_at = now(), last_error = $2 WHERE id = ANY($1::bigint[])`,
+          [write.rowIds, `${refusal} (linked to that record)`],
+        );
+        await oweWaitingAssociations(client, connectionId, [write.entityId]);
+        break;
+      case 'review':
+        await client.query(
+          `INSERT INTO possible_duplicate (id, workspace_id, entity_type, entity_a, entity_b, score, evidence)
+           VALUES ($1, $2, $3, $4, $5, 1, $6) ON CONFLICT (id) DO NOTHING`,
+          [
+            possibleDuplicateIdFor(write.entityId, decision.otherEntityId),
+            write.workspaceId,
+            write.entityType,
+            write.entityId,
+            decision.otherEntityId,
+            JSON.stringify(decision.evidence),
+          ],
+        );
+        await client.query(
+          `UPDATE outbox SET status = 'superseded', claimed_at = NULL, last_error = $2 WHERE id = ANY($1::bigint[])`,
+          [write.rowIds, `${refusal} (linked to entity ${decision.otherEntityId}: put up for review)`],
+        );
+        break;
+      case 'unresolved':
+        await client.query(
+          `UPDATE outbox SET status = 'superseded', claimed_at = NULL, last_error = $2 WHERE id = ANY($1::bigint[])`,
+          [write.rowIds, `${refusal} (linked nowhere, no key agrees: left to identity)`],
+        );
+        break;
+    }
+    await client.query('COMMIT');
+    return decision;
+  } catch (e) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw e;
+  } finally {
+    client.release();
+  }
+}
+
+/** An association that waited for one of these entities' records to be made in the connection goes now. */
+async function oweWaitingAssociations(
+  client: PoolClient,
+  connectionId: string,
+  entityIds: readonly string[],
+): Promise<void> {
+  if (entityIds.length === 0) return;
+  await client.query(
+    `UPDATE outbox SET status = 'pending', claimed_at = NULL
+      WHERE connection_id = $1 AND status = 'waiting'
+        AND (entity_id = ANY($2::uuid[]) OR fields->>'toId' = ANY($2::text[]))`,
+    [connectionId, entityIds],
+  );
+}
