@@ -1,9 +1,15 @@
 import { inTransaction } from '@syncline/core';
-import type { LogEvent } from '@syncline/log';
 import { Pool, type PoolClient } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
-import { claimPush, contactEvent, receiptOf, seedConnections, syncStage } from './testing/sync-stage';
+import {
+  claimPush,
+  contactEvent,
+  logEventOf,
+  receiptOf,
+  seedConnections,
+  syncStage,
+} from './testing/sync-stage';
 import { foldWriteEvents } from './write-events';
 
 let db: TestDatabase;
@@ -96,22 +102,7 @@ describe('the sync stage and the rows a pusher holds', () => {
       { connectionId: ws.b, entityType: 'person', externalId: 'b-1' },
       new Date(),
     );
-    const event: LogEvent = {
-      partition: 0,
-      offset: 1,
-      workspaceId: receipt.workspaceId,
-      connectionId: receipt.connectionId,
-      eventKey: receipt.eventKey,
-      entityType: receipt.entityType,
-      externalId: receipt.externalId,
-      op: receipt.op,
-      fields: receipt.fields ?? {},
-      fieldTimes: {},
-      eventTime: new Date(receipt.eventTime),
-      ingestedAt: new Date(),
-      providerVersion: null,
-      origin: null,
-    };
+    const event = logEventOf(receipt, { offset: 1 });
     const held = await lockRow(row.id);
     try {
       await inTransaction(stagePool, (tx) => foldWriteEvents(tx, [event]));

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
-import { contactEvent, seedConnections, syncStage } from './testing/sync-stage';
+import { contactEvent, logEventOf, seedConnections, syncStage } from './testing/sync-stage';
 import { CLAIM_LIFETIME_MS, foldWriteEvents, writeClaimChange, writeReceiptChange } from './write-events';
 
 let db: TestDatabase;
@@ -109,24 +109,7 @@ function eventsOf(ws: Awaited<ReturnType<typeof seeded>>, steps: readonly Step[]
             { ...write, op: step.op, contentHash: `c${i}`, sentAt: new Date(clock).toISOString() },
             step.version,
           );
-    return [
-      {
-        partition: 0,
-        offset: i + 1,
-        workspaceId: change.workspaceId,
-        connectionId: change.connectionId,
-        eventKey: change.eventKey,
-        entityType: change.entityType,
-        externalId: change.externalId,
-        op: change.op,
-        fields: change.fields ?? {},
-        fieldTimes: {},
-        eventTime: new Date(change.eventTime),
-        ingestedAt: new Date(clock),
-        providerVersion: change.providerVersion ?? null,
-        origin: null,
-      },
-    ];
+    return [logEventOf(change, { offset: i + 1, ingestedAt: new Date(clock) })];
   });
 }
 

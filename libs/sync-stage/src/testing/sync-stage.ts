@@ -87,6 +87,27 @@ export const contactEvent = (
   origin: null,
 });
 
+/** A change as the log hands it to a consumer: on partition 0, at `offset`, come at `ingestedAt` (now). */
+export const logEventOf = (
+  c: SourceChangeInput,
+  { offset = 0, ingestedAt = new Date() }: { offset?: number; ingestedAt?: Date } = {},
+): LogEvent => ({
+  partition: 0,
+  offset,
+  workspaceId: c.workspaceId,
+  connectionId: c.connectionId,
+  eventKey: c.eventKey,
+  entityType: c.entityType,
+  externalId: c.externalId,
+  op: c.op,
+  fields: c.fields ?? {},
+  fieldTimes: {},
+  eventTime: new Date(c.eventTime),
+  ingestedAt,
+  providerVersion: c.providerVersion ?? null,
+  origin: null,
+});
+
 /** Where a played push puts its claims and receipts: on a log, or folded at once. */
 type WritesTo = { log?: Pick<ChangeLog, 'append'> };
 
@@ -101,22 +122,7 @@ async function foldWrites(pool: Pool, changes: SourceChangeInput[], { log }: Wri
     if (!appended.ok) throw new Error(appended.error.message);
     return;
   }
-  const events: LogEvent[] = changes.map((c) => ({
-    partition: 0,
-    offset: 0,
-    workspaceId: c.workspaceId,
-    connectionId: c.connectionId,
-    eventKey: c.eventKey,
-    entityType: c.entityType,
-    externalId: c.externalId,
-    op: c.op,
-    fields: c.fields ?? {},
-    fieldTimes: {},
-    eventTime: new Date(c.eventTime),
-    ingestedAt: new Date(),
-    providerVersion: c.providerVersion ?? null,
-    origin: null,
-  }));
+  const events = changes.map((c) => logEventOf(c));
   await inTransaction(pool, (client) => foldWriteEvents(client, events));
 }
 
