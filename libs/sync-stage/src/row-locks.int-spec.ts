@@ -2,6 +2,7 @@ import { inTransaction } from '@syncline/core';
 import { Pool, type PoolClient } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
+import type { OutboxRow } from './outbox/outbox-row';
 import {
   claimPush,
   contactEvent,
@@ -54,7 +55,12 @@ async function rowBeingSent() {
   await handle(contactEvent(ws.workspaceId, ws.b, 'b-1', at(1), ada));
   await handle(contactEvent(ws.workspaceId, ws.a, 'a-1', at(10), { ...ada, jobTitle: 'Analyst' }));
   expect(await claimPush(pool, ws.b, at(11))).toBe(1);
-  const { rows } = await pool.query<{ id: string; idempotency_key: string; workspace_id: string }>(
+  const { rows } = await pool.query<
+    { id: string } & Pick<
+      OutboxRow,
+      'workspace_id' | 'entity_id' | 'fields' | 'prior' | 'heads' | 'idempotency_key'
+    >
+  >(
     `SELECT id::text AS id, idempotency_key, workspace_id, entity_id, fields, prior, heads
        FROM outbox WHERE connection_id = $1 AND status = 'sending'`,
     [ws.b],
@@ -91,14 +97,8 @@ describe('the sync stage and the rows a pusher holds', () => {
 
   it('folds a receipt without waiting for its row, which the pusher is marking sent; marks it when free', async () => {
     const { ws, row } = await rowBeingSent();
-    const full = (
-      await pool.query(
-        `SELECT workspace_id, entity_id, fields, prior, heads, idempotency_key FROM outbox WHERE id = $1`,
-        [row.id],
-      )
-    ).rows[0];
     const receipt = receiptOf(
-      full,
+      row,
       { connectionId: ws.b, entityType: 'person', externalId: 'b-1' },
       new Date(),
     );

@@ -142,7 +142,7 @@ export async function foldWriteEvents(tx: LogTransaction, events: readonly LogEv
   const latest = new Map<string, LogEvent>();
   const versions = new Map<string, { e: LogEvent; all: string | null; linked: string | null | undefined }>();
   const fold = (held: string | null | undefined, next: string | null) =>
-    next === null || (held != null && !mayReplace(next, held)) ? (held ?? null) : next;
+    next !== null && mayReplace(next, held ?? null) ? next : (held ?? null);
   for (const e of events) {
     const record = recordOf(e);
     const seen = latest.get(record);
