@@ -454,6 +454,31 @@ describe('the web app in Chromium', () => {
     }
   });
 
+  it('the fields stay where they are while the record’s changes are still being read', async () => {
+    const { context, page } = await asDana();
+    try {
+      const grace = await personByEmail('grace.hopper@navy.example');
+      // The record's changes come a second after the record, as on a slow line.
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      await page.route('**/api/v1/people/*/history*', async (route) => {
+        await held;
+        await route.continue();
+      });
+      await openRecord(page, grace.id);
+      const before = await field(page, 'Job title').boundingBox();
+      release();
+      await page.getByRole('slider', { name: /as of/i }).waitFor();
+      const after = await field(page, 'Job title').boundingBox();
+      expect(before).not.toBeNull();
+      expect(after?.y).toBe(before?.y);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('the as-of slider shows the record as it was', async () => {
     const { context, page } = await asDana();
     try {

@@ -229,8 +229,13 @@ export function RecordPage({ type, id: idInUrl, tab = 'timeline', asOf }: Record
                 </Group>
               </Alert>
             )}
-            {history.isSuccess && (
-              <AsOfSlider changeTimes={changeTimes} asOf={asOf} onChange={(at) => setSearch({ asOf: at })} />
+            {!history.isError && (
+              <AsOfSlider
+                changeTimes={changeTimes}
+                loading={history.isPending}
+                asOf={asOf}
+                onChange={(at) => setSearch({ asOf: at })}
+              />
             )}
             <FieldsSection type={type} record={view} asOf={asOf} sourceOf={sourceOf} />
           </Paper>

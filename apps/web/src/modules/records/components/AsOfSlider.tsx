@@ -9,11 +9,17 @@ import { formatDateTime } from '../../../ui/utils/time';
  */
 export function AsOfSlider({
   changeTimes,
+  loading = false,
   asOf,
   onChange,
 }: {
   /** Every change's time (ISO), any order. */
   changeTimes: readonly string[];
+  /**
+   * The changes are still being read: the slider takes its place, disabled, so the fields
+   * below do not jump down under the pointer once they come.
+   */
+  loading?: boolean;
   asOf: string | undefined;
   onChange: (at: string | undefined) => void;
 }) {
@@ -33,6 +39,15 @@ export function AsOfSlider({
   const [value, setValue] = useState(() => indexOf(asOf));
   useEffect(() => setValue(indexOf(asOf)), [asOf, times]);
 
+  if (loading)
+    return (
+      <Box px="xs" pt="xl" pb="md" aria-hidden data-testid="as-of-placeholder">
+        <Slider min={0} max={1} value={1} disabled marks={[{ value: 1, label: 'Now' }]} />
+        <Text size="xs" c="dimmed" mt="xl">
+          Reading the record's changes…
+        </Text>
+      </Box>
+    );
   if (times.length === 0) return null;
   const describe = (index: number) => {
     const time = times[index];
