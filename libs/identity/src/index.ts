@@ -47,6 +47,12 @@ export {
   providerMergeOperationId,
   type UnmergeIntent,
 } from './operations';
+export {
+  linkedEntityOf,
+  linkRecordOnce,
+  proposePossibleDuplicate,
+  type RecordRef,
+} from './record-links';
 export { type Candidate, type Decision, type Resolution, Resolver } from './resolver';
 export { jaroWinkler, nameSimilarity } from './similarity';
 export { entityIdFor, joinOperationIdFor, possibleDuplicateIdFor, uuidV5 } from './stable-id';

@@ -1,5 +1,7 @@
-import type { EntityType } from '@syncline/core';
-import { toMatchRecord } from '@syncline/identity';
+import type { EntityType, Queryable, SourceChangeInput } from '@syncline/core';
+import { linkedEntityOf, linkRecordOnce, proposePossibleDuplicate, toMatchRecord } from '@syncline/identity';
+import type { LogEvent } from '@syncline/log';
+import { z } from 'zod';
 
 /** The rule a link made from a provider's "already exists" refusal is recorded under. */
 export const EXISTING_RECORD_RULE = 'provider-existing-record';
@@ -58,4 +60,112 @@ export function judgeExistingRecord(
   const refused = ['provider-refused-create', ...(shared.length > 0 ? shared : ours)];
   if (linkedTo !== undefined) return { kind: 'review', otherEntityId: linkedTo, evidence: refused };
   return shared.length > 0 ? { kind: 'link', evidence: shared } : { kind: 'unresolved', evidence: refused };
+}
+
+/** The field of an `existing` event's `fields` that carries the refused create. */
+export const REFUSED_FIELD = 'refused';
+
+const values = z.record(z.string(), z.unknown());
+
+const refusedSchema = z.strictObject({
+  idempotencyKey: z.string().min(1).max(400),
+  entityId: z.uuid(),
+  /** What the create carried. */
+  fields: values,
+  /** The provider's answer, as the outbox keeps it. */
+  refusal: z.string().max(2_000),
+  /** The record the provider named, as it reported it. */
+  record: z.strictObject({ fields: values, origin: values.optional() }),
+  refusedAt: z.iso.datetime({ offset: true }).transform((v) => new Date(v)),
+});
+
+export type RefusedCreate = z.input<typeof refusedSchema>;
+
+/**
+ * The `existing` event of a create the provider refused because `record` (one of its own, on
+ * whose partition the event goes) holds the create's unique value. Keyed by the refusal's
+ * time too: a create refused again (owed again since) is judged again on the links then.
+ */
+export function refusedCreateChange(
+  target: { workspaceId: string; connectionId: string; entityType: EntityType; externalId: string },
+  refused: RefusedCreate,
+): SourceChangeInput {
+  return {
+    ...target,
+    op: 'existing',
+    eventKey: `existing:${target.connectionId}:${refused.idempotencyKey}:${target.externalId}:${Date.parse(refused.refusedAt)}`,
+    eventTime: refused.refusedAt,
+    fields: { [REFUSED_FIELD]: refused },
+  };
+}
+
+/**
+ * Folds an `existing` event: judges the record on its link at this place in the log
+ * (judgeExistingRecord) and settles the refused create's outbox rows on the decision:
+ * - linked (now or already): the rows are done (`sent`: nothing was written, so no receipt),
+ *   and associations that waited for the entity's record in the connection are owed;
+ * - another entity's: the pair is put up for review, the rows set aside;
+ * - linked nowhere, no key agreeing: the rows set aside; identity links the record when its
+ *   own change (appended after this event) is merged.
+ * A set-aside row is owed again once the entity changes. The pusher sets the rows aside itself
+ * once the event is on the log, only those still `sending`: folded first, the decision stands;
+ * folded after, it settles the row the pusher set aside. The row (one per create key) is waited
+ * for, not skipped: the pusher's statement is short and waits on nothing the stage holds.
+ * Returns the connections owed a push.
+ */
+export async function foldRefusedCreate(tx: Queryable, event: LogEvent): Promise<string[]> {
+  const parsed = refusedSchema.safeParse(event.fields[REFUSED_FIELD]);
+  if (!parsed.success) throw new Error(`malformed existing event ${event.eventKey}: ${parsed.error.message}`);
+  const refused = parsed.data;
+  const record = {
+    workspaceId: event.workspaceId,
+    connectionId: event.connectionId,
+    entityType: event.entityType,
+    externalId: event.externalId,
+  };
+  const write = { entityId: refused.entityId, entityType: event.entityType, fields: refused.fields };
+  let decision = judgeExistingRecord(write, refused.record, await linkedEntityOf(tx, record));
+  if (decision.kind === 'link') {
+    const reason = { rule: EXISTING_RECORD_RULE, evidence: decision.evidence, score: 1 };
+    if (!(await linkRecordOnce(tx, record, refused.entityId, reason)))
+      decision = judgeExistingRecord(write, refused.record, await linkedEntityOf(tx, record));
+  }
+  if (decision.kind === 'link' && (await linkedEntityOf(tx, record)) !== refused.entityId) {
+    // The entity is gone (erased meanwhile): nothing to link, nothing owed to it.
+    return [];
+  }
+  if (decision.kind === 'review')
+    await proposePossibleDuplicate(
+      tx,
+      {
+        workspaceId: event.workspaceId,
+        entityType: event.entityType,
+        entityA: refused.entityId,
+        entityB: decision.otherEntityId,
+      },
+      decision.evidence,
+    );
+  const linked = decision.kind === 'link' || decision.kind === 'linked-already';
+  const note =
+    decision.kind === 'review'
+      ? `linked to entity ${decision.otherEntityId}: put up for review`
+      : linked
+        ? 'linked to that record'
+        : 'linked nowhere, no key agrees: left to identity';
+  await tx.query(
+    `UPDATE outbox o
+        SET status = CASE WHEN $4 THEN 'sent' ELSE 'superseded' END,
+            sent_at = CASE WHEN $4 THEN COALESCE(o.sent_at, $5) ELSE o.sent_at END,
+            claimed_at = CASE WHEN $4 THEN o.claimed_at END, last_error = $3
+      WHERE o.connection_id = $1 AND o.idempotency_key = $2 AND o.status IN ('pending', 'sending', 'superseded')`,
+    [event.connectionId, refused.idempotencyKey, `${refused.refusal} (${note})`, linked, refused.refusedAt],
+  );
+  if (!linked) return [];
+  const { rows } = await tx.query<{ connection_id: string }>(
+    `UPDATE outbox SET status = 'pending', claimed_at = NULL
+      WHERE connection_id = $1 AND status = 'waiting' AND (entity_id = $2 OR fields->>'toId' = $2::text)
+      RETURNING connection_id::text`,
+    [event.connectionId, refused.entityId],
+  );
+  return rows.length > 0 ? [event.connectionId] : [];
 }

@@ -1,7 +1,14 @@
 export { claimBareAddresses, writeAssociations } from './associations';
 export { type TargetConnection, TargetConnections } from './connections';
 export { splitEcho } from './echo';
-export { EXISTING_RECORD_RULE, type ExistingRecordDecision, judgeExistingRecord } from './existing-record';
+export {
+  EXISTING_RECORD_RULE,
+  type ExistingRecordDecision,
+  judgeExistingRecord,
+  REFUSED_FIELD,
+  type RefusedCreate,
+  refusedCreateChange,
+} from './existing-record';
 export * from './idempotency-key';
 export { userEditOf } from './merge';
 export { type CoalescedWrite, coalesce } from './outbox/coalesce';

@@ -72,6 +72,18 @@ describe('segmentsOf', () => {
     ]);
   });
 
+  it("cuts before a refused create's `existing` after a report of its connection, and folds the record's own report after it", () => {
+    const batch = [
+      event('a', 'upsert', 'r1', 'c1'),
+      event('refused', 'existing', 'r2', 'c1'),
+      event('own', 'upsert', 'r2', 'c1'),
+    ];
+    expect(parts(segmentsOf(batch))).toEqual([
+      [[], ['a'], []],
+      [['refused'], ['own'], []],
+    ]);
+  });
+
   it('makes no segment of an empty batch', () => {
     expect(segmentsOf([])).toEqual([]);
   });

@@ -20,7 +20,7 @@ import { oweAssociations } from './relation-writeback';
 import { refreshEnds, writeCarried, writeDerived } from './relations';
 import { type Touched, touchedEntry } from './touched';
 import { sameSet, saveViews, viewMoved } from './views';
-import { foldWriteEvents, isCreateReceipt, isWriteEvent } from './write-events';
+import { foldWriteEvents, isWriteEvent, mayLinkRecord } from './write-events';
 
 /** Part of a batch the stage takes at once: reports (or one merge), with our writes folded around them. */
 export interface Segment {
@@ -40,9 +40,9 @@ export interface Segment {
  * The push stage's claims and receipts (write-events.ts) concern one record each, and are
  * seen by that record's reports only: one whose record no report of the segment named yet is
  * folded before the segment's reports; one after a report of its record, after them, and a
- * later report of that record then opens the next segment. A create's receipt links a record
- * that identity may weigh in placing any report of its connection: after one, it opens the
- * next segment.
+ * later report of that record then opens the next segment. A create's receipt (or an
+ * `existing`: a refused create's) links a record that identity may weigh in placing any report
+ * of its connection: after one, it opens the next segment.
  */
 export function segmentsOf(events: readonly LogEvent[]): Segment[] {
   const segments: Segment[] = [];
@@ -66,7 +66,7 @@ export function segmentsOf(events: readonly LogEvent[]): Segment[] {
     }
     const record = `${event.connectionId}|${event.entityType}|${event.externalId}`;
     if (isWriteEvent(event)) {
-      if (isCreateReceipt(event) && connections.has(event.connectionId)) close();
+      if (mayLinkRecord(event) && connections.has(event.connectionId)) close();
       if (named.has(record)) {
         current.writesAfter.push(event);
         trailed.add(record);

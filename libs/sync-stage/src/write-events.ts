@@ -1,6 +1,7 @@
 import { ENTITY_TYPES, type SourceChangeInput } from '@syncline/core';
 import type { LogEvent, LogTransaction } from '@syncline/log';
 import { z } from 'zod';
+import { foldRefusedCreate } from './existing-record';
 import { mayReplace, versionMayReplace } from './provider-version';
 
 /**
@@ -13,9 +14,11 @@ import { mayReplace, versionMayReplace } from './provider-version';
  * |-----------|----------------------------------------|-----------------------------------------------|
  * | `claim`   | by the pusher, before it sends an update | `write_claim`: a write on its way (its echo may come before its receipt) |
  * | `receipt` | by the pusher, once the provider took the write, before the rows are marked sent | `write_receipt`; the outbox row `sent`; a created record's `source_link`; the record's provider version; associations waiting for the create owed |
+ * | `existing` | by the pusher, when a create is refused because the record exists (on that record's partition), before the rows are set aside | the record's `source_link` or a `possible_duplicate`; the outbox rows settled (existing-record.ts) |
  *
  * Each is keyed (event key) by the write's connection and idempotency key (a claim also by
- * its attempt), so a pusher that dies and sends again appends nothing twice.
+ * its attempt, an `existing` by its refusal's time), so a pusher that dies and sends again
+ * appends nothing twice.
  */
 
 /** The field of a `claim` or `receipt` event's `fields` that carries the write. */
@@ -96,11 +99,15 @@ export function writeReceiptChange(
 }
 
 export const isWriteEvent = (event: Pick<LogEvent, 'op'>): boolean =>
-  event.op === 'claim' || event.op === 'receipt';
+  event.op === 'claim' || event.op === 'receipt' || event.op === 'existing';
 
-/** A receipt of a create: it links the record the create made. */
-export const isCreateReceipt = (event: Pick<LogEvent, 'op' | 'fields'>): boolean =>
-  event.op === 'receipt' && (event.fields[WRITE_FIELD] as { op?: unknown } | undefined)?.op === 'create';
+/**
+ * An event that may link its record: a create's receipt (the record the create made), or an
+ * `existing` (the record a refused create found).
+ */
+export const mayLinkRecord = (event: Pick<LogEvent, 'op' | 'fields'>): boolean =>
+  event.op === 'existing' ||
+  (event.op === 'receipt' && (event.fields[WRITE_FIELD] as { op?: unknown } | undefined)?.op === 'create');
 
 // A malformed write on the log is a bug upstream: thrown, the event goes to the dead letters.
 const parse = <T extends z.ZodType>(schema: T, event: LogEvent): z.output<T> => {
@@ -111,7 +118,7 @@ const parse = <T extends z.ZodType>(schema: T, event: LogEvent): z.output<T> => 
 };
 
 /**
- * Folds claim and receipt events, each at its place among its record's reports (segmentsOf
+ * Folds claim, receipt and existing events, each at its place among its record's reports (segmentsOf
  * in sync-stage.ts places them), in one statement. Returns the connections owed a push: those
  * whose associations were waiting for a record a receipt links.
  *
@@ -131,6 +138,22 @@ const parse = <T extends z.ZodType>(schema: T, event: LogEvent): z.output<T> => 
  * expired, the versions of two receipts of one record) is settled here first.
  */
 export async function foldWriteEvents(tx: LogTransaction, events: readonly LogEvent[]): Promise<string[]> {
+  // An `existing` reads the links as the events before it left them: the claims and receipts
+  // between two of them are folded in one statement, each `existing` on its own (they are rare).
+  const owed = new Set<string>();
+  let start = 0;
+  for (const [i, event] of events.entries()) {
+    if (event.op !== 'existing') continue;
+    for (const id of await foldClaimsAndReceipts(tx, events.slice(start, i))) owed.add(id);
+    for (const id of await foldRefusedCreate(tx, event)) owed.add(id);
+    start = i + 1;
+  }
+  for (const id of await foldClaimsAndReceipts(tx, events.slice(start))) owed.add(id);
+  return [...owed];
+}
+
+/** foldWriteEvents for claims and receipts: one statement. */
+async function foldClaimsAndReceipts(tx: LogTransaction, events: readonly LogEvent[]): Promise<string[]> {
   if (events.length === 0) return [];
   const claims = events.filter((e) => e.op === 'claim').map((e) => ({ e, w: parse(claimSchema, e) }));
   const receipts = events.filter((e) => e.op === 'receipt').map((e) => ({ e, w: parse(receiptSchema, e) }));
@@ -149,7 +172,7 @@ export async function foldWriteEvents(tx: LogTransaction, events: readonly LogEv
     if (seen === undefined || e.ingestedAt > seen.ingestedAt) latest.set(record, e);
     if (e.op !== 'receipt') continue;
     const held = versions.get(record);
-    const linked = held?.linked !== undefined ? held.linked : isCreateReceipt(e) ? null : undefined;
+    const linked = held?.linked !== undefined ? held.linked : mayLinkRecord(e) ? null : undefined;
     versions.set(record, {
       e,
       all: fold(held?.all, e.providerVersion),

@@ -1,8 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { hubspotConnector, PgCredentialStore } from '@syncline/connectors';
-import { createLogger, Keyring } from '@syncline/core';
+import { createLogger, inTransaction, Keyring } from '@syncline/core';
 import { type RunningEmulators, startEmulators } from '@syncline/emulators';
-import { createKey } from '@syncline/sync-stage';
+import { LOG_EVENT_COLUMNS, type LogEventRow, toLogEvent } from '@syncline/log';
+import { createKey, foldWriteEvents } from '@syncline/sync-stage';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Pool } from 'pg';
@@ -16,6 +17,7 @@ import { JOB_MAP } from '../jobs/job-map';
 import { JobQueue } from '../jobs/job-queue.service';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { PushService } from './push.service';
+import { setRefusedCreateAside } from './refused-writes';
 
 const APP_ID = 5007;
 
@@ -29,7 +31,8 @@ interface HubspotObject {
  * refuses because one of its records already holds the entity's unique value ("… already exists.
  * Existing ID: …") is settled on that record, never dead-lettered: linked to the entity when a
  * deterministic key agrees and the record is nobody else's, put up for review when it is
- * another entity's.
+ * another entity's. The pusher puts the refusal on the log; the sync stage decides when it
+ * folds it (`fold` below folds the connection's write events as the stage does).
  */
 describe('a create HubSpot refuses because the record exists (Postgres, Redis, BullMQ, HubSpot emulator)', () => {
   let db: TestDatabase;
@@ -249,6 +252,16 @@ describe('a create HubSpot refuses because the record exists (Postgres, Redis, B
       )
     ).rows;
 
+  /** The connection's write events (claims, receipts, refusals) folded in log order, as the sync stage folds them. */
+  const fold = async (connectionId: string) => {
+    const { rows } = await pool.query<LogEventRow>(
+      `SELECT ${LOG_EVENT_COLUMNS} FROM change_event
+        WHERE connection_id = $1 AND op IN ('claim', 'receipt', 'existing') ORDER BY partition, "offset"`,
+      [connectionId],
+    );
+    return inTransaction(pool, (client) => foldWriteEvents(client, rows.map(toLogEvent)));
+  };
+
   it('links the contact that holds the same address (linked nowhere yet): no dead letter, no second contact', async () => {
     const portal = await connectPortal();
     const existing = await portal.uiCreate('contacts', {
@@ -265,7 +278,13 @@ describe('a create HubSpot refuses because the record exists (Postgres, Redis, B
 
     const outcome = await push.push(portal.connectionId);
 
-    expect(outcome).toMatchObject({ sent: 1, failed: 0 });
+    expect(outcome).toMatchObject({ sent: 0, existing: 1, failed: 0 });
+    // Set aside until the sync stage settles it: nothing is linked by the pusher.
+    expect(await outboxOf(portal.connectionId)).toEqual([
+      { status: 'superseded', last_error: expect.stringMatching(/the sync stage settles it on record/) },
+    ]);
+    expect(await linksOf(portal.connectionId)).toEqual([]);
+    await fold(portal.connectionId);
     expect(await deadLetters(portal.connectionId)).toEqual([]);
     expect(await linksOf(portal.connectionId)).toEqual([
       {
@@ -281,6 +300,13 @@ describe('a create HubSpot refuses because the record exists (Postgres, Redis, B
     expect(await outboxOf(portal.connectionId)).toEqual([
       { status: 'sent', last_error: expect.stringMatching(/Existing ID: \d+.*linked to that record/) },
     ]);
+    // A pusher's set-aside that comes after the fold changes nothing: the decision stands.
+    const { rows: ids } = await pool.query<{ id: string }>(
+      'SELECT id::text FROM outbox WHERE connection_id = $1',
+      [portal.connectionId],
+    );
+    await setRefusedCreateAside(pool, { rowIds: ids.map((r) => r.id) }, 'late');
+    expect((await outboxOf(portal.connectionId)).map((r) => r.status)).toEqual(['sent']);
     // One contact, as its owner left it: nothing was written to it, and no receipt claims so.
     const contacts = await portal.objects('contacts');
     expect(contacts.map((c) => c.id)).toEqual([existing.id]);
@@ -318,7 +344,8 @@ describe('a create HubSpot refuses because the record exists (Postgres, Redis, B
       await owedCreate(portal, 'person', { email: 'alan@bletchley.example', firstName: 'Alan' }),
     ];
 
-    expect(await push.push(portal.connectionId)).toMatchObject({ sent: 3, failed: 0 });
+    expect(await push.push(portal.connectionId)).toMatchObject({ sent: 2, existing: 1, failed: 0 });
+    await fold(portal.connectionId);
 
     expect(await deadLetters(portal.connectionId)).toEqual([]);
     const contacts = await portal.objects('contacts');
@@ -353,7 +380,9 @@ describe('a create HubSpot refuses because the record exists (Postgres, Redis, B
 
     const outcome = await push.push(portal.connectionId);
 
-    expect(outcome).toMatchObject({ sent: 0, failed: 0, dropped: 1 });
+    expect(outcome).toMatchObject({ sent: 0, failed: 0, existing: 1 });
+    expect(await duplicates(portal.workspaceId)).toEqual([]);
+    await fold(portal.connectionId);
     expect(await deadLetters(portal.connectionId)).toEqual([]);
     expect(await duplicates(portal.workspaceId)).toEqual([
       {
@@ -383,7 +412,8 @@ describe('a create HubSpot refuses because the record exists (Postgres, Redis, B
     const existing = await portal.uiCreate('companies', { name: 'Acme Ltd', domain: 'acme.example' });
     const entityId = await owedCreate(portal, 'company', { name: 'Acme', domain: 'acme.example' });
 
-    expect(await push.push(portal.connectionId)).toMatchObject({ sent: 1, failed: 0 });
+    expect(await push.push(portal.connectionId)).toMatchObject({ sent: 0, existing: 1, failed: 0 });
+    await fold(portal.connectionId);
 
     expect(await deadLetters(portal.connectionId)).toEqual([]);
     expect(await linksOf(portal.connectionId)).toEqual([
@@ -413,7 +443,8 @@ describe('a create HubSpot refuses because the record exists (Postgres, Redis, B
     if (!first.ok) throw new Error(first.error.message);
     const made = first.value[0]!.externalId;
 
-    expect(await push.push(portal.connectionId)).toMatchObject({ sent: 1, failed: 0 });
+    expect(await push.push(portal.connectionId)).toMatchObject({ sent: 0, existing: 1, failed: 0 });
+    await fold(portal.connectionId);
 
     expect(await deadLetters(portal.connectionId)).toEqual([]);
     expect(await linksOf(portal.connectionId)).toEqual([
@@ -432,7 +463,8 @@ describe('a create HubSpot refuses because the record exists (Postgres, Redis, B
     const existing = await portal.uiCreate('companies', { name: 'Initech', domain: 'initech' });
     await owedCreate(portal, 'company', { name: 'Initech', domain: 'initech' });
 
-    expect(await push.push(portal.connectionId)).toMatchObject({ sent: 0, failed: 0, dropped: 1 });
+    expect(await push.push(portal.connectionId)).toMatchObject({ sent: 0, failed: 0, existing: 1 });
+    await fold(portal.connectionId);
 
     expect(await deadLetters(portal.connectionId)).toEqual([]);
     expect(await linksOf(portal.connectionId)).toEqual([]);

@@ -5,7 +5,7 @@ import {
   type PushWrite,
   type WriteReceipt,
 } from '@syncline/connectors';
-import { type Logger, type ProviderKey, type SourceChangeInput } from '@syncline/core';
+import { type Logger, type ProviderKey, type SourceChangeInput, storableText } from '@syncline/core';
 import {
   ASSOCIATION_OPS,
   type AssociationFields,
@@ -15,6 +15,7 @@ import {
   coalesce,
   oweReconciledAssociations,
   queueReconcileCreates,
+  refusedCreateChange,
 } from '@syncline/sync-stage';
 import type { Pool, PoolClient } from 'pg';
 import { WORKERS_CONFIG, type WorkersConfig } from '../config/workers-config';
@@ -28,7 +29,7 @@ import {
   deadLetterWrite,
   holdStaleRows,
   type Refused,
-  settleOnExistingRecord,
+  setRefusedCreateAside,
   takeMergedVersions,
 } from './refused-writes';
 import { SYNC_GROUP } from './sync-group';
@@ -67,6 +68,8 @@ export interface PushOutcome {
   sent: number;
   failed: number;
   dropped: number;
+  /** Creates refused because the record exists: on the log for the sync stage to settle. */
+  existing: number;
   skipped?: string;
 }
 
@@ -115,13 +118,14 @@ export class PushService {
     const inProgress = this.pushing.get(connectionId);
     if (inProgress !== undefined) {
       inProgress.again = true;
-      return { sent: 0, failed: 0, dropped: 0, skipped: 'handed to the push in progress' };
+      return { sent: 0, failed: 0, dropped: 0, existing: 0, skipped: 'handed to the push in progress' };
     }
     const handle = await this.runtime.open(connectionId);
-    if (handle === undefined) return { sent: 0, failed: 0, dropped: 0, skipped: 'no such connection' };
+    if (handle === undefined)
+      return { sent: 0, failed: 0, dropped: 0, existing: 0, skipped: 'no such connection' };
     if (handle.status !== 'live' && handle.status !== 'backfilling')
       // Rows wait; the sweep sends them once the connection is back.
-      return { sent: 0, failed: 0, dropped: 0, skipped: `connection is ${handle.status}` };
+      return { sent: 0, failed: 0, dropped: 0, existing: 0, skipped: `connection is ${handle.status}` };
     const lock = await this.pool.connect();
     let locked = false;
     try {
@@ -133,7 +137,13 @@ export class PushService {
       if (!locked) {
         // Another process is pushing this connection; look again in the next window.
         await this.schedule(connectionId, Date.now() + 250);
-        return { sent: 0, failed: 0, dropped: 0, skipped: 'another pusher holds the connection' };
+        return {
+          sent: 0,
+          failed: 0,
+          dropped: 0,
+          existing: 0,
+          skipped: 'another pusher holds the connection',
+        };
       }
       // A push asked for while this one ran drains again here. The entry is removed in the
       // same synchronous step as the last look at `again`, so a request either finds it (and
@@ -142,12 +152,13 @@ export class PushService {
       const state = { again: false };
       this.pushing.set(connectionId, state);
       try {
-        const total: PushOutcome = { sent: 0, failed: 0, dropped: 0 };
+        const total: PushOutcome = { sent: 0, failed: 0, dropped: 0, existing: 0 };
         for (;;) {
           const outcome = await this.drain(handle);
           total.sent += outcome.sent;
           total.failed += outcome.failed;
           total.dropped += outcome.dropped;
+          total.existing += outcome.existing;
           // Stopped short of an empty outbox (credentials refused, or its time budget used and a
           // continuation enqueued): nothing more to do here.
           if (!state.again || !outcome.drained) return total;
@@ -165,7 +176,7 @@ export class PushService {
 
   /** Sends until a claim finds nothing (`drained`), its time budget is used, or credentials are refused. */
   private async drain(handle: ConnectionHandle): Promise<PushOutcome & { drained: boolean }> {
-    const outcome = { sent: 0, failed: 0, dropped: 0, drained: false };
+    const outcome = { sent: 0, failed: 0, dropped: 0, existing: 0, drained: false };
     const started = Date.now();
     for (;;) {
       const {
@@ -518,10 +529,11 @@ export class PushService {
 
   /**
    * A create the provider refused because `record`, one of its own, already holds the write's
-   * unique value (ConnectorError.existing): not a dead letter, settled on that record
-   * (settleOnExistingRecord: linked, put up for review, or left to identity). Where it is
-   * linked or left to identity, the record's own values go on the log, to be merged into the
-   * entity as that record's; the entity's values are then owed to it like to any record of it.
+   * unique value (ConnectorError.existing): not a dead letter. Two events go on the record's
+   * partition: the refusal (`existing`), which the sync stage folds into a link, a review or
+   * nothing (judgeExistingRecord, on the links as the log leaves them there), and the record's
+   * own values, as a pull of its version reports them (the same event key), merged after it:
+   * into the entity once linked, as any record of it. The rows are set aside meanwhile.
    */
   private async settleExisting(
     handle: ConnectionHandle,
@@ -530,31 +542,41 @@ export class PushService {
     error: ConnectorError,
     outcome: PushOutcome,
   ): Promise<void> {
-    const decision = await settleOnExistingRecord(
-      this.pool,
-      handle.id,
-      write,
-      record,
-      `${error.code}: ${error.message}`,
-    );
-    const linked = decision.kind === 'link' || decision.kind === 'linked-already';
-    if (linked) outcome.sent++;
-    else outcome.dropped++;
-    this.logger[linked ? 'info' : 'warn'](
+    const refusal = `${error.code}: ${error.message}`;
+    const refused = refusedCreateChange(
       {
+        workspaceId: write.workspaceId,
         connectionId: handle.id,
-        entityId: write.entityId,
+        entityType: write.entityType,
         externalId: record.externalId,
-        decision: decision.kind,
-        ...(decision.kind === 'linked-already' ? {} : { evidence: decision.evidence }),
       },
-      'create refused: the provider holds the record already',
+      {
+        idempotencyKey: write.idempotencyKey,
+        entityId: write.entityId,
+        fields: write.fields,
+        // A provider's message may quote what PostgreSQL cannot hold (storableText).
+        refusal: storableText(refusal).slice(0, 2_000),
+        record: { fields: record.fields ?? {}, ...(record.origin ? { origin: record.origin } : {}) },
+        refusedAt: new Date().toISOString(),
+      },
     );
-    if (decision.kind !== 'link' && decision.kind !== 'unresolved') return;
-    // The record's own change, as a pull of its version reports it (the same event key).
-    const appended = await this.log.append([record]);
+    const appended = await this.log.appendWithin(
+      async (sql, params) => (await this.pool.query(sql, params)).rows,
+      [refused, record],
+    );
+    // Not on the log: the row is still `sending`, taken back and sent again (refused again) later.
     if (!appended.ok)
-      await this.jobs.enqueue('connection.pull', { connectionId: handle.id, reason: 'existing record' });
+      throw new RetryLater(`could not log the refused create: ${appended.error.message}`, 'Transient');
+    await setRefusedCreateAside(
+      this.pool,
+      write,
+      `${refusal} (the sync stage settles it on record ${record.externalId})`,
+    );
+    outcome.existing++;
+    this.logger.info(
+      { connectionId: handle.id, entityId: write.entityId, externalId: record.externalId },
+      'create refused: the provider holds the record already; settled by the sync stage',
+    );
   }
 
   /**

@@ -1,20 +1,13 @@
 import type { ConnectorError } from '@syncline/connectors';
 import { type SourceChangeInput, storableJson, storableText } from '@syncline/core';
-import { type LinkReason, possibleDuplicateIdFor } from '@syncline/identity';
-import {
-  type CoalescedWrite,
-  EXISTING_RECORD_RULE,
-  type ExistingRecordDecision,
-  judgeExistingRecord,
-  versionMayReplace,
-} from '@syncline/sync-stage';
-import type { Pool, PoolClient } from 'pg';
+import { type CoalescedWrite, versionMayReplace } from '@syncline/sync-stage';
+import type { Pool } from 'pg';
 import { SYNC_GROUP } from './sync-group';
 
 /**
  * What the outbox keeps of writes a provider refused (PushService decides which is which):
- * a dead letter, a stale write held for the record's fresh version, a create settled on the
- * record that already holds its value.
+ * a dead letter, a stale write held for the record's fresh version, a create set aside for
+ * the sync stage to settle on the record that already holds its value.
  */
 
 /** What a dead letter names of a refused write. */
@@ -104,100 +97,19 @@ export async function takeMergedVersions(
 
 /**
  * A create the provider refused because `record`, one of its own, already holds the write's
- * unique value, settled as judgeExistingRecord decides, in one transaction:
- * - the entity's record by a shared key (or linked to it already): linked as our create's
- *   record would be, the rows `sent` and the associations waiting for it owed. No receipt:
- *   nothing was written;
- * - another entity's: the pair is put up for review (possible_duplicate);
- * - linked nowhere, no key agreeing: left to identity, which links it when its own change is
- *   merged.
- * The last two settle the rows (`superseded`: owed again once the entity changes) with what
- * happened in last_error.
+ * unique value: set aside (a row the sync stage settled first is left as it is). Whether the
+ * record is the entity's (the rows done), another entity's (the pair up for review) or left to
+ * identity is the sync stage's to decide, when it folds the `existing` event the pusher
+ * appended before (existing-record.ts).
  */
-export async function settleOnExistingRecord(
+export async function setRefusedCreateAside(
   pool: Pool,
-  connectionId: string,
-  write: CoalescedWrite,
-  record: SourceChangeInput,
+  write: Pick<CoalescedWrite, 'rowIds'>,
   refusal: string,
-): Promise<ExistingRecordDecision> {
-  const key = [connectionId, write.entityType, record.externalId];
-  const linkOf = async (client: PoolClient) =>
-    (
-      await client.query<{ entity_id: string }>(
-        `SELECT entity_id::text FROM source_link WHERE connection_id = $1 AND entity_type = $2 AND external_id = $3`,
-        key,
-      )
-    ).rows[0]?.entity_id;
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    let decision = judgeExistingRecord(write, record, await linkOf(client));
-    if (decision.kind === 'link') {
-      const reason: LinkReason = { rule: EXISTING_RECORD_RULE, evidence: decision.evidence, score: 1 };
-      const { rowCount } = await client.query(
-        `INSERT INTO source_link (workspace_id, connection_id, entity_type, external_id, entity_id, link_reason)
-         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
-        [write.workspaceId, ...key, write.entityId, JSON.stringify(reason)],
-      );
-      // Linked meanwhile (the sync stage merged its report): decided on that link instead.
-      if (rowCount === 0) decision = judgeExistingRecord(write, record, await linkOf(client));
-    }
-    switch (decision.kind) {
-      case 'link':
-      case 'linked-already':
-        await client.query(
-          `UPDATE outbox SET status = 'sent', sent_at = now(), last_error = $2 WHERE id = ANY($1::bigint[])`,
-          [write.rowIds, `${refusal} (linked to that record)`],
-        );
-        await oweWaitingAssociations(client, connectionId, [write.entityId]);
-        break;
-      case 'review':
-        await client.query(
-          `INSERT INTO possible_duplicate (id, workspace_id, entity_type, entity_a, entity_b, score, evidence)
-           VALUES ($1, $2, $3, $4, $5, 1, $6) ON CONFLICT (id) DO NOTHING`,
-          [
-            possibleDuplicateIdFor(write.entityId, decision.otherEntityId),
-            write.workspaceId,
-            write.entityType,
-            write.entityId,
-            decision.otherEntityId,
-            JSON.stringify(decision.evidence),
-          ],
-        );
-        await client.query(
-          `UPDATE outbox SET status = 'superseded', claimed_at = NULL, last_error = $2 WHERE id = ANY($1::bigint[])`,
-          [write.rowIds, `${refusal} (linked to entity ${decision.otherEntityId}: put up for review)`],
-        );
-        break;
-      case 'unresolved':
-        await client.query(
-          `UPDATE outbox SET status = 'superseded', claimed_at = NULL, last_error = $2 WHERE id = ANY($1::bigint[])`,
-          [write.rowIds, `${refusal} (linked nowhere, no key agrees: left to identity)`],
-        );
-        break;
-    }
-    await client.query('COMMIT');
-    return decision;
-  } catch (e) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw e;
-  } finally {
-    client.release();
-  }
-}
-
-/** An association that waited for one of these entities' records to be made in the connection goes now. */
-async function oweWaitingAssociations(
-  client: PoolClient,
-  connectionId: string,
-  entityIds: readonly string[],
 ): Promise<void> {
-  if (entityIds.length === 0) return;
-  await client.query(
-    `UPDATE outbox SET status = 'pending', claimed_at = NULL
-      WHERE connection_id = $1 AND status = 'waiting'
-        AND (entity_id = ANY($2::uuid[]) OR fields->>'toId' = ANY($2::text[]))`,
-    [connectionId, entityIds],
+  await pool.query(
+    `UPDATE outbox SET status = 'superseded', claimed_at = NULL, last_error = $2
+      WHERE id = ANY($1::bigint[]) AND status = 'sending'`,
+    [write.rowIds, refusal],
   );
 }
