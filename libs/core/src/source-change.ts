@@ -5,11 +5,12 @@ export type EntityType = (typeof ENTITY_TYPES)[number];
 
 /**
  * `upsert`, `delete` and `merge` are what a source reports (a merge also carries identity
- * operations); `claim`, `receipt` and `existing` are the push stage's: a write of ours on its
- * way to a record, the provider's confirmation of it, and a create it refused because the
- * record exists already (libs/sync-stage write-events.ts).
+ * operations); `claim`, `receipt`, `existing` and `version` are the push stage's: a write of
+ * ours on its way to a record, the provider's confirmation of it, a create it refused because
+ * the record exists already, and the version a refusal named of a record the log reported
+ * already (libs/sync-stage write-events.ts).
  */
-export const CHANGE_OPS = ['upsert', 'delete', 'merge', 'claim', 'receipt', 'existing'] as const;
+export const CHANGE_OPS = ['upsert', 'delete', 'merge', 'claim', 'receipt', 'existing', 'version'] as const;
 export type ChangeOp = (typeof CHANGE_OPS)[number];
 
 /** Largest serialised change the log accepts; larger payloads are a connector bug. */

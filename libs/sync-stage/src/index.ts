@@ -30,6 +30,7 @@ export {
   isWriteEvent,
   receiptEventKey,
   receiptEventKeySql,
+  recordVersionChange,
   WRITE_FIELD,
   type WriteClaim,
   type WriteReceiptInput,

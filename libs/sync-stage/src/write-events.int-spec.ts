@@ -6,7 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
 import { refusedCreateChange } from './existing-record';
 import { contactEvent, logEventOf, seedConnections, syncStage } from './testing/sync-stage';
-import { CLAIM_LIFETIME_MS, foldWriteEvents, writeClaimChange, writeReceiptChange } from './write-events';
+import {
+  CLAIM_LIFETIME_MS,
+  foldWriteEvents,
+  recordVersionChange,
+  writeClaimChange,
+  writeReceiptChange,
+} from './write-events';
 
 let db: TestDatabase;
 let pool: Pool;
@@ -23,6 +29,7 @@ afterAll(async () => {
 
 /** One of our writes' events, as a history step: its record, its write's key, what it carries. */
 type Step =
+  | { kind: 'version'; record: 'b-1' | 'b-2'; version: string; later: boolean }
   | {
       kind: 'existing';
       record: 'b-1' | 'b-2';
@@ -43,7 +50,21 @@ type Step =
       later: boolean;
     };
 
+const VERSIONS = [
+  '2026-12-04T10:00:00.000Z',
+  '2026-12-04T10:00:01.000Z',
+  '2026-12-04T09:00:00Z',
+  '"etag-1"',
+  '"etag-2"',
+];
+
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
+  fc.record({
+    kind: fc.constant('version' as const),
+    record: fc.constantFrom('b-1' as const, 'b-2' as const),
+    version: fc.constantFrom(...VERSIONS),
+    later: fc.boolean(),
+  }),
   fc.record({
     kind: fc.constant('existing' as const),
     record: fc.constantFrom('b-1' as const, 'b-2' as const),
@@ -64,14 +85,7 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
     record: fc.constantFrom('b-1' as const, 'b-2' as const),
     key: fc.constantFrom('k1', 'k2', 'k3'),
     op: fc.constantFrom('create' as const, 'update' as const),
-    version: fc.constantFrom(
-      null,
-      '2026-12-04T10:00:00.000Z',
-      '2026-12-04T10:00:01.000Z',
-      '2026-12-04T09:00:00Z',
-      '"etag-1"',
-      '"etag-2"',
-    ),
+    version: fc.constantFrom(null, ...VERSIONS),
     later: fc.boolean(),
   }),
 );
@@ -105,6 +119,7 @@ function eventsOf(ws: Awaited<ReturnType<typeof seeded>>, steps: readonly Step[]
   let clock = Date.UTC(2026, 11, 4, 10);
   const receipted = new Set<string>();
   const claimed = new Set<string>();
+  const versioned = new Set<string>();
   return steps.flatMap((step, i) => {
     clock += step.later ? CLAIM_LIFETIME_MS + 1_000 : 1_000;
     const target = {
@@ -113,13 +128,17 @@ function eventsOf(ws: Awaited<ReturnType<typeof seeded>>, steps: readonly Step[]
       entityType: 'person' as const,
       externalId: step.record,
     };
-    const write = {
-      idempotencyKey: step.key,
-      entityId: ws.entityId,
-      fields: { n: i },
-      prior: {},
-      heads: [`h${i}`],
-    };
+    if (step.kind === 'version') {
+      // Named by a refusal: the report of that version (one per version) is on the log already.
+      const change = recordVersionChange(
+        { ...target, eventTime: new Date(clock) },
+        `contacts:${step.record}:${step.version}`,
+        step.version,
+      );
+      if (versioned.has(change.eventKey)) return [];
+      versioned.add(change.eventKey);
+      return [logEventOf(change, { offset: i + 1, ingestedAt: new Date(clock) })];
+    }
     if (step.kind === 'existing') {
       const refused = refusedCreateChange(target, {
         idempotencyKey: step.key,
@@ -131,6 +150,13 @@ function eventsOf(ws: Awaited<ReturnType<typeof seeded>>, steps: readonly Step[]
       });
       return [logEventOf(refused, { offset: i + 1, ingestedAt: new Date(clock) })];
     }
+    const write = {
+      idempotencyKey: step.key,
+      entityId: ws.entityId,
+      fields: { n: i },
+      prior: {},
+      heads: [`h${i}`],
+    };
     // The log holds one event per key: a repeat is a redelivery, dropped there.
     const key = step.kind === 'claim' ? `${step.key}:${step.attempt}` : step.key;
     const seen = step.kind === 'claim' ? claimed : receipted;
@@ -226,6 +252,17 @@ describe('folding our writes’ events', () => {
     expect(state.claims.map((c) => c.idempotency_key)).toEqual(['k3']);
     expect(state.receipts.map((r) => r.idempotency_key)).toEqual(['k1']);
     expect(state.links).toMatchObject([{ external_id: 'b-1', provider_version: '2026-12-04T10:00:00.000Z' }]);
+  });
+
+  it('leaves the version a refusal named on the link, unless the link holds a later one', async () => {
+    const ws = await seeded();
+    const versionOf = async () =>
+      (await stateOf(ws)).links.find((l) => l.external_id === 'b-1')?.provider_version;
+    const fold = (steps: Step[]) => inTransaction(pool, (tx) => foldWriteEvents(tx, eventsOf(ws, steps)));
+    await fold([{ kind: 'version', record: 'b-1', version: '2026-12-04T10:00:01.000Z', later: false }]);
+    expect(await versionOf()).toBe('2026-12-04T10:00:01.000Z');
+    await fold([{ kind: 'version', record: 'b-1', version: '2026-12-04T09:00:00Z', later: false }]);
+    expect(await versionOf()).toBe('2026-12-04T10:00:01.000Z');
   });
 
   it('judges a refused create on the links the events before it left: the record our create made is another entity’s', async () => {

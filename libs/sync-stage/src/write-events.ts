@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { ENTITY_TYPES, type SourceChangeInput } from '@syncline/core';
 import type { LogEvent, LogTransaction } from '@syncline/log';
 import { z } from 'zod';
@@ -15,6 +16,7 @@ import { mayReplace, versionMayReplace } from './provider-version';
  * | `claim`   | by the pusher, before it sends an update | `write_claim`: a write on its way (its echo may come before its receipt) |
  * | `receipt` | by the pusher, once the provider took the write, before the rows are marked sent | `write_receipt`; the outbox row `sent`; a created record's `source_link`; the record's provider version; associations waiting for the create owed |
  * | `existing` | by the pusher, when a create is refused because the record exists (on that record's partition), before the rows are set aside | the record's `source_link` or a `possible_duplicate`; the outbox rows settled (existing-record.ts) |
+ * | `version` | by the pusher, when a write is refused as stale and the provider's current record is on the log already | the record's provider version (the report it names was merged before it) |
  *
  * Each is keyed (event key) by the write's connection and idempotency key (a claim also by
  * its attempt, an `existing` by its refusal's time), so a pusher that dies and sends again
@@ -98,8 +100,34 @@ export function writeReceiptChange(
   };
 }
 
+/**
+ * The version of a record the provider named when it refused a write as stale, the report of
+ * that version (`reportKey`) being on the log already (a pull, a webhook, an earlier refusal):
+ * after that report, on its partition, it leaves the link at that version, as the report's
+ * merge would have, had a receipt of an older write not stored an older one after it. One
+ * per report: a second refusal naming the same version appends nothing.
+ */
+export function recordVersionChange(
+  record: Pick<SourceChangeInput, 'workspaceId' | 'connectionId' | 'entityType' | 'externalId' | 'eventTime'>,
+  reportKey: string,
+  providerVersion: string,
+): SourceChangeInput {
+  const digest = createHash('sha256').update(`${record.connectionId}\n${reportKey}`).digest('base64url');
+  return {
+    workspaceId: record.workspaceId,
+    connectionId: record.connectionId,
+    entityType: record.entityType,
+    externalId: record.externalId,
+    op: 'version',
+    eventKey: `version:${record.connectionId}:${digest.slice(0, 32)}`,
+    eventTime: record.eventTime,
+    fields: { reportKey },
+    providerVersion,
+  };
+}
+
 export const isWriteEvent = (event: Pick<LogEvent, 'op'>): boolean =>
-  event.op === 'claim' || event.op === 'receipt' || event.op === 'existing';
+  event.op === 'claim' || event.op === 'receipt' || event.op === 'existing' || event.op === 'version';
 
 /**
  * An event that may link its record: a create's receipt (the record the create made), or an
@@ -131,7 +159,8 @@ const parse = <T extends z.ZodType>(schema: T, event: LogEvent): z.output<T> => 
  *   one; a merge, the provider's, changes no field we wrote and leaves no receipt), marks its
  *   outbox row sent, links the record a create made, and leaves the record's version (what the
  *   next write is conditional on);
- * - a create's receipt releases the associations that waited for its record.
+ * - a create's receipt releases the associations that waited for its record;
+ * - a `version` leaves the record's version, as a receipt does.
  *
  * The statement's parts all read the table as it was before it: what one event of the batch
  * does to another's rows (a claim its receipt settles, a claim its record's later event finds
@@ -170,7 +199,8 @@ async function foldClaimsAndReceipts(tx: LogTransaction, events: readonly LogEve
     const record = recordOf(e);
     const seen = latest.get(record);
     if (seen === undefined || e.ingestedAt > seen.ingestedAt) latest.set(record, e);
-    if (e.op !== 'receipt') continue;
+    // A receipt's version, or a refusal's (a `version` event): the same fold.
+    if (e.op !== 'receipt' && e.op !== 'version') continue;
     const held = versions.get(record);
     const linked = held?.linked !== undefined ? held.linked : mayLinkRecord(e) ? null : undefined;
     versions.set(record, {

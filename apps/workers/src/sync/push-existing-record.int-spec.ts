@@ -34,7 +34,7 @@ interface HubspotObject {
  * another entity's. The pusher puts the refusal on the log; the sync stage decides when it
  * folds it (`fold` below folds the connection's write events as the stage does).
  */
-describe('a create HubSpot refuses because the record exists (Postgres, Redis, BullMQ, HubSpot emulator)', () => {
+describe('writes HubSpot refuses: a create because the record exists, an update as stale (Postgres, Redis, BullMQ, HubSpot emulator)', () => {
   let db: TestDatabase;
   let pool: Pool;
   let redis: Redis;
@@ -256,7 +256,7 @@ describe('a create HubSpot refuses because the record exists (Postgres, Redis, B
   const fold = async (connectionId: string) => {
     const { rows } = await pool.query<LogEventRow>(
       `SELECT ${LOG_EVENT_COLUMNS} FROM change_event
-        WHERE connection_id = $1 AND op IN ('claim', 'receipt', 'existing') ORDER BY partition, "offset"`,
+        WHERE connection_id = $1 AND op IN ('claim', 'receipt', 'existing', 'version') ORDER BY partition, "offset"`,
       [connectionId],
     );
     return inTransaction(pool, (client) => foldWriteEvents(client, rows.map(toLogEvent)));
@@ -475,5 +475,58 @@ describe('a create HubSpot refuses because the record exists (Postgres, Redis, B
       },
     ]);
     expect((await logged(portal.connectionId)).map((e) => e.external_id)).toEqual([existing.id]);
+  });
+
+  it('a write refused as stale puts the record as the provider holds it on the log, and its version once the log has it', async () => {
+    const portal = await connectPortal();
+    const contact = await portal.uiCreate('contacts', { email: 'hedy@lamarr.example', jobtitle: 'Inventor' });
+    const entityId = await linkedEntity(portal, 'person', contact.id, { email: 'hedy@lamarr.example' });
+    await pool.query('UPDATE source_link SET provider_version = $2 WHERE connection_id = $1', [
+      portal.connectionId,
+      '2020-01-01T00:00:00.000Z',
+    ]);
+    await pool.query(
+      `INSERT INTO outbox (workspace_id, entity_id, entity_type, connection_id, op, external_id, fields, heads,
+                           idempotency_key)
+       VALUES ($1, $2, 'person', $3, 'update', $4, $5, $6, 'stale-update')`,
+      [portal.workspaceId, entityId, portal.connectionId, contact.id, { jobTitle: 'Actress' }, ['h0']],
+    );
+    const eventsOf = async (op: string) =>
+      (
+        await pool.query<{ external_id: string; provider_version: string | null; event_key: string }>(
+          `SELECT external_id, provider_version, event_key FROM change_event WHERE connection_id = $1 AND op = $2
+            ORDER BY "offset"`,
+          [portal.connectionId, op],
+        )
+      ).rows;
+
+    // Refused: the contact as HubSpot holds it goes on the log, as a pull would put it there.
+    expect(await push.push(portal.connectionId)).toMatchObject({ sent: 0, dropped: 1 });
+    const reported = await eventsOf('upsert');
+    expect(reported.map((e) => e.external_id)).toEqual([contact.id]);
+    expect(await eventsOf('version')).toEqual([]);
+
+    // Refused again at the same version: the report is on the log already, so its version follows it.
+    await pool.query(`UPDATE outbox SET status = 'pending', claimed_at = NULL WHERE connection_id = $1`, [
+      portal.connectionId,
+    ]);
+    expect(await push.push(portal.connectionId)).toMatchObject({ sent: 0, dropped: 1 });
+    expect(await eventsOf('upsert')).toEqual(reported);
+    const versions = await eventsOf('version');
+    expect(versions).toEqual([
+      {
+        external_id: contact.id,
+        provider_version: reported[0]!.provider_version,
+        event_key: expect.any(String),
+      },
+    ]);
+    // Folded, it is the link's version; nothing in HubSpot was written.
+    await fold(portal.connectionId);
+    const { rows } = await pool.query<{ provider_version: string }>(
+      'SELECT provider_version FROM source_link WHERE connection_id = $1',
+      [portal.connectionId],
+    );
+    expect(rows.map((r) => r.provider_version)).toEqual([reported[0]!.provider_version]);
+    expect(await portal.writes()).toEqual([]);
   });
 });

@@ -15,6 +15,7 @@ import {
   coalesce,
   oweReconciledAssociations,
   queueReconcileCreates,
+  recordVersionChange,
   refusedCreateChange,
 } from '@syncline/sync-stage';
 import type { Pool, PoolClient } from 'pg';
@@ -25,13 +26,7 @@ import { PG_POOL, ROOT_LOGGER } from '../infra/connections';
 import { JobQueue } from '../jobs/job-queue.service';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { type ClaimedRow, claimOutbox } from './outbox-claim';
-import {
-  deadLetterWrite,
-  holdStaleRows,
-  type Refused,
-  setRefusedCreateAside,
-  takeMergedVersions,
-} from './refused-writes';
+import { deadLetterWrite, holdStaleRows, type Refused, setRefusedCreateAside } from './refused-writes';
 import { SYNC_GROUP } from './sync-group';
 import { claimChanges, receiptChanges } from './write-log';
 
@@ -506,12 +501,19 @@ export class PushService {
         const appended = await this.log.append(current);
         if (!appended.ok)
           throw new RetryLater(`could not log the current records: ${appended.error.message}`, 'Transient');
-        // Those on the log already: a version merged is the link's at once (takeMergedVersions).
-        await takeMergedVersions(
-          this.pool,
-          handle.id,
-          current.filter((c, i) => appended.value[i]?.isNew === false && c.providerVersion),
+        // Those on the log already: their version goes on the log after them, for the sync stage
+        // to leave on the link once it merged them (a receipt of an older write may have left an
+        // older one there since).
+        const versions = current.flatMap((c, i) =>
+          appended.value[i]?.isNew === false && c.providerVersion
+            ? [recordVersionChange(c, c.eventKey, c.providerVersion)]
+            : [],
         );
+        if (versions.length > 0) {
+          const logged = await this.log.append(versions);
+          if (!logged.ok)
+            throw new RetryLater(`could not log the current versions: ${logged.error.message}`, 'Transient');
+        }
       } else {
         await this.jobs.enqueue('connection.pull', {
           connectionId: handle.id,

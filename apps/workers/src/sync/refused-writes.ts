@@ -1,8 +1,7 @@
 import type { ConnectorError } from '@syncline/connectors';
-import { type SourceChangeInput, storableJson, storableText } from '@syncline/core';
-import { type CoalescedWrite, versionMayReplace } from '@syncline/sync-stage';
+import { storableJson, storableText } from '@syncline/core';
+import type { CoalescedWrite } from '@syncline/sync-stage';
 import type { Pool } from 'pg';
-import { SYNC_GROUP } from './sync-group';
 
 /**
  * What the outbox keeps of writes a provider refused (PushService decides which is which):
@@ -60,38 +59,6 @@ export async function holdStaleRows(pool: Pool, rowIds: readonly string[], refus
        FROM entity e
       WHERE e.id = o.entity_id AND o.id = ANY($1::bigint[])`,
     [rowIds, refusal],
-  );
-}
-
-/**
- * The current records a stale refusal named that were on the log already: a version the sync
- * stage has merged is taken by the link at once (a receipt of an older write may have stored
- * an older one after it), so the waiting row can go. One on the log but not merged yet waits
- * for the merge: sent at that version, the write would overwrite an edit no merge has seen
- * (and, under `manual`, an open conflict).
- */
-export async function takeMergedVersions(
-  pool: Pool,
-  connectionId: string,
-  known: readonly SourceChangeInput[],
-): Promise<void> {
-  if (known.length === 0) return;
-  await pool.query(
-    `UPDATE source_link l SET provider_version = t.v
-       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS t(type, ext, v, key)
-       JOIN change_event ev ON ev.connection_id = $1 AND ev.event_key = t.key
-       JOIN consumer_offset o ON o.group_name = $6 AND o.partition = ev.partition
-      WHERE ev."offset" <= o.committed_offset
-        AND l.connection_id = $1 AND l.entity_type = t.type AND l.external_id = t.ext
-        AND ${versionMayReplace('t.v', 'l.provider_version')}`,
-    [
-      connectionId,
-      known.map((c) => c.entityType),
-      known.map((c) => c.externalId),
-      known.map((c) => c.providerVersion),
-      known.map((c) => c.eventKey),
-      SYNC_GROUP,
-    ],
   );
 }
 
