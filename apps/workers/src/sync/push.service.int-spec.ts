@@ -62,7 +62,7 @@ describe('PushService', () => {
     while (claims.length === 0) await new Promise((r) => setTimeout(r, 5));
     const second = await service.push(connectionId);
     expect(second.skipped).toBe('handed to the push in progress');
-    expect(await first).toEqual({ sent: 0, failed: 0, dropped: 0 });
+    expect(await first).toEqual({ sent: 0, failed: 0, dropped: 0, existing: 0 });
     // The first push drained once more for the second's sake, and nothing was put off.
     expect(claims).toHaveLength(2);
     expect(enqueued).toEqual([]);
@@ -71,7 +71,7 @@ describe('PushService', () => {
     claims.length = 0;
     const { pool: again, claims: alone } = countingClaims(pool, 0);
     (service as unknown as { pool: Pool }).pool = again;
-    expect(await service.push(connectionId)).toEqual({ sent: 0, failed: 0, dropped: 0 });
+    expect(await service.push(connectionId)).toEqual({ sent: 0, failed: 0, dropped: 0, existing: 0 });
     expect(alone).toHaveLength(1);
   });
 });
