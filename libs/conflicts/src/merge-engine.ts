@@ -6,7 +6,7 @@ import {
   type SplitOffInput,
 } from './entity-document';
 import { Lru } from './lru';
-import type { MergeStore } from './merge-store';
+import type { MergeStore, StoredDocument } from './merge-store';
 import type { EntityState, HistoryEntry, InboundChange, MergeOutcome, PolicyMap } from './types';
 
 export interface MergeEngineOptions {
@@ -253,6 +253,22 @@ export class MergeEngine {
     return this.cache.peek(entityId)?.doc.getHeads();
   }
 
+  /**
+   * Loads the documents of these entities that are not cached, in a few statements where the
+   * store can (a batch's entities, before it touches them one by one). Entities without a
+   * stored document are left for their first use to create.
+   */
+  async prefetch(entityIds: readonly string[], store: MergeStore): Promise<void> {
+    if (store.loadMany === undefined) return;
+    const missing = entityIds.filter((id) => this.cache.peek(id) === undefined);
+    if (missing.length < 2) return;
+    const stored = await store.loadMany(missing);
+    for (const [entityId, document] of stored) {
+      this.stats.cacheMisses++;
+      this.remember(entityId, entryOf(entityId, document));
+    }
+  }
+
   /** Drops cached state (after a rolled-back transaction, or to test reloads). */
   forget(entityId?: string): void {
     if (entityId === undefined) {
@@ -369,13 +385,11 @@ export class MergeEngine {
             chunkBytes: 0,
             chunkCount: 0,
           }
-        : {
-            doc: EntityDocument.load(entityId, stored.snapshot, stored.chunks, stored.synced),
-            workspaceId: stored.workspaceId,
-            lastSeq: stored.lastSeq,
-            chunkBytes: stored.chunkBytes,
-            chunkCount: stored.chunks.length,
-          };
+        : entryOf(entityId, stored);
+    return this.remember(entityId, entry);
+  }
+
+  private remember(entityId: string, entry: Entry): Entry {
     if (this.isDue(entry) || entry.doc.repaired) this.due.add(entityId);
     entry.doc.repaired = false;
     this.cache.set(entityId, entry, entryBytes(entry));
@@ -390,4 +404,15 @@ export class MergeEngine {
   get cached(): { documents: number; bytes: number } {
     return { documents: this.cache.size, bytes: this.cache.weight };
   }
+}
+
+/** A cache entry of a stored document. */
+function entryOf(entityId: string, stored: StoredDocument): Entry {
+  return {
+    doc: EntityDocument.load(entityId, stored.snapshot, stored.chunks, stored.synced),
+    workspaceId: stored.workspaceId,
+    lastSeq: stored.lastSeq,
+    chunkBytes: stored.chunkBytes,
+    chunkCount: stored.chunks.length,
+  };
 }

@@ -26,6 +26,8 @@ export interface ConflictResolution {
  */
 export interface MergeStore {
   load(entityId: string): Promise<StoredDocument | null>;
+  /** Several documents in a few statements (a store without it is read one `load` at a time). */
+  loadMany?(entityIds: readonly string[]): Promise<Map<string, StoredDocument>>;
   /** Appends one incremental chunk; `seq` is the previous last seq + 1. */
   appendChange(entityId: string, workspaceId: string, seq: number, chunk: Uint8Array): Promise<void>;
   /** Replaces the snapshot and drops the chunks it contains (seq ≤ throughSeq). */

@@ -82,4 +82,69 @@ describe('PgMergeStore with deferred writes', () => {
       await client.query('BEGIN');
     });
   });
+
+  it('holds conflicts back until flushed, a read or resolution of conflicts flushing first; the first of a repeated id stands', async () => {
+    await freshTransaction(async (client) => {
+      const store = new PgMergeStore(client, { deferWrites: true });
+      const [entity, workspace] = [randomUUID(), randomUUID()];
+      const conflict = (id: string, status: 'open' | 'resolved') => ({
+        id,
+        workspaceId: workspace,
+        entityId: entity,
+        field: 'jobTitle',
+        kind: 'concurrent' as const,
+        policy: 'manual' as const,
+        candidates: [
+          { value: 'CTO', source: { kind: 'connection' as const, id: 'a' }, eventTime: new Date(1_000) },
+          { value: 'CEO', source: { kind: 'connection' as const, id: 'b' }, eventTime: new Date(2_000) },
+        ],
+        status,
+        detectedAt: new Date(3_000),
+      });
+      const [first, second] = [randomUUID(), randomUUID()];
+      await store.recordConflicts([conflict(first, 'open')]);
+      await store.recordConflicts([conflict(first, 'resolved'), conflict(second, 'open')]);
+      const stored = async () =>
+        (
+          await client.query<{ id: string; status: string }>(
+            'SELECT id::text, status::text FROM merge_conflict ORDER BY id',
+          )
+        ).rows;
+      expect(await stored()).toEqual([]);
+      expect((await store.listConflicts(entity)).map((c) => [c.id, c.status]).sort()).toEqual(
+        [
+          [first, 'open'],
+          [second, 'open'],
+        ].sort(),
+      );
+      await store.recordConflicts([conflict(randomUUID(), 'open')]);
+      await store.resolveConflict(first, { value: 'CTO', userId: 'u1', at: new Date(4_000) });
+      expect((await stored()).length).toBe(3);
+    });
+  });
+
+  it('loads several documents in one go, as load reads each, flushing what it holds of them first', async () => {
+    await freshTransaction(async (client) => {
+      const store = new PgMergeStore(client, { deferWrites: true });
+      const [a, b, missing, workspace, connection] = [
+        randomUUID(),
+        randomUUID(),
+        randomUUID(),
+        randomUUID(),
+        randomUUID(),
+      ];
+      await store.appendChange(a, workspace, 1, Uint8Array.of(1));
+      await store.appendChange(a, workspace, 2, Uint8Array.of(2, 3));
+      await store.saveSynced(a, connection, { heads: ['h1'], stale: {} });
+      await store.appendChange(b, workspace, 1, Uint8Array.of(7));
+      await store.compact(b, workspace, Uint8Array.of(8, 9), 1);
+      await store.appendChange(b, workspace, 2, Uint8Array.of(10));
+      const many = await store.loadMany([a, b, missing, a]);
+      expect([...many.keys()].sort()).toEqual([a, b].sort());
+      expect(many.get(a)).toEqual(await store.load(a));
+      expect(many.get(b)).toEqual(await store.load(b));
+      expect(many.get(b)?.snapshot).toEqual(Uint8Array.of(8, 9));
+      expect(many.get(a)?.synced.get(connection)).toEqual({ heads: ['h1'], stale: {} });
+    });
+  });
 });

@@ -40,10 +40,11 @@ const toCandidate = (c: StoredCandidate) => ({
  */
 export interface PgMergeStoreOptions {
   /**
-   * Holds appended changes and synced heads until `flush` (or a load or compaction of an
-   * entity that has some), and writes them in three multi-row statements instead of one
-   * statement each: for a caller that applies a batch of changes in one transaction and
-   * flushes before it commits (the sync stage).
+   * Holds appended changes, synced heads and recorded conflicts until `flush` (or a load or
+   * compaction of an entity that has some, or a read or resolution of conflicts), and writes
+   * them in four multi-row statements instead of one statement each: for a caller that
+   * applies a batch of changes in one transaction and flushes before it commits (the sync
+   * stage), and before its own SQL reads or updates `merge_conflict`.
    */
   deferWrites?: boolean;
 }
@@ -53,6 +54,7 @@ export class PgMergeStore implements MergeStore {
   private readonly newDocs = new Map<string, string>();
   private readonly changes: { entityId: string; seq: number; chunk: Uint8Array }[] = [];
   private readonly synced = new Map<string, { entityId: string; connectionId: string; state: SyncedState }>();
+  private readonly conflicts: ConflictRecord[] = [];
   private readonly deferred = new Set<string>();
 
   constructor(
@@ -68,6 +70,7 @@ export class PgMergeStore implements MergeStore {
     const docs = [...this.newDocs];
     const changes = this.changes.splice(0);
     const synced = [...this.synced.values()];
+    const conflicts = this.conflicts.splice(0);
     this.newDocs.clear();
     this.synced.clear();
     this.deferred.clear();
@@ -103,6 +106,7 @@ export class PgMergeStore implements MergeStore {
           ),
         ],
       );
+    await this.insertConflicts(conflicts);
   }
 
   async load(entityId: string): Promise<StoredDocument | null> {
@@ -132,6 +136,64 @@ export class PgMergeStore implements MergeStore {
       chunkBytes: chunks.reduce((n, c) => n + c.length, 0),
       synced: new Map(synced.rows.map((s) => [s.connection_id, { heads: s.heads, stale: s.stale }])),
     };
+  }
+
+  async loadMany(entityIds: readonly string[]): Promise<Map<string, StoredDocument>> {
+    const documents = new Map<string, StoredDocument>();
+    if (entityIds.length === 0) return documents;
+    if (entityIds.some((id) => this.deferred.has(id))) await this.flush();
+    const ids = [...new Set(entityIds)];
+    const docs = await this.tx.query<{
+      entity_id: string;
+      workspace_id: string;
+      doc: Buffer;
+      compacted_seq: string;
+    }>(
+      `SELECT entity_id::text, workspace_id, doc, compacted_seq FROM entity_doc WHERE entity_id = ANY($1::uuid[])`,
+      [ids],
+    );
+    if (docs.rows.length === 0) return documents;
+    const found = docs.rows.map((r) => r.entity_id);
+    const changes = await this.tx.query<{ entity_id: string; seq: string; chunk: Buffer }>(
+      `SELECT entity_id::text, seq, chunk FROM entity_doc_change WHERE entity_id = ANY($1::uuid[])
+        ORDER BY entity_id, seq`,
+      [found],
+    );
+    const synced = await this.tx.query<{
+      entity_id: string;
+      connection_id: string;
+      heads: string[];
+      stale: Record<string, string>;
+    }>(
+      `SELECT entity_id::text, connection_id, heads, stale FROM entity_synced_heads WHERE entity_id = ANY($1::uuid[])`,
+      [found],
+    );
+    const chunksOf = new Map<string, { seq: string; chunk: Buffer }[]>();
+    for (const c of changes.rows) {
+      const list = chunksOf.get(c.entity_id);
+      if (list) list.push(c);
+      else chunksOf.set(c.entity_id, [c]);
+    }
+    const syncedOf = new Map<string, Map<string, SyncedState>>();
+    for (const s of synced.rows) {
+      const map = syncedOf.get(s.entity_id) ?? new Map<string, SyncedState>();
+      map.set(s.connection_id, { heads: s.heads, stale: s.stale });
+      syncedOf.set(s.entity_id, map);
+    }
+    for (const row of docs.rows) {
+      const rows = chunksOf.get(row.entity_id) ?? [];
+      const chunks = rows.map((c) => new Uint8Array(c.chunk));
+      const last = rows.at(-1);
+      documents.set(row.entity_id, {
+        workspaceId: row.workspace_id,
+        snapshot: row.doc.length > 0 ? new Uint8Array(row.doc) : null,
+        chunks,
+        lastSeq: Math.max(Number(row.compacted_seq), last === undefined ? 0 : Number(last.seq)),
+        chunkBytes: chunks.reduce((n, c) => n + c.length, 0),
+        synced: syncedOf.get(row.entity_id) ?? new Map(),
+      });
+    }
+    return documents;
   }
 
   async appendChange(entityId: string, workspaceId: string, seq: number, chunk: Uint8Array): Promise<void> {
@@ -198,6 +260,17 @@ export class PgMergeStore implements MergeStore {
 
   async recordConflicts(conflicts: readonly ConflictRecord[]): Promise<void> {
     if (conflicts.length === 0) return;
+    if (this.deferWrites) {
+      this.conflicts.push(...conflicts);
+      for (const c of conflicts) this.deferred.add(c.entityId);
+      return;
+    }
+    await this.insertConflicts(conflicts);
+  }
+
+  /** Idempotent by id: the first of a repeated id stands, as when recorded one by one. */
+  private async insertConflicts(conflicts: readonly ConflictRecord[]): Promise<void> {
+    if (conflicts.length === 0) return;
     await this.tx.query(
       `INSERT INTO merge_conflict (id, workspace_id, entity_id, field, kind, policy, candidates, status,
                                    resolution, resolved_by, created_at, resolved_at)
@@ -229,6 +302,7 @@ export class PgMergeStore implements MergeStore {
   }
 
   async resolveConflict(conflictId: string, resolution: ConflictResolution): Promise<void> {
+    if (this.conflicts.length > 0) await this.flush();
     const { rowCount } = await this.tx.query(
       `UPDATE merge_conflict SET status = 'resolved', resolution = $2, resolved_by = $3, resolved_at = $4
         WHERE id = $1`,
@@ -247,6 +321,7 @@ export class PgMergeStore implements MergeStore {
   }
 
   async listConflicts(entityId: string): Promise<StoredConflict[]> {
+    if (this.conflicts.length > 0) await this.flush();
     const { rows } = await this.tx.query<ConflictRow>(
       `SELECT id, workspace_id, entity_id, field, kind, policy, candidates, status, resolution, created_at
          FROM merge_conflict WHERE entity_id = $1 ORDER BY created_at, id`,

@@ -111,6 +111,7 @@ export async function applyIdentityOperation(
       `UPDATE outbox SET status = 'superseded' WHERE entity_id = $1 AND status = 'pending' AND op <> 'merge'`,
       [op.absorbedId],
     );
+    await store.flush();
     await tx.query(
       `UPDATE merge_conflict SET status = 'resolved', resolved_by = $2, resolved_at = now(),
               resolution = jsonb_build_object('mergedInto', $3::text)
@@ -150,6 +151,7 @@ export async function applyIdentityOperation(
       { mergeOperationId: op.undoes ?? '', operationId: op.operationId, by, at },
       store,
     );
+    await store.flush();
     await tx.query(
       `UPDATE merge_conflict SET status = 'open', resolution = NULL, resolved_by = NULL, resolved_at = NULL
         WHERE entity_id = $1 AND resolved_by = $2`,

@@ -89,6 +89,8 @@ export async function applyUserEdit(
   const ref = { entityId, workspaceId: event.workspaceId, entityType: event.entityType };
   const eventKey = `${event.connectionId}:${event.eventKey}`;
   if (edit.resolves !== undefined) {
+    // Conflicts the batch recorded are read too.
+    await store.flush();
     const { rows } = await tx.query<{ field: string }>(
       `SELECT field FROM merge_conflict WHERE id::text = $1 AND entity_id = $2 AND status = 'open'`,
       [edit.resolves, entityId],

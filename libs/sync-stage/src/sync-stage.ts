@@ -224,9 +224,11 @@ export class SyncStage {
     const storedHeads = await this.lockAndValidate(tx, ids);
 
     const receipts = await receiptsOf(tx, events);
-    // Appended changes and synced heads go out in a few multi-row statements at the end of the
-    // batch (or before a load or compaction that needs them), not one statement each.
+    // Appended changes, synced heads and conflicts go out in a few multi-row statements at the
+    // end of the batch (or before a load, compaction or conflict read that needs them), not
+    // one statement each; the documents not cached are read in a few statements up front.
     const store = new PgMergeStore(tx, { deferWrites: true });
+    await engine.prefetch(ids, store);
     const touched = new Map<string, Touched>();
     const applied: string[] = [];
     // Records a merge leaves twice in one connection: our own copy archived there, or both the
