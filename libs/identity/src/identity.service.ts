@@ -113,6 +113,18 @@ class JoinAhead extends Error {}
 /** A batch's records by `linkKey`: the entity each is linked to, or null when it is not. */
 type BatchLinks = Map<string, string | null>;
 
+/**
+ * Keys (`workspace:type:key`) locked and read from the database at the start of a batch
+ * (lockBatchKeys): until the batch moves a link by a merge, the index holds them as the
+ * database would, the batch's own records' included (index.add mirrors what their links and
+ * stores write), so a record whose keys are all here is matched without locking and reading
+ * them again, and without storing the records before it first.
+ */
+type FreshKeys = ReadonlySet<string>;
+
+const freshKey = (workspaceId: string, entityType: string, key: string) =>
+  `${workspaceId}:${entityType}:${key}`;
+
 const linkKey = (c: Pick<IdentityChange, 'connectionId' | 'entityType' | 'externalId'>): string =>
   `${c.connectionId}\u0000${c.entityType}\u0000${c.externalId}`;
 
@@ -151,6 +163,8 @@ export class IdentityService {
     // Every record's link read in one statement; the batch's own links are added as made. A
     // merge or unmerge moves links: from then on each is read again.
     let links: BatchLinks | undefined = await this.linksOfBatch(tx, events);
+    // The keys of the batch's records not linked yet, locked and read once.
+    let fresh: FreshKeys | undefined = await this.lockBatchKeys(tx, events, links);
     // What the batch's linked records hold (keys, names, blocks) is stored in one statement,
     // before anything reads match keys from the database again and at the end.
     const stores: PendingStores = [];
@@ -167,6 +181,7 @@ export class IdentityService {
       }
       if (intent) {
         links = undefined;
+        fresh = undefined;
         const applied = await this.applyOperation(tx, intent);
         // Refused as a conflict (already merged, already undone) it is skipped, and a replay refuses
         // it again at the same point; a malformed one is a bug and goes to the dead letters.
@@ -177,7 +192,7 @@ export class IdentityService {
       // A record joining two entities after others of the batch: the batch ends before it.
       const stopBeforeJoin = stop && i > 0;
       try {
-        await this.resolveChange(tx, event, links, stores, joined, stopBeforeJoin);
+        await this.resolveChange(tx, event, links, stores, joined, stopBeforeJoin, fresh);
         const addresses = participantsOf(event);
         if (addresses.length > 0) {
           await this.flushStores(tx, stores);
@@ -190,8 +205,9 @@ export class IdentityService {
       }
       if (joined.length > 0) {
         joins.set(i, joined);
-        // A join moves links: from then on each is read again.
+        // A join moves links: from then on each is read again, and keys before each decision.
         links = undefined;
+        fresh = undefined;
         if (stop) {
           await this.flushStores(tx, stores);
           return { joins, taken: i + 1 };
@@ -246,6 +262,7 @@ export class IdentityService {
     stores?: PendingStores,
     joins?: OperationPayload[],
     stopBeforeJoin = false,
+    fresh?: FreshKeys,
   ): Promise<Resolution | undefined> {
     const settings = this.settingsFor(change.workspaceId);
     const record = toMatchRecord(change.entityType, change.fields, settings);
@@ -288,10 +305,63 @@ export class IdentityService {
     // Nor does a notification make an entity when its keys name none (see link): a phone alone
     // links nobody, and a person made of one phone number would be written to every CRM.
     // Matching reads keys from the database: what earlier records of the batch hold goes first.
-    if (stores) await this.flushStores(tx, stores);
-    const resolution = await this.link(tx, change, record, index, settings, joins, stopBeforeJoin);
+    // Keys locked and read at the start of the batch are the index's already.
+    const keysFresh =
+      fresh !== undefined &&
+      record.keys.every((k) => fresh.has(freshKey(change.workspaceId, change.entityType, k)));
+    if (stores && !keysFresh) await this.flushStores(tx, stores);
+    const resolution = await this.link(
+      tx,
+      change,
+      record,
+      index,
+      settings,
+      joins,
+      stopBeforeJoin,
+      keysFresh ? stores : undefined,
+    );
     if (resolution !== undefined) links?.set(key, resolution.entityId);
     return resolution;
+  }
+
+  /**
+   * Locks, in one statement and in key order, the deterministic keys of the batch's records
+   * that are not linked yet, and reads them into the index (one read per workspace and type):
+   * what `link` would do record by record. Returns them as FreshKeys.
+   */
+  private async lockBatchKeys(
+    tx: Queryable,
+    events: readonly IdentityChange[],
+    links: BatchLinks,
+  ): Promise<FreshKeys> {
+    const byIndex = new Map<string, { workspaceId: string; entityType: EntityType; keys: Set<string> }>();
+    for (const e of events) {
+      if (e.op !== 'upsert' || links.get(linkKey(e)) !== null) continue;
+      if (identityOperationOf(e.op, e.fields) !== undefined || providerMergeOf(e.op, e.fields)) continue;
+      const { keys } = toMatchRecord(e.entityType, e.fields, this.settingsFor(e.workspaceId));
+      if (keys.length === 0) continue;
+      const group = `${e.workspaceId}:${e.entityType}`;
+      const entry = byIndex.get(group) ?? {
+        workspaceId: e.workspaceId,
+        entityType: e.entityType,
+        keys: new Set(),
+      };
+      for (const k of keys) entry.keys.add(k);
+      byIndex.set(group, entry);
+    }
+    const fresh = new Set<string>();
+    if (byIndex.size === 0) return fresh;
+    for (const { workspaceId, entityType, keys } of byIndex.values())
+      for (const k of keys) fresh.add(freshKey(workspaceId, entityType, k));
+    await tx.query(
+      'SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest($1::text[]) AS k ORDER BY k',
+      [[...fresh].sort()],
+    );
+    for (const { workspaceId, entityType, keys } of byIndex.values()) {
+      const index = await this.indexes.of(tx, workspaceId, entityType);
+      await this.indexes.refresh(tx, workspaceId, entityType, [...keys], index);
+    }
+    return fresh;
   }
 
   private async linksOfBatch(tx: Queryable, events: readonly IdentityChange[]): Promise<BatchLinks> {
@@ -445,10 +515,12 @@ export class IdentityService {
     settings: IdentitySettings,
     joins?: OperationPayload[],
     stopBeforeJoin = false,
+    /** The record's keys were locked and read at the start of the batch; what the records before it hold is still to store. */
+    unstored?: PendingStores,
   ): Promise<Resolution | undefined> {
     const { workspaceId, entityType } = change;
     // Two records with one new key, handled by two processes at once, must not both create.
-    if (record.keys.length > 0) {
+    if (record.keys.length > 0 && unstored === undefined) {
       await tx.query(
         'SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest($1::text[]) AS k ORDER BY k',
         [record.keys.map((k) => `${workspaceId}:${entityType}:${k}`).sort()],
@@ -477,7 +549,9 @@ export class IdentityService {
       );
     }
     // The record's keys name further entities: they are one person (company, meeting), so they
-    // are joined into the one it links to, whatever order their records came in.
+    // are joined into the one it links to, whatever order their records came in. A join moves
+    // match keys in the database: what the records before it hold is stored first.
+    if (resolution.absorbs.length > 0 && unstored !== undefined) await this.flushStores(tx, unstored);
     for (const absorbed of resolution.absorbs) {
       const joined = await this.join(tx, change, resolution, absorbed);
       if (joined) joins?.push(joined);
