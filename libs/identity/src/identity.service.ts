@@ -568,7 +568,9 @@ export class IdentityService {
         JSON.stringify(linkReasonOf(resolution)),
       ],
     );
-    await this.storeRecord(tx, change, resolution.entityId, record, index);
+    // With the batch's keys read up front, it is stored with the records before it, later;
+    // otherwise now, for the next record's read of the keys.
+    await this.storeRecord(tx, change, resolution.entityId, record, index, unstored);
     for (const candidate of resolution.possibleDuplicates) {
       await tx.query(
         `INSERT INTO possible_duplicate (id, workspace_id, entity_type, entity_a, entity_b, score, evidence)
