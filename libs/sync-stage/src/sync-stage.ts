@@ -38,10 +38,9 @@ export interface Segment {
  * and those after it must not be seen by it, as when the group's batches ended around it.
  *
  * The push stage's claims and receipts (write-events.ts) concern one record each, and are
- * seen by that record's reports only; but the outbox row a receipt marks sent was queued by an
- * event before it on the log, of any record (an edit made in Syncline, another system's
- * report): one that comes before every report of the segment is folded before them; one after
- * any report, after them all, and a later report of its record then opens the next segment. A create's receipt (or an
+ * seen by that record's reports only: one whose record no report of the segment named yet is
+ * folded before the segment's reports; one after a report of its record, after them, and a
+ * later report of that record then opens the next segment. A create's receipt (or an
  * `existing`: a refused create's) links a record that identity may weigh in placing any report
  * of its connection: after one, it opens the next segment.
  */
@@ -68,7 +67,7 @@ export function segmentsOf(events: readonly LogEvent[]): Segment[] {
     const record = `${event.connectionId}|${event.entityType}|${event.externalId}`;
     if (isWriteEvent(event)) {
       if (mayLinkRecord(event) && connections.has(event.connectionId)) close();
-      if (current.events.length > 0) {
+      if (named.has(record)) {
         current.writesAfter.push(event);
         trailed.add(record);
       } else current.writesBefore.push(event);
