@@ -110,32 +110,9 @@ export class PgMergeStore implements MergeStore {
   }
 
   async load(entityId: string): Promise<StoredDocument | null> {
-    if (this.deferred.has(entityId)) await this.flush();
-    const docs = await this.tx.query<{ workspace_id: string; doc: Buffer; compacted_seq: string }>(
-      `SELECT workspace_id, doc, compacted_seq FROM entity_doc WHERE entity_id = $1`,
-      [entityId],
-    );
-    const row = docs.rows[0];
-    if (row === undefined) return null;
-    const changes = await this.tx.query<{ seq: string; chunk: Buffer }>(
-      `SELECT seq, chunk FROM entity_doc_change WHERE entity_id = $1 ORDER BY seq`,
-      [entityId],
-    );
-    const synced = await this.tx.query<{
-      connection_id: string;
-      heads: string[];
-      stale: Record<string, string>;
-    }>(`SELECT connection_id, heads, stale FROM entity_synced_heads WHERE entity_id = $1`, [entityId]);
-    const chunks = changes.rows.map((c) => new Uint8Array(c.chunk));
-    const last = changes.rows.at(-1);
-    return {
-      workspaceId: row.workspace_id,
-      snapshot: row.doc.length > 0 ? new Uint8Array(row.doc) : null,
-      chunks,
-      lastSeq: Math.max(Number(row.compacted_seq), last === undefined ? 0 : Number(last.seq)),
-      chunkBytes: chunks.reduce((n, c) => n + c.length, 0),
-      synced: new Map(synced.rows.map((s) => [s.connection_id, { heads: s.heads, stale: s.stale }])),
-    };
+    // One id asked, at most one document found (keyed as PostgreSQL spells the id).
+    const [document] = (await this.loadMany([entityId])).values();
+    return document ?? null;
   }
 
   async loadMany(entityIds: readonly string[]): Promise<Map<string, StoredDocument>> {

@@ -122,8 +122,18 @@ type BatchLinks = Map<string, string | null>;
  */
 type FreshKeys = ReadonlySet<string>;
 
-const freshKey = (workspaceId: string, entityType: string, key: string) =>
+/** A deterministic key within its workspace and type: what a key lock and FreshKeys name. */
+const scopedKey = (workspaceId: string, entityType: string, key: string) =>
   `${workspaceId}:${entityType}:${key}`;
+
+/**
+ * Locks deterministic keys (`workspace:type:key`) for the rest of the transaction, in key
+ * order: two processes placing records with one new key never both create an entity for it.
+ */
+const lockKeys = (tx: Queryable, keys: readonly string[]) =>
+  tx.query('SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest($1::text[]) AS k ORDER BY k', [
+    [...keys].sort(),
+  ]);
 
 const linkKey = (c: Pick<IdentityChange, 'connectionId' | 'entityType' | 'externalId'>): string =>
   `${c.connectionId}\u0000${c.entityType}\u0000${c.externalId}`;
@@ -308,7 +318,7 @@ export class IdentityService {
     // Keys locked and read at the start of the batch are the index's already.
     const keysFresh =
       fresh !== undefined &&
-      record.keys.every((k) => fresh.has(freshKey(change.workspaceId, change.entityType, k)));
+      record.keys.every((k) => fresh.has(scopedKey(change.workspaceId, change.entityType, k)));
     if (stores && !keysFresh) await this.flushStores(tx, stores);
     const resolution = await this.link(
       tx,
@@ -352,11 +362,8 @@ export class IdentityService {
     const fresh = new Set<string>();
     if (byIndex.size === 0) return fresh;
     for (const { workspaceId, entityType, keys } of byIndex.values())
-      for (const k of keys) fresh.add(freshKey(workspaceId, entityType, k));
-    await tx.query(
-      'SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest($1::text[]) AS k ORDER BY k',
-      [[...fresh].sort()],
-    );
+      for (const k of keys) fresh.add(scopedKey(workspaceId, entityType, k));
+    await lockKeys(tx, [...fresh]);
     for (const { workspaceId, entityType, keys } of byIndex.values()) {
       const index = await this.indexes.of(tx, workspaceId, entityType);
       await this.indexes.refresh(tx, workspaceId, entityType, [...keys], index);
@@ -521,9 +528,9 @@ export class IdentityService {
     const { workspaceId, entityType } = change;
     // Two records with one new key, handled by two processes at once, must not both create.
     if (record.keys.length > 0 && unstored === undefined) {
-      await tx.query(
-        'SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest($1::text[]) AS k ORDER BY k',
-        [record.keys.map((k) => `${workspaceId}:${entityType}:${k}`).sort()],
+      await lockKeys(
+        tx,
+        record.keys.map((k) => scopedKey(workspaceId, entityType, k)),
       );
       await this.indexes.refresh(tx, workspaceId, entityType, record.keys, index);
     }

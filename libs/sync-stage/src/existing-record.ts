@@ -127,12 +127,12 @@ export async function foldRefusedCreate(tx: Queryable, event: LogEvent): Promise
   let decision = judgeExistingRecord(write, refused.record, await linkedEntityOf(tx, record));
   if (decision.kind === 'link') {
     const reason = { rule: EXISTING_RECORD_RULE, evidence: decision.evidence, score: 1 };
-    if (!(await linkRecordOnce(tx, record, refused.entityId, reason)))
+    if (!(await linkRecordOnce(tx, record, refused.entityId, reason))) {
+      // Linked meanwhile: decided on that link. Still linked nowhere: the entity is gone (erased
+      // meanwhile), so nothing is linked and nothing owed to it.
       decision = judgeExistingRecord(write, refused.record, await linkedEntityOf(tx, record));
-  }
-  if (decision.kind === 'link' && (await linkedEntityOf(tx, record)) !== refused.entityId) {
-    // The entity is gone (erased meanwhile): nothing to link, nothing owed to it.
-    return [];
+      if (decision.kind === 'link') return [];
+    }
   }
   if (decision.kind === 'review')
     await proposePossibleDuplicate(

@@ -5,8 +5,6 @@ export {
   EXISTING_RECORD_RULE,
   type ExistingRecordDecision,
   judgeExistingRecord,
-  REFUSED_FIELD,
-  type RefusedCreate,
   refusedCreateChange,
 } from './existing-record';
 export * from './idempotency-key';

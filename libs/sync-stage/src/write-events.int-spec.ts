@@ -178,6 +178,10 @@ function eventsOf(ws: Awaited<ReturnType<typeof seeded>>, steps: readonly Step[]
   });
 }
 
+/** The steps folded as the sync stage folds our writes' events: one batch, in one transaction. */
+const foldSteps = (ws: Awaited<ReturnType<typeof seeded>>, steps: readonly Step[]) =>
+  inTransaction(pool, (tx) => foldWriteEvents(tx, eventsOf(ws, steps)));
+
 /** What the fold left of connection B, the entities named as Ada and Grace (ids differ between workspaces). */
 async function stateOf(ws: Awaited<ReturnType<typeof seeded>>) {
   const connectionId = ws.b;
@@ -223,7 +227,7 @@ describe('folding our writes’ events', () => {
       fc.asyncProperty(fc.array(stepArb, { minLength: 1, maxLength: 12 }), async (steps) => {
         const together = await seeded();
         const alone = await seeded();
-        await inTransaction(pool, (tx) => foldWriteEvents(tx, eventsOf(together, steps)));
+        await foldSteps(together, steps);
         for (const event of eventsOf(alone, steps))
           await inTransaction(pool, (tx) => foldWriteEvents(tx, [event]));
         expect(await stateOf(together)).toEqual(await stateOf(alone));
@@ -258,10 +262,11 @@ describe('folding our writes’ events', () => {
     const ws = await seeded();
     const versionOf = async () =>
       (await stateOf(ws)).links.find((l) => l.external_id === 'b-1')?.provider_version;
-    const fold = (steps: Step[]) => inTransaction(pool, (tx) => foldWriteEvents(tx, eventsOf(ws, steps)));
-    await fold([{ kind: 'version', record: 'b-1', version: '2026-12-04T10:00:01.000Z', later: false }]);
+    await foldSteps(ws, [
+      { kind: 'version', record: 'b-1', version: '2026-12-04T10:00:01.000Z', later: false },
+    ]);
     expect(await versionOf()).toBe('2026-12-04T10:00:01.000Z');
-    await fold([{ kind: 'version', record: 'b-1', version: '2026-12-04T09:00:00Z', later: false }]);
+    await foldSteps(ws, [{ kind: 'version', record: 'b-1', version: '2026-12-04T09:00:00Z', later: false }]);
     expect(await versionOf()).toBe('2026-12-04T10:00:01.000Z');
   });
 
@@ -291,14 +296,9 @@ describe('folding our writes’ events', () => {
 
   it('links a record nobody holds to the refused create’s entity when a key agrees, and leaves it when none does', async () => {
     const agreeing = await seeded();
-    await inTransaction(pool, (tx) =>
-      foldWriteEvents(
-        tx,
-        eventsOf(agreeing, [
-          { kind: 'existing', record: 'b-2', key: 'k4', who: 'grace', agrees: true, later: false },
-        ]),
-      ),
-    );
+    await foldSteps(agreeing, [
+      { kind: 'existing', record: 'b-2', key: 'k4', who: 'grace', agrees: true, later: false },
+    ]);
     expect((await stateOf(agreeing)).links).toMatchObject([
       { external_id: 'b-1', entity_id: 'ada' },
       {
@@ -308,14 +308,9 @@ describe('folding our writes’ events', () => {
       },
     ]);
     const disagreeing = await seeded();
-    await inTransaction(pool, (tx) =>
-      foldWriteEvents(
-        tx,
-        eventsOf(disagreeing, [
-          { kind: 'existing', record: 'b-2', key: 'k4', who: 'grace', agrees: false, later: false },
-        ]),
-      ),
-    );
+    await foldSteps(disagreeing, [
+      { kind: 'existing', record: 'b-2', key: 'k4', who: 'grace', agrees: false, later: false },
+    ]);
     expect((await stateOf(disagreeing)).links.map((l) => l.external_id)).toEqual(['b-1']);
   });
 });

@@ -146,9 +146,10 @@ const parse = <T extends z.ZodType>(schema: T, event: LogEvent): z.output<T> => 
 };
 
 /**
- * Folds claim, receipt and existing events, each at its place among its record's reports (segmentsOf
- * in sync-stage.ts places them), in one statement. Returns the connections owed a push: those
- * whose associations were waiting for a record a receipt links.
+ * Folds the push stage's events, each at its place among its record's reports (segmentsOf in
+ * sync-stage.ts places them): claims, receipts and versions in one statement, an `existing`
+ * on its own (existing-record.ts). Returns the connections owed a push: those whose
+ * associations were waiting for a record a receipt or an `existing` links.
  *
  * What the fold does, as if event by event in log order:
  * - a claim goes into `write_claim`;
@@ -181,7 +182,7 @@ export async function foldWriteEvents(tx: LogTransaction, events: readonly LogEv
   return [...owed];
 }
 
-/** foldWriteEvents for claims and receipts: one statement. */
+/** foldWriteEvents for claims, receipts and versions: one statement. */
 async function foldClaimsAndReceipts(tx: LogTransaction, events: readonly LogEvent[]): Promise<string[]> {
   if (events.length === 0) return [];
   const claims = events.filter((e) => e.op === 'claim').map((e) => ({ e, w: parse(claimSchema, e) }));

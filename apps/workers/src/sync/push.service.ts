@@ -68,6 +68,9 @@ export interface PushOutcome {
   skipped?: string;
 }
 
+/** A push that sent, failed and set aside nothing (yet). */
+const NOTHING: Readonly<PushOutcome> = { sent: 0, failed: 0, dropped: 0, existing: 0 };
+
 /**
  * Writeback: sends a connection's outbox. Only one process pushes a connection at a time
  * (a session advisory lock), so rows one dead pusher left claimed can be taken back at once.
@@ -113,14 +116,13 @@ export class PushService {
     const inProgress = this.pushing.get(connectionId);
     if (inProgress !== undefined) {
       inProgress.again = true;
-      return { sent: 0, failed: 0, dropped: 0, existing: 0, skipped: 'handed to the push in progress' };
+      return { ...NOTHING, skipped: 'handed to the push in progress' };
     }
     const handle = await this.runtime.open(connectionId);
-    if (handle === undefined)
-      return { sent: 0, failed: 0, dropped: 0, existing: 0, skipped: 'no such connection' };
+    if (handle === undefined) return { ...NOTHING, skipped: 'no such connection' };
     if (handle.status !== 'live' && handle.status !== 'backfilling')
       // Rows wait; the sweep sends them once the connection is back.
-      return { sent: 0, failed: 0, dropped: 0, existing: 0, skipped: `connection is ${handle.status}` };
+      return { ...NOTHING, skipped: `connection is ${handle.status}` };
     const lock = await this.pool.connect();
     let locked = false;
     try {
@@ -132,13 +134,7 @@ export class PushService {
       if (!locked) {
         // Another process is pushing this connection; look again in the next window.
         await this.schedule(connectionId, Date.now() + 250);
-        return {
-          sent: 0,
-          failed: 0,
-          dropped: 0,
-          existing: 0,
-          skipped: 'another pusher holds the connection',
-        };
+        return { ...NOTHING, skipped: 'another pusher holds the connection' };
       }
       // A push asked for while this one ran drains again here. The entry is removed in the
       // same synchronous step as the last look at `again`, so a request either finds it (and
@@ -147,7 +143,7 @@ export class PushService {
       const state = { again: false };
       this.pushing.set(connectionId, state);
       try {
-        const total: PushOutcome = { sent: 0, failed: 0, dropped: 0, existing: 0 };
+        const total: PushOutcome = { ...NOTHING };
         for (;;) {
           const outcome = await this.drain(handle);
           total.sent += outcome.sent;
@@ -171,7 +167,7 @@ export class PushService {
 
   /** Sends until a claim finds nothing (`drained`), its time budget is used, or credentials are refused. */
   private async drain(handle: ConnectionHandle): Promise<PushOutcome & { drained: boolean }> {
-    const outcome = { sent: 0, failed: 0, dropped: 0, existing: 0, drained: false };
+    const outcome = { ...NOTHING, drained: false };
     const started = Date.now();
     for (;;) {
       const {
@@ -269,13 +265,18 @@ export class PushService {
   ): Promise<void> {
     const changes = claimChanges(handle.id, writes, claimed, new Date());
     if (changes.length === 0) return;
-    // One statement of its own, past the micro-batcher (which would queue it behind ingest).
-    const appended = await this.log.appendWithin(
-      async (sql, params) => (await this.pool.query(sql, params)).rows,
-      changes,
-    );
+    const appended = await this.appendNow(changes);
     if (!appended.ok)
       throw new RetryLater(`could not log the claims of the writes: ${appended.error.message}`, 'Transient');
+  }
+
+  /**
+   * Appends in a statement of its own, past the micro-batcher (which would queue the push
+   * stage's events behind ingest), holding the heads of its partitions (which every other
+   * append waits for) no longer than it runs.
+   */
+  private appendNow(changes: readonly SourceChangeInput[]) {
+    return this.log.appendWithin(async (sql, params) => (await this.pool.query(sql, params)).rows, changes);
   }
 
   private async release(writes: readonly CoalescedWrite[]): Promise<void> {
@@ -562,10 +563,7 @@ export class PushService {
         refusedAt: new Date().toISOString(),
       },
     );
-    const appended = await this.log.appendWithin(
-      async (sql, params) => (await this.pool.query(sql, params)).rows,
-      [refused, record],
-    );
+    const appended = await this.appendNow([refused, record]);
     // Not on the log: the row is still `sending`, taken back and sent again (refused again) later.
     if (!appended.ok)
       throw new RetryLater(`could not log the refused create: ${appended.error.message}`, 'Transient');
@@ -596,12 +594,7 @@ export class PushService {
   ): Promise<void> {
     const changes = receiptChanges(handle.id, writes, receipts, sentAt);
     if (changes.length > 0) {
-      // One statement of its own, holding the heads of its partitions (which every other append
-      // waits for) no longer than it runs.
-      const appended = await this.log.appendWithin(
-        async (sql, params) => (await this.pool.query(sql, params)).rows,
-        changes,
-      );
+      const appended = await this.appendNow(changes);
       if (!appended.ok)
         throw new RetryLater(
           `could not log the receipts of the writes: ${appended.error.message}`,
