@@ -44,4 +44,21 @@ describe('the log is the only truth: histories found by the property', () => {
       { partitions: 1, replayBatch: 7 },
     );
   }, 120_000);
+
+  it('a write whose receipt a fold meets before the edit that owed it is queued as sent', async () => {
+    // Found on 2026-12-05 (seed 13, one partition): folded seven at a time, the receipt of the
+    // Syncline edit's write came in the batch before that edit, which then queued it pending.
+    await kappaHolds(
+      [
+        { kind: 'edit', system: 'a', person: 0, at: 0 },
+        { kind: 'edit', system: 'a', person: 0, at: 0, twice: 'new-key' },
+        { kind: 'push', system: 'a', echo: 'after-receipt', foldClaims: false },
+        { kind: 'user-edit', person: 0, jobTitle: 'CTO' },
+        { kind: 'push', system: 'a', echo: 'none', foldClaims: false },
+        { kind: 'edit', system: 'a', person: 0, at: 0 },
+        { kind: 'dismiss' },
+      ],
+      { partitions: 1, replayBatch: 7 },
+    );
+  }, 120_000);
 });

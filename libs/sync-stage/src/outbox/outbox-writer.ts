@@ -109,15 +109,24 @@ export async function writeOutbox(
      -- A row set aside (a stale write refused) is owed again if the target still lacks it.
      owed_again AS (
        UPDATE outbox o
-          SET fields = r.fields, prior = COALESCE(r.prior, '{}'), heads = r.heads, status = 'pending', attempts = 0
-         FROM r
+          SET fields = r.fields, prior = COALESCE(r.prior, '{}'), heads = r.heads, attempts = 0,
+              status = CASE WHEN w.sent_at IS NULL THEN 'pending' ELSE 'sent' END,
+              sent_at = COALESCE(o.sent_at, w.sent_at)
+         FROM r LEFT JOIN write_receipt w
+           ON w.connection_id = r.connection_id AND w.idempotency_key = r.idempotency_key AND r.op = 'update'
         WHERE o.connection_id = r.connection_id AND o.idempotency_key = r.idempotency_key
           AND o.status IN ('pending', 'superseded'))
+     -- An update whose receipt the log has already brought was sent: a fold that meets the
+     -- receipt before the edit that owed the write (they came in other batches live) queues it
+     -- sent, as the live stage's row ended. Only an update's key names one write (its heads); a
+     -- create or delete is owed again under its key after an unmerge or a record made again.
      INSERT INTO outbox (workspace_id, entity_id, entity_type, connection_id, op, external_id, fields, prior, heads,
-                         idempotency_key)
-     SELECT workspace_id, entity_id, entity_type, connection_id, op, external_id, fields, COALESCE(prior, '{}'),
-            heads, idempotency_key
-       FROM r
+                         idempotency_key, status, sent_at)
+     SELECT r.workspace_id, r.entity_id, r.entity_type, r.connection_id, r.op, r.external_id, r.fields,
+            COALESCE(r.prior, '{}'), r.heads, r.idempotency_key,
+            CASE WHEN w.sent_at IS NULL THEN 'pending' ELSE 'sent' END, w.sent_at
+       FROM r LEFT JOIN write_receipt w
+         ON w.connection_id = r.connection_id AND w.idempotency_key = r.idempotency_key AND r.op = 'update'
       WHERE NOT EXISTS (SELECT 1 FROM outbox o
                          WHERE o.connection_id = r.connection_id AND o.idempotency_key = r.idempotency_key)
      ON CONFLICT (connection_id, idempotency_key) DO NOTHING`,
