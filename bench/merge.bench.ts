@@ -11,19 +11,21 @@ import { emit, log } from './support';
  * writeback receipt (markSeen). Single process, single core.
  */
 export async function run(
-  args: { total?: number; entities?: number; naive?: number; cache?: number } = {},
+  args: { total?: number; entities?: number; naive?: number; cache?: number; cacheMb?: number } = {},
 ): Promise<void> {
   const total = args.total ?? 60_000;
   const entities = args.entities ?? 10_000;
   const naiveTotal = args.naive ?? 3_000;
   const cacheSize = args.cache ?? 3_000;
+  // The engine's own default (64 MB) unless given: a replay's whole workspace held needs more.
+  const cacheBytes = (args.cacheMb ?? 64) * 1024 * 1024;
   const workspaceId = WORKLOAD_WORKSPACE;
   const { connections, entityIds, fields, next } = dealWorkload(entities, 42);
   const events: InboundChange[] = Array.from({ length: total }, (_, i) => next(i));
   const fieldChanges = events.reduce((n, e) => n + Object.keys(e.fields).length, 0);
 
   const store = new InMemoryMergeStore();
-  const engine = new MergeEngine(store, { cacheSize, compactAfterBytes: 16 * 1024 });
+  const engine = new MergeEngine(store, { cacheSize, cacheBytes, compactAfterBytes: 16 * 1024 });
   log(
     `merge: ${total} changes (${fieldChanges} field changes) over ${entities} entities, cache ${cacheSize}`,
   );
