@@ -107,25 +107,21 @@ export class PushService {
   }
 
   /**
-   * Enqueues the push of a connection owed writes. Pushes of one connection start at least
-   * `SYNC_COALESCE_MS` apart: the first write after a quiet spell goes at once, and those owed
-   * while a push is due (or within a window of the last one) go with the next, so a busy
-   * connection's writes still go together. A request while a push is due is that push's (its
-   * job id, the time it runs, dedupes the enqueue). A push put off (`atMs` later than a
-   * window: a refused write retried, another process pushing) is a job of its own, which the
-   * pushes owed meanwhile neither wait for nor keep apart from.
+   * Enqueues the push of a connection owed writes (at `atMs` at the earliest). Pushes of one
+   * connection start at least `SYNC_COALESCE_MS` apart: the first write after a quiet spell
+   * goes at once, and those owed while a push is due (or within a window of the last one)
+   * wait for the next, so a busy connection's writes still go together. A request while a push
+   * is due is that push's (its job id, the time it runs, dedupes the enqueue).
    */
   async schedule(connectionId: string, atMs = Date.now()): Promise<void> {
     const window = Math.max(1, this.config.SYNC_COALESCE_MS);
     const now = Date.now();
-    if (atMs > now + window) {
-      await this.jobs.enqueue('connection.push', { connectionId, slot: atMs }, { delayMs: atMs - now });
-      return;
-    }
     const last = this.scheduledAt.get(connectionId);
     const runAt =
-      last !== undefined && last >= now ? last : Math.max(atMs, now, last === undefined ? 0 : last + window);
-    this.scheduledAt.set(connectionId, runAt);
+      last !== undefined && last >= now && atMs <= last
+        ? last
+        : Math.max(atMs, now, last === undefined ? 0 : last + window);
+    if (runAt !== last) this.scheduledAt.set(connectionId, runAt);
     await this.jobs.enqueue('connection.push', { connectionId, slot: runAt }, { delayMs: runAt - now });
   }
 
