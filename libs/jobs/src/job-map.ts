@@ -109,9 +109,8 @@ export const JOBS = {
 
   /**
    * Sends a connection's pending outbox rows, coalesced per target record and batched. The
-   * slot is when the push runs (ms since the epoch): requests while one is due are that job,
-   * and rows written while a push runs start a later job instead of being dropped as a
-   * duplicate of the running one.
+   * slot is the coalescing window the rows fell into, so rows written while a push runs
+   * start the next slot's job instead of being dropped as a duplicate of the running one.
    */
   'connection.push': job({
     queue: 'push',

@@ -33,10 +33,7 @@ const workersEnvObject = baseEnvSchema.extend({
   PULL_JOB_MAX_PAGES: wholeNumber(50, 1),
   /** Longest one pull job keeps reading before it hands over to a continuation job. */
   PULL_JOB_BUDGET_MS: wholeNumber(20_000, 100),
-  /**
-   * Least time between two pushes of one connection: writes owed meanwhile gather and go
-   * together (the first after a quiet spell goes at once).
-   */
+  /** How long outbox rows for one target record gather before they are pushed. */
   SYNC_COALESCE_MS: wholeNumber(50, 0),
   /**
    * Leased partitions the sync stage takes in one transaction (each in offset order): the

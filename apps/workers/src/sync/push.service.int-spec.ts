@@ -74,46 +74,4 @@ describe('PushService', () => {
     expect(await service.push(connectionId)).toEqual({ sent: 0, failed: 0, dropped: 0, existing: 0 });
     expect(alone).toHaveLength(1);
   });
-
-  it('the first push after a quiet spell is enqueued at once; pushes of one connection start a window apart', async () => {
-    const connectionId = randomUUID();
-    const enqueued: { slot: number; delayMs: number; at: number }[] = [];
-    const jobs = {
-      enqueue: async (_name: string, payload: { slot: number }, options: { delayMs: number }) =>
-        void enqueued.push({ slot: payload.slot, delayMs: options.delayMs, at: Date.now() }),
-    } as unknown as JobQueue;
-    const window = 200;
-    const service = new PushService(
-      pool,
-      {} as ConnectionRuntime,
-      jobs,
-      loadWorkersConfig({ SYNC_COALESCE_MS: String(window) }),
-      new WorkerMetrics(pool, jobs, JOB_MAP, createLogger({ level: 'silent' })),
-      {} as IngestLog,
-      createLogger({ level: 'silent' }),
-    );
-    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-    await service.schedule(connectionId);
-    // Quiet until now: at once.
-    expect(enqueued[0]!.delayMs).toBe(0);
-    const first = enqueued[0]!.slot;
-    // Owed again within the window: the next push, a window after the first.
-    await sleep(20);
-    await service.schedule(connectionId);
-    await service.schedule(connectionId);
-    expect(enqueued[1]!.slot).toBe(first + window);
-    expect(enqueued[2]!.slot).toBe(first + window);
-    expect(enqueued[1]!.delayMs).toBeGreaterThan(window / 2);
-    // A push asked for later than the one due is a push of its own, a window after it at least.
-    await service.schedule(connectionId, Date.now() + window * 3);
-    expect(enqueued[3]!.slot).toBeGreaterThanOrEqual(enqueued[3]!.at + window * 3);
-    // Once a window has passed since the last push, the next goes at once again.
-    while (Date.now() <= enqueued[3]!.slot + window) await sleep(20);
-    await service.schedule(connectionId);
-    expect(enqueued[4]!.delayMs).toBe(0);
-    // Each connection on its own.
-    await service.schedule(randomUUID());
-    expect(enqueued[5]!.delayMs).toBe(0);
-  });
 });

@@ -34,7 +34,7 @@ import { claimChanges, receiptChanges } from './write-log';
 const CLAIM_LIMIT = 500;
 /** Writes per connector call (HubSpot's batch endpoints take 100). */
 const BATCH = 100;
-/** A push job gives the queue back after this long and continues in a job of its own. */
+/** A push job gives the queue back after this long and continues in the next slot. */
 const JOB_BUDGET_MS = 20_000;
 /** Advisory lock class for "one pusher per connection". */
 const PUSH_LOCK_CLASS = 0x5e4d;
@@ -91,8 +91,6 @@ export class PushService {
    * claim in bench e2e-latency).
    */
   private readonly pushing = new Map<string, { again: boolean }>();
-  /** When this process last enqueued each connection's push to run (ms since the epoch). */
-  private readonly scheduledAt = new Map<string, number>();
 
   constructor(
     @Inject(PG_POOL) private readonly pool: Pool,
@@ -106,23 +104,12 @@ export class PushService {
     this.logger = rootLogger.child({ scope: PushService.name });
   }
 
-  /**
-   * Enqueues the push of a connection owed writes (at `atMs` at the earliest). Pushes of one
-   * connection start at least `SYNC_COALESCE_MS` apart: the first write after a quiet spell
-   * goes at once, and those owed while a push is due (or within a window of the last one)
-   * wait for the next, so a busy connection's writes still go together. A request while a push
-   * is due is that push's (its job id, the time it runs, dedupes the enqueue).
-   */
+  /** Enqueues the push of a connection for the coalescing window now open (or `atMs`). */
   async schedule(connectionId: string, atMs = Date.now()): Promise<void> {
     const window = Math.max(1, this.config.SYNC_COALESCE_MS);
-    const now = Date.now();
-    const last = this.scheduledAt.get(connectionId);
-    const runAt =
-      last !== undefined && last >= now && atMs <= last
-        ? last
-        : Math.max(atMs, now, last === undefined ? 0 : last + window);
-    if (runAt !== last) this.scheduledAt.set(connectionId, runAt);
-    await this.jobs.enqueue('connection.push', { connectionId, slot: runAt }, { delayMs: runAt - now });
+    const slot = Math.floor(atMs / window) + 1;
+    const delayMs = Math.max(0, slot * window - Date.now());
+    await this.jobs.enqueue('connection.push', { connectionId, slot }, { delayMs });
   }
 
   async push(connectionId: string): Promise<PushOutcome> {
