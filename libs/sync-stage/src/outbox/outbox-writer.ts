@@ -101,7 +101,14 @@ export async function writeOutbox(
   // inserted.
   await tx.query(
     `WITH r AS (
-       SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(workspace_id uuid, entity_id uuid, entity_type text,
+       SELECT r.*,
+              -- When an update's receipt says it was sent (see the insert). A probe of the key per
+              -- row: a join lets the planner scan every receipt.
+              CASE WHEN r.op = 'update' THEN
+                (SELECT w.sent_at FROM write_receipt w
+                  WHERE w.connection_id = r.connection_id AND w.idempotency_key = r.idempotency_key)
+              END AS receipt_sent_at
+         FROM jsonb_to_recordset($1::jsonb) AS r(workspace_id uuid, entity_id uuid, entity_type text,
               connection_id uuid, op text, external_id text, fields jsonb, prior jsonb, heads text[],
               idempotency_key text)
         -- The connection list is cached for a moment: nothing is owed to one disconnected since.
@@ -110,10 +117,9 @@ export async function writeOutbox(
      owed_again AS (
        UPDATE outbox o
           SET fields = r.fields, prior = COALESCE(r.prior, '{}'), heads = r.heads, attempts = 0,
-              status = CASE WHEN w.sent_at IS NULL THEN 'pending' ELSE 'sent' END,
-              sent_at = COALESCE(o.sent_at, w.sent_at)
-         FROM r LEFT JOIN write_receipt w
-           ON w.connection_id = r.connection_id AND w.idempotency_key = r.idempotency_key AND r.op = 'update'
+              status = CASE WHEN r.receipt_sent_at IS NULL THEN 'pending' ELSE 'sent' END,
+              sent_at = COALESCE(o.sent_at, r.receipt_sent_at)
+         FROM r
         WHERE o.connection_id = r.connection_id AND o.idempotency_key = r.idempotency_key
           AND o.status IN ('pending', 'superseded'))
      -- An update whose receipt the log has already brought was sent: a fold that meets the
@@ -124,9 +130,8 @@ export async function writeOutbox(
                          idempotency_key, status, sent_at)
      SELECT r.workspace_id, r.entity_id, r.entity_type, r.connection_id, r.op, r.external_id, r.fields,
             COALESCE(r.prior, '{}'), r.heads, r.idempotency_key,
-            CASE WHEN w.sent_at IS NULL THEN 'pending' ELSE 'sent' END, w.sent_at
-       FROM r LEFT JOIN write_receipt w
-         ON w.connection_id = r.connection_id AND w.idempotency_key = r.idempotency_key AND r.op = 'update'
+            CASE WHEN r.receipt_sent_at IS NULL THEN 'pending' ELSE 'sent' END, r.receipt_sent_at
+       FROM r
       WHERE NOT EXISTS (SELECT 1 FROM outbox o
                          WHERE o.connection_id = r.connection_id AND o.idempotency_key = r.idempotency_key)
      ON CONFLICT (connection_id, idempotency_key) DO NOTHING`,
