@@ -84,6 +84,9 @@ export async function restoreKept(client: PoolClient): Promise<void> {
  * final state and no pending row carries is written now, under a key of its content too,
  * unless the row sent at those heads carried exactly that (its echo is still on its way).
  */
+/** Documents read per statement before the final values are computed. */
+const PREFETCH = 500;
+
 export async function oweFinalValues(
   client: PoolClient,
   tx: LogTransaction,
@@ -111,12 +114,24 @@ export async function oweFinalValues(
     [entities.map((e) => e.id)],
   );
   const store = new PgMergeStore(tx);
+  const targetsOf = new Map<string, (typeof targets)[number][]>();
+  for (const target of targets) {
+    const list = targetsOf.get(target.entity_id);
+    if (list === undefined) targetsOf.set(target.entity_id, [target]);
+    else list.push(target);
+  }
+  const owing = entities.flatMap((entity) => {
+    const mine = (targetsOf.get(entity.id) ?? []).filter((t) => isWritable(t.provider, entity.entity_type));
+    return mine.length === 0 ? [] : [{ entity, mine }];
+  });
   const rows: Record<string, unknown>[] = [];
-  for (const entity of entities) {
-    const mine = targets.filter(
-      (t) => t.entity_id === entity.id && isWritable(t.provider, entity.entity_type),
-    );
-    if (mine.length === 0) continue;
+  for (const [i, { entity, mine }] of owing.entries()) {
+    // The documents the cache no longer holds are read a chunk at a time, not one by one.
+    if (i % PREFETCH === 0)
+      await engine.prefetch(
+        owing.slice(i, i + PREFETCH).map((o) => o.entity.id),
+        store,
+      );
     const outcome = await engine.outcome(
       { entityId: entity.id, workspaceId: entity.workspace_id, entityType: entity.entity_type },
       store,
