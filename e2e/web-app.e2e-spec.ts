@@ -168,6 +168,7 @@ describe('the web app in Chromium', () => {
 
       // Search the list, open Ada.
       await page.getByRole('textbox', { name: 'Search' }).fill('lovelace');
+      await page.waitForURL(/[?&]q=lovelace/);
       const row = page.getByRole('row', { name: /Ada Lovelace/ });
       await row.waitFor();
       await row.click();
@@ -345,6 +346,9 @@ describe('the web app in Chromium', () => {
     try {
       await page.goto('/people');
       await page.getByRole('textbox', { name: 'Search' }).fill('grace');
+      // The search is in the URL once typing pauses, and the list is drawn again then: a click
+      // before that can land on a row as it is replaced.
+      await page.waitForURL(/[?&]q=grace/);
       await page.getByRole('row', { name: /Grace Hopper/ }).click();
       await field(page, 'Email').waitFor();
       // Nothing wider than the phone: no sideways scrolling (evaluated in the page, as a string).
