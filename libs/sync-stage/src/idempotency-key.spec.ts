@@ -8,6 +8,7 @@ import {
   foldArchiveKey,
   headsDigest,
   providerMergeKey,
+  replayedUpdateKey,
   updateKey,
 } from './idempotency-key';
 
@@ -21,6 +22,13 @@ describe('idempotency keys', () => {
     expect(createKey(ENTITY, CONNECTION)).toBe(`${ENTITY}.${CONNECTION}.create`);
     expect(deleteKey(ENTITY, CONNECTION)).toBe(`${ENTITY}.${CONNECTION}.delete`);
     expect(updateKey(ENTITY, CONNECTION, ['b', 'a'])).toBe(`${ENTITY}.${CONNECTION}.HrfFTVKDG7_olCrwscVrdA`);
+  });
+
+  it('keys the final values a replay owes by the update key and a digest of the values, in any order', () => {
+    const key = replayedUpdateKey(ENTITY, CONNECTION, ['b', 'a'], { phone: null, jobTitle: 'CTO' });
+    expect(key).toBe(`${ENTITY}.${CONNECTION}.HrfFTVKDG7_olCrwscVrdA.KIcOUGBo8BzjYIcW`);
+    expect(replayedUpdateKey(ENTITY, CONNECTION, ['b', 'a'], { jobTitle: 'CTO', phone: null })).toBe(key);
+    expect(replayedUpdateKey(ENTITY, CONNECTION, ['b', 'a'], { jobTitle: 'CEO', phone: null })).not.toBe(key);
   });
 
   it('digests heads whatever their order', () => {

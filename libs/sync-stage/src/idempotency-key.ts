@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '@syncline/core';
 
 /**
  * The idempotency keys of outbox rows: one per write owed to a connection, unique in it
@@ -11,6 +12,7 @@ import { createHash } from 'node:crypto';
  * |-------------------------------|---------------------------------------------------------|
  * | create                        | `<entity>.<connection>.create`                          |
  * | update at heads               | `<entity>.<connection>.<heads digest>`                  |
+ * | final values owed by a replay | `<update key>.<values digest>`                          |
  * | delete                        | `<entity>.<connection>.delete`                          |
  * | archive of a folded copy      | `<absorbed>.<connection>.fold:<operation>:<record>`     |
  * | provider merge                | `<absorbed>.<connection>.merge:<operation>:<record>`    |
@@ -44,6 +46,18 @@ export const createKeySql = (entityId: string, connectionId: string): string =>
 /** An update carrying what the target is owed at these heads. */
 export const updateKey = (entityId: string, connectionId: string, heads: readonly string[]): string =>
   `${entityId}.${connectionId}.${headsDigest(heads)}`;
+
+/**
+ * The final values a replay owes a target at heads whose update was sent with other values (a
+ * new policy over the same history gives the same heads): the update key, told apart by a
+ * digest of the values.
+ */
+export const replayedUpdateKey = (
+  entityId: string,
+  connectionId: string,
+  heads: readonly string[],
+  fields: Record<string, unknown>,
+): string => `${updateKey(entityId, connectionId, heads)}.${keyDigest(canonicalJson(fields)).slice(0, 16)}`;
 
 /** The delete of the entity's record in the target (a delete elsewhere, under its delete policy). */
 export const deleteKey = (entityId: string, connectionId: string): string =>

@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
 import { type MergeEngine, PgMergeStore } from '@syncline/conflicts';
-import { canonicalJson, type EntityType, type ProviderKey } from '@syncline/core';
+import type { EntityType, ProviderKey } from '@syncline/core';
 import type { LogTransaction } from '@syncline/log';
-import { isWritable, updateKey } from '@syncline/sync-stage';
+import { isWritable, replayedUpdateKey, updateKey } from '@syncline/sync-stage';
 import type { PoolClient } from 'pg';
 
 /**
@@ -150,7 +149,7 @@ export async function oweFinalValues(
         prior: outcome.held.get(target.connection_id) ?? {},
         heads: outcome.heads,
         key: updateKey(entity.id, target.connection_id, outcome.heads),
-        content: createHash('sha256').update(canonicalJson(fields)).digest('base64url').slice(0, 16),
+        own_key: replayedUpdateKey(entity.id, target.connection_id, outcome.heads, fields),
       });
     }
   }
@@ -159,9 +158,9 @@ export async function oweFinalValues(
     `INSERT INTO outbox (workspace_id, entity_id, entity_type, connection_id, op, external_id, fields, prior, heads,
                          idempotency_key)
      SELECT r.workspace_id, r.entity_id, r.entity_type, r.connection_id, 'update', r.external_id, r.fields, r.prior,
-            r.heads, r.key || '.' || r.content
+            r.heads, r.own_key
        FROM jsonb_to_recordset($1::jsonb) AS r(workspace_id uuid, entity_id uuid, entity_type text, connection_id uuid,
-            external_id text, fields jsonb, prior jsonb, heads text[], key text, content text)
+            external_id text, fields jsonb, prior jsonb, heads text[], key text, own_key text)
       WHERE NOT EXISTS (SELECT 1 FROM outbox o WHERE o.entity_id = r.entity_id AND o.connection_id = r.connection_id
                            AND o.status = 'pending')
         AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.connection_id = r.connection_id AND o.idempotency_key = r.key
