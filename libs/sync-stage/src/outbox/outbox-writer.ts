@@ -102,8 +102,9 @@ export async function writeOutbox(
   await tx.query(
     `WITH r AS (
        SELECT r.*,
-              -- When an update's receipt says it was sent (see the insert). A probe of the key per
-              -- row: a join lets the planner scan every receipt.
+              -- When an update's receipt says it was sent (see the insert): a probe of the key
+              -- per row, in the projection, so the rows keep the order they are owed in (their
+              -- ids are the order they are pushed in; a join may reorder them).
               CASE WHEN r.op = 'update' THEN
                 (SELECT w.sent_at FROM write_receipt w
                   WHERE w.connection_id = r.connection_id AND w.idempotency_key = r.idempotency_key)
