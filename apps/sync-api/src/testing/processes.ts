@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 
 /** The repository root: scripts run from there, as `npm run api` / `npm run cli` do. */
@@ -27,16 +26,4 @@ export function runScript(script: string, args: string[], env: NodeJS.ProcessEnv
   });
 }
 
-/** A port nobody listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? done(address.port) : fail(new Error('no port')),
-      );
-    });
-  });
-}
+export { freePort } from '../../../../test/support/ports';

@@ -1,5 +1,4 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { PgCredentialStore, type StoredCredentials } from '@syncline/connectors';
 import { Keyring } from '@syncline/core';
 import { type RunningEmulators, startEmulators } from '@syncline/emulators';
@@ -10,6 +9,7 @@ import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
 import { TEST_REDIS_PREFIX, TEST_REDIS_URL } from '../../../../test/support/env';
+import { freePort } from '../../../../test/support/ports';
 import { loadWorkersConfig } from '../config/workers-config';
 import { JobMapError } from '../jobs/job-handler-registry';
 import { pushSubscriptionAad } from '../renew/renew.service';
@@ -685,15 +685,3 @@ describe('pull, pull-all and renew through the workers (Postgres, Redis, emulato
     ).rows;
   }
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
