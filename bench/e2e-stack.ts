@@ -94,9 +94,11 @@ export async function startStack(options: { coalesceMs?: number; workers?: numbe
     METRICS_PORT: '0',
     // The emulator's limits are off for the throughput run; ours follow.
     HUBSPOT_REQUESTS_PER_10S: '100000',
-    // The sync stage's settings (SYNC_BATCH_SIZE, SYNC_COALESCE_MS, …, TABLE_STATS_INTERVAL_MS) as the bench is run with.
+    // The sync stage's settings (SYNC_BATCH_SIZE, SYNC_COALESCE_MS, …, LOG_PARTITIONS, TABLE_STATS_INTERVAL_MS) as the bench is run with.
     ...Object.fromEntries(
-      Object.entries(process.env).filter(([k]) => k.startsWith('SYNC_') || k === 'TABLE_STATS_INTERVAL_MS'),
+      Object.entries(process.env).filter(
+        ([k]) => k.startsWith('SYNC_') || k === 'LOG_PARTITIONS' || k === 'TABLE_STATS_INTERVAL_MS',
+      ),
     ),
     ...providerSettings({
       emulators: urls,

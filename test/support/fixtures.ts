@@ -19,6 +19,25 @@ export async function seedConnection(pool: Pool, label = 'test'): Promise<Seeded
   return { workspaceId, connectionId };
 }
 
+/**
+ * One seeded workspace (with its connection) per partition: a workspace's changes all go to
+ * one partition, so a test whose events must spread over the partitions spreads them over
+ * these. `partitionOf` is the log's (`ChangeLog.partitionOf`).
+ */
+export async function seedOnePerPartition(
+  pool: Pool,
+  partitions: number,
+  partitionOf: (conn: SeededConnection) => number,
+): Promise<SeededConnection[]> {
+  const byPartition = new Map<number, SeededConnection>();
+  for (let tries = 0; byPartition.size < partitions; tries++) {
+    if (tries === 1_000) throw new Error(`no workspace found for some of ${partitions} partitions`);
+    const seeded = await seedConnection(pool, `spread-${tries}`);
+    if (!byPartition.has(partitionOf(seeded))) byPartition.set(partitionOf(seeded), seeded);
+  }
+  return [...byPartition.entries()].sort(([a], [b]) => a - b).map(([, seeded]) => seeded);
+}
+
 /** A valid change for the log, with overrides. */
 export function change(
   conn: SeededConnection,

@@ -144,8 +144,9 @@ export class ChangeLog {
     }
   }
 
-  partitionOf(change: { connectionId: string; entityType: string; externalId: string }): number {
-    return partitionFor(change.connectionId, change.entityType, change.externalId, this.partitions);
+  /** The partition a workspace's changes go to (all of them: see partitioner.ts). */
+  partitionOf(change: { workspaceId: string }): number {
+    return partitionFor(change.workspaceId, this.partitions);
   }
 
   /** Appends changes; reports for each whether it was new. A bad batch writes nothing. */
@@ -165,10 +166,9 @@ export class ChangeLog {
         reject,
       };
       validated.value.forEach((prepared, slot) => {
-        const { connectionId, entityType, externalId } = prepared.change;
         owner.rows.push({
           ...prepared,
-          partition: partitionFor(connectionId, entityType, externalId, this.partitions),
+          partition: partitionFor(prepared.change.workspaceId, this.partitions),
           owner,
           slot,
         });
@@ -194,10 +194,10 @@ export class ChangeLog {
     if (validated.value.length === 0) return ok([]);
     const tenancy = await this.checkConnections(validated.value);
     if (!tenancy.ok) return tenancy;
-    const rows = validated.value.map((prepared) => {
-      const { connectionId, entityType, externalId } = prepared.change;
-      return { ...prepared, partition: partitionFor(connectionId, entityType, externalId, this.partitions) };
-    });
+    const rows = validated.value.map((prepared) => ({
+      ...prepared,
+      partition: partitionFor(prepared.change.workspaceId, this.partitions),
+    }));
     const inserted = await query<AppendedRow>(APPEND_SQL, appendValues(rows));
     return ok(appendedResults(rows, inserted));
   }

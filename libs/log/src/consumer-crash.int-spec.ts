@@ -1,7 +1,7 @@
 import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
-import { change, type SeededConnection, seedConnection } from '../../../test/support/fixtures';
+import { change, type SeededConnection, seedOnePerPartition } from '../../../test/support/fixtures';
 import { type Child, startConsumerChild } from '../test/child-process';
 import {
   createDerivedTables,
@@ -20,7 +20,8 @@ const PARTITIONS = 8;
 let db: TestDatabase;
 let pool: Pool;
 let log: ChangeLog;
-let conn: SeededConnection;
+/** One workspace per partition: the records spread over every partition. */
+let spread: SeededConnection[];
 let appended = 0;
 
 beforeAll(async () => {
@@ -29,7 +30,7 @@ beforeAll(async () => {
   log = new ChangeLog(pool, { partitions: PARTITIONS });
   await log.init();
   await createDerivedTables(pool);
-  conn = await seedConnection(pool);
+  spread = await seedOnePerPartition(pool, PARTITIONS, (c) => log.partitionOf(c));
 });
 
 afterAll(async () => {
@@ -43,7 +44,7 @@ async function appendBatch(n: number, records = 150): Promise<void> {
   appended += n;
   const res = await log.append(
     Array.from({ length: n }, (_, k) =>
-      change(conn, {
+      change(spread[((from + k) % records) % spread.length]!, {
         externalId: `rec-${(from + k) % records}`,
         eventKey: `e:${from + k}`,
         fields: { v: from + k },

@@ -4,7 +4,12 @@ import { createTestDatabase, type TestDatabase } from '../../../test/support/dat
 
 const createEmptyOtherDatabase = () => createTestDatabase('consumer_other');
 
-import { change, type SeededConnection, seedConnection } from '../../../test/support/fixtures';
+import {
+  change,
+  type SeededConnection,
+  seedConnection,
+  seedOnePerPartition,
+} from '../../../test/support/fixtures';
 import {
   createDerivedTables,
   derivedSnapshot,
@@ -20,6 +25,8 @@ let db: TestDatabase;
 let pool: Pool;
 let log: ChangeLog;
 let conn: SeededConnection;
+/** One workspace per partition, so what appendMany appends spreads over every partition. */
+let spread: SeededConnection[];
 const consumers: LogConsumer[] = [];
 
 beforeAll(async () => {
@@ -29,6 +36,7 @@ beforeAll(async () => {
   await log.init();
   await createDerivedTables(pool);
   conn = await seedConnection(pool);
+  spread = await seedOnePerPartition(pool, PARTITIONS, (c) => log.partitionOf(c));
 });
 
 afterEach(async () => {
@@ -60,7 +68,11 @@ function consumer(
 
 async function appendMany(prefix: string, n: number, records = 25): Promise<void> {
   const changes = Array.from({ length: n }, (_, i) =>
-    change(conn, { externalId: `${prefix}-${i % records}`, eventKey: `${prefix}:${i}`, fields: { v: i } }),
+    change(spread[(i % records) % spread.length]!, {
+      externalId: `${prefix}-${i % records}`,
+      eventKey: `${prefix}:${i}`,
+      fields: { v: i },
+    }),
   );
   const res = await log.append(changes);
   if (!res.ok) throw new Error(res.error.message);
@@ -103,7 +115,7 @@ describe('LogConsumer', () => {
     await c.start();
     await until(caughtUp('g-tail'));
     const lag = await groupLag(pool, 'g-tail');
-    const p = log.partitionOf({ connectionId: conn.connectionId, entityType: 'person', externalId: 'tail' });
+    const p = log.partitionOf(conn);
     const head = await pool.query<{ next: string }>(
       'SELECT next_offset AS next FROM log_partition WHERE partition = $1',
       [p],
@@ -349,11 +361,7 @@ describe('LogConsumer', () => {
       change(conn, { externalId: 'late-1', eventKey: 'time:new', eventTime: t }),
     ]);
     const byTime = await resetGroup(pool, 'g-reset', PARTITIONS, { eventTime: t });
-    const p = log.partitionOf({
-      connectionId: conn.connectionId,
-      entityType: 'person',
-      externalId: 'late-1',
-    });
+    const p = log.partitionOf(conn);
     const { rows } = await pool.query<{ offset: string }>(
       `SELECT "offset" FROM change_event WHERE event_key = 'time:new'`,
     );

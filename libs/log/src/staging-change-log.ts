@@ -100,7 +100,7 @@ export class StagingChangeLog extends ChangeLog {
           eventKey: change.eventKey,
           connectionId,
           isNew: staged.has(change.eventKey) && !seen.has(change.eventKey),
-          partition: partitionFor(connectionId, change.entityType, change.externalId, this.partitions),
+          partition: partitionFor(change.workspaceId, this.partitions),
           offset: null,
         };
         seen.add(change.eventKey);

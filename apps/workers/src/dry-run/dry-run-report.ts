@@ -29,7 +29,7 @@ import type { Pool, PoolClient } from 'pg';
  */
 
 export interface DryRunReportOptions {
-  /** LOG_PARTITIONS: staged changes are handled in per-partition batches as the log's consumer would. */
+  /** LOG_PARTITIONS: the partition the staged changes would have on the log. */
   partitions: number;
   /** Most items in each list of the report (totals are always complete). Default 100. */
   limit?: number;
@@ -395,7 +395,7 @@ type StagedRow = Omit<LogEventRow, 'partition'>;
 
 /**
  * Feeds the staged changes to the stage in the order they were staged, as the log's consumer
- * would take them once they are on the log: per partition, in batches, each behind a
+ * would take them once they are on the log: in batches (one partition holds them all), each behind a
  * savepoint; a batch that fails is retried change by change, and a change that fails alone is
  * what the consumer would dead-letter.
  */
@@ -418,18 +418,11 @@ async function runStaged(
     );
     if (rows.length === 0) return failures;
     after = rows.at(-1)!.offset;
-    const byPartition = new Map<number, LogEvent[]>();
-    for (const row of rows) {
-      const partition = partitionFor(row.connection_id, row.entity_type, row.external_id, options.partitions);
-      const list = byPartition.get(partition) ?? [];
-      list.push(toLogEvent({ ...row, partition }));
-      byPartition.set(partition, list);
-    }
-    for (const partition of [...byPartition.keys()].sort((a, b) => a - b)) {
-      const events = byPartition.get(partition)!;
-      for (let at = 0; at < events.length; at += batchSize)
-        await handleIsolating(client, tx, handler, events.slice(at, at + batchSize), failures);
-    }
+    // A workspace's changes are all on one partition: in the order staged, in batches.
+    const partition = partitionFor(rows[0]!.workspace_id, options.partitions);
+    const events = rows.map((row) => toLogEvent({ ...row, partition }));
+    for (let at = 0; at < events.length; at += batchSize)
+      await handleIsolating(client, tx, handler, events.slice(at, at + batchSize), failures);
     if (rows.length < CHUNK) return failures;
   }
 }

@@ -10,7 +10,6 @@ import {
 import { SyncStage as SyncHandler } from '@syncline/sync-stage';
 import type { Pool, PoolClient } from 'pg';
 import { handleIsolating, ident, realSchema, shadow, skipAdvisoryLocks } from '../dry-run/dry-run-report';
-import { SYNC_GROUP } from '../sync/sync-group';
 import { readReport, rememberBefore } from './replay-report';
 import { oweFinalValues, restoreKept } from './replay-restore';
 import {
@@ -259,29 +258,12 @@ async function rebuild(
 }
 
 /**
- * Events that came this close together were there for the same pass of the live consumer
- * (it wakes on the log's NOTIFY and takes every partition in turn).
- */
-const PASS_WINDOW_MS = 100;
-
-interface Position {
-  partition: number;
-  offset: number;
-  /** When the event had come, made monotonic within its partition. */
-  came: number;
-  /** The live batch that handled it (consumer_batch), when the journal holds it. */
-  seq: string | null;
-}
-
-/**
- * Feeds the events to the stage in the order the live stage handled them: the sync group's
- * journal (consumer_batch) names each batch it committed, in commit order, so each of those
- * batches is handed over again as it was (its partitions one after another, each in offset
- * order). Events older than the journal are fed first, in passes simulated from when they
- * came (simulatePasses). Our writes' claims and receipts are events of the log like the
- * rest, folded where they stand. Each batch runs behind a savepoint; a batch that fails is
- * retried event by event, and an event that fails alone is reported (the live stage
- * dead-letters it and moves on).
+ * Feeds the events to the stage in the log's order, `batchSize` at a time. A workspace's
+ * events are all on one partition (libs/log's partitioner), so that order is the one the live
+ * stage folded them in, whatever its batches were; our writes' claims and receipts are events
+ * of the log like the rest, folded where they stand. Each batch runs behind a savepoint; a
+ * batch that fails is retried event by event, and an event that fails alone is reported (the
+ * live stage dead-letters it and moves on).
  */
 async function feed(
   client: PoolClient,
@@ -291,98 +273,29 @@ async function feed(
   total: number,
 ): Promise<ReplayReport['failures']> {
   const failures: ReplayReport['failures'] = [];
-  // Per partition, the journal's ranges follow each other without overlap: the first batch
-  // ending at or after an offset is the one that handled it, if it began before it.
-  const { rows } = await client.query<{ partition: number; offset: string; came: Date; seq: string | null }>(
-    `SELECT r.partition, r."offset",
-            max(e.ingested_at) OVER (PARTITION BY r.partition ORDER BY r."offset") AS came,
-            CASE WHEN b.since_offset < r."offset" THEN b.seq END AS seq
-       FROM replay_events r JOIN change_event e USING (partition, "offset")
-       LEFT JOIN LATERAL (
-         SELECT seq, since_offset FROM consumer_batch b
-          WHERE b.group_name = $1 AND b.partition = r.partition AND b.last_offset >= r."offset"
-          ORDER BY b.last_offset LIMIT 1) b ON true
-      ORDER BY r.partition, r."offset"`,
-    [SYNC_GROUP],
-  );
-  const positions: Position[] = rows.map((r) => ({
-    partition: r.partition,
-    offset: Number(r.offset),
-    came: r.came.getTime(),
-    seq: r.seq,
-  }));
+  const batchSize = options.batchSize ?? 200;
   let replayed = 0;
-  const handOver = async (batch: readonly Position[]) => {
-    const { rows: events } = await client.query<LogEventRow>(
-      `SELECT ${EVENT_COLUMNS} FROM unnest($1::int[], $2::bigint[]) WITH ORDINALITY AS k(partition, "offset", i)
-         JOIN change_event e USING (partition, "offset") ORDER BY k.i`,
-      [batch.map((p) => p.partition), batch.map((p) => p.offset)],
+  let after = { partition: -1, offset: 0 };
+  for (;;) {
+    const { rows } = await client.query<LogEventRow>(
+      `SELECT ${EVENT_COLUMNS} FROM replay_events r JOIN change_event e USING (partition, "offset")
+        WHERE (r.partition, r."offset") > ($1::int, $2::bigint)
+        ORDER BY r.partition, r."offset" LIMIT $3`,
+      [after.partition, after.offset, batchSize],
     );
-    const logEvents = events.map(toLogEvent);
-    await handleIsolating(client, tx, handler, logEvents, failures);
-    replayed += logEvents.length;
+    if (rows.length === 0) return failures;
+    const events = rows.map(toLogEvent);
+    await handleIsolating(client, tx, handler, events, failures);
+    replayed += events.length;
     await options.onProgress?.(replayed, total);
-  };
-  const before = positions.filter((p) => p.seq === null);
-  for (const batch of simulatePasses(before, options.batchSize ?? 200)) await handOver(batch);
-  const journaled = groupBy(
-    positions.filter((p) => p.seq !== null),
-    (p) => p.seq!,
-  );
-  const order = [...journaled.keys()].sort((a, b) => Number(BigInt(a) - BigInt(b)));
-  for (const seq of order) await handOver(journaled.get(seq)!);
-  return failures;
-}
-
-function groupBy<T, K>(items: readonly T[], key: (item: T) => K): Map<K, T[]> {
-  const groups = new Map<K, T[]>();
-  for (const item of items) {
-    const group = groups.get(key(item));
-    if (group) group.push(item);
-    else groups.set(key(item), [item]);
+    const last = events.at(-1)!;
+    after = { partition: last.partition, offset: last.offset };
   }
-  return groups;
 }
 
 const EVENT_COLUMNS = LOG_EVENT_COLUMNS.split(',')
   .map((c) => `e.${c.trim()}`)
   .join(', ');
-
-/**
- * The batches for events the journal does not hold (handled before it was kept): per
- * partition in offset order, in passes over the partitions in turn, a batch (at most
- * `batchSize`) of each partition's events that had come by the pass. The passes are
- * simulated from when the events came, which gives the live order whenever the stage kept
- * up with the log.
- */
-function simulatePasses(positions: readonly Position[], batchSize: number): Position[][] {
-  if (positions.length === 0) return [];
-  const queues = groupBy(positions, (p) => p.partition);
-  const heads = new Map([...queues.keys()].map((p) => [p, 0]));
-  const partitions = [...queues.keys()].sort((a, b) => a - b);
-  const batches: Position[][] = [];
-  let horizon = Number.NEGATIVE_INFINITY;
-  let taken = 0;
-  while (taken < positions.length) {
-    let earliest = Number.POSITIVE_INFINITY;
-    for (const p of partitions) {
-      const next = queues.get(p)![heads.get(p)!];
-      if (next !== undefined) earliest = Math.min(earliest, next.came);
-    }
-    horizon = Math.max(horizon, earliest) + PASS_WINDOW_MS;
-    for (const p of partitions) {
-      const queue = queues.get(p)!;
-      const start = heads.get(p)!;
-      let end = start;
-      while (end < queue.length && end - start < batchSize && queue[end]!.came <= horizon) end++;
-      if (end === start) continue;
-      heads.set(p, end);
-      batches.push(queue.slice(start, end));
-      taken += end - start;
-    }
-  }
-  return batches;
-}
 
 /** The tables a replay rebuilds: the log's derived tables (@syncline/log's registry). */
 export const REBUILT_TABLES: readonly string[] = DERIVED_TABLE_NAMES;

@@ -18,8 +18,8 @@ import { SYNC_GROUP } from '../../sync/sync-group';
  * between them with batches of any size and dying before a commit. `kappaHolds` plays one
  * on a database of its own (the live one), folds the same log on another holding only what
  * is not derived (the workspace, its connections, its policies and the log), and compares.
- * Used by log-fold.int-spec.ts (one partition, in `npm test`) and log-fold.kappa-spec.ts
- * (several partitions, apart: it does not hold yet).
+ * Used by log-fold.int-spec.ts (a fixed seed, in `npm test`) and log-fold.kappa-spec.ts
+ * (new seeds, `npm run test:kappa`).
  */
 
 const t0 = Date.parse('2026-11-02T09:00:00.000Z');
