@@ -10,7 +10,7 @@ import {
 import { SyncStage as SyncHandler } from '@syncline/sync-stage';
 import type { Pool, PoolClient } from 'pg';
 import { handleIsolating, ident, realSchema, shadow, skipAdvisoryLocks } from '../dry-run/dry-run-report';
-import { readReport, rememberBefore } from './replay-report';
+import { type ReplayReport, readReport, rememberBefore } from './replay-report';
 import { oweFinalValues, restoreKept } from './replay-restore';
 import {
   clearDerived,
@@ -68,63 +68,7 @@ export interface ReplayOptions {
   inspect?: (client: PoolClient) => Promise<void>;
 }
 
-type Source = { kind: string; id: string };
-
-export interface ReplayFieldChange {
-  from: unknown;
-  to: unknown;
-  /** Where the new value comes from (provenance). */
-  source: Source | null;
-}
-
-export interface ReplayReport {
-  mode: ReplayMode;
-  computedAt: string;
-  /** What was rebuilt: records (source records), entities and events folded. */
-  scope: { records: number; entities: number; events: number };
-  /** The sync group's committed offset per partition: the events folded are those up to it. */
-  offsets: Record<string, number>;
-  summary: {
-    changes: number;
-    created: number;
-    gone: number;
-    conflictsAppeared: number;
-    conflictsDisappeared: number;
-    linksMoved: number;
-    writes: number;
-    failures: number;
-  };
-  changes: {
-    entityId: string;
-    entityType: string;
-    displayName: string | null;
-    fields: Record<string, ReplayFieldChange>;
-  }[];
-  created: { entityId: string; entityType: string; displayName: string | null }[];
-  gone: { entityId: string; entityType: string; displayName: string | null }[];
-  conflicts: {
-    id: string;
-    entityId: string;
-    field: string;
-    policy: string;
-    /** `appeared`: new, or open again; `disappeared`: gone, or no longer open. */
-    change: 'appeared' | 'disappeared';
-    before: string | null;
-    after: string | null;
-  }[];
-  links: {
-    connectionId: string;
-    entityType: string;
-    externalId: string;
-    from: string | null;
-    to: string | null;
-  }[];
-  /** Writes owed to connected systems after the rebuild that were not owed before (final values only). */
-  writes: { connectionId: string; entityId: string; op: string; fields: Record<string, unknown> }[];
-  failures: { eventKey: string; entityType: string; externalId: string; error: string }[];
-  truncated: boolean;
-}
-
+export type { ReplayFieldChange, ReplayReport } from './replay-report';
 export { ReplayRefused } from './replay-scope';
 
 /** Advisory lock class for "one replay of a workspace at a time" (beside the API's check). */

@@ -1,6 +1,63 @@
 import type { PoolClient } from 'pg';
 import { type FieldsBeforeAfter, fieldChangesOf } from '../dry-run/dry-run-report';
-import type { ReplayMode, ReplayReport } from './replay-rebuild';
+import type { ReplayMode } from './replay-rebuild';
+
+type Source = { kind: string; id: string };
+
+export interface ReplayFieldChange {
+  from: unknown;
+  to: unknown;
+  /** Where the new value comes from (provenance). */
+  source: Source | null;
+}
+
+export interface ReplayReport {
+  mode: ReplayMode;
+  computedAt: string;
+  /** What was rebuilt: records (source records), entities and events folded. */
+  scope: { records: number; entities: number; events: number };
+  /** The sync group's committed offset per partition: the events folded are those up to it. */
+  offsets: Record<string, number>;
+  summary: {
+    changes: number;
+    created: number;
+    gone: number;
+    conflictsAppeared: number;
+    conflictsDisappeared: number;
+    linksMoved: number;
+    writes: number;
+    failures: number;
+  };
+  changes: {
+    entityId: string;
+    entityType: string;
+    displayName: string | null;
+    fields: Record<string, ReplayFieldChange>;
+  }[];
+  created: { entityId: string; entityType: string; displayName: string | null }[];
+  gone: { entityId: string; entityType: string; displayName: string | null }[];
+  conflicts: {
+    id: string;
+    entityId: string;
+    field: string;
+    policy: string;
+    /** `appeared`: new, or open again; `disappeared`: gone, or no longer open. */
+    change: 'appeared' | 'disappeared';
+    before: string | null;
+    after: string | null;
+  }[];
+  links: {
+    connectionId: string;
+    entityType: string;
+    externalId: string;
+    from: string | null;
+    to: string | null;
+  }[];
+  /** Writes owed to connected systems after the rebuild that were not owed before (final values only). */
+  writes: { connectionId: string; entityId: string; op: string; fields: Record<string, unknown> }[];
+  failures: { eventKey: string; entityType: string; externalId: string; error: string }[];
+  truncated: boolean;
+}
 
 /**
  * Keeps what the comparison needs and what the log does not carry: the entities, links and
