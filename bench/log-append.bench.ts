@@ -1,26 +1,31 @@
 import { randomUUID } from 'node:crypto';
 import { ChangeLog } from '@syncline/log';
 import { Pool } from 'pg';
-import { seedConnection } from '../test/support/fixtures';
+import { type SeededConnection, seedConnection } from '../test/support/fixtures';
 import { emit, freshBenchDatabase, log } from './support';
 
 /**
  * 1,000,000 changes appended by 8 concurrent producers in batches of 100 (as webhook
  * batches arrive) through the micro-batcher, against the naive baseline in the same run:
- * one change per INSERT and commit, same producers, same statement.
+ * one change per INSERT and commit, same producers, same statement. The changes belong to
+ * `--workspaces` workspaces (default 64; each record to one of them): a workspace's changes
+ * all go to one partition, so with one workspace every append waits on one partition head.
  */
-export async function run(args: { total?: number; baseline?: number } = {}): Promise<void> {
+export async function run(
+  args: { total?: number; baseline?: number; workspaces?: number } = {},
+): Promise<void> {
   const total = args.total ?? 1_000_000;
   const baselineTotal = args.baseline ?? 20_000;
   const producers = 8;
   const batch = 100;
   const url = await freshBenchDatabase('syncline_bench_log_append');
   const pool = new Pool({ connectionString: url, max: 10 });
-  const conn = await seedConnection(pool, 'bench');
+  const conns = await Promise.all(
+    Array.from({ length: args.workspaces ?? 64 }, (_, w) => seedConnection(pool, `bench-${w}`)),
+  );
 
   const body = (i: number) => ({
-    workspaceId: conn.workspaceId,
-    connectionId: conn.connectionId,
+    ...workspaceOf(conns, i % 50_000),
     entityType: 'person',
     externalId: `contact-${i % 50_000}`,
     op: 'upsert',
@@ -76,5 +81,12 @@ export async function run(args: { total?: number; baseline?: number } = {}): Pro
     baseline_events: baselineTotal,
     baseline_events_per_s: Math.round(baselinePerS),
     ratio: Number((eventsPerS / baselinePerS).toFixed(1)),
+    workspaces: conns.length,
   });
+}
+
+/** The workspace and connection of record `record`: the same for all its changes. */
+export function workspaceOf(conns: readonly SeededConnection[], record: number) {
+  const conn = conns[record % conns.length]!;
+  return { workspaceId: conn.workspaceId, connectionId: conn.connectionId };
 }

@@ -2,19 +2,26 @@ import { randomUUID } from 'node:crypto';
 import { ChangeLog, groupLag, LogConsumer, type LogHandler } from '@syncline/log';
 import { Pool } from 'pg';
 import { seedConnection } from '../test/support/fixtures';
+import { workspaceOf } from './log-append.bench';
 import { emit, freshBenchDatabase, log } from './support';
 
 /**
  * A group of 4 consumers drains a pre-filled log with a trivial handler that writes one
- * row of derived state per event, in the transaction that commits the offset.
+ * row of derived state per event, in the transaction that commits the offset. The changes
+ * belong to `--workspaces` workspaces (default 64): a workspace's changes are all on one
+ * partition, which one member folds at a time.
  */
-export async function run(args: { total?: number; consumers?: number; batch?: number } = {}): Promise<void> {
+export async function run(
+  args: { total?: number; consumers?: number; batch?: number; workspaces?: number } = {},
+): Promise<void> {
   const total = args.total ?? 300_000;
   const members = args.consumers ?? 4;
   const batchSize = args.batch ?? 1000;
   const url = await freshBenchDatabase('syncline_bench_log_consume');
   const pool = new Pool({ connectionString: url, max: 6 });
-  const conn = await seedConnection(pool, 'bench');
+  const conns = await Promise.all(
+    Array.from({ length: args.workspaces ?? 64 }, (_, w) => seedConnection(pool, `bench-${w}`)),
+  );
   await pool.query(`CREATE TABLE derived (partition int, "offset" bigint, external_id text, stage text,
                     PRIMARY KEY (partition, "offset"))`);
 
@@ -24,8 +31,7 @@ export async function run(args: { total?: number; consumers?: number; batch?: nu
   for (let from = 0; from < total; from += 5000) {
     const res = await changeLog.append(
       Array.from({ length: Math.min(5000, total - from) }, (_, k) => ({
-        workspaceId: conn.workspaceId,
-        connectionId: conn.connectionId,
+        ...workspaceOf(conns, (from + k) % 20_000),
         entityType: 'deal',
         externalId: `deal-${(from + k) % 20_000}`,
         op: 'upsert',
@@ -82,5 +88,6 @@ export async function run(args: { total?: number; consumers?: number; batch?: nu
     events: total,
     consumers: members,
     events_per_s: Math.round(total / seconds),
+    workspaces: conns.length,
   });
 }
