@@ -15,7 +15,8 @@ import { SYNC_GROUP } from '../../sync/sync-group';
  * offset zero into a fresh group, table by table): edits in two CRMs, duplicated and
  * reordered webhooks, edits made in Syncline, merges and unmerges, our writes to the CRMs
  * (claims and receipts on the log, echoes before or after the receipt), the live group running
- * between them with batches of any size and dying before a commit. `kappaHolds` plays one
+ * between them with batches of any size and dying before a commit, and another workspace's
+ * edits of the same people on the same partition. `kappaHolds` plays one
  * on a database of its own (the live one), folds the same log on another holding only what
  * is not derived (the workspace, its connections, its policies and the log), and compares.
  * Used by log-fold.int-spec.ts (a fixed seed, in `npm test`) and log-fold.kappa-spec.ts
@@ -148,6 +149,12 @@ interface Live {
   pool: Pool;
   log: ChangeLog;
   ws: { workspaceId: string; a: string; b: string; own: string };
+  /**
+   * Another workspace on the same partition, whose CRM holds the same people: each edit is
+   * made there too, so its events share the history's batches. The fold from zero has only
+   * the history's workspace; the two states agree only if nothing of the neighbour's reaches it.
+   */
+  neighbour: { workspaceId: string; a: string };
   handler: SyncStage;
 }
 
@@ -224,6 +231,12 @@ async function play(live: Live, commands: readonly Command[]): Promise<void> {
         await append(keyed);
         if (c.twice === 'same-key') await append(keyed);
         if (c.twice === 'new-key') await append({ ...keyed, eventKey: `${keyed.eventKey}:again` });
+        await append({
+          ...keyed,
+          workspaceId: live.neighbour.workspaceId,
+          connectionId: live.neighbour.a,
+          fields: { ...fields, jobTitle: `Neighbour ${n}` },
+        });
         break;
       }
       case 'user-edit': {
@@ -465,9 +478,15 @@ export async function kappaHolds(
   try {
     await log.init();
     const ws = await seedConnections(pool, { a: 'hubspot', b: 'hubspot', own: 'syncline' });
+    let neighbour = await seedConnections(pool, { a: 'hubspot' });
+    while (log.partitionOf(neighbour) !== log.partitionOf(ws))
+      neighbour = await seedConnections(pool, { a: 'hubspot' });
     // Every history holds at least one person, so the comparison is never of two empty states.
     const first: Command = { kind: 'edit', system: 'b', person: 0, at: 300 };
-    await play({ db: liveDb, partitions, pool, log, ws, handler: newHandler(pool) }, [first, ...commands]);
+    await play({ db: liveDb, partitions, pool, log, ws, neighbour, handler: newHandler(pool) }, [
+      first,
+      ...commands,
+    ]);
     await copyInputs(pool, freshPool, ws.workspaceId);
     await runGroup(freshDb.url, () => newHandler(freshPool), { partitions, batchSize: replayBatch });
     const [liveState, foldedState] = [
