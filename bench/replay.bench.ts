@@ -72,7 +72,6 @@ export async function run(args: Record<string, number>): Promise<void> {
     const replayCpu = cpuSeconds({});
     let lastProgress = started;
     const report = await applyReplay(pool, ws.workspaceId, 'beginning', {
-      partitions,
       batchSize: replayBatch,
       onProgress: async (replayed, total) => {
         const now = performance.now();

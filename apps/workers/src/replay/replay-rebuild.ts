@@ -54,8 +54,6 @@ export type ReplayFrom = 'beginning' | { eventTime: Date };
 export type ReplayMode = 'preview' | 'apply';
 
 export interface ReplayOptions {
-  /** LOG_PARTITIONS. */
-  partitions: number;
   /** Events per sync-stage batch (the workers' consumer takes 200). */
   batchSize?: number;
   /** Most items in each list of the report (the summary always has the totals). Default 100. */
@@ -79,7 +77,7 @@ export async function previewReplay(
   pool: Pool,
   workspaceId: string,
   from: ReplayFrom,
-  options: ReplayOptions,
+  options: ReplayOptions = {},
 ): Promise<ReplayReport> {
   const client = await pool.connect();
   let engine: MergeEngine | undefined;
@@ -119,7 +117,7 @@ export async function applyReplay(
   pool: Pool,
   workspaceId: string,
   from: ReplayFrom,
-  options: ReplayOptions,
+  options: ReplayOptions = {},
 ): Promise<ReplayReport> {
   const client = await pool.connect();
   let engine: MergeEngine | undefined;

@@ -187,7 +187,6 @@ describe('replay of a workspace after a policy change', () => {
     const before = await world(w.workspaceId);
     let seenInside: unknown;
     const report = await previewReplay(pool, w.workspaceId, 'beginning', {
-      partitions: PARTITIONS,
       // Inside, the copies do hold the rebuilt state (so the comparison is not vacuous).
       inspect: async (client) => {
         seenInside = (await client.query('SELECT fields FROM entity WHERE id = $1', [w.entityId])).rows[0];
@@ -231,7 +230,7 @@ describe('replay of a workspace after a policy change', () => {
   it('apply changes the value, records conflicts as the new policies say, and owes the CRMs the final value only', async () => {
     const before = await world(w.workspaceId);
     const versionBefore = Number((before.entities[0] as { version: string }).version);
-    const report = await applyReplay(pool, w.workspaceId, 'beginning', { partitions: PARTITIONS });
+    const report = await applyReplay(pool, w.workspaceId, 'beginning');
     expect(report.summary).toMatchObject({ changes: 1, conflictsAppeared: 1, failures: 0 });
 
     const [entity] = await rows<{
@@ -291,7 +290,7 @@ describe('replay of an unchanged workspace', () => {
   it('from the beginning changes nothing: empty report, identical documents and heads', async () => {
     const w = await seedWorld();
     const before = await world(w.workspaceId);
-    const preview = await previewReplay(pool, w.workspaceId, 'beginning', { partitions: PARTITIONS });
+    const preview = await previewReplay(pool, w.workspaceId, 'beginning');
     expect(preview.summary).toEqual({
       changes: 0,
       created: 0,
@@ -302,7 +301,7 @@ describe('replay of an unchanged workspace', () => {
       writes: 0,
       failures: 0,
     });
-    const applied = await applyReplay(pool, w.workspaceId, 'beginning', { partitions: PARTITIONS });
+    const applied = await applyReplay(pool, w.workspaceId, 'beginning');
     expect(applied.summary).toEqual(preview.summary);
     const after = await world(w.workspaceId);
     const strip = (entities: unknown[]) =>
@@ -350,9 +349,9 @@ describe('replay of an unchanged workspace', () => {
     );
     expect(first?.external_id).toBe(extA);
 
-    const preview = await previewReplay(pool, ws.workspaceId, 'beginning', { partitions: PARTITIONS });
+    const preview = await previewReplay(pool, ws.workspaceId, 'beginning');
     expect(preview.summary).toMatchObject({ changes: 0, created: 0, gone: 0, linksMoved: 0 });
-    await applyReplay(pool, ws.workspaceId, 'beginning', { partitions: PARTITIONS });
+    await applyReplay(pool, ws.workspaceId, 'beginning');
     expect(await rows('SELECT id FROM entity WHERE workspace_id = $1', [ws.workspaceId])).toEqual([
       { id: live!.id },
     ]);
@@ -364,7 +363,7 @@ describe('replay of an unchanged workspace', () => {
       contactEvent(w.workspaceId, w.b, 'b-2', at(2), { email: 'alan@bletchley.example', firstName: 'Alan' }),
     );
     await runLive();
-    const report = await previewReplay(pool, w.workspaceId, { eventTime: at(5) }, { partitions: PARTITIONS });
+    const report = await previewReplay(pool, w.workspaceId, { eventTime: at(5) });
     // Only Ada has an event at or after at(5) (A's echo, and the receipt of our write); Alan is left alone.
     expect(report.scope).toMatchObject({ entities: 1, events: 4 });
     expect(report.summary.changes).toBe(0);
@@ -384,7 +383,6 @@ describe('replay while the live stage runs', () => {
       inside = r;
     });
     const replay = applyReplay(pool, w.workspaceId, 'beginning', {
-      partitions: PARTITIONS,
       beforeCommit: async () => {
         inside();
         await held;
@@ -442,7 +440,7 @@ describe('a replay that cannot rebuild', () => {
     // Retention removed B's events: the record is linked, but the log no longer holds its history.
     await pool.query(`DELETE FROM change_event WHERE connection_id = $1`, [w.b]);
     const before = await world(w.workspaceId);
-    const failed = applyReplay(pool, w.workspaceId, 'beginning', { partitions: PARTITIONS });
+    const failed = applyReplay(pool, w.workspaceId, 'beginning');
     await expect(failed).rejects.toBeInstanceOf(ReplayRefused);
     await expect(failed).rejects.toThrow(/history_incomplete.*1 linked record/);
     expect(await world(w.workspaceId)).toEqual(before);
@@ -481,9 +479,9 @@ describe('replay of a merge HubSpot was asked to make', () => {
     expect(sent.map((m) => m.status)).toEqual(['sent']);
     const before = await world(ws.workspaceId);
 
-    const preview = await previewReplay(pool, ws.workspaceId, 'beginning', { partitions: PARTITIONS });
+    const preview = await previewReplay(pool, ws.workspaceId, 'beginning');
     expect(preview.writes.filter((x) => x.op === 'merge')).toEqual([]);
-    const report = await applyReplay(pool, ws.workspaceId, 'beginning', { partitions: PARTITIONS });
+    const report = await applyReplay(pool, ws.workspaceId, 'beginning');
     expect(report.summary).toMatchObject({ changes: 0, created: 0, gone: 0, linksMoved: 0, failures: 0 });
     expect(report.writes.filter((x) => x.op === 'merge')).toEqual([]);
     // The one merge HubSpot made stays the one sent; nothing asks for it again.
@@ -530,7 +528,7 @@ describe('replay in the order of the log', () => {
         ?.merged_into,
     ).toBe(survivor);
 
-    const report = await applyReplay(pool, ws.workspaceId, 'beginning', { partitions: PARTITIONS });
+    const report = await applyReplay(pool, ws.workspaceId, 'beginning');
     expect(report.summary).toMatchObject({ changes: 0, created: 0, gone: 0, linksMoved: 0, failures: 0 });
     const after = await world(ws.workspaceId);
     expect(after.links).toEqual(before.links);
@@ -579,9 +577,9 @@ describe('replay of a workspace with calendar attendees', () => {
     ]);
     const before = await world(ws.workspaceId);
 
-    const preview = await previewReplay(pool, ws.workspaceId, 'beginning', { partitions: PARTITIONS });
+    const preview = await previewReplay(pool, ws.workspaceId, 'beginning');
     expect(preview.summary).toMatchObject({ changes: 0, created: 0, gone: 0, linksMoved: 0, failures: 0 });
-    const applied = await applyReplay(pool, ws.workspaceId, 'beginning', { partitions: PARTITIONS });
+    const applied = await applyReplay(pool, ws.workspaceId, 'beginning');
     expect(applied.summary).toMatchObject({ changes: 0, created: 0, gone: 0, linksMoved: 0, failures: 0 });
     const after = await world(ws.workspaceId);
     const people = (w: typeof before) =>

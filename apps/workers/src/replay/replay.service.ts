@@ -2,7 +2,6 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from '@syncline/core';
 import { isTransient } from '@syncline/log';
 import type { Pool, PoolClient } from 'pg';
-import { WORKERS_CONFIG, type WorkersConfig } from '../config/workers-config';
 import { PG_POOL, ROOT_LOGGER } from '../infra/connections';
 import { PushService } from '../sync/push.service';
 import {
@@ -33,7 +32,6 @@ export class ReplayService {
 
   constructor(
     @Inject(PG_POOL) private readonly pool: Pool,
-    @Inject(WORKERS_CONFIG) private readonly config: WorkersConfig,
     @Inject(PushService) private readonly push: PushService,
     @Inject(ROOT_LOGGER) rootLogger: Logger,
   ) {
@@ -56,10 +54,7 @@ export class ReplayService {
     const from: ReplayFrom = row.from_event_time === null ? 'beginning' : { eventTime: row.from_event_time };
     const log = { replayId, workspaceId: row.workspace_id, mode: row.mode };
     this.logger.info(log, 'replay started');
-    const replayOptions = {
-      partitions: this.config.LOG_PARTITIONS,
-      onProgress: this.progress(replayId),
-    };
+    const replayOptions = { onProgress: this.progress(replayId) };
     try {
       if (row.mode === 'apply') {
         const report = await applyReplay(this.pool, row.workspace_id, from, {
