@@ -111,6 +111,12 @@ beforeAll(async () => {
      VALUES ($1, $2, 'log', 'sync', 2, 4, $3, $4, '{}', 'Handler', 'poison')`,
     [randomUUID(), poison.workspace, connection.get(poison.workspace), `${poison.record}:${poison.n}`],
   );
+  // A letter whose event retention has deleted since.
+  await client.query(
+    `INSERT INTO dead_letter (id, workspace_id, source, group_name, partition, "offset", connection_id, event_key, payload, error_code, error_message)
+     VALUES ($1, $2, 'log', 'sync', 1, 999, $3, 'gone:1', '{}', 'Handler', 'poison')`,
+    [randomUUID(), workspaces[0], connection.get(workspaces[0]!)],
+  );
   await migrate(db.url);
 }, 120_000);
 
@@ -204,8 +210,9 @@ describe('migration: the log by workspace', () => {
 
   it('moves a dead letter with its event and empties the journal of batches', async () => {
     const { rows } = await client.query<{ partition: number; offset: string; event_key: string }>(
-      `SELECT d.partition, d."offset", d.event_key FROM dead_letter d`,
+      `SELECT d.partition, d."offset", d.event_key FROM dead_letter d ORDER BY d.event_key = 'gone:1'`,
     );
+    expect(rows[1]).toMatchObject({ event_key: 'gone:1', partition: null, offset: null });
     const { rows: at } = await client.query<{ event_key: string }>(
       'SELECT event_key FROM change_event WHERE partition = $1 AND "offset" = $2',
       [rows[0]!.partition, rows[0]!.offset],

@@ -62,15 +62,15 @@ UPDATE change_event e SET partition = -1 - m.new_partition, "offset" = m.new_off
   FROM log_move m WHERE m.old_partition = e.partition AND m.old_offset = e."offset";
 UPDATE change_event SET partition = -1 - partition WHERE partition < 0;
 
--- A dead letter names the event's new place (or none, if retention deleted it).
-UPDATE dead_letter d SET partition = m.new_partition, "offset" = m.new_offset
-  FROM log_move m
- WHERE d.source = 'log' AND m.old_partition = d.partition AND m.old_offset = d."offset";
+-- A dead letter names the event's new place, or none if retention deleted the event: those
+-- first, so that no letter moves onto a place another still holds (the same two steps).
 UPDATE dead_letter d SET partition = NULL, "offset" = NULL
  WHERE d.source = 'log' AND d.partition IS NOT NULL
-   AND NOT EXISTS (SELECT 1 FROM change_event e WHERE e.partition = d.partition AND e."offset" = d."offset"
-                     AND e.connection_id IS NOT DISTINCT FROM d.connection_id
-                     AND e.event_key IS NOT DISTINCT FROM d.event_key);
+   AND NOT EXISTS (SELECT 1 FROM log_move m WHERE m.old_partition = d.partition AND m.old_offset = d."offset");
+UPDATE dead_letter d SET partition = -1 - m.new_partition, "offset" = m.new_offset
+  FROM log_move m
+ WHERE d.source = 'log' AND m.old_partition = d.partition AND m.old_offset = d."offset";
+UPDATE dead_letter SET partition = -1 - partition WHERE source = 'log' AND partition < 0;
 
 UPDATE log_partition h
    SET next_offset = coalesce((SELECT max(m.new_offset) + 1 FROM log_move m WHERE m.new_partition = h.partition), 1);
