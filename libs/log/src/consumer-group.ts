@@ -299,7 +299,8 @@ export class LogConsumer {
 
   /**
    * Handles one batch of one or several partitions in one transaction: their offset rows
-   * locked in partition order, up to batchSize / partitions events read from each, handled in
+   * locked in partition order, up to batchSize events read from them (shareOut: what each has
+   * waiting, or shares of the batch in proportion to it), handled in
    * one call (partition after partition, each in offset order), and every partition's offset
    * committed with the state. A partition with a whole batch still waiting after this one (by
    * the log's head, as committed when read) is marked backlogged, and unmarked once it has not.
@@ -316,14 +317,17 @@ export class LogConsumer {
           WHERE o.group_name = $1 AND o.partition = ANY($2::int[]) ORDER BY o.partition FOR UPDATE OF o`,
         [this.group, mine],
       );
-      const perPartition = Math.max(1, Math.ceil(this.batchSize / mine.length));
+      const limits = shareOut(
+        this.batchSize,
+        heads.rows.map((h) => Math.max(0, Number(h.head ?? 0) - Number(h.committed_offset))),
+      );
       const { rows } = await tx.query<LogEventRow>(
-        `SELECT e.* FROM unnest($1::int[], $2::bigint[]) WITH ORDINALITY AS o(p, committed, i)
+        `SELECT e.* FROM unnest($1::int[], $2::bigint[], $3::int[]) WITH ORDINALITY AS o(p, committed, n, i)
            CROSS JOIN LATERAL (
              SELECT ${LOG_EVENT_COLUMNS} FROM change_event
-              WHERE partition = o.p AND "offset" > o.committed ORDER BY "offset" LIMIT $3) e
+              WHERE partition = o.p AND "offset" > o.committed ORDER BY "offset" LIMIT o.n) e
           ORDER BY o.i, e."offset"`,
-        [heads.rows.map((h) => h.partition), heads.rows.map((h) => h.committed_offset), perPartition],
+        [heads.rows.map((h) => h.partition), heads.rows.map((h) => h.committed_offset), limits],
       );
       const events = rows.map(toLogEvent);
       const taken = new Map<number, number>();
@@ -445,4 +449,25 @@ const TRANSIENT_CODES = new Set(['40P01', '40001', '55P03']);
 export function isTransient(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && TRANSIENT_CODES.has(code);
+}
+
+/**
+ * How many of a batch's `budget` events each partition gives, from what each has waiting:
+ * everything when it all fits, else shares in proportion to what waits (at least one for a
+ * partition with anything waiting, as far as the budget goes). A workspace's changes are all on
+ * one partition, so a batch shared by many partitions mostly holds one busy partition among
+ * idle ones: an even split would give the busy one a sliver of the batch.
+ */
+export function shareOut(budget: number, waiting: readonly number[]): number[] {
+  const total = waiting.reduce((sum, n) => sum + n, 0);
+  if (total <= budget) return [...waiting];
+  const shares = waiting.map((n) => (n === 0 ? 0 : Math.max(1, Math.floor((budget * n) / total))));
+  let over = shares.reduce((sum, n) => sum + n, 0) - budget;
+  // The minimum of one can overshoot: taken back from the largest shares.
+  while (over > 0) {
+    const largest = shares.indexOf(Math.max(...shares));
+    shares[largest]!--;
+    over--;
+  }
+  return shares;
 }
