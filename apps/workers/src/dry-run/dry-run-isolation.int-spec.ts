@@ -4,15 +4,8 @@ import { Pool, type PoolClient } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
 import { storeDryRunReport } from './dry-run.service';
-import {
-  computeDryRunReport,
-  ident,
-  realSchema,
-  SandboxViolation,
-  SHADOWED,
-  sandboxed,
-  shadow,
-} from './dry-run-report';
+import { computeDryRunReport } from './dry-run-report';
+import { ident, realSchema, SandboxViolation, SHADOWED, sandboxed, shadow } from './sandbox';
 
 /**
  * The dry run's sandbox, proven on a real database: CRM A is live with three people merged;

@@ -9,7 +9,7 @@ import {
 } from '@syncline/log';
 import { SyncStage as SyncHandler } from '@syncline/sync-stage';
 import type { Pool, PoolClient } from 'pg';
-import { handleIsolating, ident, realSchema, shadow, skipAdvisoryLocks } from '../dry-run/dry-run-report';
+import { handleIsolating, ident, realSchema, shadow, skipAdvisoryLocks } from '../dry-run/sandbox';
 import { type ReplayReport, readReport, rememberBefore } from './replay-report';
 import { oweFinalValues, restoreKept } from './replay-restore';
 import {
