@@ -168,7 +168,7 @@ export class ChangeLog {
       validated.value.forEach((prepared, slot) => {
         owner.rows.push({
           ...prepared,
-          partition: partitionFor(prepared.change.workspaceId, this.partitions),
+          partition: this.partitionOf(prepared.change),
           owner,
           slot,
         });
@@ -196,7 +196,7 @@ export class ChangeLog {
     if (!tenancy.ok) return tenancy;
     const rows = validated.value.map((prepared) => ({
       ...prepared,
-      partition: partitionFor(prepared.change.workspaceId, this.partitions),
+      partition: this.partitionOf(prepared.change),
     }));
     const inserted = await query<AppendedRow>(APPEND_SQL, appendValues(rows));
     return ok(appendedResults(rows, inserted));

@@ -317,10 +317,8 @@ export class LogConsumer {
           WHERE o.group_name = $1 AND o.partition = ANY($2::int[]) ORDER BY o.partition FOR UPDATE OF o`,
         [this.group, mine],
       );
-      const limits = shareOut(
-        this.batchSize,
-        heads.rows.map((h) => Math.max(0, Number(h.head ?? 0) - Number(h.committed_offset))),
-      );
+      const waiting = heads.rows.map((h) => Math.max(0, Number(h.head ?? 0) - Number(h.committed_offset)));
+      const limits = shareOut(this.batchSize, waiting);
       const { rows } = await tx.query<LogEventRow>(
         `SELECT e.* FROM unnest($1::int[], $2::bigint[], $3::int[]) WITH ORDINALITY AS o(p, committed, n, i)
            CROSS JOIN LATERAL (
@@ -332,11 +330,11 @@ export class LogConsumer {
       const events = rows.map(toLogEvent);
       const taken = new Map<number, number>();
       for (const e of events) taken.set(e.partition, (taken.get(e.partition) ?? 0) + 1);
-      for (const h of heads.rows) {
-        const left = Number(h.head ?? 0) - Number(h.committed_offset) - (taken.get(h.partition) ?? 0);
+      heads.rows.forEach((h, i) => {
+        const left = waiting[i]! - (taken.get(h.partition) ?? 0);
         if (left >= this.batchSize) this.backlogged.add(h.partition);
         else this.backlogged.delete(h.partition);
-      }
+      });
       if (rows.length === 0) {
         await tx.query('COMMIT');
         return 0;
