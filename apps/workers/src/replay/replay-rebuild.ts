@@ -28,7 +28,7 @@ import {
  * stood before.
  *
  * - `preview` runs like a connection's dry run: on session-private copies of the tables the
- *   stage writes (dry-run-report's SHADOWED list), in a READ ONLY REPEATABLE READ transaction
+ *   stage writes (the sandbox's SHADOWED list, dry-run/sandbox.ts), in a READ ONLY REPEATABLE READ transaction
  *   that is rolled back.
  * - `apply` runs on the live tables in one READ COMMITTED transaction that first locks the
  *   workspace's connection rows FOR UPDATE. The live stage takes FOR KEY SHARE on the
