@@ -58,10 +58,10 @@ describe('an admin connects a CRM in dry run and maps its fields, in Chromium', 
         ...(jobtitle ? { jobtitle } : {}),
       });
     // Job titles wait for a person when the CRMs disagree: the report shows such a conflict.
-    await s.query(
-      `INSERT INTO field_policy (workspace_id, entity_type, field, policy) VALUES ($1, 'person', 'jobTitle', 'manual')`,
-      [s.workspace.workspaceId],
-    );
+    const manual = await s.api('PUT', '/api/v1/policies/person', {
+      fields: { jobTitle: { kind: 'manual' } },
+    });
+    expect(manual.status, JSON.stringify(manual.body)).toBe(200);
     crmA = (
       await s.connect(
         'hubspot',

@@ -126,12 +126,12 @@ describe('the web app in Chromium', () => {
       firstname: 'Katherine',
       lastname: 'Johnson',
     });
-    // Job titles are settled by a person (the manual policy) from the start: in place before the
-    // workers first read the policies, so a concurrent edit always waits in the inbox.
-    await s.query(
-      `INSERT INTO field_policy (workspace_id, entity_type, field, policy) VALUES ($1, 'person', 'jobTitle', 'manual')`,
-      [s.workspace.workspaceId],
-    );
+    // Job titles are settled by a person (the manual policy) from the start: on the log before
+    // any change of the CRMs, so a concurrent edit always waits in the inbox.
+    const manual = await s.api('PUT', '/api/v1/policies/person', {
+      fields: { jobTitle: { kind: 'manual' } },
+    });
+    expect(manual.status, JSON.stringify(manual.body)).toBe(200);
     await s.connect('hubspot', String(PORTAL_A), grantCredentials(a), { displayName: 'CRM A' });
     await s.connect('hubspot', String(PORTAL_B), grantCredentials(b), { displayName: 'CRM B' });
     await s.emulator.hubspot.setWebhookTarget(PORTAL_A);

@@ -92,12 +92,12 @@ describe('the app’s pages over the demo world', () => {
       lastname: 'Natarajan',
       phone: '+1 415 555 0142',
     });
-    // Job titles are settled by a person (the manual policy), in place before the workers first
-    // read the policies: the planted concurrent edits wait in the inbox.
-    await s.query(
-      `INSERT INTO field_policy (workspace_id, entity_type, field, policy) VALUES ($1, 'person', 'jobTitle', 'manual')`,
-      [s.workspace.workspaceId],
-    );
+    // Job titles are settled by a person (the manual policy), on the log before any change of
+    // the CRMs: the planted concurrent edits wait in the inbox.
+    const manual = await s.api('PUT', '/api/v1/policies/person', {
+      fields: { jobTitle: { kind: 'manual' } },
+    });
+    expect(manual.status, JSON.stringify(manual.body)).toBe(200);
     await s.connect('hubspot', a.externalAccountId, a.credentials, { displayName: 'CRM A' });
     await s.connect('hubspot', b.externalAccountId, b.credentials, { displayName: 'CRM B' });
     for (const provider of ['google-calendar', 'gmail', 'google-tasks'] as const)

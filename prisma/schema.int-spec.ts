@@ -579,6 +579,24 @@ const ROUND_TRIPS = {
     expect(read).toEqual(created);
     expect(read.priority).toEqual(['c1', 'user']);
   },
+  PolicyInForce: async (prisma) => {
+    const workspace = await seedWorkspace(prisma);
+    const policies = { stage: { kind: 'priority', order: ['c1', 'user'] }, amount: { kind: 'manual' } };
+    const created = await prisma.policyInForce.create({
+      data: { workspaceId: workspace.id, entityType: 'deal', policies, version: 3 },
+    });
+    const read = await prisma.policyInForce.findUniqueOrThrow({
+      where: { workspaceId_entityType: { workspaceId: workspace.id, entityType: 'deal' } },
+    });
+    expect(read).toEqual(created);
+    expect(read.policies).toEqual(policies);
+    // A second set for the same type is refused: one set in force per type.
+    await expect(
+      prisma.policyInForce.create({
+        data: { workspaceId: workspace.id, entityType: 'deal', policies: {}, version: 4 },
+      }),
+    ).rejects.toThrow();
+  },
   // ── end conflicts round trips ──
   // ── sync engine round trips ──
   Outbox: async (prisma) => {

@@ -14,4 +14,12 @@ export { MergeEngine } from './merge-engine';
 export type { ConflictResolution, MergeStore, StoredConflict, StoredDocument } from './merge-store';
 export { InMemoryMergeStore } from './merge-store';
 export { PgMergeStore, type PgMergeStoreOptions } from './pg-merge-store';
+export {
+  POLICY_EXTERNAL_ID,
+  type PolicyChange,
+  policyChangeInput,
+  policyChangeOf,
+  policyEventKey,
+  UnreadablePolicyEvent,
+} from './policy-event';
 export * from './types';

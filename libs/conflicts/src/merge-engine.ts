@@ -22,9 +22,10 @@ export interface MergeEngineOptions {
   /** Uncompacted chunks past which a document is due for compaction (a load then reads one snapshot). */
   compactAfterChunks?: number;
   /**
-   * How long field policies read from the store are reused (default 5 s): a policy changed
-   * elsewhere (the admin API, another process) applies to changes after that. 0 reads them
-   * for every change.
+   * How long field policies read from the store are reused (default 5 s). The policies in
+   * force change only where a `policy` event is folded (replacePolicies); a consumer of the
+   * log calls invalidatePolicies as each batch begins, since another process may have folded
+   * one. 0 reads them for every change.
    */
   policyTtlMs?: number;
 }
@@ -283,6 +284,18 @@ export class MergeEngine {
   /** Policies are cached for `policyTtlMs`; call after changing them to apply them at once. */
   invalidatePolicies(): void {
     this.policyCache.clear();
+  }
+
+  /** Puts a type's set in force (the fold of a `policy` event): the changes after it are merged under it. */
+  async replacePolicies(
+    workspaceId: string,
+    entityType: string,
+    policies: PolicyMap,
+    version: number,
+    store: MergeStore = this.defaultStore,
+  ): Promise<void> {
+    await store.replacePolicies(workspaceId, entityType, policies, version);
+    this.policyCache.set(`${workspaceId}:${entityType}`, { at: Date.now(), policies });
   }
 
   /**

@@ -37,7 +37,16 @@ export interface MergeStore {
   recordConflicts(conflicts: readonly ConflictRecord[]): Promise<void>;
   resolveConflict(conflictId: string, resolution: ConflictResolution): Promise<void>;
   listConflicts(entityId: string): Promise<StoredConflict[]>;
+  /** The policies in force for the type (fields left out: lww). */
   policies(workspaceId: string, entityType: string): Promise<PolicyMap>;
+  /** Puts a type's whole set in force (the fold of a `policy` event of the log). */
+  replacePolicies(
+    workspaceId: string,
+    entityType: string,
+    policies: PolicyMap,
+    version: number,
+  ): Promise<void>;
+  /** One field's policy put in force at once: for tests of the merge alone. */
   setPolicy(workspaceId: string, entityType: string, field: string, policy: FieldPolicy): Promise<void>;
 }
 
@@ -127,6 +136,10 @@ export class InMemoryMergeStore implements MergeStore {
 
   async policies(workspaceId: string, entityType: string): Promise<PolicyMap> {
     return { ...(this.policyRows.get(`${workspaceId}:${entityType}`) ?? {}) };
+  }
+
+  async replacePolicies(workspaceId: string, entityType: string, policies: PolicyMap): Promise<void> {
+    this.policyRows.set(`${workspaceId}:${entityType}`, { ...policies });
   }
 
   async setPolicy(

@@ -23,7 +23,7 @@ afterAll(async () => {
 const freshTransaction = (body: (client: PoolClient) => Promise<void>): Promise<void> =>
   inTransaction(pool, async (client) => {
     await client.query(
-      'TRUNCATE entity_doc, entity_doc_change, entity_synced_heads, merge_conflict, field_policy',
+      'TRUNCATE entity_doc, entity_doc_change, entity_synced_heads, merge_conflict, policy_in_force',
     );
     await body(client);
   });

@@ -327,21 +327,37 @@ export class PgMergeStore implements MergeStore {
     }));
   }
 
+  /** The set in force: the last `policy` event folded for the type (policy-event.ts); {} before one. */
   async policies(workspaceId: string, entityType: string): Promise<PolicyMap> {
-    const { rows } = await this.tx.query<{ field: string; policy: string; priority: string[] }>(
-      `SELECT field, policy, priority FROM field_policy WHERE workspace_id = $1 AND entity_type = $2`,
+    const { rows } = await this.tx.query<{ policies: Record<string, { kind: string; order?: string[] }> }>(
+      'SELECT policies FROM policy_in_force WHERE workspace_id = $1 AND entity_type = $2',
       [workspaceId, entityType],
     );
     const policies: Record<string, FieldPolicy> = {};
-    for (const row of rows) {
-      if (!(POLICY_KINDS as readonly string[]).includes(row.policy))
-        throw new Error(`unknown policy ${row.policy}`);
-      const kind = row.policy as PolicyKind;
-      policies[row.field] = kind === 'priority' ? { kind, order: row.priority } : { kind };
+    for (const [field, policy] of Object.entries(rows[0]?.policies ?? {})) {
+      if (!(POLICY_KINDS as readonly string[]).includes(policy.kind))
+        throw new Error(`unknown policy ${policy.kind}`);
+      const kind = policy.kind as PolicyKind;
+      policies[field] = kind === 'priority' ? { kind, order: policy.order ?? [] } : ({ kind } as FieldPolicy);
     }
     return policies;
   }
 
+  /** Puts a type's whole set in force (the fold of a `policy` event). */
+  async replacePolicies(
+    workspaceId: string,
+    entityType: string,
+    policies: PolicyMap,
+    version: number,
+  ): Promise<void> {
+    await this.tx.query(
+      `INSERT INTO policy_in_force (workspace_id, entity_type, policies, version) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (workspace_id, entity_type) DO UPDATE SET policies = EXCLUDED.policies, version = EXCLUDED.version`,
+      [workspaceId, entityType, JSON.stringify(policies), version],
+    );
+  }
+
+  /** One field's policy put in force at once, outside the log: for tests of the merge alone. */
   async setPolicy(
     workspaceId: string,
     entityType: string,
@@ -349,17 +365,11 @@ export class PgMergeStore implements MergeStore {
     policy: FieldPolicy,
   ): Promise<void> {
     await this.tx.query(
-      `INSERT INTO field_policy (workspace_id, entity_type, field, policy, priority) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (workspace_id, entity_type, field) DO UPDATE
-         SET policy = EXCLUDED.policy, priority = EXCLUDED.priority, version = field_policy.version + 1,
-             updated_at = CURRENT_TIMESTAMP`,
-      [
-        workspaceId,
-        entityType,
-        field,
-        policy.kind,
-        JSON.stringify(policy.kind === 'priority' ? policy.order : []),
-      ],
+      `INSERT INTO policy_in_force (workspace_id, entity_type, policies, version)
+       VALUES ($1, $2, jsonb_build_object($3::text, $4::jsonb), 0)
+       ON CONFLICT (workspace_id, entity_type) DO UPDATE
+         SET policies = policy_in_force.policies || EXCLUDED.policies`,
+      [workspaceId, entityType, field, JSON.stringify(policy)],
     );
   }
 }

@@ -8,9 +8,19 @@ export type EntityType = (typeof ENTITY_TYPES)[number];
  * operations); `claim`, `receipt`, `existing` and `version` are the push stage's: a write of
  * ours on its way to a record, the provider's confirmation of it, a create it refused because
  * the record exists already, and the version a refusal named of a record the log reported
- * already (libs/sync-stage write-events.ts).
+ * already (libs/sync-stage write-events.ts). `policy` is an admin's new set of field policies
+ * for one entity type (libs/conflicts policy-event.ts), in force from its place on the log.
  */
-export const CHANGE_OPS = ['upsert', 'delete', 'merge', 'claim', 'receipt', 'existing', 'version'] as const;
+export const CHANGE_OPS = [
+  'upsert',
+  'delete',
+  'merge',
+  'claim',
+  'receipt',
+  'existing',
+  'version',
+  'policy',
+] as const;
 export type ChangeOp = (typeof CHANGE_OPS)[number];
 
 /** Largest serialised change the log accepts; larger payloads are a connector bug. */

@@ -38,7 +38,6 @@ const sourceFiles = (dir: string): string[] => {
 /** Tables the stage writes but that are not folds of the log: each with why. */
 const WRITTEN_NOT_DERIVED: Readonly<Record<string, string>> = {
   connection: 'configuration and state of a connection (the push stage notes its progress there)',
-  field_policy: "an admin's merge policy (the merge store's policy writes), read by the stage",
   dead_letter: 'writes the push stage gave up on (push.service.ts), not a fold of the log',
 };
 

@@ -84,6 +84,8 @@ export const DERIVED_TABLES: readonly DerivedTable[] = [
     workspaceRows: inWorkspace,
     entityColumns: ['entity_id'],
   },
+  // The field policies in force: folded from `policy` events; a disconnect leaves them.
+  { table: 'policy_in_force', owner: '@syncline/conflicts', workspaceRows: inWorkspace },
   {
     table: 'entity_association',
     owner: '@syncline/sync-stage',

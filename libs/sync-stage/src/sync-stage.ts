@@ -1,4 +1,4 @@
-import { type MergeEngine, PgMergeStore } from '@syncline/conflicts';
+import { type MergeEngine, PgMergeStore, policyChangeOf } from '@syncline/conflicts';
 import { withoutAssociations } from '@syncline/core';
 import type { IdentityService } from '@syncline/identity';
 import type { LogEvent, LogTransaction } from '@syncline/log';
@@ -33,7 +33,9 @@ export interface Segment {
 
 /**
  * A batch as the stage takes it: a merge or unmerge (op `merge`: ours, or a provider's merge
- * notice) alone, the events between them together. A merge moves links and reads which records
+ * notice) alone, a new set of field policies (op `policy`) alone, the events between them
+ * together. The events before a policy event are merged under the set before it, those after
+ * it under the new one. A merge moves links and reads which records
  * each connection holds; the events before it must be placed on the entities they named then,
  * and those after it must not be seen by it, as when the group's batches ended around it.
  *
@@ -59,7 +61,7 @@ export function segmentsOf(events: readonly LogEvent[]): Segment[] {
     connections.clear();
   };
   for (const event of events) {
-    if (event.op === 'merge') {
+    if (event.op === 'merge' || event.op === 'policy') {
       close();
       segments.push({ writesBefore: [], events: [event], writesAfter: [] });
       continue;
@@ -129,16 +131,32 @@ export class SyncStage {
   async handle(tx: LogTransaction, events: readonly LogEvent[]): Promise<StageOwed> {
     const touchedIds: string[] = [];
     const owed = { push: new Set<string>(), pull: new Set<string>() };
+    // Another process may have folded a policy event of these partitions since this one read
+    // the policies: they are read again, once per batch.
+    this.options.engine.invalidatePolicies();
     try {
       const taken = await withoutDisconnected(tx, events);
       for (const { writesBefore, events: reports, writesAfter } of segmentsOf(taken)) {
+        const policy = reports.length === 1 ? policyChangeOf(reports[0]!) : undefined;
+        if (policy !== undefined) {
+          const { workspaceId } = reports[0]!;
+          await this.options.engine.replacePolicies(
+            workspaceId,
+            policy.entityType,
+            policy.policies,
+            policy.version,
+            new PgMergeStore(tx),
+          );
+          continue;
+        }
         for (const id of await foldWriteEvents(tx, writesBefore)) owed.push.add(id);
         for (let rest = reports; rest.length > 0; )
           rest = rest.slice(await this.handleBatch(tx, rest, touchedIds, owed));
         for (const id of await foldWriteEvents(tx, writesAfter)) owed.push.add(id);
       }
     } catch (error) {
-      // The transaction rolls back: cached documents ahead of the database must go.
+      // The transaction rolls back: cached documents (and policies) ahead of the database must go.
+      this.options.engine.invalidatePolicies();
       for (const id of touchedIds) {
         this.options.engine.forget(id);
         this.versions.delete(id);

@@ -3,9 +3,10 @@ import { ChangeLog, StagingChangeLog } from '@syncline/log';
 import { PinoLogger } from 'nestjs-pino';
 import { Pool } from 'pg';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
+import { LOG_POOL } from './log-pool';
+import { OwnConnections } from './own-connection';
 
-/** Injection token for the pg pool the change log appends through. */
-export const LOG_POOL = Symbol('LOG_POOL');
+export { LOG_POOL } from './log-pool';
 
 /**
  * The app's one ChangeLog (webhooks append to it), on a small pg pool of its own: the log
@@ -41,8 +42,9 @@ export const LOG_POOL = Symbol('LOG_POOL');
       },
     },
     { provide: StagingChangeLog, useExisting: ChangeLog },
+    OwnConnections,
   ],
-  exports: [ChangeLog, StagingChangeLog, LOG_POOL],
+  exports: [ChangeLog, StagingChangeLog, LOG_POOL, OwnConnections],
 })
 export class ChangeLogModule implements OnApplicationShutdown {
   constructor(

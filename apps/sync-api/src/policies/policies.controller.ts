@@ -21,7 +21,7 @@ import {
 import { PoliciesService } from './policies.service';
 
 const APPLIES =
-  'A new set applies to changes merged afterwards (the sync workers read policies again every 5 s); ' +
+  'A new set goes on the change log as it is saved: every change after it on the log is merged under it; ' +
   'values already merged and conflicts already recorded stay as they were until a replay ' +
   '(POST /api/v1/replays) rebuilds them under the new policy.';
 

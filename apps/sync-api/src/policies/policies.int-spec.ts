@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { PgMergeStore, type PolicyMap } from '@syncline/conflicts';
+import { MergeEngine, PgMergeStore, type PolicyMap } from '@syncline/conflicts';
 import { UNIFIED_FIELDS } from '@syncline/core';
+import { IdentityService } from '@syncline/identity';
+import { LOG_EVENT_COLUMNS, type LogEventRow, partitionFor, toLogEvent } from '@syncline/log';
+import { SyncStage } from '@syncline/sync-stage';
 import type { LightMyRequestResponse } from 'fastify';
 import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -66,9 +69,39 @@ describe('field policies', () => {
       payload: { fields },
       ...(ifMatch === undefined ? {} : { ifMatch }),
     });
-  /** What the merge itself reads. */
-  const mergeSees = (workspaceId: string, entityType: string): Promise<PolicyMap> =>
-    new PgMergeStore(pg).policies(workspaceId, entityType);
+  /**
+   * What the merge itself reads once the sync stage has folded the workspace's log: the
+   * `policy` events a replacement appended, folded by the stage's own code (again: the last
+   * one folded is in force, so folding them twice changes nothing).
+   */
+  const mergeSees = async (workspaceId: string, entityType: string): Promise<PolicyMap> => {
+    const { rows: logged } = await pg.query<LogEventRow>(
+      `SELECT ${LOG_EVENT_COLUMNS} FROM change_event WHERE workspace_id = $1 AND op = 'policy'
+        ORDER BY partition, "offset"`,
+      [workspaceId],
+    );
+    const engine = new MergeEngine(new PgMergeStore(pg));
+    const stage = new SyncStage({ identity: new IdentityService(), engine });
+    await pg.query('BEGIN');
+    await stage.handle(pg, logged.map(toLogEvent));
+    await pg.query('COMMIT');
+    return new PgMergeStore(pg).policies(workspaceId, entityType);
+  };
+  const policyEvents = async (workspaceId: string) =>
+    (
+      await pg.query<{
+        partition: number;
+        connection_id: string;
+        entity_type: string;
+        external_id: string;
+        event_key: string;
+        fields: unknown;
+      }>(
+        `SELECT partition, connection_id, entity_type, external_id, event_key, fields FROM change_event
+          WHERE workspace_id = $1 AND op = 'policy' ORDER BY partition, "offset"`,
+        [workspaceId],
+      )
+    ).rows;
   const rows = (workspaceId: string) =>
     t.prisma.fieldPolicy.findMany({
       where: { workspaceId },
@@ -245,6 +278,38 @@ describe('field policies', () => {
     expect(
       await t.prisma.fieldPolicyRevision.count({ where: { workspaceId: a.workspaceId, entityType: 'deal' } }),
     ).toBe(1);
+    // The refused one put nothing on the log either.
+    expect((await policyEvents(a.workspaceId)).filter((e) => e.entity_type === 'deal')).toHaveLength(1);
+  });
+
+  it("puts each saved set on the change log, on the workspace's partition under its own connection; a refused one puts nothing there", async () => {
+    const c = await seedWorkspace(t.prisma, 'Initech');
+    const before = await policyEvents(c.workspaceId);
+    const saved = await replace(c.adminKey, 'company', { name: { kind: 'manual' } });
+    expect(saved.statusCode).toBe(200);
+    const { version } = saved.json<PolicySetBody>();
+    expect(
+      (await replace(c.adminKey, 'company', { name: { kind: 'lww' } }, `"${version - 1}"`)).statusCode,
+    ).toBe(412);
+    expect((await replace(c.adminKey, 'company', { nope: { kind: 'manual' } })).statusCode).toBe(400);
+    const { rows: own } = await pg.query<{ id: string }>(
+      `SELECT id FROM connection WHERE workspace_id = $1 AND provider = 'syncline'`,
+      [c.workspaceId],
+    );
+    const { rows: heads } = await pg.query<{ n: number }>('SELECT count(*)::int AS n FROM log_partition');
+    expect((await policyEvents(c.workspaceId)).slice(before.length)).toEqual([
+      {
+        partition: partitionFor(c.workspaceId, heads[0]!.n),
+        connection_id: own[0]!.id,
+        entity_type: 'company',
+        external_id: 'policies',
+        event_key: `policy:company:${version}`,
+        fields: { version, policies: { name: { kind: 'manual' } } },
+      },
+    ]);
+    // Folded, it is the set the merge settles company names by; the other workspace's is untouched.
+    expect(await mergeSees(c.workspaceId, 'company')).toEqual({ name: { kind: 'manual' } });
+    expect(await mergeSees(a.workspaceId, 'company')).toEqual({});
   });
 
   it.each([
@@ -438,7 +503,9 @@ describe('field policies', () => {
     const set = doc.paths['/api/v1/policies/{entityType}'];
     expect(Object.keys(set?.put?.responses ?? {}).sort()).toEqual(['200', '400', '401', '403', '412']);
     expect(Object.keys(set?.get?.responses ?? {}).sort()).toEqual(['200', '400', '401']);
-    expect(set?.put?.responses['200']?.description).toContain('applies to changes merged afterwards');
+    expect(set?.put?.responses['200']?.description).toContain(
+      'every change after it on the log is merged under it',
+    );
     expect(JSON.stringify(set?.put)).toContain('email_activity');
     expect(doc.paths['/api/v1/policies/{entityType}/revisions']?.get).toBeDefined();
   });

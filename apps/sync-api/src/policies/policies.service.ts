@@ -1,5 +1,7 @@
-import { HttpStatus, Inject, Injectable } from '@nestjs/common';
+import { HttpStatus, Inject, Injectable, ServiceUnavailableException } from '@nestjs/common';
+import { policyChangeInput } from '@syncline/conflicts';
 import { type EntityType, isUnifiedField } from '@syncline/core';
+import { ChangeLog } from '@syncline/log';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { z } from 'zod';
 import { AuditLogService } from '../admin/audit-log.service';
@@ -7,6 +9,7 @@ import { ActorLabels, type Labels } from '../auth/actor-labels';
 import { actorRef, actorViewOf } from '../auth/actor-ref';
 import type { Principal } from '../auth/principal';
 import { CodedHttpException, ValidationFailedException } from '../common/api-errors';
+import { OwnConnections } from '../infra/own-connection';
 import {
   PoliciesRepository,
   type RevisionRecord,
@@ -31,8 +34,11 @@ const storedSet = z.record(z.string(), fieldPolicy);
 
 /**
  * The merge policies of one entity type in the caller's workspace: read them (every field,
- * lww by default), replace them as a whole (versioned, kept as revisions, audited), and list
- * the revisions. The merge reads the same `field_policy` rows (PgMergeStore.policies).
+ * lww by default), replace them as a whole (versioned, kept as revisions, audited, and put
+ * on the change log), and list the revisions. The merge does not read `field_policy`: a
+ * replacement goes on the log as a `policy` event in the transaction that saves it, and the
+ * sync stage puts it in force where it stands on the log (policy_in_force), so every change
+ * after it is merged under it, live or replayed from zero.
  */
 @Injectable()
 export class PoliciesService {
@@ -40,6 +46,8 @@ export class PoliciesService {
     @Inject(PoliciesRepository) private readonly policies: PoliciesRepository,
     @Inject(AuditLogService) private readonly audit: AuditLogService,
     @Inject(ActorLabels) private readonly labels: ActorLabels,
+    @Inject(ChangeLog) private readonly log: ChangeLog,
+    @Inject(OwnConnections) private readonly own: OwnConnections,
     @InjectPinoLogger(PoliciesService.name) private readonly logger: PinoLogger,
   ) {}
 
@@ -93,19 +101,37 @@ export class PoliciesService {
     const stored: StoredPolicies = Object.fromEntries(
       requested.filter(([, policy]) => policy.kind !== 'lww'),
     );
+    const ownConnection = await this.own.of(principal.workspaceId);
     const replaced = await this.policies.replace(
       principal.workspaceId,
       entityType,
       stored,
       { expectedVersion: ifMatch, changedBy: actorRef(principal.actor) },
-      (tx, version) =>
-        this.audit.record(
+      async (tx, version) => {
+        await this.audit.record(
           principal,
           'field_policy.replaced',
           entityType,
           { entityType, version, policies: summary(stored) },
           tx,
-        ),
+        );
+        // On the log with the set or not at all: the merge puts it in force from there.
+        const appended = await this.log.appendWithin(
+          <T>(text: string, values: unknown[]) => tx.$queryRawUnsafe<T[]>(text, ...values),
+          [
+            policyChangeInput(principal.workspaceId, ownConnection, {
+              entityType,
+              version,
+              policies: stored,
+            }),
+          ],
+        );
+        if (!appended.ok) {
+          if (appended.error.code === 'Closed')
+            throw new ServiceUnavailableException('shutting down; send again');
+          throw new Error(`the change log refused a policy change: ${appended.error.message}`);
+        }
+      },
     );
     if (!replaced.ok)
       throw new CodedHttpException(

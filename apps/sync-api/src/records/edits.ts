@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, ServiceUnavailableException } from '@nestjs/common';
-import { type EntityType, INTERNAL_PROVIDER, type SourceChangeInput, type WorkspaceId } from '@syncline/core';
+import type { EntityType, SourceChangeInput, WorkspaceId } from '@syncline/core';
 import { ChangeLog } from '@syncline/log';
 import type { Pool } from 'pg';
 import { SYNC_CONSUMER_GROUP } from '../connections/connections.repository';
 import { LOG_POOL } from '../infra/change-log.module';
+import { OwnConnections } from '../infra/own-connection';
 
 /** How long an edit waits to be merged before the API answers without the new view. */
 const APPLY_WAIT_MS = 3_000;
@@ -37,11 +38,10 @@ export interface AcceptedEdit {
  */
 @Injectable()
 export class EditLog {
-  private readonly ownConnections = new Map<string, string>();
-
   constructor(
     @Inject(ChangeLog) private readonly log: ChangeLog,
     @Inject(LOG_POOL) private readonly pool: Pool,
+    @Inject(OwnConnections) private readonly own: OwnConnections,
   ) {}
 
   async submit(edit: EditRequest): Promise<AcceptedEdit> {
@@ -67,7 +67,7 @@ export class EditLog {
     workspaceId: WorkspaceId,
     change: (connectionId: string) => SourceChangeInput,
   ): Promise<AcceptedEdit> {
-    const connectionId = await this.ownConnection(workspaceId);
+    const connectionId = await this.own.of(workspaceId);
     const input = change(connectionId);
     const result = await this.log.append([input]);
     if (!result.ok) {
@@ -81,26 +81,6 @@ export class EditLog {
         ? await this.keyApplied(connectionId, input.eventKey)
         : await this.waitApplied(appended.partition, appended.offset);
     return { changeKey: input.eventKey, applied };
-  }
-
-  /** The workspace's own connection, made on first use. */
-  private async ownConnection(workspaceId: WorkspaceId): Promise<string> {
-    const known = this.ownConnections.get(workspaceId);
-    if (known !== undefined) return known;
-    await this.pool.query(
-      `INSERT INTO connection (id, workspace_id, provider, external_account_id, display_name, status, reconciled_at)
-       VALUES ($1, $2, $3::provider, $4, 'Edits made in Syncline', 'live', now())
-       ON CONFLICT (workspace_id, provider, external_account_id) DO NOTHING`,
-      [randomUUID(), workspaceId, INTERNAL_PROVIDER, INTERNAL_PROVIDER],
-    );
-    const { rows } = await this.pool.query<{ id: string }>(
-      `SELECT id FROM connection WHERE workspace_id = $1 AND provider = $2::provider AND external_account_id = $3`,
-      [workspaceId, INTERNAL_PROVIDER, INTERNAL_PROVIDER],
-    );
-    const id = rows[0]?.id;
-    if (id === undefined) throw new Error(`workspace ${workspaceId} has no connection of its own`);
-    this.ownConnections.set(workspaceId, id);
-    return id;
   }
 
   private async waitApplied(partition: number, offset: number): Promise<boolean> {

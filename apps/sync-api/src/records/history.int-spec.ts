@@ -129,8 +129,8 @@ describe('record history and past states', () => {
     crmB = await connection('portal-b', 'CRM B');
     // Concurrent job titles wait for a person.
     await t.prisma.$executeRaw`
-      INSERT INTO field_policy (workspace_id, entity_type, field, policy)
-      VALUES (${a.workspaceId}::uuid, 'person', 'jobTitle', 'manual')`;
+      INSERT INTO policy_in_force (workspace_id, entity_type, policies, version)
+      VALUES (${a.workspaceId}::uuid, 'person', '{"jobTitle": {"kind": "manual"}}', 1)`;
     await t.prisma.$executeRaw`
       INSERT INTO entity (id, workspace_id, entity_type, display_name, fields, version)
       VALUES (${undocumented}::uuid, ${a.workspaceId}::uuid, 'person', 'No document', '{"note":"x"}'::jsonb, 1)`;

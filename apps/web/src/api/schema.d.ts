@@ -14303,7 +14303,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description How the merge settles concurrent edits of each field of this type; `ETag` carries the set's version. A new set applies to changes merged afterwards (the sync workers read policies again every 5 s); values already merged and conflicts already recorded stay as they were until a replay (POST /api/v1/replays) rebuilds them under the new policy. */
+            /** @description How the merge settles concurrent edits of each field of this type; `ETag` carries the set's version. A new set goes on the change log as it is saved: every change after it on the log is merged under it; values already merged and conflicts already recorded stay as they were until a replay (POST /api/v1/replays) rebuilds them under the new policy. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -14438,7 +14438,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The set replaced as a whole (fields left out go back to `lww`), under the next version, kept as a revision and audited. A new set applies to changes merged afterwards (the sync workers read policies again every 5 s); values already merged and conflicts already recorded stay as they were until a replay (POST /api/v1/replays) rebuilds them under the new policy. */
+            /** @description The set replaced as a whole (fields left out go back to `lww`), under the next version, kept as a revision and audited. A new set goes on the change log as it is saved: every change after it on the log is merged under it; values already merged and conflicts already recorded stay as they were until a replay (POST /api/v1/replays) rebuilds them under the new policy. */
             200: {
                 headers: {
                     [name: string]: unknown;

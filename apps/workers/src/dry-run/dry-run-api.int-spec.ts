@@ -165,7 +165,8 @@ describe('dry run of a new connection', () => {
       [crmA],
     );
     await pool.query(
-      `INSERT INTO field_policy (workspace_id, entity_type, field, policy) VALUES ($1, 'person', 'jobTitle', 'manual')`,
+      `INSERT INTO policy_in_force (workspace_id, entity_type, policies, version)
+      VALUES ($1, 'person', '{"jobTitle": {"kind": "manual"}}', 1)`,
       [ws.workspaceId],
     );
     const appended = await log.append([

@@ -34,7 +34,8 @@ beforeAll(async () => {
   pool = new Pool({ connectionString: db.url, max: 4 });
   ws = await seedConnections(pool, { a: 'hubspot', b: 'hubspot' }, { reconciled: true });
   await pool.query(
-    `INSERT INTO field_policy (workspace_id, entity_type, field, policy) VALUES ($1, 'person', 'jobTitle', 'manual')`,
+    `INSERT INTO policy_in_force (workspace_id, entity_type, policies, version)
+      VALUES ($1, 'person', '{"jobTitle": {"kind": "manual"}}', 1)`,
     [ws.workspaceId],
   );
   const stage = syncStage(pool);

@@ -11,7 +11,7 @@ import { SyncStage as SyncHandler } from '@syncline/sync-stage';
 import type { Pool, PoolClient } from 'pg';
 import { handleIsolating, ident, realSchema, shadow, skipAdvisoryLocks } from '../dry-run/sandbox';
 import { type ReplayReport, readReport, rememberBefore } from './replay-report';
-import { oweFinalValues, restoreKept } from './replay-restore';
+import { oweFinalValues, putSavedPolicies, restoreKept } from './replay-restore';
 import {
   clearDerived,
   committedOffsets,
@@ -183,6 +183,7 @@ async function rebuild(
   await rememberBefore(client);
   const entityIdOf = await liveEntityIds(client, workspaceId);
   await clearDerived(client, workspaceId);
+  await putSavedPolicies(client, workspaceId);
 
   const { rows: counted } = await q('SELECT count(*)::int AS n FROM replay_events');
   const total = (counted[0] as { n: number } | undefined)?.n ?? 0;

@@ -76,6 +76,31 @@ export async function restoreKept(client: PoolClient): Promise<void> {
 }
 
 /**
+ * A replay rebuilds under the policies saved now (that is what it is for: a policy change
+ * applied to the past), not under those each change met on the log: the saved sets are put in
+ * force before the fold, and the fold does not meet the `policy` events (replay-scope.ts
+ * leaves them out). The last `policy` event of each type carries the same set, so the live stage
+ * goes on from the same policies.
+ */
+export async function putSavedPolicies(client: PoolClient, workspaceId: string): Promise<void> {
+  await client.query('DELETE FROM policy_in_force WHERE workspace_id = $1', [workspaceId]);
+  await client.query(
+    `INSERT INTO policy_in_force (workspace_id, entity_type, policies, version)
+     SELECT t.workspace_id, t.entity_type,
+            COALESCE((SELECT jsonb_object_agg(p.field, CASE WHEN p.policy = 'priority'
+                                                          THEN jsonb_build_object('kind', p.policy, 'order', p.priority)
+                                                          ELSE jsonb_build_object('kind', p.policy) END)
+                        FROM field_policy p
+                       WHERE p.workspace_id = t.workspace_id AND p.entity_type = t.entity_type), '{}'::jsonb),
+            COALESCE((SELECT max(r.version) FROM field_policy_revision r
+                       WHERE r.workspace_id = t.workspace_id AND r.entity_type = t.entity_type), 0)
+       FROM (SELECT workspace_id, entity_type FROM field_policy WHERE workspace_id = $1
+             UNION SELECT workspace_id, entity_type FROM field_policy_revision WHERE workspace_id = $1) t`,
+    [workspaceId],
+  );
+}
+
+/**
  * An update row's key is (entity, target, heads): a new policy over the same history gives
  * the same heads, and the stage's upsert then meets the row already sent at those heads
  * (with the old policy's values) and leaves it be, so the target would be owed the new

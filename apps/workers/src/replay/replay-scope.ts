@@ -45,6 +45,12 @@ export async function committedOffsets(client: PoolClient): Promise<Map<number, 
 export const COMMITTED = `EXISTS (SELECT 1 FROM replay_offsets o WHERE o.partition = e.partition AND e."offset" <= o.committed)`;
 
 /**
+ * A replay rebuilds under the policies saved now (replay-restore.ts putSavedPolicies): the
+ * `policy` events, which put each set in force where it stands on the log, are not folded.
+ */
+const NOT_POLICY = `e.op <> 'policy'`;
+
+/**
  * Fills replay_entities (entities whose derived state is removed), replay_records (source
  * records whose links are rebuilt) and replay_events (the events folded, in log order).
  */
@@ -54,7 +60,7 @@ export async function selectScope(client: PoolClient, workspaceId: string, from:
     await q('INSERT INTO replay_entities SELECT id FROM entity WHERE workspace_id = $1', [workspaceId]);
     await q(
       `INSERT INTO replay_records SELECT DISTINCT connection_id, entity_type, external_id FROM change_event e
-        WHERE workspace_id = $1 AND ${COMMITTED}
+        WHERE workspace_id = $1 AND ${COMMITTED} AND ${NOT_POLICY}
        UNION SELECT connection_id, entity_type, external_id FROM source_link WHERE workspace_id = $1`,
       [workspaceId],
     );
@@ -65,7 +71,7 @@ export async function selectScope(client: PoolClient, workspaceId: string, from:
     // The records with an event at or after the time, and the entities they stand for.
     await q(
       `INSERT INTO replay_records SELECT DISTINCT connection_id, entity_type, external_id FROM change_event e
-        WHERE workspace_id = $1 AND event_time >= $2 AND ${COMMITTED}`,
+        WHERE workspace_id = $1 AND event_time >= $2 AND ${COMMITTED} AND ${NOT_POLICY}`,
       [workspaceId, from.eventTime],
     );
     await q(
@@ -127,7 +133,7 @@ export async function selectScope(client: PoolClient, workspaceId: string, from:
   await q(
     `INSERT INTO replay_events (partition, "offset")
      SELECT e.partition, e."offset" FROM change_event e
-      WHERE e.workspace_id = $1 AND ${COMMITTED}
+      WHERE e.workspace_id = $1 AND ${COMMITTED} AND ${NOT_POLICY}
         AND ((e.connection_id, e.entity_type, e.external_id) IN (SELECT * FROM replay_records)
              -- Edits of rebuilt entities, and the identity operations on them.
              OR (e.op <> 'merge' AND e.external_id IN (SELECT id::text FROM replay_entities)

@@ -41,7 +41,8 @@ async function adaInBothCrms(policy?: 'manual') {
   const ws = await seedConnections(pool, { a: 'hubspot', b: 'hubspot' });
   if (policy)
     await pool.query(
-      `INSERT INTO field_policy (workspace_id, entity_type, field, policy) VALUES ($1, 'person', 'jobTitle', $2)`,
+      `INSERT INTO policy_in_force (workspace_id, entity_type, policies, version)
+       VALUES ($1, 'person', jsonb_build_object('jobTitle', jsonb_build_object('kind', $2::text)), 1)`,
       [ws.workspaceId, policy],
     );
   const { handle } = syncStage(pool);

@@ -223,9 +223,9 @@ function PolicyForm({
           <Alert color="green" variant="outline" title={`Saved: version ${set.version}`} role="status">
             <Stack gap="xs">
               <Text size="sm">
-                New changes follow these policies within seconds (the sync reads them every 5 seconds). Values
-                merged before keep what they have until a replay applies the policies to the past; preview one
-                to see what it would change.
+                Every change that comes after this save follows these policies, in whatever order the sync
+                reads it. Values merged before keep what they have until they change again or a replay applies
+                the policies to the past; preview one to see what it would change.
               </Text>
               <Group>
                 <Button

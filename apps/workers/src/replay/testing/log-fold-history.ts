@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { MergeEngine, PgMergeStore } from '@syncline/conflicts';
+import { MergeEngine, PgMergeStore, type PolicyMap, policyChangeInput } from '@syncline/conflicts';
 import { dismissOperationId, IdentityService, identityOperationChange } from '@syncline/identity';
 import { ChangeLog, LogConsumer } from '@syncline/log';
 import { SyncStage } from '@syncline/sync-stage';
@@ -14,11 +14,12 @@ import { SYNC_GROUP } from '../../sync/sync-group';
  * Random histories for the Kappa property (the live state equals a fold of the same log from
  * offset zero into a fresh group, table by table): edits in two CRMs, duplicated and
  * reordered webhooks, edits made in Syncline, merges and unmerges, our writes to the CRMs
- * (claims and receipts on the log, echoes before or after the receipt), the live group running
+ * (claims and receipts on the log, echoes before or after the receipt), an admin's new field
+ * policies (a `policy` event: manual, priority or lww per field), the live group running
  * between them with batches of any size and dying before a commit, and another workspace's
  * edits of the same people on the same partition. `kappaHolds` plays one
  * on a database of its own (the live one), folds the same log on another holding only what
- * is not derived (the workspace, its connections, its policies and the log), and compares.
+ * is not derived (the workspace, its connections and the log), and compares.
  * Used by log-fold.int-spec.ts (a fixed seed, in `npm test`) and log-fold.kappa-spec.ts
  * (new seeds, `npm run test:kappa`).
  */
@@ -55,7 +56,12 @@ export type Command =
       /** The live group runs again once the claims are on the log, before anything else of the push. */
       foldClaims: boolean;
     }
-  | { kind: 'live'; batchSize: number; crashAfter?: number };
+  | { kind: 'live'; batchSize: number; crashAfter?: number }
+  | { kind: 'policy'; jobTitle: PolicyPick; phone: PolicyPick };
+
+/** A field's policy in a `policy` command: a CRM first (priority), a person settles, or lww. */
+type PolicyPick = 'lww' | 'manual' | 'a-first' | 'b-first';
+const POLICY_PICKS = ['lww', 'manual', 'a-first', 'b-first'] as const;
 
 export const commandArb: fc.Arbitrary<Command> = fc.oneof(
   {
@@ -108,6 +114,14 @@ export const commandArb: fc.Arbitrary<Command> = fc.oneof(
     }),
   },
   {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('policy' as const),
+      jobTitle: fc.constantFrom(...POLICY_PICKS),
+      phone: fc.constantFrom(...POLICY_PICKS),
+    }),
+  },
+  {
     weight: 3,
     arbitrary: fc.record(
       {
@@ -154,7 +168,7 @@ interface Live {
    * made there too, so its events share the history's batches. The fold from zero has only
    * the history's workspace; the two states agree only if nothing of the neighbour's reaches it.
    */
-  neighbour: { workspaceId: string; a: string };
+  neighbour: { workspaceId: string; a: string; own: string };
   handler: SyncStage;
 }
 
@@ -194,9 +208,22 @@ async function runGroup(
   }
 }
 
+/** The set a `policy` command saves, as the API stores it (lww fields left out). */
+function policySet(c: Extract<Command, { kind: 'policy' }>, ws: { a: string; b: string }): PolicyMap {
+  const policies: Record<string, PolicyMap[string]> = {};
+  for (const field of ['jobTitle', 'phone'] as const) {
+    const pick = c[field];
+    if (pick === 'manual') policies[field] = { kind: 'manual' };
+    if (pick === 'a-first') policies[field] = { kind: 'priority', order: [ws.a, ws.b] };
+    if (pick === 'b-first') policies[field] = { kind: 'priority', order: [ws.b, ws.a] };
+  }
+  return policies;
+}
+
 async function play(live: Live, commands: readonly Command[]): Promise<void> {
   const { pool, log, ws } = live;
   const merges: string[] = [];
+  let policyVersion = 0;
   let n = 0;
   const append = async (...events: Parameters<ChangeLog['append']>[0]) => {
     const appended = await log.append(events);
@@ -381,6 +408,32 @@ async function play(live: Live, commands: readonly Command[]): Promise<void> {
         if (c.echo === 'after-receipt') await append(...echoes);
         break;
       }
+      case 'policy': {
+        // An admin saves new policies for people (PoliciesService.replace puts the set on the
+        // log); the neighbour, on the same partition, saves the opposite at the same time.
+        policyVersion++;
+        await append(
+          policyChangeInput(
+            ws.workspaceId,
+            ws.own,
+            { entityType: 'person', version: policyVersion, policies: policySet(c, ws) },
+            new Date(t0 + (600 + n) * 1000),
+          ),
+        );
+        await append(
+          policyChangeInput(
+            live.neighbour.workspaceId,
+            live.neighbour.own,
+            {
+              entityType: 'person',
+              version: policyVersion,
+              policies: c.jobTitle === 'manual' ? {} : { jobTitle: { kind: 'manual' } },
+            },
+            new Date(t0 + (600 + n) * 1000),
+          ),
+        );
+        break;
+      }
       case 'live':
         await runGroup(live.db.url, () => newHandler(pool), {
           partitions: live.partitions,
@@ -405,7 +458,6 @@ async function copyInputs(from: Pool, to: Pool, workspaceId: string): Promise<vo
   };
   await copy('workspace', 'id = $1');
   await copy('connection', 'workspace_id = $1');
-  await copy('field_policy', 'workspace_id = $1');
   await copy('change_event', 'workspace_id = $1');
   // The log's heads, as the fresh database's own appender would have left them.
   await to.query(
@@ -458,6 +510,9 @@ async function derived(pool: Pool, workspaceId: string) {
       `SELECT entity_id, connection_id, op, external_id, fields, heads, idempotency_key
          FROM outbox WHERE workspace_id = $1 AND status = 'pending' ORDER BY idempotency_key`,
     ),
+    policies: await q(
+      `SELECT entity_type, policies, version FROM policy_in_force WHERE workspace_id = $1 ORDER BY 1`,
+    ),
   };
 }
 
@@ -478,9 +533,9 @@ export async function kappaHolds(
   try {
     await log.init();
     const ws = await seedConnections(pool, { a: 'hubspot', b: 'hubspot', own: 'syncline' });
-    let neighbour = await seedConnections(pool, { a: 'hubspot' });
+    let neighbour = await seedConnections(pool, { a: 'hubspot', own: 'syncline' });
     while (log.partitionOf(neighbour) !== log.partitionOf(ws))
-      neighbour = await seedConnections(pool, { a: 'hubspot' });
+      neighbour = await seedConnections(pool, { a: 'hubspot', own: 'syncline' });
     // Every history holds at least one person, so the comparison is never of two empty states.
     const first: Command = { kind: 'edit', system: 'b', person: 0, at: 300 };
     await play({ db: liveDb, partitions, pool, log, ws, neighbour, handler: newHandler(pool) }, [
@@ -537,7 +592,7 @@ export async function checkKappa({
 }) {
   // Histories that ended with a dismissed pair, applied a merge, or applied a receipt at its
   // echo: the generator must reach them.
-  const reached = { dismissed: 0, merged: 0, echoed: 0 };
+  const reached = { dismissed: 0, merged: 0, echoed: 0, underPolicy: 0 };
   await fc.assert(
     fc.asyncProperty(
       fc.array(commandArb, { minLength: 3, maxLength: 24 }),
@@ -547,6 +602,7 @@ export async function checkKappa({
         if (live.duplicates.some((d) => d.status === 'dismissed')) reached.dismissed++;
         if (live.operations.length > 0) reached.merged++;
         if (live.receipts.some((r) => r.applied === true)) reached.echoed++;
+        if (live.conflicts.some((c) => c.policy !== 'lww')) reached.underPolicy++;
       },
     ),
     { numRuns, ...(seed === undefined ? {} : { seed }) },
@@ -555,5 +611,6 @@ export async function checkKappa({
     expect(reached.dismissed, 'histories ending with a dismissed pair').toBeGreaterThan(0);
     expect(reached.merged, 'histories that applied a merge').toBeGreaterThan(0);
     expect(reached.echoed, 'histories where an echo applied our receipt').toBeGreaterThan(0);
+    expect(reached.underPolicy, 'histories with a conflict settled by a saved policy').toBeGreaterThan(0);
   }
 }
