@@ -61,4 +61,20 @@ describe('the log is the only truth: histories found by the property', () => {
       { partitions: 1, replayBatch: 7 },
     );
   }, 120_000);
+  it('a policy saved after two edits of one field in the same batch does not settle them', async () => {
+    // Live, the three are one batch; folded from zero, one at a time. A stage that put a batch's
+    // policies in force before its edits would settle the edits by the new set live only.
+    await kappaHolds(
+      [
+        { kind: 'edit', system: 'a', person: 0, at: 0 },
+        { kind: 'live', batchSize: 50 },
+        { kind: 'edit', system: 'a', person: 0, at: 400, jobTitle: 'Analyst' },
+        { kind: 'edit', system: 'b', person: 0, at: 401, jobTitle: 'Admiral' },
+        { kind: 'policy', jobTitle: 'manual', phone: 'b-first' },
+        { kind: 'live', batchSize: 50 },
+        { kind: 'edit', system: 'a', person: 0, at: 402, jobTitle: 'CTO' },
+      ],
+      { partitions: 1, replayBatch: 1 },
+    );
+  }, 120_000);
 });
