@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import type { TestProject } from 'vitest/node';
+import { emulatorCa, emulatorCaFile } from '../apps/emulators/src/microsoft/tls';
 import { ensureDatabase, migrate } from '../prisma/migrator';
 import { dbUrl, TEST_DB_PREFIX } from './support/env';
 
@@ -30,6 +31,11 @@ async function dropRunDatabases(): Promise<void> {
 
 /** Builds a freshly migrated template database once per run; test files clone it. */
 export async function setup(project: TestProject): Promise<void> {
+  // The Microsoft emulator serves HTTPS under our own authority: made before any test process
+  // starts, and named in NODE_EXTRA_CA_CERTS, which Node reads only as a process starts (the
+  // test files' processes are forked after this, and the API and workers they spawn inherit it).
+  await emulatorCa();
+  process.env.NODE_EXTRA_CA_CERTS = emulatorCaFile();
   runId = randomBytes(4).toString('hex');
   project.provide('testRunId', runId);
   const template = dbUrl(`${TEST_DB_PREFIX}${runId}_template`);

@@ -19,16 +19,16 @@ export const FAULT_KINDS = [
   'id-token-expired',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
-export type EmulatedService = 'hubspot' | 'google';
+export type EmulatedService = 'hubspot' | 'google' | 'microsoft';
 
 export const faultSchema = z.strictObject({
-  service: z.enum(['hubspot', 'google']),
+  service: z.enum(['hubspot', 'google', 'microsoft']),
   kind: z.enum(FAULT_KINDS),
   /** How many matching calls the fault applies to; absent = until cleared. */
   count: z.number().int().positive().optional(),
   /** For latency: how long to stall. */
   ms: z.number().int().nonnegative().optional(),
-  /** A HubSpot portal id or a Google user's email; absent = every account. */
+  /** A HubSpot portal id, a Google user's email or a Microsoft user's principal name; absent = every account. */
   account: z.union([z.string(), z.number()]).optional(),
 });
 export type FaultSpec = z.output<typeof faultSchema>;

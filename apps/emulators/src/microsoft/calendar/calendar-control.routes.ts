@@ -1,0 +1,80 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { EmulatorContext } from '../../common/context';
+import type { MicrosoftStateRef } from '../microsoft-state';
+import type { MicrosoftUser } from '../user.store';
+import { type EventView, type RenderOptions, renderEvent } from './event-view';
+
+type UserParams = { upn: string };
+type EventParams = { upn: string; id: string };
+
+const invalidateBody = z.strictObject({
+  /** Graph has answered an evicted sync state with both. */
+  status: z.union([z.literal(400), z.literal(410)]).default(410),
+  /** A 410 that carries a Location header: the initial request to start again from. */
+  restart: z.boolean().default(false),
+});
+
+/**
+ * The calendar side of the Microsoft control API, under /_emulator/microsoft/users/{upn}:
+ * "UI" edits (the person editing in Outlook: no transaction id, no If-Match), a view of the
+ * calendar as stored (deleted ids too), and evicting the delta sync state.
+ */
+export function registerCalendarControlRoutes(
+  app: FastifyInstance,
+  _ctx: EmulatorContext,
+  state: MicrosoftStateRef,
+): void {
+  const users = '/_emulator/microsoft/users';
+  const userOf = (req: FastifyRequest, reply: FastifyReply): MicrosoftUser | undefined => {
+    const { upn } = req.params as UserParams;
+    const user = state.current.users.byUpn(upn);
+    if (!user) void reply.code(404).send({ error: `no Microsoft user ${upn}` });
+    return user;
+  };
+  const calendarOf = (user: MicrosoftUser) => state.current.mailbox(user.id).calendar;
+
+  app.post<{ Params: UserParams }>(`${users}/:upn/ui/calendar/events`, async (req, reply) => {
+    const user = userOf(req, reply);
+    if (!user) return reply;
+    const body =
+      req.body && typeof req.body === 'object' ? { ...req.body, transactionId: undefined } : req.body;
+    return reply.code(201).send(render(user, calendarOf(user).create(body).view));
+  });
+
+  app.patch<{ Params: EventParams }>(`${users}/:upn/ui/calendar/events/:id`, async (req, reply) => {
+    const user = userOf(req, reply);
+    if (!user) return reply;
+    return render(user, calendarOf(user).update(req.params.id, req.body));
+  });
+
+  app.delete<{ Params: EventParams }>(`${users}/:upn/ui/calendar/events/:id`, async (req, reply) => {
+    const user = userOf(req, reply);
+    if (!user) return reply;
+    calendarOf(user).delete(req.params.id);
+    return reply.code(204).send();
+  });
+
+  app.get<{ Params: UserParams }>(`${users}/:upn/calendar/events`, async (req, reply) => {
+    const user = userOf(req, reply);
+    if (!user) return reply;
+    const { views, deletedIds } = calendarOf(user).snapshot();
+    return { events: views.map((v) => render(user, v)), deletedIds };
+  });
+
+  app.post<{ Params: UserParams }>(`${users}/:upn/calendar/invalidate-delta`, async (req, reply) => {
+    const user = userOf(req, reply);
+    if (!user) return reply;
+    const parsed = invalidateBody.safeParse(req.body ?? {});
+    if (!parsed.success)
+      return reply.code(400).send({ error: 'invalid request', issues: parsed.error.issues });
+    calendarOf(user).invalidateDelta(parsed.data);
+    return reply.code(204).send();
+  });
+}
+
+/** As Graph shows it with no preferences: times in UTC, bodies in HTML. */
+function render(user: MicrosoftUser, view: EventView) {
+  const options: RenderOptions = { owner: user, zone: { name: 'UTC', iana: 'UTC' }, bodyType: 'html' };
+  return renderEvent(view, options);
+}

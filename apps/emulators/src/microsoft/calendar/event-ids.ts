@@ -1,0 +1,64 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { graphErrors } from '../graph-errors';
+
+/**
+ * Event ids look like Exchange's (`AAMkAD…`, URL-safe base64) and are immutable, as
+ * `Prefer: IdType="ImmutableId"` makes them. An occurrence's id is its series master's bytes
+ * followed by the occurrence's original date, so it can be read back without a lookup.
+ */
+const PREFIX = 'AAMkAD';
+const MASTER_BYTES = 30;
+
+export const newEventId = (): string => PREFIX + randomBytes(MASTER_BYTES).toString('base64url');
+
+/** `date` is the occurrence's original date (YYYY-MM-DD) in the series' time zone. */
+export function occurrenceId(masterId: string, date: string): string {
+  const master = Buffer.from(masterId.slice(PREFIX.length), 'base64url');
+  return PREFIX + Buffer.concat([master, dateBytes(date)]).toString('base64url');
+}
+
+/** What an id names: an event (single or series master), or one occurrence of a series. */
+export type ParsedEventId = { masterId: string; date?: string };
+
+export function parseEventId(id: string): ParsedEventId {
+  const bytes = id.startsWith(PREFIX) ? Buffer.from(id.slice(PREFIX.length), 'base64url') : Buffer.alloc(0);
+  if (bytes.length === MASTER_BYTES) return { masterId: id };
+  if (bytes.length === MASTER_BYTES + 4) {
+    const masterId = PREFIX + bytes.subarray(0, MASTER_BYTES).toString('base64url');
+    const year = bytes.readUInt16BE(MASTER_BYTES);
+    const date = `${year}-${pad(bytes[MASTER_BYTES + 2]!)}-${pad(bytes[MASTER_BYTES + 3]!)}`;
+    return { masterId, date };
+  }
+  throw graphErrors.malformedId(id);
+}
+
+/**
+ * An iCalendar UID in Exchange's Global Object ID form: bytes 16–19 hold an occurrence's
+ * date (zero for the series itself), so each occurrence has its own iCalUId and the series'
+ * occurrences share everything else.
+ */
+export function newICalUId(now: number): string {
+  const filetime = (BigInt(now) * 10_000n + 116_444_736_000_000_000n).toString(16).padStart(16, '0');
+  const uid = randomUUID().replaceAll('-', '');
+  return `040000008200E00074C5B7101A82E00800000000${filetime}000000000000000010000000${uid}`.toUpperCase();
+}
+
+export function occurrenceICalUId(seriesICalUId: string, date: string): string {
+  return seriesICalUId.slice(0, 32) + dateBytes(date).toString('hex').toUpperCase() + seriesICalUId.slice(40);
+}
+
+/** A new change key: the version Graph names in `changeKey` and `@odata.etag`. */
+export const newChangeKey = (): string => randomBytes(22).toString('base64');
+
+export const etagOf = (changeKey: string): string => `W/"${changeKey}"`;
+
+function dateBytes(date: string): Buffer {
+  const [year, month, day] = date.split('-').map(Number);
+  const out = Buffer.alloc(4);
+  out.writeUInt16BE(year ?? 0, 0);
+  out[2] = month ?? 0;
+  out[3] = day ?? 0;
+  return out;
+}
+
+const pad = (n: number): string => String(n).padStart(2, '0');

@@ -1,0 +1,75 @@
+import formbody from '@fastify/formbody';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { EmulatedProvider, EmulatorContext } from '../common/context';
+import { registerCalendarRoutes } from './calendar/calendar.routes';
+import { registerCalendarControlRoutes } from './calendar/calendar-control.routes';
+import { guardGraph, logGraphRequests } from './graph-auth';
+import { graphErrorHandler, graphErrors } from './graph-errors';
+import { registerIdentityRoutes } from './identity/identity.routes';
+import { registerIdentityControlRoutes } from './identity/identity-control.routes';
+import { MicrosoftState, type MicrosoftStateRef } from './microsoft-state';
+import { emulatorCa, serverCertificate } from './tls';
+
+/**
+ * Microsoft 365 (Microsoft Graph v1.0 and the identity platform v2.0) on one HTTPS port at
+ * the real paths: `Client.init({ baseUrl: 'https://localhost:PORT', customHosts })` of the
+ * official SDK, and the identity platform's `/{tenant}/oauth2/v2.0/*`, work unchanged. The
+ * certificate is signed by the emulator's own authority (tls.ts). State is in memory.
+ */
+export async function createMicrosoftEmulator(ctx: EmulatorContext): Promise<EmulatedProvider> {
+  const https = await serverCertificate(await emulatorCa());
+  const app = Fastify({ logger: false, https }) as unknown as FastifyInstance;
+  let current = new MicrosoftState(ctx);
+  const state: MicrosoftStateRef = {
+    get current() {
+      return current;
+    },
+  };
+
+  void app.register(formbody);
+  acceptEmptyJson(app);
+  app.setErrorHandler(graphErrorHandler);
+  app.setNotFoundHandler((req, reply) => {
+    const error = graphErrors.noRoute(req.method, req.url.split('?')[0] ?? req.url);
+    void reply.code(error.status).send(error.body());
+  });
+  logGraphRequests(app, ctx);
+
+  registerIdentityRoutes(app, ctx, state);
+  registerIdentityControlRoutes(app, ctx, state);
+  registerCalendarControlRoutes(app, ctx, state);
+  // Graph's own routes in a scope of their own, so the token guard covers only them.
+  void app.register(async (graph) => {
+    guardGraph(graph, ctx, state);
+    registerCalendarRoutes(graph, ctx, state);
+  });
+
+  return {
+    app,
+    reset: () => {
+      current.dispose();
+      current = new MicrosoftState(ctx);
+    },
+    close: async () => {
+      current.dispose();
+      await app.close();
+    },
+  };
+}
+
+/** The SDK sends `Content-Type: application/json` on bodiless calls; bad JSON gets Graph's BadRequest. */
+function acceptEmptyJson(app: FastifyInstance): void {
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') {
+      done(null, undefined);
+      return;
+    }
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(graphErrors.badRequest('Unable to read JSON request payload.'), undefined);
+    }
+  });
+}
