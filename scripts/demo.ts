@@ -605,6 +605,8 @@ async function main(): Promise<void> {
   const [hubspotPort, googlePort] = [await pickPort(4010), await pickPort(4020)];
   let smtpPort = await pickPort(4025);
   if (smtpPort === hubspotPort || smtpPort === googlePort) smtpPort = await freePort();
+  let microsoftPort = await pickPort(4030);
+  if ([hubspotPort, googlePort, smtpPort].includes(microsoftPort)) microsoftPort = await freePort();
   const emulators = start('emulators', 'emulators', {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -612,6 +614,7 @@ async function main(): Promise<void> {
     EMULATOR_HUBSPOT_PORT: String(hubspotPort),
     EMULATOR_GOOGLE_PORT: String(googlePort === hubspotPort ? await freePort() : googlePort),
     EMULATOR_SMTP_PORT: String(smtpPort),
+    EMULATOR_MICROSOFT_PORT: String(microsoftPort),
     EMULATOR_SEED: '1',
   });
   let urls: EmulatorUrls | undefined;
