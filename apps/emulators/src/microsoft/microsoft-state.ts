@@ -3,11 +3,15 @@ import { CalendarStore } from './calendar/calendar.store';
 import { MicrosoftGrants } from './grants.store';
 import { MicrosoftApps } from './identity/apps.store';
 import { AuthorizationCodes } from './identity/authorization-codes';
+import { MailStore } from './mail/mail.store';
+import { TodoStore } from './todo/todo.store';
 import { MicrosoftUsers } from './user.store';
 
 /** What one user's mailbox holds. */
 export interface Mailbox {
   calendar: CalendarStore;
+  mail: MailStore;
+  todo: TodoStore;
 }
 
 /** Everything the Microsoft emulator knows; a reset replaces it whole. */
@@ -27,7 +31,8 @@ export class MicrosoftState {
   mailbox(userId: string): Mailbox {
     let box = this.mailboxes.get(userId);
     if (!box) {
-      box = { calendar: new CalendarStore(() => this.ctx.now()) };
+      const now = () => this.ctx.now();
+      box = { calendar: new CalendarStore(now), mail: new MailStore(now), todo: new TodoStore(now) };
       this.mailboxes.set(userId, box);
     }
     return box;

@@ -7,8 +7,13 @@ import { guardGraph, logGraphRequests } from './graph-auth';
 import { graphErrorHandler, graphErrors } from './graph-errors';
 import { registerIdentityRoutes } from './identity/identity.routes';
 import { registerIdentityControlRoutes } from './identity/identity-control.routes';
+import { registerMailRoutes } from './mail/mail.routes';
+import { registerMailControlRoutes } from './mail/mail-control.routes';
 import { MicrosoftState, type MicrosoftStateRef } from './microsoft-state';
 import { emulatorCa, serverCertificate } from './tls';
+import { registerTodoRoutes } from './todo/todo.routes';
+import { registerTodoChildRoutes } from './todo/todo-children.routes';
+import { registerTodoControlRoutes } from './todo/todo-control.routes';
 
 /**
  * Microsoft 365 (Microsoft Graph v1.0 and the identity platform v2.0) on one HTTPS port at
@@ -38,10 +43,15 @@ export async function createMicrosoftEmulator(ctx: EmulatorContext): Promise<Emu
   registerIdentityRoutes(app, ctx, state);
   registerIdentityControlRoutes(app, ctx, state);
   registerCalendarControlRoutes(app, ctx, state);
+  registerMailControlRoutes(app, ctx, state);
+  registerTodoControlRoutes(app, ctx, state);
   // Graph's own routes in a scope of their own, so the token guard covers only them.
   void app.register(async (graph) => {
     guardGraph(graph, ctx, state);
     registerCalendarRoutes(graph, ctx, state);
+    registerMailRoutes(graph, ctx, state);
+    registerTodoRoutes(graph, ctx, state);
+    registerTodoChildRoutes(graph, ctx, state);
   });
 
   return {
