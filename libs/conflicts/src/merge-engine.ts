@@ -24,8 +24,9 @@ export interface MergeEngineOptions {
   /**
    * How long field policies read from the store are reused (default 5 s). The policies in
    * force change only where a `policy` event is folded (replacePolicies); a consumer of the
-   * log calls invalidatePolicies as each batch begins, since another process may have folded
-   * one. 0 reads them for every change.
+   * log calls invalidatePolicies when another process may have folded one since (the sync
+   * stage: a batch that does not follow the last one it folded on a partition). 0 reads them
+   * for every change.
    */
   policyTtlMs?: number;
 }

@@ -1,7 +1,10 @@
-import { policyChangeInput, UnreadablePolicyEvent } from '@syncline/conflicts';
+import { MergeEngine, PgMergeStore, policyChangeInput, UnreadablePolicyEvent } from '@syncline/conflicts';
+import { inTransaction } from '@syncline/core';
+import { IdentityService } from '@syncline/identity';
 import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
+import { SyncStage } from './sync-stage';
 import { contactEvent, type StageEvent, seedConnections, syncStage } from './testing/sync-stage';
 
 let db: TestDatabase;
@@ -126,5 +129,47 @@ describe('field policies on the log', () => {
       ws.workspaceId,
     ]);
     expect(rows).toEqual([]);
+  });
+});
+
+describe('field policies on the log, across the members of the group', () => {
+  it('a member that takes a partition back after another folded a policy event there reads the new set', async () => {
+    const ws = await seedConnections(pool, { a: 'hubspot', b: 'hubspot', own: 'syncline' });
+    // Two members of the sync group, each with its own merge engine (and its own cache).
+    const member = () =>
+      new SyncStage({
+        identity: new IdentityService(),
+        engine: new MergeEngine(new PgMergeStore(pool)),
+        connectionsTtlMs: 0,
+      });
+    const [first, second] = [member(), member()];
+    let offset = 0;
+    const fold = (stage: SyncStage, ...batch: StageEvent[]) =>
+      inTransaction(pool, (client) =>
+        stage.handle(
+          client,
+          batch.map((e) => ({
+            ...e,
+            partition: 7,
+            offset: ++offset,
+            ingestedAt: new Date(),
+            providerVersion: null,
+          })),
+        ),
+      );
+    await fold(
+      first,
+      contactEvent(ws.workspaceId, ws.a, 'a-1', at(0), ADA),
+      contactEvent(ws.workspaceId, ws.b, 'b-1', at(1), ADA),
+      contactEvent(ws.workspaceId, ws.a, 'a-1', at(10), { ...ADA, jobTitle: 'Professor' }),
+    );
+    // The partition moves to the second member, which folds an admin's new set; then back.
+    await fold(second, policyEvent(ws.workspaceId, ws.own, 'person', 1, { jobTitle: { kind: 'manual' } }));
+    await fold(first, contactEvent(ws.workspaceId, ws.b, 'b-1', at(11), { ...ADA, jobTitle: 'Countess' }));
+    const { rows } = await pool.query<{ policy: string; status: string }>(
+      `SELECT policy, status::text AS status FROM merge_conflict WHERE workspace_id = $1 AND field = 'jobTitle'`,
+      [ws.workspaceId],
+    );
+    expect(rows).toEqual([{ policy: 'manual', status: 'open' }]);
   });
 });

@@ -122,6 +122,8 @@ export interface StageOwed {
  */
 export class SyncStage {
   private readonly versions = new Map<string, string>();
+  /** The last offset this process folded per partition (see handle). */
+  private readonly folded = new Map<number, number>();
   private readonly connections: TargetConnections;
 
   constructor(private readonly options: SyncStageOptions) {
@@ -131,9 +133,18 @@ export class SyncStage {
   async handle(tx: LogTransaction, events: readonly LogEvent[]): Promise<StageOwed> {
     const touchedIds: string[] = [];
     const owed = { push: new Set<string>(), pull: new Set<string>() };
-    // Another process may have folded a policy event of these partitions since this one read
-    // the policies: they are read again, once per batch.
-    this.options.engine.invalidatePolicies();
+    // The policies this process read stay the ones in force while it folds a partition's
+    // batches back to back; a batch that does not follow the last one it folded there (the
+    // partition was another member's meanwhile, or that batch rolled back) may come after a
+    // policy event folded elsewhere: they are read again.
+    const firsts = new Map<number, number>();
+    const lasts = new Map<number, number>();
+    for (const e of events) {
+      if (!firsts.has(e.partition)) firsts.set(e.partition, e.offset);
+      lasts.set(e.partition, e.offset);
+    }
+    if ([...firsts].some(([partition, offset]) => this.folded.get(partition) !== offset - 1))
+      this.options.engine.invalidatePolicies();
     try {
       const taken = await withoutDisconnected(tx, events);
       for (const { writesBefore, events: reports, writesAfter } of segmentsOf(taken)) {
@@ -157,12 +168,14 @@ export class SyncStage {
     } catch (error) {
       // The transaction rolls back: cached documents (and policies) ahead of the database must go.
       this.options.engine.invalidatePolicies();
+      for (const e of events) this.folded.delete(e.partition);
       for (const id of touchedIds) {
         this.options.engine.forget(id);
         this.versions.delete(id);
       }
       throw error;
     }
+    for (const [partition, offset] of lasts) this.folded.set(partition, offset);
     return { push: [...owed.push], pull: [...owed.pull] };
   }
 
