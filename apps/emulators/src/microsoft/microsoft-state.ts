@@ -4,6 +4,10 @@ import { MicrosoftGrants } from './grants.store';
 import { MicrosoftApps } from './identity/apps.store';
 import { AuthorizationCodes } from './identity/authorization-codes';
 import { MailStore } from './mail/mail.store';
+import type { MailboxChange } from './subscriptions/mailbox-change';
+import { NotificationDispatcher } from './subscriptions/notification.dispatcher';
+import { Subscriptions } from './subscriptions/subscriptions.store';
+import { MailboxThrottle } from './throttling/mailbox-throttle';
 import { TodoStore } from './todo/todo.store';
 import { MicrosoftUsers } from './user.store';
 
@@ -20,11 +24,17 @@ export class MicrosoftState {
   readonly grants: MicrosoftGrants;
   readonly apps = new MicrosoftApps();
   readonly codes: AuthorizationCodes;
+  readonly notifications: NotificationDispatcher;
+  readonly subscriptions: Subscriptions;
+  readonly throttle: MailboxThrottle;
   private readonly mailboxes = new Map<string, Mailbox>();
 
   constructor(readonly ctx: EmulatorContext) {
     this.grants = new MicrosoftGrants(() => ctx.now());
     this.codes = new AuthorizationCodes(() => ctx.now());
+    this.notifications = new NotificationDispatcher(ctx.faults, () => ctx.now());
+    this.subscriptions = new Subscriptions(this.notifications, () => ctx.now());
+    this.throttle = new MailboxThrottle(() => ctx.now());
   }
 
   /** The user's mailbox, made on first use. */
@@ -32,13 +42,24 @@ export class MicrosoftState {
     let box = this.mailboxes.get(userId);
     if (!box) {
       const now = () => this.ctx.now();
-      box = { calendar: new CalendarStore(now), mail: new MailStore(now), todo: new TodoStore(now) };
+      const onChange = (change: MailboxChange) => this.changed(userId, change);
+      box = {
+        calendar: new CalendarStore(now, onChange),
+        mail: new MailStore(now, onChange),
+        todo: new TodoStore(now, onChange),
+      };
       this.mailboxes.set(userId, box);
     }
     return box;
   }
 
+  private changed(userId: string, change: MailboxChange): void {
+    const user = this.users.get(userId);
+    if (user) this.subscriptions.changed(user, change);
+  }
+
   dispose(): void {
+    this.notifications.stop();
     this.mailboxes.clear();
   }
 }

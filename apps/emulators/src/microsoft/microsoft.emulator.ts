@@ -1,6 +1,7 @@
 import formbody from '@fastify/formbody';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { EmulatedProvider, EmulatorContext } from '../common/context';
+import { registerBatchRoutes } from './batch/batch.routes';
 import { registerCalendarRoutes } from './calendar/calendar.routes';
 import { registerCalendarControlRoutes } from './calendar/calendar-control.routes';
 import { guardGraph, logGraphRequests } from './graph-auth';
@@ -10,6 +11,9 @@ import { registerIdentityControlRoutes } from './identity/identity-control.route
 import { registerMailRoutes } from './mail/mail.routes';
 import { registerMailControlRoutes } from './mail/mail-control.routes';
 import { MicrosoftState, type MicrosoftStateRef } from './microsoft-state';
+import { registerSubscriptionRoutes } from './subscriptions/subscriptions.routes';
+import { registerSubscriptionControlRoutes } from './subscriptions/subscriptions-control.routes';
+import { registerThrottlingControlRoutes } from './throttling/throttling-control.routes';
 import { emulatorCa, serverCertificate } from './tls';
 import { registerTodoRoutes } from './todo/todo.routes';
 import { registerTodoChildRoutes } from './todo/todo-children.routes';
@@ -45,6 +49,8 @@ export async function createMicrosoftEmulator(ctx: EmulatorContext): Promise<Emu
   registerCalendarControlRoutes(app, ctx, state);
   registerMailControlRoutes(app, ctx, state);
   registerTodoControlRoutes(app, ctx, state);
+  registerSubscriptionControlRoutes(app, state);
+  registerThrottlingControlRoutes(app, state);
   // Graph's own routes in a scope of their own, so the token guard covers only them.
   void app.register(async (graph) => {
     guardGraph(graph, ctx, state);
@@ -52,6 +58,8 @@ export async function createMicrosoftEmulator(ctx: EmulatorContext): Promise<Emu
     registerMailRoutes(graph, ctx, state);
     registerTodoRoutes(graph, ctx, state);
     registerTodoChildRoutes(graph, ctx, state);
+    registerSubscriptionRoutes(graph, state);
+    registerBatchRoutes(graph, app);
   });
 
   return {

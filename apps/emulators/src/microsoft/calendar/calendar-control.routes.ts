@@ -1,19 +1,11 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { z } from 'zod';
+import type { FastifyInstance } from 'fastify';
 import type { EmulatorContext } from '../../common/context';
+import { CONTROL_USERS, controlUser, invalidateBody, type UserParams } from '../control-common';
 import type { MicrosoftStateRef } from '../microsoft-state';
 import type { MicrosoftUser } from '../user.store';
 import { type EventView, type RenderOptions, renderEvent } from './event-view';
 
-type UserParams = { upn: string };
 type EventParams = { upn: string; id: string };
-
-const invalidateBody = z.strictObject({
-  /** Graph has answered an evicted sync state with both. */
-  status: z.union([z.literal(400), z.literal(410)]).default(410),
-  /** A 410 that carries a Location header: the initial request to start again from. */
-  restart: z.boolean().default(false),
-});
 
 /**
  * The calendar side of the Microsoft control API, under /_emulator/microsoft/users/{upn}:
@@ -25,13 +17,8 @@ export function registerCalendarControlRoutes(
   _ctx: EmulatorContext,
   state: MicrosoftStateRef,
 ): void {
-  const users = '/_emulator/microsoft/users';
-  const userOf = (req: FastifyRequest, reply: FastifyReply): MicrosoftUser | undefined => {
-    const { upn } = req.params as UserParams;
-    const user = state.current.users.byUpn(upn);
-    if (!user) void reply.code(404).send({ error: `no Microsoft user ${upn}` });
-    return user;
-  };
+  const users = CONTROL_USERS;
+  const userOf = controlUser(state);
   const calendarOf = (user: MicrosoftUser) => state.current.mailbox(user.id).calendar;
 
   app.post<{ Params: UserParams }>(`${users}/:upn/ui/calendar/events`, async (req, reply) => {

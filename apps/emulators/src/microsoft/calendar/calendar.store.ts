@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { type DeltaEntry, DeltaJournal, type DeltaToken, type Expand, type Expiry } from '../delta';
 import { graphErrors } from '../graph-errors';
+import { type ChangeType, ignoreChanges, type OnMailboxChange } from '../subscriptions/mailbox-change';
 import { applyEventWrite, type EventFields, isObject } from './calendar-event';
 import { etagOf, newChangeKey, newEventId, newICalUId, occurrenceId, parseEventId } from './event-ids';
 import {
@@ -33,7 +34,10 @@ export class CalendarStore {
   private readonly events = new Map<string, StoredEvent>();
   private readonly byTransactionId = new Map<string, string>();
 
-  constructor(readonly now: () => number) {}
+  constructor(
+    readonly now: () => number,
+    private readonly onChange: OnMailboxChange = ignoreChanges,
+  ) {}
 
   /**
    * POST /me/events. A create that repeats a live event's transactionId returns that event
@@ -64,6 +68,7 @@ export class CalendarStore {
     this.events.set(event.id, event);
     if (transactionId !== undefined) this.byTransactionId.set(transactionId, event.id);
     this.journal.put(event.id, event);
+    this.changed('created', event);
     return { view: { event }, created: true };
   }
 
@@ -91,6 +96,7 @@ export class CalendarStore {
       const fields = applyEventWrite(occurrence.fields, body);
       event.exceptions.set(occurrence.date, { fields: { ...fields, recurrence: null }, version });
       this.journal.put(event.id, event);
+      this.changed('updated', event, version.changeKey);
       return occurrenceOn(event, occurrence.date)!;
     }
     const fields = applyEventWrite(event.fields, body);
@@ -107,6 +113,7 @@ export class CalendarStore {
     event.version = version;
     makeOnlineMeeting(event, fields);
     this.journal.put(event.id, event);
+    this.changed('updated', event);
     return { event };
   }
 
@@ -118,11 +125,13 @@ export class CalendarStore {
       event.exceptions.delete(occurrence.date);
       event.version = this.nextVersion();
       this.journal.put(event.id, event);
+      this.changed('updated', event);
       return;
     }
     this.events.delete(event.id);
     if (event.transactionId !== undefined) this.byTransactionId.delete(event.transactionId);
     this.journal.remove(event.id);
+    this.changed('deleted', event);
   }
 
   /** GET /me/events: single events and series masters (not occurrences), in creation order. */
@@ -170,6 +179,11 @@ export class CalendarStore {
         throw graphErrors.preconditionFailed();
     }
     return view;
+  }
+
+  /** An occurrence's change is told as a change of its series (its master's id). */
+  private changed(changeType: ChangeType, event: StoredEvent, changeKey = event.version.changeKey): void {
+    this.onChange({ area: 'events', changeType, id: event.id, changeKey });
   }
 
   private nextVersion(): EventVersion {

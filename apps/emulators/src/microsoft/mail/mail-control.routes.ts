@@ -1,23 +1,16 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { EmulatorContext } from '../../common/context';
+import { CONTROL_USERS, controlUser, invalidateBody, type UserParams } from '../control-common';
 import type { MicrosoftStateRef } from '../microsoft-state';
 import type { MicrosoftUser } from '../user.store';
 import type { MailStore } from './mail.store';
 import { type Placement, parseMessageChanges, uiMessageBody } from './mail-message';
 import { renderMessage } from './message-view';
 
-type UserParams = { upn: string };
 type MessageParams = { upn: string; id: string };
 
 const moveBody = z.strictObject({ folder: z.string().min(1) });
-
-const invalidateBody = z.strictObject({
-  /** Graph has answered an evicted sync state with both. */
-  status: z.union([z.literal(400), z.literal(410)]).default(410),
-  /** A 410 that carries a Location header: the initial request to start again from. */
-  restart: z.boolean().default(false),
-});
 
 /**
  * The mail side of the Microsoft control API, under /_emulator/microsoft/users/{upn}: what a
@@ -30,13 +23,8 @@ export function registerMailControlRoutes(
   _ctx: EmulatorContext,
   state: MicrosoftStateRef,
 ): void {
-  const users = '/_emulator/microsoft/users';
-  const userOf = (req: FastifyRequest, reply: FastifyReply): MicrosoftUser | undefined => {
-    const { upn } = req.params as UserParams;
-    const user = state.current.users.byUpn(upn);
-    if (!user) void reply.code(404).send({ error: `no Microsoft user ${upn}` });
-    return user;
-  };
+  const users = CONTROL_USERS;
+  const userOf = controlUser(state);
   const mailOf = (user: MicrosoftUser): MailStore => state.current.mailbox(user.id).mail;
 
   app.post<{ Params: UserParams }>(`${users}/:upn/ui/mail/messages`, async (req, reply) => {

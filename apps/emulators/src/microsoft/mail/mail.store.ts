@@ -1,5 +1,6 @@
 import { type DeltaEntry, DeltaJournal, type DeltaToken, type Expand, type Expiry } from '../delta';
 import { graphErrors } from '../graph-errors';
+import { ignoreChanges, type OnMailboxChange } from '../subscriptions/mailbox-change';
 import type { MicrosoftUser } from '../user.store';
 import {
   type IdType,
@@ -54,7 +55,10 @@ export class MailStore {
   private readonly conversations = new Map<string, Buffer>();
   private readonly deleted: string[] = [];
 
-  constructor(readonly now: () => number) {
+  constructor(
+    readonly now: () => number,
+    private readonly onChange: OnMailboxChange = ignoreChanges,
+  ) {
     for (const [wellKnownName, displayName] of Object.entries(WELL_KNOWN_FOLDERS)) {
       const folder: MailFolder = {
         id: newFolderId(),
@@ -148,6 +152,7 @@ export class MailStore {
     message.version = { changeKey: newMessageChangeKey(), modified: this.now() };
     const { placement } = message;
     this.folders.get(placement.folderId)!.journal.put(placement.restId, placement);
+    this.changed('updated', placement);
     return placement;
   }
 
@@ -158,6 +163,7 @@ export class MailStore {
     if (folder.id === folderId) return message.placement;
     this.folders.get(folderId)!.journal.remove(restId);
     this.byRestId.delete(restId);
+    this.changed('deleted', { ...message.placement });
     message.version = { changeKey: newMessageChangeKey(), modified: this.now() };
     return this.place(message, folder);
   }
@@ -169,6 +175,7 @@ export class MailStore {
     this.byRestId.delete(restId);
     this.byImmutableId.delete(message.immutableId);
     this.deleted.push(message.immutableId);
+    this.changed('deleted', message.placement);
   }
 
   /** One page of a folder's message delta round. */
@@ -200,7 +207,21 @@ export class MailStore {
     message.placement = placement;
     this.byRestId.set(placement.restId, message);
     placement.placedAt = folder.journal.put(placement.restId, placement);
+    this.changed('created', placement);
     return placement;
+  }
+
+  /** A move is told as a deletion from one folder and a creation in the other, as the journals see it. */
+  private changed(changeType: ChangeType, p: Placement): void {
+    const { immutableId, version } = p.message;
+    this.onChange({
+      area: 'messages',
+      changeType,
+      id: p.restId,
+      immutableId,
+      folderId: p.folderId,
+      changeKey: version.changeKey,
+    });
   }
 
   private requireVersion(id: string, ifMatch: string | undefined): Placement {

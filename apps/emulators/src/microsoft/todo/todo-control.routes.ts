@@ -1,20 +1,12 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { z } from 'zod';
+import type { FastifyInstance } from 'fastify';
 import type { EmulatorContext } from '../../common/context';
+import { CONTROL_USERS, controlUser, invalidateBody, type UserParams } from '../control-common';
 import type { MicrosoftStateRef } from '../microsoft-state';
 import type { MicrosoftUser } from '../user.store';
 import type { TodoStore } from './todo.store';
 import { renderList, renderTask, TASK_EXPANSIONS } from './todo-view';
 
-type UserParams = { upn: string };
 type TaskParams = { upn: string; id: string };
-
-const invalidateBody = z.strictObject({
-  /** Graph has answered an evicted sync state with both. */
-  status: z.union([z.literal(400), z.literal(410)]).default(410),
-  /** A 410 that carries a Location header: the initial request to start again from. */
-  restart: z.boolean().default(false),
-});
 
 const everything = new Set(TASK_EXPANSIONS);
 
@@ -29,13 +21,8 @@ export function registerTodoControlRoutes(
   _ctx: EmulatorContext,
   state: MicrosoftStateRef,
 ): void {
-  const users = '/_emulator/microsoft/users';
-  const userOf = (req: FastifyRequest, reply: FastifyReply): MicrosoftUser | undefined => {
-    const { upn } = req.params as UserParams;
-    const user = state.current.users.byUpn(upn);
-    if (!user) void reply.code(404).send({ error: `no Microsoft user ${upn}` });
-    return user;
-  };
+  const users = CONTROL_USERS;
+  const userOf = controlUser(state);
   const todoOf = (user: MicrosoftUser): TodoStore => state.current.mailbox(user.id).todo;
 
   app.post<{ Params: UserParams }>(`${users}/:upn/ui/todo/lists`, async (req, reply) => {

@@ -1,6 +1,7 @@
 import { etagOf } from '../calendar/event-ids';
 import { type DeltaEntry, DeltaJournal, type DeltaToken, type Expand, type Expiry } from '../delta';
 import { GraphError, graphErrors } from '../graph-errors';
+import { type ChangeType, ignoreChanges, type OnMailboxChange } from '../subscriptions/mailbox-change';
 import {
   type ChecklistItem,
   extensionKey,
@@ -32,7 +33,10 @@ export class TodoStore {
   private readonly deletedTaskIds: string[] = [];
   readonly defaultListId: string;
 
-  constructor(readonly now: () => number) {
+  constructor(
+    readonly now: () => number,
+    private readonly onChange: OnMailboxChange = ignoreChanges,
+  ) {
     this.defaultListId = this.addList('Tasks', 'defaultList').id;
   }
 
@@ -66,7 +70,10 @@ export class TodoStore {
     requireVersion(list.version, ifMatch);
     if (list.wellknownListName === 'defaultList')
       throw new GraphError(400, 'invalidRequest', 'The default task list cannot be deleted.');
-    for (const task of list.tasks.values()) this.deletedTaskIds.push(task.id);
+    for (const task of list.tasks.values()) {
+      this.deletedTaskIds.push(task.id);
+      this.changed('deleted', task);
+    }
     this.lists.delete(id);
     this.listJournal.remove(id);
   }
@@ -119,6 +126,7 @@ export class TodoStore {
     }
     list.tasks.set(task.id, task);
     list.journal.put(task.id, task);
+    this.changed('created', task);
     return task;
   }
 
@@ -138,6 +146,7 @@ export class TodoStore {
     list.tasks.delete(id);
     list.journal.remove(id);
     this.deletedTaskIds.push(id);
+    this.changed('deleted', task);
   }
 
   writeChecklistItem(
@@ -239,7 +248,18 @@ export class TodoStore {
     task.version = this.nextVersion();
     if (bodyChanged) task.bodyModified = task.version.modified;
     this.list(task.listId).journal.put(task.id, task);
+    this.changed('updated', task);
     return task;
+  }
+
+  private changed(changeType: ChangeType, task: StoredTask): void {
+    this.onChange({
+      area: 'tasks',
+      changeType,
+      id: task.id,
+      listId: task.listId,
+      changeKey: task.version.key,
+    });
   }
 
   private child<T>(map: Map<string, T>, id: string): T {
