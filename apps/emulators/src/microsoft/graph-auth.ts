@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { EmulatorContext } from '../common/context';
 import { graphErrors } from './graph-errors';
+import { holdsScope, scopesNeeded } from './graph-scopes';
 import type { MicrosoftStateRef } from './microsoft-state';
 import type { MicrosoftUser } from './user.store';
 
@@ -34,7 +35,7 @@ export function setRequestAccount(req: FastifyRequest, upn: string): void {
 /**
  * Guards Graph's routes the way Graph does, in order: the bearer token (401
  * InvalidAuthenticationToken), then the injected faults: revoke-token (the grant fails as a
- * revoked one), the per-mailbox throttle (a `$batch` is counted by its parts, not itself), latency, rate-limit (429 ApplicationThrottled with Retry-After), server-error
+ * revoked one), the token's scopes for the area (403 ErrorAccessDenied, graph-scopes.ts), the per-mailbox throttle (a `$batch` is counted by its parts, not itself), latency, rate-limit (429 ApplicationThrottled with Retry-After), server-error
  * (503 with Retry-After).
  */
 export function guardGraph(app: FastifyInstance, ctx: EmulatorContext, state: MicrosoftStateRef): void {
@@ -53,6 +54,8 @@ export function guardGraph(app: FastifyInstance, ctx: EmulatorContext, state: Mi
       grants.fail(known.id, 'revoked');
       throw graphErrors.unauthenticated('Lifetime validation failed, the token is expired.');
     }
+    const needed = scopesNeeded(req.method, req.url, req.body);
+    if (needed !== undefined && !holdsScope(auth.scopes, needed)) throw graphErrors.accessDenied();
     clients.set(req, auth.clientId);
     // Admitted before the latency fault stalls it, so a slow request holds its slot.
     if (req.routeOptions.url !== BATCH_ROUTE)

@@ -39,8 +39,17 @@ export class MicrosoftHarness {
     this.clientId = app.clientId;
   }
 
-  /** A user with a grant for the app (Calendars.ReadWrite), and an SDK client holding its token. */
-  async account(upn: string): Promise<GraphAccount> {
+  /** A user with a grant for the app (`scopes`: by default read and write in every area), and an SDK client holding its token. */
+  async account(
+    upn: string,
+    scopes: readonly string[] = [
+      'offline_access',
+      'User.Read',
+      'Calendars.ReadWrite',
+      'Mail.ReadWrite',
+      'Tasks.ReadWrite',
+    ],
+  ): Promise<GraphAccount> {
     const user = await this.expectControl<{ id: string }>(201, 'POST', '/_emulator/microsoft/users', {
       userPrincipalName: upn,
     });
@@ -50,7 +59,7 @@ export class MicrosoftHarness {
       `/_emulator/microsoft/users/${upn}/grants`,
       {
         clientId: this.clientId,
-        scopes: ['offline_access', 'User.Read', 'Calendars.ReadWrite'],
+        scopes,
       },
     );
     return { upn, userId: user.id, accessToken: grant.accessToken, client: this.client(grant.accessToken) };
