@@ -1,11 +1,12 @@
 import formbody from '@fastify/formbody';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify from 'fastify';
 import type { EmulatedProvider, EmulatorContext } from '../common/context';
+import { acceptEmptyJson } from '../common/json-body';
 import { registerCalendarRoutes } from './calendar.routes';
 import { logRequests } from './data-plane.hooks';
 import { registerGmailRoutes } from './gmail.routes';
 import { registerGoogleControlRoutes } from './google-control.routes';
-import { GoogleApiError, googleErrorHandler, googleErrors } from './google-errors';
+import { googleErrorHandler, googleErrors } from './google-errors';
 import { GoogleState, type GoogleStateRef } from './google-state';
 import { registerOAuthRoutes } from './oauth.routes';
 import { PushDispatcher } from './push.dispatcher';
@@ -26,7 +27,9 @@ export function createGoogleEmulator(ctx: EmulatorContext): EmulatedProvider {
   };
 
   void app.register(formbody);
-  acceptEmptyJson(app);
+  acceptEmptyJson(app, (message) =>
+    googleErrors.parseError(`Invalid JSON payload received. ${message}`.trim()),
+  );
   app.setErrorHandler(googleErrorHandler);
   app.setNotFoundHandler((req, reply) => {
     const error = googleErrors.notFound(`No such method: ${req.method} ${req.url.split('?')[0]}`);
@@ -56,27 +59,4 @@ export function createGoogleEmulator(ctx: EmulatorContext): EmulatedProvider {
       await app.close();
     },
   };
-}
-
-/**
- * googleapis sends `Content-Type: application/json` on some bodiless calls; Fastify's own
- * parser would refuse those. Bad JSON gets Google's parseError.
- */
-function acceptEmptyJson(app: FastifyInstance): void {
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
-    if (text.trim() === '') {
-      done(null, undefined);
-      return;
-    }
-    try {
-      done(null, JSON.parse(text));
-    } catch (error) {
-      const parseError: GoogleApiError = googleErrors.parseError(
-        `Invalid JSON payload received. ${error instanceof Error ? error.message : ''}`.trim(),
-      );
-      done(parseError, undefined);
-    }
-  });
 }

@@ -1,6 +1,7 @@
 import formbody from '@fastify/formbody';
 import Fastify, { type FastifyError } from 'fastify';
 import type { EmulatedProvider, EmulatorContext } from '../common/context';
+import { acceptEmptyJson } from '../common/json-body';
 import { registerAccountInfoRoutes } from './account-info.routes';
 import { registerAssociationRoutes } from './associations.routes';
 import { registerBatchRoutes } from './batch.routes';
@@ -33,18 +34,7 @@ export function createHubspotEmulator(
   app.decorateRequest('hubspotAuth', null);
   app.decorateRequest('hubspotAccount', null);
 
-  // An empty JSON body is no body (the SDK sends DELETEs with a JSON content type), and
-  // a malformed one is HubSpot's 400, not Fastify's.
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
-    const text = String(body);
-    if (text.trim() === '') return done(null, undefined);
-    try {
-      done(null, JSON.parse(text));
-    } catch (e) {
-      done(validationError(`Invalid input JSON: ${e instanceof Error ? e.message : String(e)}`), undefined);
-    }
-  });
+  acceptEmptyJson(app, (message) => validationError(`Invalid input JSON: ${message}`));
   void app.register(formbody);
 
   // Every error leaves as HubSpot's JSON body; the SDK cannot read anything else.

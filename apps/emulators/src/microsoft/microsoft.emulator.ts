@@ -1,6 +1,7 @@
 import formbody from '@fastify/formbody';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { EmulatedProvider, EmulatorContext } from '../common/context';
+import { acceptEmptyJson } from '../common/json-body';
 import { registerBatchRoutes } from './batch/batch.routes';
 import { registerCalendarRoutes } from './calendar/calendar.routes';
 import { registerCalendarControlRoutes } from './calendar/calendar-control.routes';
@@ -36,7 +37,7 @@ export async function createMicrosoftEmulator(ctx: EmulatorContext): Promise<Emu
   };
 
   void app.register(formbody);
-  acceptEmptyJson(app);
+  acceptEmptyJson(app, () => graphErrors.badRequest('Unable to read JSON request payload.'));
   app.setErrorHandler(graphErrorHandler);
   app.setNotFoundHandler((req, reply) => {
     const error = graphErrors.noRoute(req.method, req.url.split('?')[0] ?? req.url);
@@ -73,21 +74,4 @@ export async function createMicrosoftEmulator(ctx: EmulatorContext): Promise<Emu
       await app.close();
     },
   };
-}
-
-/** The SDK sends `Content-Type: application/json` on bodiless calls; bad JSON gets Graph's BadRequest. */
-function acceptEmptyJson(app: FastifyInstance): void {
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
-    if (text.trim() === '') {
-      done(null, undefined);
-      return;
-    }
-    try {
-      done(null, JSON.parse(text));
-    } catch {
-      done(graphErrors.badRequest('Unable to read JSON request payload.'), undefined);
-    }
-  });
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { EmulatorContext } from '../../common/context';
-import { CONTROL_USERS, controlUser, invalidateBody, type UserParams } from '../control-common';
+import { CONTROL_USERS, controlUser, registerInvalidateDelta, type UserParams } from '../control-common';
 import type { MicrosoftStateRef } from '../microsoft-state';
 import type { MicrosoftUser } from '../user.store';
 import { type EventView, type RenderOptions, renderEvent } from './event-view';
@@ -49,15 +49,7 @@ export function registerCalendarControlRoutes(
     return { events: views.map((v) => render(user, v)), deletedIds };
   });
 
-  app.post<{ Params: UserParams }>(`${users}/:upn/calendar/invalidate-delta`, async (req, reply) => {
-    const user = userOf(req, reply);
-    if (!user) return reply;
-    const parsed = invalidateBody.safeParse(req.body ?? {});
-    if (!parsed.success)
-      return reply.code(400).send({ error: 'invalid request', issues: parsed.error.issues });
-    calendarOf(user).invalidateDelta(parsed.data);
-    return reply.code(204).send();
-  });
+  registerInvalidateDelta(app, state, 'calendar');
 }
 
 /** As Graph shows it with no preferences: times in UTC, bodies in HTML. */

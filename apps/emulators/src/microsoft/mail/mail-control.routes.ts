@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { EmulatorContext } from '../../common/context';
-import { CONTROL_USERS, controlUser, invalidateBody, type UserParams } from '../control-common';
+import { CONTROL_USERS, controlUser, registerInvalidateDelta, type UserParams } from '../control-common';
 import type { MicrosoftStateRef } from '../microsoft-state';
 import type { MicrosoftUser } from '../user.store';
 import type { MailStore } from './mail.store';
@@ -69,15 +69,7 @@ export function registerMailControlRoutes(
     };
   });
 
-  app.post<{ Params: UserParams }>(`${users}/:upn/mail/invalidate-delta`, async (req, reply) => {
-    const user = userOf(req, reply);
-    if (!user) return reply;
-    const parsed = invalidateBody.safeParse(req.body ?? {});
-    if (!parsed.success)
-      return reply.code(400).send({ error: 'invalid request', issues: parsed.error.issues });
-    mailOf(user).invalidateDelta(parsed.data);
-    return reply.code(204).send();
-  });
+  registerInvalidateDelta(app, state, 'mail');
 }
 
 /** As Graph shows it with no preferences (REST id, HTML body), and the immutable id. */

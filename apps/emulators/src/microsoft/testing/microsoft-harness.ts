@@ -4,6 +4,23 @@ import { type RunningEmulators, startEmulators } from '../../emulators';
 
 export type Json = Record<string, unknown>;
 
+/** A call of the emulator's control API with its status, whatever it is (tests assert refusals too). */
+export async function controlRequest<T = unknown>(
+  baseUrl: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: T }> {
+  const res = await fetch(`${baseUrl}${path}`, {
+    method,
+    ...(body === undefined
+      ? {}
+      : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
+}
+
 /** A mailbox to test with: its principal name and a live grant's access token. */
 export interface GraphAccount {
   upn: string;
@@ -78,19 +95,8 @@ export class MicrosoftHarness {
     await this.expectControl(201, 'POST', '/_emulator/faults', { service: 'microsoft', ...spec });
   }
 
-  async control<T = unknown>(
-    method: string,
-    path: string,
-    body?: unknown,
-  ): Promise<{ status: number; body: T }> {
-    const res = await fetch(`${this.url}${path}`, {
-      method,
-      ...(body === undefined
-        ? {}
-        : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
+  control<T = unknown>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+    return controlRequest<T>(this.url, method, path, body);
   }
 
   /** A control call that must answer `status`; its body. */

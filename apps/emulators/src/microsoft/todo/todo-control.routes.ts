@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { EmulatorContext } from '../../common/context';
-import { CONTROL_USERS, controlUser, invalidateBody, type UserParams } from '../control-common';
+import { CONTROL_USERS, controlUser, registerInvalidateDelta, type UserParams } from '../control-common';
 import type { MicrosoftStateRef } from '../microsoft-state';
 import type { MicrosoftUser } from '../user.store';
 import type { TodoStore } from './todo.store';
@@ -69,15 +69,7 @@ export function registerTodoControlRoutes(
     };
   });
 
-  app.post<{ Params: UserParams }>(`${users}/:upn/todo/invalidate-delta`, async (req, reply) => {
-    const user = userOf(req, reply);
-    if (!user) return reply;
-    const parsed = invalidateBody.safeParse(req.body ?? {});
-    if (!parsed.success)
-      return reply.code(400).send({ error: 'invalid request', issues: parsed.error.issues });
-    todoOf(user).invalidateDelta(parsed.data);
-    return reply.code(204).send();
-  });
+  registerInvalidateDelta(app, state, 'todo');
 }
 
 /** The control body's `listId` (the default list when absent), and the task body without it. */

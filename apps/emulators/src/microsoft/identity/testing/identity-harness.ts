@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { type RunningEmulators, startEmulators } from '../../../emulators';
+import { controlRequest, type Json } from '../../testing/microsoft-harness';
 import type { MicrosoftUser } from '../../user.store';
 import type { MicrosoftApp } from '../apps.store';
 
-export type Json = Record<string, unknown>;
+export type { Json };
 
 export const REDIRECT_URI = 'http://127.0.0.1:9/auth/microsoft/callback';
 
@@ -39,19 +40,8 @@ export class IdentityHarness {
     await this.control('POST', '/_emulator/reset');
   }
 
-  async control<T = unknown>(
-    method: string,
-    path: string,
-    body?: unknown,
-  ): Promise<{ status: number; body: T }> {
-    const res = await fetch(`${this.url}${path}`, {
-      method,
-      ...(body === undefined
-        ? {}
-        : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
+  control<T = unknown>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+    return controlRequest<T>(this.url, method, path, body);
   }
 
   async registerApp(input: Partial<MicrosoftApp> = {}): Promise<MicrosoftApp> {
