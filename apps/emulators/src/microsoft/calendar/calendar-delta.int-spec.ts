@@ -1,7 +1,7 @@
 import { type Client, ResponseType } from '@microsoft/microsoft-graph-client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectGraph } from '../testing/graph-schema';
-import { type GraphAccount, graphFailure, type Json, MicrosoftHarness } from '../testing/microsoft-harness';
+import { type GraphAccount, graphRefusal, type Json, MicrosoftHarness } from '../testing/microsoft-harness';
 
 let ms: MicrosoftHarness;
 let dana: GraphAccount;
@@ -52,15 +52,6 @@ async function round(first: string, prefer = PAGE_OF_2): Promise<Round> {
 /** A round's entries as [id, what]: the subject of an item, or `removed`. */
 const changes = (r: Round) =>
   r.entries.map((e) => [e.id, e['@removed'] ? `removed:${(e['@removed'] as Json).reason}` : e.subject]);
-
-async function failure(
-  call: Promise<unknown>,
-): Promise<{ status: number; code: unknown; message: unknown; headers?: Headers }> {
-  const { status, body, headers } = await graphFailure(call);
-  expectGraph('odataError', body);
-  const error = body.error as Json;
-  return { status, code: error.code, message: error.message, ...(headers ? { headers } : {}) };
-}
 
 beforeAll(async () => {
   ms = await MicrosoftHarness.start();
@@ -126,18 +117,20 @@ describe('calendarView delta rounds', () => {
   });
 
   it('requires the range on the first call only', async () => {
-    expect(await failure(graph.api('/me/calendarView/delta').get())).toMatchObject({
+    expect(await graphRefusal(graph.api('/me/calendarView/delta').get())).toMatchObject({
       status: 400,
       code: 'ErrorInvalidParameter',
       message:
         'This request requires a time window specified by the query string parameters StartDateTime and EndDateTime.',
     });
     expect(
-      await failure(
+      await graphRefusal(
         graph.api('/me/calendarView/delta?startDateTime=2030-03-01T00:00:00Z&endDateTime=soon').get(),
       ),
     ).toMatchObject({ status: 400, code: 'ErrorInvalidParameter' });
-    expect(await failure(graph.api(`${MARCH}&$filter=subject eq 'x'`).get())).toMatchObject({ status: 400 });
+    expect(await graphRefusal(graph.api(`${MARCH}&$filter=subject eq 'x'`).get())).toMatchObject({
+      status: 400,
+    });
   });
 
   it('answers syncStateNotFound once the sync state is evicted, by fault or by the control API', async () => {
@@ -148,12 +141,12 @@ describe('calendarView delta rounds', () => {
     );
 
     await ms.fault({ kind: 'invalidate-cursors', account: dana.upn, count: 1 });
-    expect(await failure(graph.api(initial.deltaLink).get())).toMatchObject({
+    expect(await graphRefusal(graph.api(initial.deltaLink).get())).toMatchObject({
       status: 410,
       code: 'syncStateNotFound',
     });
     // Every older token is dead too, mid-round ones included; a new round starts over and works.
-    expect(await failure(graph.api(midRound).get())).toMatchObject({
+    expect(await graphRefusal(graph.api(midRound).get())).toMatchObject({
       status: 410,
       code: 'syncStateNotFound',
     });
@@ -164,7 +157,7 @@ describe('calendarView delta rounds', () => {
     await ms.expectControl(204, 'POST', `/_emulator/microsoft/users/${dana.upn}/calendar/invalidate-delta`, {
       status: 400,
     });
-    expect(await failure(graph.api(resync.deltaLink).get())).toMatchObject({
+    expect(await graphRefusal(graph.api(resync.deltaLink).get())).toMatchObject({
       status: 400,
       code: 'syncStateNotFound',
     });
@@ -174,7 +167,7 @@ describe('calendarView delta rounds', () => {
       status: 410,
       restart: true,
     });
-    const gone = await failure(graph.api(again.deltaLink).get());
+    const gone = await graphRefusal(graph.api(again.deltaLink).get());
     expect(gone).toMatchObject({ status: 410, code: 'syncStateNotFound' });
     const location = gone.headers?.get('location');
     expect(location).toBe(
@@ -305,7 +298,7 @@ describe('recurring series in calendarView delta', () => {
     const [, second, third] = initial.entries;
     await graph.api(`/me/events/${second!.id}`).delete();
     await graph.api(`/me/events/${third!.id}`).patch({ subject: 'Stand-up (moved room)' });
-    expect(await failure(graph.api(`/me/events/${second!.id}`).get())).toMatchObject({ status: 404 });
+    expect(await graphRefusal(graph.api(`/me/events/${second!.id}`).get())).toMatchObject({ status: 404 });
 
     const next = await round(initial.deltaLink, 'odata.maxpagesize=3');
     expect(changes(next)).toEqual([
@@ -343,7 +336,7 @@ describe('recurring series in calendarView delta', () => {
   });
 
   it('refuses a pattern it does not emulate rather than expanding it wrongly', async () => {
-    const refused = await failure(
+    const refused = await graphRefusal(
       graph.api('/me/events').post(
         weekly({
           recurrence: {

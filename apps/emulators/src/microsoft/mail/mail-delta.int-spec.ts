@@ -1,7 +1,7 @@
 import { type Client, ResponseType } from '@microsoft/microsoft-graph-client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectGraph } from '../testing/graph-schema';
-import { type GraphAccount, graphFailure, type Json, MicrosoftHarness } from '../testing/microsoft-harness';
+import { type GraphAccount, graphRefusal, type Json, MicrosoftHarness } from '../testing/microsoft-harness';
 
 let ms: MicrosoftHarness;
 let dana: GraphAccount;
@@ -62,13 +62,6 @@ const changes = (r: Round) =>
     e.id,
     e['@removed'] ? `removed:${(e['@removed'] as Json).reason}` : `${e.subject}${e.isRead ? ' (read)' : ''}`,
   ]);
-
-async function failure(call: Promise<unknown>) {
-  const { status, body, headers } = await graphFailure(call);
-  expectGraph('odataError', body);
-  const error = body.error as Json;
-  return { status, code: error.code, message: error.message, ...(headers ? { headers } : {}) };
-}
 
 beforeAll(async () => {
   ms = await MicrosoftHarness.start();
@@ -165,7 +158,7 @@ describe('message delta rounds', () => {
 
     expect(changes(await round(inbox.deltaLink, prefer))).toEqual([[mail.immutableId, 'removed:deleted']]);
     expect(changes(await round(archive.deltaLink, prefer))).toEqual([[mail.immutableId, 'Travel plans']]);
-    expect(await failure(graph.api(`/me/messages/${mail.id}`).get())).toMatchObject({
+    expect(await graphRefusal(graph.api(`/me/messages/${mail.id}`).get())).toMatchObject({
       status: 404,
       code: 'ErrorItemNotFound',
     });
@@ -194,7 +187,7 @@ describe('message delta rounds', () => {
 
     const gt = await round(`${INBOX}?$filter=receivedDateTime gt 2030-02-01T00:00:00Z`);
     expect(gt.entries.map((e) => e.subject)).toEqual(['March', 'April']);
-    expect(await failure(graph.api(`${INBOX}?$filter=subject eq 'March'`).get())).toMatchObject({
+    expect(await graphRefusal(graph.api(`${INBOX}?$filter=subject eq 'March'`).get())).toMatchObject({
       status: 400,
       code: 'ErrorInvalidUrlQueryFilter',
     });
@@ -221,11 +214,11 @@ describe('message delta sync state', () => {
     );
 
     await ms.fault({ kind: 'invalidate-cursors', account: dana.upn, count: 1 });
-    expect(await failure(graph.api(initial.deltaLink).get())).toMatchObject({
+    expect(await graphRefusal(graph.api(initial.deltaLink).get())).toMatchObject({
       status: 410,
       code: 'syncStateNotFound',
     });
-    expect(await failure(graph.api(midRound).get())).toMatchObject({
+    expect(await graphRefusal(graph.api(midRound).get())).toMatchObject({
       status: 410,
       code: 'syncStateNotFound',
     });
@@ -235,7 +228,7 @@ describe('message delta sync state', () => {
 
     const invalidate = `/_emulator/microsoft/users/${dana.upn}/mail/invalidate-delta`;
     await ms.expectControl(204, 'POST', invalidate, { status: 400 });
-    expect(await failure(graph.api(resync.deltaLink).get())).toMatchObject({
+    expect(await graphRefusal(graph.api(resync.deltaLink).get())).toMatchObject({
       status: 400,
       code: 'syncStateNotFound',
     });
@@ -243,7 +236,7 @@ describe('message delta sync state', () => {
     const filtered = `${INBOX}?$select=subject&$filter=receivedDateTime ge 2000-01-01T00:00:00Z`;
     const again = await round(filtered);
     await ms.expectControl(204, 'POST', invalidate, { status: 410, restart: true });
-    const gone = await failure(graph.api(again.deltaLink).get());
+    const gone = await graphRefusal(graph.api(again.deltaLink).get());
     expect(gone).toMatchObject({ status: 410, code: 'syncStateNotFound' });
     const location = gone.headers?.get('location');
     expect(location).toBe(
@@ -258,7 +251,7 @@ describe('message delta sync state', () => {
     const inbox = await round(INBOX);
     const token = new URL(inbox.deltaLink).searchParams.get('$deltatoken');
     expect(
-      await failure(graph.api(`/me/mailFolders/archive/messages/delta?$deltatoken=${token}`).get()),
+      await graphRefusal(graph.api(`/me/mailFolders/archive/messages/delta?$deltatoken=${token}`).get()),
     ).toMatchObject({ status: 400, code: 'syncStateNotFound' });
   });
 });

@@ -1,7 +1,7 @@
 import { type Client, ResponseType } from '@microsoft/microsoft-graph-client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectGraph } from '../testing/graph-schema';
-import { type GraphAccount, graphFailure, type Json, MicrosoftHarness } from '../testing/microsoft-harness';
+import { type GraphAccount, graphRefusal, type Json, MicrosoftHarness } from '../testing/microsoft-harness';
 
 let ms: MicrosoftHarness;
 let dana: GraphAccount;
@@ -23,13 +23,6 @@ async function get(path: string, prefer?: string): Promise<Json> {
   const body = (await (prefer ? request.header('Prefer', prefer) : request).get()) as Json;
   expectGraph('message', body);
   return body;
-}
-
-async function failure(call: Promise<unknown>) {
-  const { status, body } = await graphFailure(call);
-  expectGraph('odataError', body);
-  const error = body.error as Json;
-  return { status, code: error.code, message: error.message };
 }
 
 beforeAll(async () => {
@@ -76,11 +69,11 @@ describe('mail folders', () => {
     const byId = (await graph.api(`/me/mailFolders/${inbox.id}`).get()) as Json;
     expect(byId.displayName).toBe('Inbox');
 
-    expect(await failure(graph.api(`/me/mailFolders/${UNKNOWN_FOLDER}`).get())).toMatchObject({
+    expect(await graphRefusal(graph.api(`/me/mailFolders/${UNKNOWN_FOLDER}`).get())).toMatchObject({
       status: 404,
       code: 'ErrorItemNotFound',
     });
-    expect(await failure(graph.api('/me/mailFolders/postbox').get())).toMatchObject({
+    expect(await graphRefusal(graph.api('/me/mailFolders/postbox').get())).toMatchObject({
       status: 400,
       code: 'ErrorInvalidIdMalformed',
     });
@@ -152,7 +145,7 @@ describe('messages', () => {
       'internetMessageId',
       'subject',
     ]);
-    expect(await failure(graph.api(`/me/messages/${sent.id}?$select=colour`).get())).toMatchObject({
+    expect(await graphRefusal(graph.api(`/me/messages/${sent.id}?$select=colour`).get())).toMatchObject({
       status: 400,
     });
   });
@@ -253,8 +246,10 @@ describe('message changes and errors', () => {
     expect(read).toMatchObject({ isRead: true, flag: { flagStatus: 'flagged' } });
     expect(read.changeKey).not.toBe(mail.changeKey);
     const stale = graph.api(`/me/messages/${mail.id}`).header('If-Match', String(mail['@odata.etag']));
-    expect(await failure(stale.patch({ isRead: false }))).toMatchObject({ status: 412 });
-    expect(await failure(graph.api(`/me/messages/${mail.id}`).patch({ subject: 'Edited' }))).toMatchObject({
+    expect(await graphRefusal(stale.patch({ isRead: false }))).toMatchObject({ status: 412 });
+    expect(
+      await graphRefusal(graph.api(`/me/messages/${mail.id}`).patch({ subject: 'Edited' })),
+    ).toMatchObject({
       status: 400,
     });
 
@@ -275,20 +270,20 @@ describe('message changes and errors', () => {
 
   it('answers 404 ErrorItemNotFound for unknown and deleted ids, 400 for malformed ones', async () => {
     const mail = await deliver({ from: 'ada@example.com', subject: 'Soon gone' });
-    expect(await failure(graph.api(`/me/messages/${UNKNOWN_MESSAGE}`).get())).toMatchObject({
+    expect(await graphRefusal(graph.api(`/me/messages/${UNKNOWN_MESSAGE}`).get())).toMatchObject({
       status: 404,
       code: 'ErrorItemNotFound',
     });
-    expect(await failure(graph.api(`/me/mailFolders/archive/messages/${mail.id}`).get())).toMatchObject({
+    expect(await graphRefusal(graph.api(`/me/mailFolders/archive/messages/${mail.id}`).get())).toMatchObject({
       status: 404,
       code: 'ErrorItemNotFound',
     });
     await ms.expectControl(204, 'DELETE', `${ui()}/${mail.id}`);
-    expect(await failure(graph.api(`/me/messages/${mail.id}`).get())).toMatchObject({
+    expect(await graphRefusal(graph.api(`/me/messages/${mail.id}`).get())).toMatchObject({
       status: 404,
       code: 'ErrorItemNotFound',
     });
-    expect(await failure(graph.api('/me/messages/not-an-id').get())).toMatchObject({
+    expect(await graphRefusal(graph.api('/me/messages/not-an-id').get())).toMatchObject({
       status: 400,
       code: 'ErrorInvalidIdMalformed',
     });

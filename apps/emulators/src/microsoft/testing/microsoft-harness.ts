@@ -1,6 +1,7 @@
 import { Client, GraphError } from '@microsoft/microsoft-graph-client';
 import type { FaultSpec } from '../../common/faults';
 import { type RunningEmulators, startEmulators } from '../../emulators';
+import { expectGraph } from './graph-schema';
 
 export type Json = Record<string, unknown>;
 
@@ -133,4 +134,17 @@ export async function graphFailure(
     throw error;
   }
   throw new Error('expected the Graph call to fail');
+}
+
+/**
+ * A failing SDK call as a test asserts it: its status, Graph's error code and message (the
+ * body checked against the spec's `odataError` first), and its headers where the SDK kept them.
+ */
+export async function graphRefusal(
+  call: Promise<unknown>,
+): Promise<{ status: number; code: unknown; message: unknown; headers?: Headers }> {
+  const { status, body, headers } = await graphFailure(call);
+  expectGraph('odataError', body);
+  const error = body.error as Json;
+  return { status, code: error.code, message: error.message, ...(headers ? { headers } : {}) };
 }

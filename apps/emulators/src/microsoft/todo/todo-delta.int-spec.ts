@@ -1,7 +1,7 @@
 import { type Client, ResponseType } from '@microsoft/microsoft-graph-client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectGraph } from '../testing/graph-schema';
-import { type GraphAccount, graphFailure, type Json, MicrosoftHarness } from '../testing/microsoft-harness';
+import { type GraphAccount, graphRefusal, type Json, MicrosoftHarness } from '../testing/microsoft-harness';
 
 let ms: MicrosoftHarness;
 let dana: GraphAccount;
@@ -43,13 +43,6 @@ async function round(first: string, envelope: string, prefer = PAGE_OF_2): Promi
 
 const changes = (r: Round, name = 'title') =>
   r.entries.map((e) => [e.id, e['@removed'] ? `removed:${(e['@removed'] as Json).reason}` : e[name]]);
-
-async function failure(call: Promise<unknown>) {
-  const { status, body, headers } = await graphFailure(call);
-  expectGraph('odataError', body);
-  const error = body.error as Json;
-  return { status, code: error.code, ...(headers ? { headers } : {}) };
-}
 
 const create = async (title: string, extra: Json = {}): Promise<Json> =>
   (await graph.api(tasks).post({ title, ...extra })) as Json;
@@ -151,12 +144,12 @@ describe('To Do delta sync state', () => {
     const lists = await round('/me/todo/lists/delta', 'todoTaskListCollectionResponse');
 
     await ms.fault({ kind: 'invalidate-cursors', account: dana.upn, count: 1 });
-    expect(await failure(graph.api(initial.deltaLink).get())).toMatchObject({
+    expect(await graphRefusal(graph.api(initial.deltaLink).get())).toMatchObject({
       status: 410,
       code: 'syncStateNotFound',
     });
     // The fault evicts every To Do sync state, the lists' too.
-    expect(await failure(graph.api(lists.deltaLink).get())).toMatchObject({
+    expect(await graphRefusal(graph.api(lists.deltaLink).get())).toMatchObject({
       status: 410,
       code: 'syncStateNotFound',
     });
@@ -165,14 +158,14 @@ describe('To Do delta sync state', () => {
 
     const invalidate = `/_emulator/microsoft/users/${dana.upn}/todo/invalidate-delta`;
     await ms.expectControl(204, 'POST', invalidate, { status: 400 });
-    expect(await failure(graph.api(resync.deltaLink).get())).toMatchObject({
+    expect(await graphRefusal(graph.api(resync.deltaLink).get())).toMatchObject({
       status: 400,
       code: 'syncStateNotFound',
     });
 
     const again = await round(`${tasks}/delta`, 'todoTaskCollectionResponse');
     await ms.expectControl(204, 'POST', invalidate, { restart: true });
-    const gone = await failure(graph.api(again.deltaLink).get());
+    const gone = await graphRefusal(graph.api(again.deltaLink).get());
     expect(gone).toMatchObject({ status: 410, code: 'syncStateNotFound' });
     expect(gone.headers?.get('location')).toBe(`${ms.url}/v1.0${tasks}/delta`);
   });
@@ -182,7 +175,7 @@ describe('To Do delta sync state', () => {
     const initial = await round(`${tasks}/delta`, 'todoTaskCollectionResponse');
     const token = new URL(initial.deltaLink).searchParams.get('$deltatoken');
     expect(
-      await failure(graph.api(`/me/todo/lists/${other.id}/tasks/delta?$deltatoken=${token}`).get()),
+      await graphRefusal(graph.api(`/me/todo/lists/${other.id}/tasks/delta?$deltatoken=${token}`).get()),
     ).toMatchObject({ status: 400, code: 'syncStateNotFound' });
   });
 });

@@ -1,7 +1,7 @@
 import type { Client } from '@microsoft/microsoft-graph-client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectGraph } from '../testing/graph-schema';
-import { type GraphAccount, graphFailure, type Json, MicrosoftHarness } from '../testing/microsoft-harness';
+import { type GraphAccount, graphRefusal, type Json, MicrosoftHarness } from '../testing/microsoft-harness';
 
 let ms: MicrosoftHarness;
 let dana: GraphAccount;
@@ -22,13 +22,6 @@ async function get(id: string, query = ''): Promise<Json> {
   const task = (await graph.api(`${tasks}/${id}${query}`).get()) as Json;
   expectGraph('todoTask', task);
   return task;
-}
-
-async function failure(call: Promise<unknown>) {
-  const { status, body } = await graphFailure(call);
-  expectGraph('odataError', body);
-  const error = body.error as Json;
-  return { status, code: error.code, message: error.message };
 }
 
 /** Today at midnight UTC, as To Do stamps a completion. */
@@ -66,13 +59,15 @@ describe('task lists', () => {
     expectGraph('todoTaskList', renamed);
     expect(renamed['@odata.etag']).not.toBe(groceries['@odata.etag']);
     await graph.api(`/me/todo/lists/${groceries.id}`).delete();
-    expect(await failure(graph.api(`/me/todo/lists/${groceries.id}`).get())).toMatchObject({
+    expect(await graphRefusal(graph.api(`/me/todo/lists/${groceries.id}`).get())).toMatchObject({
       status: 404,
       code: 'ErrorItemNotFound',
     });
     const defaultId = (lists.value as Json[])[0]!.id;
-    expect(await failure(graph.api(`/me/todo/lists/${defaultId}`).delete())).toMatchObject({ status: 400 });
-    expect(await failure(graph.api('/me/todo/lists').post({}))).toMatchObject({ status: 400 });
+    expect(await graphRefusal(graph.api(`/me/todo/lists/${defaultId}`).delete())).toMatchObject({
+      status: 400,
+    });
+    expect(await graphRefusal(graph.api('/me/todo/lists').post({}))).toMatchObject({ status: 400 });
   });
 });
 
@@ -126,7 +121,7 @@ describe('tasks', () => {
     expect(noDue).not.toHaveProperty('dueDateTime');
 
     await graph.api(`${tasks}/${task.id}`).delete();
-    expect(await failure(graph.api(`${tasks}/${task.id}`).get())).toMatchObject({
+    expect(await graphRefusal(graph.api(`${tasks}/${task.id}`).get())).toMatchObject({
       status: 404,
       code: 'ErrorItemNotFound',
     });
@@ -140,28 +135,30 @@ describe('tasks', () => {
       .patch({ title: 'Water the plants' })) as Json;
     expect(changed.title).toBe('Water the plants');
     const stale = () => graph.api(`${tasks}/${task.id}`).header('If-Match', String(task['@odata.etag']));
-    expect(await failure(stale().patch({ title: 'Too late' }))).toMatchObject({ status: 412 });
-    expect(await failure(stale().delete())).toMatchObject({ status: 412 });
+    expect(await graphRefusal(stale().patch({ title: 'Too late' }))).toMatchObject({ status: 412 });
+    expect(await graphRefusal(stale().delete())).toMatchObject({ status: 412 });
     expect((await get(String(task.id))).title).toBe('Water the plants');
     await graph.api(`${tasks}/${task.id}`).header('If-Match', String(changed['@odata.etag'])).delete();
-    expect(await failure(graph.api(`${tasks}/${task.id}`).get())).toMatchObject({ status: 404 });
+    expect(await graphRefusal(graph.api(`${tasks}/${task.id}`).get())).toMatchObject({ status: 404 });
   });
 
   it('refuses a status, importance or property Graph does not have with 400', async () => {
-    expect(await failure(graph.api(tasks).post({ title: 'x', status: 'done' }))).toMatchObject({
+    expect(await graphRefusal(graph.api(tasks).post({ title: 'x', status: 'done' }))).toMatchObject({
       status: 400,
       code: 'BadRequest',
       message: "Cannot convert the literal 'done' to the expected type 'microsoft.graph.taskStatus'.",
     });
     const task = await create({ title: 'Valid', status: 'waitingOnOthers' });
     expect(task.status).toBe('waitingOnOthers');
-    expect(await failure(graph.api(`${tasks}/${task.id}`).patch({ status: 'finished' }))).toMatchObject({
+    expect(await graphRefusal(graph.api(`${tasks}/${task.id}`).patch({ status: 'finished' }))).toMatchObject({
       status: 400,
     });
-    expect(await failure(graph.api(`${tasks}/${task.id}`).patch({ importance: 'urgent' }))).toMatchObject({
+    expect(
+      await graphRefusal(graph.api(`${tasks}/${task.id}`).patch({ importance: 'urgent' })),
+    ).toMatchObject({
       status: 400,
     });
-    expect(await failure(graph.api(`${tasks}/${task.id}`).patch({ priority: 1 }))).toMatchObject({
+    expect(await graphRefusal(graph.api(`${tasks}/${task.id}`).patch({ priority: 1 }))).toMatchObject({
       status: 400,
       code: 'RequestBodyRead',
     });
@@ -169,19 +166,19 @@ describe('tasks', () => {
   });
 
   it('answers 404 ErrorItemNotFound for unknown task and list ids, 400 for malformed ones', async () => {
-    expect(await failure(graph.api(`${tasks}/${UNKNOWN_TASK}`).get())).toMatchObject({
+    expect(await graphRefusal(graph.api(`${tasks}/${UNKNOWN_TASK}`).get())).toMatchObject({
       status: 404,
       code: 'ErrorItemNotFound',
     });
-    expect(await failure(graph.api(`/me/todo/lists/${UNKNOWN_LIST}/tasks`).get())).toMatchObject({
+    expect(await graphRefusal(graph.api(`/me/todo/lists/${UNKNOWN_LIST}/tasks`).get())).toMatchObject({
       status: 404,
       code: 'ErrorItemNotFound',
     });
-    expect(await failure(graph.api(`${tasks}/${UNKNOWN_TASK}`).patch({ title: 'x' }))).toMatchObject({
+    expect(await graphRefusal(graph.api(`${tasks}/${UNKNOWN_TASK}`).patch({ title: 'x' }))).toMatchObject({
       status: 404,
       code: 'ErrorItemNotFound',
     });
-    expect(await failure(graph.api(`${tasks}/nope`).get())).toMatchObject({
+    expect(await graphRefusal(graph.api(`${tasks}/nope`).get())).toMatchObject({
       status: 400,
       code: 'ErrorInvalidIdMalformed',
     });
@@ -231,7 +228,7 @@ describe('tasks', () => {
     const links = (await graph.api(`${tasks}/${task.id}/linkedResources`).get()) as Json;
     expectGraph('linkedResourceCollectionResponse', links);
     expect(
-      await failure(
+      await graphRefusal(
         graph.api(`${tasks}/${task.id}/extensions`).post({
           '@odata.type': 'microsoft.graph.openTypeExtension',
           extensionName: 'com.syncline.origin',
