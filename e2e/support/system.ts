@@ -348,6 +348,8 @@ export async function startSystem(options: StartSystemOptions = {}) {
     baseEnv = {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
+      // The Microsoft emulator's authority, named by the test setup before any process started.
+      ...(process.env.NODE_EXTRA_CA_CERTS ? { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS } : {}),
       NODE_ENV: 'test',
       DATABASE_URL: db.url,
       REDIS_URL: TEST_REDIS_URL,

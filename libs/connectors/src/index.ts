@@ -4,4 +4,5 @@ export * from './gmail';
 export * from './google-calendar';
 export * from './google-tasks';
 export * from './hubspot';
+export * from './microsoft-common';
 export * from './shared';

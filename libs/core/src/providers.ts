@@ -3,7 +3,15 @@
  * webhook route. (The database enum stores them with hyphens too; Prisma's identifiers
  * spell them with underscores.)
  */
-export const PROVIDER_KEYS = ['hubspot', 'google-calendar', 'gmail', 'google-tasks'] as const;
+export const PROVIDER_KEYS = [
+  'hubspot',
+  'google-calendar',
+  'gmail',
+  'google-tasks',
+  'microsoft-calendar',
+  'microsoft-mail',
+  'microsoft-todo',
+] as const;
 export type ProviderKey = (typeof PROVIDER_KEYS)[number];
 
 /**

@@ -18,6 +18,8 @@ const AREAS: readonly Area[] = [
   },
   { paths: ['/v1.0/me/messages', '/v1.0/me/mailfolders'], read: 'Mail.Read', write: 'Mail.ReadWrite' },
   { paths: ['/v1.0/me/todo'], read: 'Tasks.Read', write: 'Tasks.ReadWrite' },
+  // The user's own profile and tenant (after the mailbox areas: `find` takes the first match).
+  { paths: ['/v1.0/me', '/v1.0/organization'], read: 'User.Read', write: 'User.ReadWrite' },
 ];
 
 const areaOf = (path: string): Area | undefined => {

@@ -22,7 +22,7 @@ export interface Mailbox {
 export class MicrosoftState {
   readonly users = new MicrosoftUsers();
   readonly grants: MicrosoftGrants;
-  readonly apps = new MicrosoftApps();
+  readonly apps: MicrosoftApps;
   readonly codes: AuthorizationCodes;
   readonly notifications: NotificationDispatcher;
   readonly subscriptions: Subscriptions;
@@ -31,6 +31,7 @@ export class MicrosoftState {
 
   constructor(readonly ctx: EmulatorContext) {
     this.grants = new MicrosoftGrants(() => ctx.now());
+    this.apps = new MicrosoftApps(ctx.seed);
     this.codes = new AuthorizationCodes(() => ctx.now());
     this.notifications = new NotificationDispatcher(ctx.faults, () => ctx.now());
     this.subscriptions = new Subscriptions(this.notifications, () => ctx.now());

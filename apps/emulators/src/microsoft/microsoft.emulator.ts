@@ -11,6 +11,7 @@ import { registerIdentityRoutes } from './identity/identity.routes';
 import { registerIdentityControlRoutes } from './identity/identity-control.routes';
 import { registerMailRoutes } from './mail/mail.routes';
 import { registerMailControlRoutes } from './mail/mail-control.routes';
+import { registerMeRoutes } from './me.routes';
 import { MicrosoftState, type MicrosoftStateRef } from './microsoft-state';
 import { registerSubscriptionRoutes } from './subscriptions/subscriptions.routes';
 import { registerSubscriptionControlRoutes } from './subscriptions/subscriptions-control.routes';
@@ -55,6 +56,7 @@ export async function createMicrosoftEmulator(ctx: EmulatorContext): Promise<Emu
   // Graph's own routes in a scope of their own, so the token guard covers only them.
   void app.register(async (graph) => {
     guardGraph(graph, ctx, state);
+    registerMeRoutes(graph);
     registerCalendarRoutes(graph, ctx, state);
     registerMailRoutes(graph, ctx, state);
     registerTodoRoutes(graph, ctx, state);

@@ -9,6 +9,7 @@ import {
   gmailBudgetLimits,
   googleBudgetLimits,
   hubspotBudgetLimits,
+  microsoftBudgetLimits,
   OAuthTokenSource,
   oauth2Refresher,
   PgCredentialStore,
@@ -86,7 +87,24 @@ const budgetsFor = (config: WorkersConfig): Readonly<Record<ProviderKey, BudgetL
   'google-calendar': googleBudgetLimits(),
   gmail: gmailBudgetLimits(),
   'google-tasks': googleBudgetLimits(),
+  'microsoft-calendar': microsoftBudgetLimits(),
+  'microsoft-mail': microsoftBudgetLimits(),
+  'microsoft-todo': microsoftBudgetLimits(),
 });
+
+const MICROSOFT_PROVIDERS: ReadonlySet<ProviderKey> = new Set([
+  'microsoft-calendar',
+  'microsoft-mail',
+  'microsoft-todo',
+]);
+
+/**
+ * Whose budget a connection's requests take: its own, except Microsoft's, where Graph counts
+ * requests per app and mailbox, so the calendar, mail and To Do connections of one mailbox
+ * (one account, `<tid>:<oid>`) share one.
+ */
+const budgetOwner = (row: { id: string; provider: string; external_account_id: string }): string =>
+  MICROSOFT_PROVIDERS.has(row.provider as ProviderKey) ? `microsoft:${row.external_account_id}` : row.id;
 
 interface ConnectionRow {
   id: string;
@@ -286,7 +304,7 @@ export class ConnectionRuntime {
   private async build(row: ConnectionRow, provider: ProviderKey): Promise<SessionParts> {
     const budget = new RedisRateBudget(
       this.redis,
-      row.id,
+      budgetOwner(row),
       budgetsFor(this.config)[provider],
       `${this.config.REDIS_PREFIX}:budget`,
     );
@@ -316,11 +334,9 @@ export class ConnectionRuntime {
   }
 
   private refresher(provider: ProviderKey): RefreshFn {
-    const hubspot = provider === 'hubspot';
-    const clientId = hubspot ? this.config.HUBSPOT_CLIENT_ID : this.config.GOOGLE_CLIENT_ID;
-    const clientSecret = hubspot ? this.config.HUBSPOT_CLIENT_SECRET : this.config.GOOGLE_CLIENT_SECRET;
+    const client = this.oauthClient(provider);
+    const { clientId, clientSecret, tokenUrl, prefix } = client;
     if (clientId === undefined || clientSecret === undefined) {
-      const prefix = hubspot ? 'HUBSPOT' : 'GOOGLE';
       // Not AuthRevoked: the user's grant may be fine; the operator has to set the client.
       return async () =>
         err({
@@ -328,11 +344,37 @@ export class ConnectionRuntime {
           message: `cannot refresh a ${provider} token: ${prefix}_CLIENT_ID and ${prefix}_CLIENT_SECRET are not set`,
         });
     }
-    return oauth2Refresher({
-      tokenUrl: hubspot ? this.endpoints.hubspotTokenUrl : this.endpoints.googleTokenUrl,
-      clientId,
-      clientSecret,
-    });
+    return oauth2Refresher({ tokenUrl, clientId, clientSecret });
+  }
+
+  /** The OAuth client a provider's tokens are refreshed with, and the settings that name it. */
+  private oauthClient(provider: ProviderKey): {
+    clientId: string | undefined;
+    clientSecret: string | undefined;
+    tokenUrl: string;
+    prefix: 'HUBSPOT' | 'GOOGLE' | 'MICROSOFT';
+  } {
+    const c = this.config;
+    if (provider === 'hubspot')
+      return {
+        clientId: c.HUBSPOT_CLIENT_ID,
+        clientSecret: c.HUBSPOT_CLIENT_SECRET,
+        tokenUrl: this.endpoints.hubspotTokenUrl,
+        prefix: 'HUBSPOT',
+      };
+    if (MICROSOFT_PROVIDERS.has(provider))
+      return {
+        clientId: c.MICROSOFT_CLIENT_ID,
+        clientSecret: c.MICROSOFT_CLIENT_SECRET,
+        tokenUrl: this.endpoints.microsoftTokenUrl,
+        prefix: 'MICROSOFT',
+      };
+    return {
+      clientId: c.GOOGLE_CLIENT_ID,
+      clientSecret: c.GOOGLE_CLIENT_SECRET,
+      tokenUrl: this.endpoints.googleTokenUrl,
+      prefix: 'GOOGLE',
+    };
   }
 }
 

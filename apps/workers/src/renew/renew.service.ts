@@ -9,7 +9,13 @@ import { PG_POOL, ROOT_LOGGER } from '../infra/connections';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 
 /** Providers whose push notifications expire and must be renewed. */
-export const RENEWED_PROVIDERS: readonly ProviderKey[] = ['google-calendar', 'gmail'];
+export const RENEWED_PROVIDERS: readonly ProviderKey[] = [
+  'google-calendar',
+  'gmail',
+  'microsoft-calendar',
+  'microsoft-mail',
+  'microsoft-todo',
+];
 /** A subscription expiring sooner than this is replaced. */
 export const RENEW_AHEAD_MS = 3_600_000;
 
@@ -42,8 +48,8 @@ export type EnsureOutcome =
   | 'busy';
 
 /**
- * Keeps a push subscription (Calendar watch channel, Gmail watch) alive for every live or
- * backfilling Google connection: subscribes when there is none or it expires within an
+ * Keeps a push subscription (Calendar watch channel, Gmail watch, Graph subscription) alive for every live or
+ * backfilling Google or Microsoft connection: subscribes when there is none or it expires within an
  * hour, stores the new channel with its token sealed, then stops and deletes the old one.
  * `ensure` does it for one connection: the renewal job (every 10 minutes) calls it for every
  * connection due, and a pull calls it as a connection starts, resumes or goes live, so push

@@ -19,6 +19,7 @@ describe('identifyAccount: whose account the credentials open, as the provider s
       hubspotBaseUrl: emulators.hubspotUrl,
       googleRootUrl: `${emulators.googleUrl}/`,
       googleTokenUrl: `${emulators.googleUrl}/token`,
+      microsoftGraphUrl: emulators.microsoftUrl,
     };
   });
   afterAll(async () => {

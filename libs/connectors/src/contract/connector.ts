@@ -86,7 +86,10 @@ export interface WebhookRequest {
 export interface WebhookSecrets {
   /** HubSpot: the app's client secret. */
   clientSecret?: string;
-  /** Google Calendar: the channel ids and tokens we registered. */
+  /**
+   * Google Calendar: the channel ids and tokens we registered. Microsoft Graph: the
+   * subscription ids (`id`) and the `clientState` each was created with (`token`).
+   */
   channels?: readonly { id: string; token: string; resourceId?: string }[];
   /** Gmail: the bearer token (or audience) our push subscription uses. */
   pushBearerToken?: string;
@@ -95,8 +98,13 @@ export interface WebhookSecrets {
 export type WebhookOutcome =
   /** The notification carried the changes (HubSpot property changes). */
   | { kind: 'changes'; changes: SourceChangeInput[] }
-  /** The notification only says that something changed (Google): run a pull. */
-  | { kind: 'pull'; reason: string };
+  /**
+   * The notification only says that something changed (Google, Microsoft Graph): run a pull.
+   * `subscription`: the provider also asked for the push subscription to be renewed before it
+   * lapses (`reauthorize`: Graph's `reauthorizationRequired`) or made again because it is gone
+   * (`recreate`: Graph's `subscriptionRemoved`); a pull catches up on what was not notified.
+   */
+  | { kind: 'pull'; reason: string; subscription?: 'reauthorize' | 'recreate' };
 
 /** One write Syncline wants made in the provider. */
 export interface PushWrite {
@@ -205,6 +213,8 @@ export interface ProviderEndpoints {
   hubspotBaseUrl: string;
   googleRootUrl: string;
   googleTokenUrl: string;
+  /** Microsoft Graph's origin, without `/v1.0` (https; the emulator's in tests and the demo). */
+  microsoftGraphUrl: string;
 }
 
 /** Access tokens for one connection: refreshed before expiry and on 401, refreshes collapsed. */
@@ -239,11 +249,16 @@ export type AccountProof =
   /** HubSpot's account details (`GET /account-info/v3/details`) for a private app's token: `portalId`. */
   | 'hubspot_account_info'
   /** Google's userinfo (`GET /oauth2/v2/userinfo`): the verified `email`. */
-  | 'google_userinfo';
+  | 'google_userinfo'
+  /** Microsoft Graph's `GET /me` (the user's object id) and `GET /organization` (the tenant's id). */
+  | 'microsoft_graph_me';
 
 /** The account the credentials belong to, as the provider itself says. */
 export interface ProvenAccount {
-  /** HubSpot: the portal (hub) id; Google: the user's verified address, lower case. */
+  /**
+   * HubSpot: the portal (hub) id; Google: the user's verified address, lower case; Microsoft:
+   * `<tenant id>:<object id>` (tid and oid, which stay when the user's sign-in name changes).
+   */
   accountId: string;
   proof: AccountProof;
 }

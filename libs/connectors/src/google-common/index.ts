@@ -1,4 +1,4 @@
-export { constantTimeEqual } from './constant-time';
+export { constantTimeEqual } from '../shared/constant-time';
 export { identifyGoogleAccount } from './google-account';
 export {
   DEFAULT_RETRY,

@@ -100,6 +100,7 @@ export class HubspotContractHarness implements ContractHarness {
           hubspotBaseUrl: base,
           googleRootUrl: `${emulators.googleUrl}/`,
           googleTokenUrl: `${emulators.googleUrl}/token`,
+          microsoftGraphUrl: emulators.microsoftUrl,
         },
         appId: String(APP_ID),
       }),

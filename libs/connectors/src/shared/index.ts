@@ -1,3 +1,4 @@
+export * from './constant-time';
 export * from './http-errors';
 export * from './oauth-refresh';
 export * from './pg-credential-store';

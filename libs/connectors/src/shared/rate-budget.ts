@@ -51,6 +51,19 @@ export function gmailBudgetLimits(limits: { unitsPerSecond?: number } = {}): Bud
 }
 
 /**
+ * Outlook's limit per app and mailbox: 10,000 requests in ten minutes. Graph counts it over
+ * the whole mailbox, so the three Microsoft connections of one mailbox share one budget (the
+ * workers key it on the account, not the connection). Spread as one-second slots, a slot gets
+ * a 600th (16, 9,600 in ten minutes: 4 % under the limit, so a window that starts out of step
+ * with Graph's never goes over). The other limit, 4 requests in flight, is the connectors':
+ * each works one request at a time per connection.
+ */
+export function microsoftBudgetLimits(limits: { perTenMinutes?: number } = {}): BudgetLimits {
+  const perTenMinutes = limits.perTenMinutes ?? 10_000;
+  return { default: { points: Math.max(1, Math.floor(perTenMinutes / 600)), durationSec: 1 } };
+}
+
+/**
  * A per-connection request budget in Redis, shared by every process that calls the same
  * connection: `acquire` waits until the request fits rather than failing.
  */

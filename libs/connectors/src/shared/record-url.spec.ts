@@ -52,6 +52,26 @@ describe('sourceRecordUrl', () => {
     ).toBe('https://tasks.google.com/task/task9');
   });
 
+  it('opens Outlook items on Outlook on the web, for work or personal accounts, and To Do tasks by their own id', () => {
+    const work = '5b3c1f1e-8d0a-4f7e-9c61-0f2d7a1b9e44:0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9';
+    const personal = '9188040d-6c67-4c5b-b112-36a304b66dad:0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9';
+    const ref = (provider: string, externalId: string, account: string) => ({
+      provider,
+      entityType: 'meeting',
+      externalId,
+      account,
+    });
+    expect(sourceRecordUrl(ref('microsoft-calendar', 'AAMkAD=', work), urls)).toBe(
+      'https://outlook.office.com/calendar/item/AAMkAD%3D',
+    );
+    expect(sourceRecordUrl(ref('microsoft-mail', 'AAMkAG/x', personal), urls)).toBe(
+      'https://outlook.live.com/mail/deeplink/read/AAMkAG%2Fx',
+    );
+    expect(sourceRecordUrl(ref('microsoft-todo', 'AAMkList/AAMkTask', work), urls)).toBe(
+      'https://to-do.office.com/tasks/id/AAMkTask/details',
+    );
+  });
+
   it('has no page for a removed connection or a type the provider does not show', () => {
     expect(
       sourceRecordUrl({ provider: null, entityType: 'person', externalId: '1', account: null }, urls),

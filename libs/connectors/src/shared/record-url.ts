@@ -40,5 +40,28 @@ export function sourceRecordUrl(ref: SourceRecordRef, urls: ProviderWebUrls): st
     const taskId = ref.externalId.slice(ref.externalId.lastIndexOf('/') + 1);
     return `https://tasks.google.com/task/${encodeURIComponent(taskId)}`;
   }
+  if (ref.provider?.startsWith('microsoft-')) return microsoftRecordUrl(ref);
+  return null;
+}
+
+/** The tenant of personal Microsoft accounts (outlook.com), whose pages are on outlook.live.com. */
+const CONSUMERS_TENANT = '9188040d-6c67-4c5b-b112-36a304b66dad';
+
+/**
+ * Outlook on the web's item links (the form of Graph's own `webLink`), on outlook.live.com for a
+ * personal account and outlook.office.com for a work one; To Do's task page. The account is
+ * `<tenant id>:<object id>`. The id is Graph's immutable id, as the connectors read it.
+ */
+function microsoftRecordUrl(ref: SourceRecordRef): string | null {
+  const id = encodeURIComponent(ref.externalId);
+  const personal = ref.account?.startsWith(`${CONSUMERS_TENANT}:`) === true;
+  const outlook = personal ? 'https://outlook.live.com' : 'https://outlook.office.com';
+  if (ref.provider === 'microsoft-calendar') return `${outlook}/calendar/item/${id}`;
+  if (ref.provider === 'microsoft-mail') return `${outlook}/mail/deeplink/read/${id}`;
+  if (ref.provider === 'microsoft-todo') {
+    // The task's own id, without the list it is kept under (the connector's id may carry both).
+    const taskId = ref.externalId.slice(ref.externalId.lastIndexOf('/') + 1);
+    return `https://to-do.office.com/tasks/id/${encodeURIComponent(taskId)}/details`;
+  }
   return null;
 }

@@ -22,6 +22,14 @@ export const providerEnvSchema = z.object({
   GOOGLE_TOKEN_URL: url.default('https://oauth2.googleapis.com/token'),
   GOOGLE_CLIENT_ID: optionalText,
   GOOGLE_CLIENT_SECRET: optionalText,
+  /** Microsoft Graph's origin (the SDK adds `/v1.0`); the emulator serves it over HTTPS. */
+  MICROSOFT_GRAPH_URL: url.default('https://graph.microsoft.com'),
+  /** The Microsoft identity platform's origin: `/{tenant}/oauth2/v2.0/authorize|token` under it. */
+  MICROSOFT_LOGIN_URL: url.default('https://login.microsoftonline.com'),
+  /** Who may sign in: `common` (work and personal accounts), `organizations`, or one tenant's id. */
+  MICROSOFT_TENANT: z.string().regex(/^[A-Za-z0-9.-]+$/).default('common'),
+  MICROSOFT_CLIENT_ID: optionalText,
+  MICROSOFT_CLIENT_SECRET: optionalText,
   /** The bearer token our Gmail Pub/Sub push subscription sends. */
   GMAIL_PUSH_TOKEN: optionalText,
   /** The public base URL providers call back (webhooks, watch channels), e.g. https://sync.example.com. */
@@ -35,8 +43,12 @@ export function providerEndpoints(env: ProviderEnv): {
   hubspotTokenUrl: string;
   googleRootUrl: string;
   googleTokenUrl: string;
+  microsoftGraphUrl: string;
+  microsoftTokenUrl: string;
+  microsoftAuthorizeUrl: string;
 } {
   const hubspotBaseUrl = env.HUBSPOT_API_BASE_URL.replace(/\/+$/, '');
+  const login = `${env.MICROSOFT_LOGIN_URL.replace(/\/+$/, '')}/${env.MICROSOFT_TENANT}/oauth2/v2.0`;
   return {
     hubspotBaseUrl,
     hubspotTokenUrl: env.HUBSPOT_TOKEN_URL ?? `${hubspotBaseUrl}/oauth/v1/token`,
@@ -44,5 +56,8 @@ export function providerEndpoints(env: ProviderEnv): {
       ? env.GOOGLE_API_ROOT_URL
       : `${env.GOOGLE_API_ROOT_URL}/`,
     googleTokenUrl: env.GOOGLE_TOKEN_URL,
+    microsoftGraphUrl: env.MICROSOFT_GRAPH_URL.replace(/\/+$/, ''),
+    microsoftTokenUrl: `${login}/token`,
+    microsoftAuthorizeUrl: `${login}/authorize`,
   };
 }

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 
 /** An application registered with the identity platform: its id, secret and redirect URIs. */
 export interface MicrosoftApp {
@@ -7,10 +7,34 @@ export interface MicrosoftApp {
   redirectUris: string[];
   /** The name the consent page shows. */
   displayName: string;
+  /**
+   * The emulator's own app (`GET /_emulator/microsoft/oauth-client`): any http loopback
+   * redirect URI is its, on any port and path, so a locally run API connects with it unregistered.
+   */
+  anyLoopbackRedirect?: boolean;
 }
+
+/** A GUID-shaped id from a name: the same on every start with the same seed. */
+const stableGuid = (name: string): string => {
+  const hex = createHash('sha256').update(name).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+};
 
 export class MicrosoftApps {
   private readonly byId = new Map<string, MicrosoftApp>();
+  /** The emulator's own app, the same for a seed (so a reset or a restart keeps it). */
+  readonly builtIn: MicrosoftApp;
+
+  constructor(seed: number) {
+    this.builtIn = {
+      clientId: stableGuid(`syncline-emulator-app:${seed}`),
+      clientSecret: createHash('sha256').update(`syncline-emulator-secret:${seed}`).digest('base64url'),
+      redirectUris: [],
+      displayName: 'Syncline',
+      anyLoopbackRedirect: true,
+    };
+    this.byId.set(this.builtIn.clientId, this.builtIn);
+  }
 
   register(
     input: { clientId?: string; clientSecret?: string; redirectUris?: string[]; displayName?: string } = {},
@@ -56,6 +80,7 @@ export function isRegisteredRedirect(app: MicrosoftApp, uri: string): boolean {
   if (app.redirectUris.includes(uri)) return true;
   const sent = parseUrl(uri);
   if (sent?.protocol !== 'http:' || !LOOPBACK_HOSTS.has(sent.hostname)) return false;
+  if (app.anyLoopbackRedirect) return true;
   const portless = (u: URL) => `${u.hostname}${u.pathname}${u.search}`;
   return app.redirectUris.some((registered) => {
     const r = parseUrl(registered);

@@ -135,6 +135,28 @@ describe('accept and cancel', () => {
     expect(https.html).toContain('AADSTS50011');
   });
 
+  it('has an app of its own, the same after a reset, that any local API may redirect to', async () => {
+    const own = (
+      await ms.control<{ clientId: string; clientSecret: string }>('GET', '/_emulator/microsoft/oauth-client')
+    ).body;
+    expect(own.clientId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-a[0-9a-f]{3}-[0-9a-f]{12}$/);
+    const builtIn = { ...app, clientId: own.clientId, clientSecret: own.clientSecret, redirectUris: [] };
+    const url = ms.authorizeUrl(builtIn, {
+      scope: SCOPE,
+      redirect_uri: 'http://127.0.0.1:40123/api/v1/connections/oauth/microsoft/callback',
+      login_hint: ada.userPrincipalName,
+    });
+    const back = await signInAtMicrosoft(url, { decision: 'accept' });
+    expect(back.redirectUri).toBe('http://127.0.0.1:40123/api/v1/connections/oauth/microsoft/callback');
+    expect(back.params.get('code')).toBeTruthy();
+    const elsewhere = await visit(
+      ms.authorizeUrl(builtIn, { scope: SCOPE, redirect_uri: 'https://sync.example.com/callback' }),
+    );
+    expect(elsewhere.html).toContain('AADSTS50011');
+    await ms.reset();
+    expect((await ms.control('GET', '/_emulator/microsoft/oauth-client')).body).toEqual(own);
+  });
+
   it('logs the sign-in pages under the account, as microsoft', async () => {
     await signInAtMicrosoft(ms.authorizeUrl(app, { scope: SCOPE, login_hint: ada.userPrincipalName }), {
       decision: 'accept',

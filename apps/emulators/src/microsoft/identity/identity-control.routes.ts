@@ -61,6 +61,12 @@ export function registerIdentityControlRoutes(
     return updated;
   });
 
+  // The emulator's own app, which any local redirect URI may use (the demo's and the tests' API).
+  app.get('/_emulator/microsoft/oauth-client', async () => {
+    const { clientId, clientSecret } = state.current.apps.builtIn;
+    return { clientId, clientSecret };
+  });
+
   app.post('/_emulator/microsoft/apps', async (req, reply) => {
     const parsed = appBody.safeParse(req.body ?? {});
     if (!parsed.success) return reply.code(400).send({ error: 'invalid app', issues: parsed.error.issues });

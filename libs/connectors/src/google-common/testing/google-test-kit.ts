@@ -125,6 +125,7 @@ export class GoogleTestKit {
         hubspotBaseUrl: this.emulators.hubspotUrl,
         googleRootUrl: `${this.url}/`,
         googleTokenUrl: `${this.url}/token`,
+        microsoftGraphUrl: this.emulators.microsoftUrl,
       },
     };
   }

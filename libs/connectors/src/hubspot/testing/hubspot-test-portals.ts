@@ -66,7 +66,12 @@ export function hubspotTestPortals(name: string, firstPortal: number) {
       externalAccountId: String(portalId),
       tokens: new StaticTokenSource(grant.accessToken),
       budget: new RedisRateBudget(redis, connectionId, hubspotBudgetLimits(LIMITS), prefix),
-      endpoints: { hubspotBaseUrl: emulators.hubspotUrl, googleRootUrl: '', googleTokenUrl: '' },
+      endpoints: {
+        hubspotBaseUrl: emulators.hubspotUrl,
+        googleRootUrl: '',
+        googleTokenUrl: '',
+        microsoftGraphUrl: emulators.microsoftUrl,
+      },
       appId: String(TEST_APP_ID),
     };
     const requests = () =>
