@@ -67,6 +67,8 @@ export function emulatorUrlsFrom(lines: readonly string[]): EmulatorUrls | undef
           hubspot: parsed.hubspot,
           google: parsed.google,
           ...(parsed.smtp ? { smtp: parsed.smtp } : {}),
+          ...(parsed.microsoft ? { microsoft: parsed.microsoft } : {}),
+          ...(parsed.microsoftCa ? { microsoftCa: parsed.microsoftCa } : {}),
         };
     } catch {
       // not the line we want
@@ -75,11 +77,12 @@ export function emulatorUrlsFrom(lines: readonly string[]): EmulatorUrls | undef
   return undefined;
 }
 
-/** Whether both emulators' control APIs answer. */
+/** Whether the emulators' control APIs answer. */
 export async function emulatorsReady(urls: EmulatorUrls): Promise<boolean> {
   return (
     (await httpOk(`${urls.hubspot}/_emulator/hubspot/portals`)) &&
-    (await httpOk(`${urls.google}/_emulator/google/oauth-client`))
+    (await httpOk(`${urls.google}/_emulator/google/oauth-client`)) &&
+    (urls.microsoft === undefined || (await httpOk(`${urls.microsoft}/_emulator/microsoft/oauth-client`)))
   );
 }
 
@@ -89,6 +92,8 @@ export interface ProviderSettingsInput {
   hubspotApp: { appId: number; clientId: string; clientSecret: string };
   /** The Google emulator's OAuth client (`emulatorClient(urls).google.oauthClient()`). */
   googleClient: { clientId: string; clientSecret: string };
+  /** The Microsoft emulator's own app (`emulatorClient(urls).microsoft.oauthClient()`). */
+  microsoftClient?: { clientId: string; clientSecret: string };
   gmailPushToken: string;
   /** The API's URL: where providers call back. */
   apiUrl: string;
@@ -113,6 +118,15 @@ export function providerSettings(input: ProviderSettingsInput): Record<string, s
     GOOGLE_CLIENT_ID: googleClient.clientId,
     GOOGLE_CLIENT_SECRET: googleClient.clientSecret,
     GMAIL_PUSH_TOKEN: input.gmailPushToken,
+    // Graph and the identity platform on one origin, as the emulator serves them.
+    ...(emulators.microsoft && input.microsoftClient
+      ? {
+          MICROSOFT_GRAPH_URL: emulators.microsoft,
+          MICROSOFT_LOGIN_URL: emulators.microsoft,
+          MICROSOFT_CLIENT_ID: input.microsoftClient.clientId,
+          MICROSOFT_CLIENT_SECRET: input.microsoftClient.clientSecret,
+        }
+      : {}),
     PUBLIC_BASE_URL: input.apiUrl,
     // Source links open records on the emulator's own HubSpot pages.
     HUBSPOT_APP_URL: emulators.hubspot,

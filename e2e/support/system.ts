@@ -224,6 +224,7 @@ export async function startSystem(options: StartSystemOptions = {}) {
   let baseEnv: NodeJS.ProcessEnv = {};
   let workspace = { workspaceId: '', apiKey: '' };
   let googleClient = { clientId: '', clientSecret: '' };
+  let microsoftClient: { clientId: string; clientSecret: string } | undefined;
   const gmailPushToken = randomBytes(16).toString('hex');
   let workersSeq = 0;
 
@@ -344,6 +345,7 @@ export async function startSystem(options: StartSystemOptions = {}) {
       return emulatorUrls.hubspot !== '' && (await emulatorsReady(emulatorUrls));
     });
     googleClient = await emulatorClient(emulatorUrls).google.oauthClient();
+    microsoftClient = await emulatorClient(emulatorUrls).microsoft?.oauthClient();
 
     baseEnv = {
       PATH: process.env.PATH,
@@ -360,6 +362,7 @@ export async function startSystem(options: StartSystemOptions = {}) {
         emulators: emulatorUrls,
         hubspotApp: E2E_HUBSPOT_APP,
         googleClient,
+        ...(microsoftClient ? { microsoftClient } : {}),
         gmailPushToken,
         apiUrl,
         pullIntervalMs: options.pullIntervalMs ?? 500,
@@ -462,6 +465,7 @@ export async function startSystem(options: StartSystemOptions = {}) {
       api: apiUrl,
       hubspot: emulatorUrls.hubspot,
       google: emulatorUrls.google,
+      microsoft: emulatorUrls.microsoft,
       hubspotWebhook: hubspotWebhookUrl,
       smtp: emulatorUrls.smtp,
     },

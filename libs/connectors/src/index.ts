@@ -4,5 +4,8 @@ export * from './gmail';
 export * from './google-calendar';
 export * from './google-tasks';
 export * from './hubspot';
+export * from './microsoft-calendar';
 export * from './microsoft-common';
+export * from './microsoft-mail';
+export * from './microsoft-todo';
 export * from './shared';

@@ -58,32 +58,32 @@ export const UNIFIED_FIELDS = {
       'Start (ISO UTC string), or `YYYY-MM-DD` when allDay. HubSpot has no all-day meetings: ' +
       'a date is written there as midnight UTC and reads back as a full ISO UTC time.',
     endAt: 'End (ISO UTC string), or `YYYY-MM-DD` when allDay (exclusive: the day after the last one).',
-    allDay: 'Whether the meeting spans whole days (boolean). Google Calendar only.',
-    status: 'Event status: confirmed | tentative | cancelled. Google Calendar only.',
+    allDay: 'Whether the meeting spans whole days (boolean). Google Calendar and Outlook only.',
+    status: 'Event status: confirmed | tentative | cancelled. Google Calendar and Outlook (always confirmed: a cancelled event is a delete).',
     outcome:
       'Meeting outcome: scheduled | completed | rescheduled | no_show | canceled (or a custom ' +
       'outcome id, unchanged). HubSpot only.',
-    organizer: "Organizer's email address (string). Google Calendar only; not written.",
+    organizer: "Organizer's email address (string). Google Calendar and Outlook only; not written.",
     attendees:
       'Participants: array of { email, name?, responseStatus: needsAction | declined | tentative | ' +
-      'accepted, organizer?: true }. Google Calendar only.',
-    iCalUID: 'iCalendar UID shared by every copy of the event (string). Google Calendar only; not written.',
+      'accepted, organizer?: true }. Google Calendar and Outlook only.',
+    iCalUID: 'iCalendar UID shared by every copy of the event (string). Google Calendar and Outlook (iCalUId) only; not written.',
     ownerId: 'Owner (user) id in the source system (string). HubSpot only.',
   },
   email_activity: {
-    messageId: 'RFC 5322 Message-ID header, angle brackets included (string). Gmail only.',
-    threadId: 'Provider thread id (string). Gmail only.',
+    messageId: 'RFC 5322 Message-ID header, angle brackets included (string). Gmail, and Outlook (internetMessageId).',
+    threadId: 'Provider thread id (string). Gmail threadId, Outlook conversationId.',
     subject: 'Subject line (string).',
-    text: 'Plain-text body (string). HubSpot only: Gmail is read as metadata, never bodies.',
-    from: "Sender's address, lower-cased (string). Gmail only.",
-    fromName: "Sender's display name (string). Gmail only.",
-    to: 'Recipient addresses, lower-cased (string[]). Gmail only.',
-    cc: 'Copied addresses, lower-cased (string[]). Gmail only.',
-    sentAt: 'When the email was sent (ISO UTC string): Gmail Date header, HubSpot hs_timestamp.',
-    occurredAt: 'When the mailbox recorded the message (ISO UTC string). Gmail only (internalDate).',
-    labelIds: 'Gmail label ids, sorted (string[]). Gmail only.',
+    text: 'Plain-text body (string). HubSpot only: Gmail and Outlook are read as metadata, never bodies.',
+    from: "Sender's address, lower-cased (string). Gmail and Outlook only.",
+    fromName: "Sender's display name (string). Gmail and Outlook only.",
+    to: 'Recipient addresses, lower-cased (string[]). Gmail and Outlook only.',
+    cc: 'Copied addresses, lower-cased (string[]). Gmail and Outlook only.',
+    sentAt: 'When the email was sent (ISO UTC string): Gmail Date header, Outlook sentDateTime, HubSpot hs_timestamp.',
+    occurredAt: 'When the mailbox recorded the message (ISO UTC string). Gmail internalDate, Outlook receivedDateTime.',
+    labelIds: 'Gmail label ids, sorted (string[]). Gmail; Outlook in the same names (INBOX, SENT, UNREAD, STARRED for a flag) plus its categories.',
     direction:
-      'inbound | outbound | forwarded. Gmail: SENT label → outbound, else inbound. HubSpot: ' +
+      'inbound | outbound | forwarded. Gmail and Outlook: SENT label → outbound, else inbound. HubSpot: ' +
       'INCOMING_EMAIL ↔ inbound, EMAIL ↔ outbound, FORWARDED_EMAIL ↔ forwarded.',
     status:
       'Send status: sent | sending | scheduled | bounced | failed (HubSpot hs_email_status). ' +

@@ -4,6 +4,9 @@ import {
   googleCalendarConnector,
   googleTasksConnector,
   hubspotConnector,
+  microsoftCalendarConnector,
+  microsoftMailConnector,
+  microsoftTodoConnector,
 } from '@syncline/connectors';
 import type { EntityType, ProviderKey } from '@syncline/core';
 
@@ -20,6 +23,9 @@ export const CONNECTORS: Readonly<Record<ProviderKey, Connector>> = {
   'google-calendar': googleCalendarConnector,
   gmail: gmailConnector,
   'google-tasks': googleTasksConnector,
+  'microsoft-calendar': microsoftCalendarConnector,
+  'microsoft-mail': microsoftMailConnector,
+  'microsoft-todo': microsoftTodoConnector,
 };
 
 export const isWritable = (provider: ProviderKey, entityType: EntityType): boolean =>

@@ -68,7 +68,7 @@ describe('Graph change notifications', () => {
 
   it('turns changes into a pull, and lifecycle events into a pull that also renews or recreates', () => {
     const pull = parseGraphNotification(request({ value: [change('sub-a', 'state-a')] }), 'calendar');
-    expect(pull.ok && pull.value).toEqual({ kind: 'pull', reason: 'calendar: 1 change notification' });
+    expect(pull.ok && pull.value).toEqual({ kind: 'pull', reason: 'calendar updated' });
     const lifecycle = (lifecycleEvent: string) =>
       parseGraphNotification(
         request({ value: [{ subscriptionId: 'sub-a', clientState: 'state-a', lifecycleEvent }] }),

@@ -52,6 +52,8 @@ export function verifyGraphNotification(
   request: WebhookRequest,
   secrets: WebhookSecrets,
 ): ConnectorResult<void> {
+  if (request.method.toUpperCase() !== 'POST')
+    return err({ code: 'Validation', message: `Graph posts its notifications (not ${request.method})` });
   const items = readGraphNotifications(request.rawBody);
   if (!items.ok) return items;
   const channels = secrets.channels ?? [];
@@ -85,10 +87,14 @@ export function parseGraphNotification(
     : lifecycle.has('reauthorizationRequired')
       ? ('reauthorize' as const)
       : undefined;
-  const changes = items.value.filter((i) => i.lifecycleEvent === undefined).length;
+  const changeTypes = [
+    ...new Set(
+      items.value.flatMap((i) => (i.lifecycleEvent === undefined ? [i.changeType ?? 'change'] : [])),
+    ),
+  ].sort();
   const reason =
     lifecycle.size > 0
       ? `${area} subscription ${[...lifecycle].join(', ')}`
-      : `${area}: ${changes} change notification${changes === 1 ? '' : 's'}`;
+      : `${area} ${changeTypes.join(',')}`;
   return ok({ kind: 'pull', reason, ...(subscription ? { subscription } : {}) });
 }

@@ -1,6 +1,7 @@
 import { infiniteQueryOptions, queryOptions, useMutation, useQueryClient } from '@tanstack/react-query';
 import { api, unwrap } from '../../api/client';
 import type { paths } from '../../api/schema';
+import { connectionName } from '../connections/utils/connection-name';
 import { adminAttentionQuery } from '../shell/api';
 import { type DeadLetterSearch, toLetterQuery } from './utils/dead-letter-search';
 
@@ -55,17 +56,7 @@ export const letterConnectionsQuery = queryOptions({
 
 /** "CRM A", else the provider and account. */
 export function connectionLabel(connection: Connection): string {
-  const provider: Record<string, string> = {
-    hubspot: 'HubSpot',
-    'google-calendar': 'Google Calendar',
-    gmail: 'Gmail',
-    'google-tasks': 'Google Tasks',
-    'google-contacts': 'Google Contacts',
-  };
-  return (
-    connection.displayName ??
-    `${provider[connection.provider] ?? connection.provider} ${connection.externalAccountId}`
-  );
+  return connectionName(connection);
 }
 
 /**

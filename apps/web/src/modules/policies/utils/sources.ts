@@ -1,3 +1,4 @@
+import { connectionName } from '../../connections/utils/connection-name';
 import { USER_SOURCE } from './policy-draft';
 
 /** What the page needs of a connection to name it and rank it. */
@@ -9,16 +10,7 @@ export interface SourceConnection {
   status: string;
 }
 
-const PROVIDER_NAMES: Record<string, string> = {
-  hubspot: 'HubSpot',
-  'google-calendar': 'Google Calendar',
-  gmail: 'Gmail',
-  'google-tasks': 'Google Tasks',
-};
-
-/** A connection as the rest of the app names it: the name it was given, else its provider and account. */
-export const connectionName = (c: SourceConnection): string =>
-  c.displayName ?? `${PROVIDER_NAMES[c.provider] ?? c.provider} ${c.externalAccountId}`;
+export { connectionName };
 
 export const USER_SOURCE_NAME = 'People editing in Syncline';
 

@@ -9,6 +9,10 @@ const PROVIDER_NAMES: Readonly<Record<string, string>> = {
   'google-contacts': 'Google Contacts',
   'google-tasks': 'Google Tasks',
   gmail: 'Gmail',
+  microsoft: 'Microsoft',
+  'microsoft-calendar': 'Outlook Calendar',
+  'microsoft-mail': 'Outlook Mail',
+  'microsoft-todo': 'Microsoft To Do',
   syncline: 'Syncline',
 };
 
@@ -17,10 +21,11 @@ export function providerName(provider: string | null | undefined): string {
   return Object.hasOwn(PROVIDER_NAMES, provider) ? (PROVIDER_NAMES[provider] ?? provider) : provider;
 }
 
-/** The system a person opens a record in: HubSpot, or Google for any of its products. */
+/** The system a person opens a record in: HubSpot, Google or Microsoft for any of their products. */
 export function providerFamily(provider: string | null): string {
   if (provider === null) return 'the source';
   if (provider === 'gmail' || provider.startsWith('google')) return 'Google';
+  if (provider.startsWith('microsoft')) return 'Microsoft';
   return providerName(provider);
 }
 

@@ -1,0 +1,5 @@
+export {
+  createMicrosoftCalendarConnector,
+  type MicrosoftCalendarOptions,
+  microsoftCalendarConnector,
+} from './microsoft-calendar.connector';

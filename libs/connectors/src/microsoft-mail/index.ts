@@ -1,0 +1,5 @@
+export {
+  createMicrosoftMailConnector,
+  type MicrosoftMailOptions,
+  microsoftMailConnector,
+} from './microsoft-mail.connector';
