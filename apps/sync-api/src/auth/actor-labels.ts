@@ -15,6 +15,9 @@ const PROVIDER_NAMES: Record<string, string> = {
   google_calendar: 'Google',
   gmail: 'Google',
   google_tasks: 'Google',
+  microsoft_calendar: 'Outlook Calendar',
+  microsoft_mail: 'Outlook Mail',
+  microsoft_todo: 'Microsoft To Do',
   syncline: 'Syncline',
 };
 

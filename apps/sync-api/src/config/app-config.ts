@@ -29,7 +29,7 @@ const appEnvObject = baseEnvSchema.extend({
   GOOGLE_OAUTH_AUTHORIZE_URL: url.default('https://accounts.google.com/o/oauth2/v2/auth'),
   /**
    * Where the browser reaches this API after consent (the redirect URIs registered with the
-   * providers are `<this>/api/v1/connections/oauth/{hubspot|google}/callback`); PUBLIC_BASE_URL when unset.
+   * providers are `<this>/api/v1/connections/oauth/{hubspot|google|microsoft}/callback`); PUBLIC_BASE_URL when unset.
    */
   OAUTH_CALLBACK_BASE_URL: z.preprocess((v) => (v === '' ? undefined : v), url.optional()),
   /**

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contactPropertyChange, hubspotSignedHeaders } from '../testing/hubspot-webhooks';
 import { bearer, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
 import { credentialsAad } from './connections.service';
+import { MicrosoftDirectory, microsoftAccountOf } from './oauth-testing';
 
 const PUBLIC_BASE_URL = 'https://sync.example.test';
 const HUBSPOT_SECRET = `hs-${randomBytes(8).toString('hex')}`;
@@ -16,7 +17,14 @@ interface Account {
   externalAccountId: string;
   credentials: () => Promise<Credentials>;
 }
-type Provider = 'hubspot' | 'google-calendar' | 'gmail' | 'google-tasks';
+type Provider =
+  | 'hubspot'
+  | 'google-calendar'
+  | 'gmail'
+  | 'google-tasks'
+  | 'microsoft-calendar'
+  | 'microsoft-mail'
+  | 'microsoft-todo';
 
 /**
  * Issue 20 §2: a connection's account is proven by its credentials. A portal id or an address
@@ -25,6 +33,7 @@ type Provider = 'hubspot' | 'google-calendar' | 'gmail' | 'google-tasks';
  */
 describe('connections: the account is proven by its credentials', () => {
   let emulators: RunningEmulators;
+  let microsoft: MicrosoftDirectory;
   let t: TestApp;
   let nextPortal = 40_000 + Math.floor(Math.random() * 5_000);
 
@@ -70,8 +79,21 @@ describe('connections: the account is proven by its credentials', () => {
     await credentials();
     return { externalAccountId: email, credentials };
   };
+  /** A Microsoft user in a tenant of their own; each call of `credentials` issues a new grant of them. */
+  const microsoftUser = async (): Promise<Account> => {
+    const user = await microsoft.addUser(`rep-${randomBytes(4).toString('hex')}@proof.example`);
+    const credentials = async (): Promise<Credentials> => {
+      const grant = await microsoft.grant(user.userPrincipalName);
+      return { accessToken: grant.accessToken, refreshToken: grant.refreshToken, expiresAt: soon() };
+    };
+    return { externalAccountId: microsoftAccountOf(user), credentials };
+  };
   const accountOf = (provider: Provider, kind: 'private app' | 'oauth') =>
-    provider === 'hubspot' ? portal(kind) : googleUser();
+    provider === 'hubspot'
+      ? portal(kind)
+      : provider.startsWith('microsoft-')
+        ? microsoftUser()
+        : googleUser();
 
   const create = (tenant: Tenant, payload: object) =>
     t.app.inject({ method: 'POST', url: '/api/v1/connections', headers: bearer(tenant.adminKey), payload });
@@ -110,7 +132,9 @@ describe('connections: the account is proven by its credentials', () => {
 
   beforeAll(async () => {
     emulators = await startEmulators({ hubspotPort: 0, googlePort: 0 });
+    microsoft = await MicrosoftDirectory.register(emulators.microsoftUrl);
     t = await startTestApp('account_proof', {
+      MICROSOFT_GRAPH_URL: emulators.microsoftUrl,
       HUBSPOT_API_BASE_URL: emulators.hubspotUrl,
       GOOGLE_API_ROOT_URL: `${emulators.googleUrl}/`,
       GOOGLE_TOKEN_URL: `${emulators.googleUrl}/token`,
@@ -131,6 +155,9 @@ describe('connections: the account is proven by its credentials', () => {
     ['google-calendar', 'google-calendar', 'oauth'],
     ['gmail', 'gmail', 'oauth'],
     ['google-tasks', 'google-tasks', 'oauth'],
+    ['microsoft-calendar', 'microsoft-calendar', 'oauth'],
+    ['microsoft-mail', 'microsoft-mail', 'oauth'],
+    ['microsoft-todo', 'microsoft-todo', 'oauth'],
   ];
 
   describe.each(CASES)('%s', (_name, provider, kind) => {
@@ -177,8 +204,9 @@ describe('connections: the account is proven by its credentials', () => {
       expect(view).toMatchObject({ status: 'pending', credentialsVerifiedAt: expect.any(String) });
       expect((await t.pullQueue.getJob(`pull.${view.id}`))?.data).toMatchObject({ connectionId: view.id });
       const row = await t.prisma.connection.findUniqueOrThrow({ where: { id: view.id } });
-      const proof =
-        provider !== 'hubspot'
+      const proof = provider.startsWith('microsoft-')
+        ? 'microsoft_graph_me'
+        : provider !== 'hubspot'
           ? 'google_userinfo'
           : kind === 'private app'
             ? 'hubspot_account_info'
@@ -318,6 +346,38 @@ describe('connections: the account is proven by its credentials', () => {
     });
     expect(res.statusCode, res.body).toBe(201);
     expect(res.json()).toMatchObject({ externalAccountId: user.externalAccountId });
+  });
+
+  it('a Microsoft account is `<tid>:<oid>`, proven without regard to case, a personal one in the consumers tenant', async () => {
+    const a = await seedWorkspace(t.prisma, 'Microsoft cased');
+    const work = await microsoftUser();
+    const res = await create(a, {
+      provider: 'microsoft-mail',
+      externalAccountId: work.externalAccountId.toUpperCase(),
+      credentials: await work.credentials(),
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json()).toMatchObject({ externalAccountId: work.externalAccountId });
+
+    const personal = await microsoft.addUser(
+      `me-${randomBytes(4).toString('hex')}@outlook.example`,
+      '9188040d-6c67-4c5b-b112-36a304b66dad',
+    );
+    const grant = await microsoft.grant(personal.userPrincipalName);
+    const own = await create(a, {
+      provider: 'microsoft-todo',
+      externalAccountId: `9188040d-6c67-4c5b-b112-36a304b66dad:${personal.id}`,
+      credentials: { accessToken: grant.accessToken, refreshToken: grant.refreshToken },
+    });
+    expect(own.statusCode, own.body).toBe(201);
+    // The same object id claimed in another tenant is another account.
+    const elsewhere = await create(a, {
+      provider: 'microsoft-calendar',
+      externalAccountId: `${randomUUID()}:${personal.id}`,
+      credentials: { accessToken: grant.accessToken },
+    });
+    expect(elsewhere.statusCode, elsewhere.body).toBe(400);
+    expect(errorOf(elsewhere).code).toBe('account_mismatch');
   });
 
   it('a Google token that does not name its address (no email scope) is 400 account_unproven', async () => {

@@ -1,11 +1,14 @@
 import { HttpStatus, Inject, Injectable, ServiceUnavailableException } from '@nestjs/common';
 import {
+  type AccountCredentials,
   type AccountProof,
-  type Connector,
+  type ConnectorResult,
   gmailConnector,
   googleCalendarConnector,
   googleTasksConnector,
   hubspotConnector,
+  identifyMicrosoftAccount,
+  type ProvenAccount,
   type ProviderEndpoints,
 } from '@syncline/connectors';
 import { type ProviderKey, providerEndpoints } from '@syncline/core';
@@ -19,19 +22,32 @@ export type CredentialsProof = AccountProof | 'oauth_consent';
 
 /** Credentials the provider named the connection's account for. */
 export interface ProvenCredentials {
-  /** The account as the provider spells it (Google: the address in lower case); what is stored. */
+  /** The account as the provider spells it (Google: the address in lower case; Microsoft: `<tid>:<oid>` in lower case); what is stored. */
   externalAccountId: string;
   proof: CredentialsProof;
 }
 
-const CONNECTORS: Readonly<Record<ProviderKey, Connector>> = {
-  hubspot: hubspotConnector,
-  'google-calendar': googleCalendarConnector,
-  gmail: gmailConnector,
-  'google-tasks': googleTasksConnector,
+type IdentifyAccount = (
+  credentials: AccountCredentials,
+  endpoints: ProviderEndpoints,
+) => Promise<ConnectorResult<ProvenAccount>>;
+
+/**
+ * Who names a provider's account: its connector's `identifyAccount`. The three Microsoft
+ * products share one account (Graph's `/me` and `/organization`), so one function serves them.
+ */
+const IDENTIFY: Readonly<Record<ProviderKey, IdentifyAccount>> = {
+  hubspot: (credentials, endpoints) => hubspotConnector.identifyAccount(credentials, endpoints),
+  'google-calendar': (credentials, endpoints) =>
+    googleCalendarConnector.identifyAccount(credentials, endpoints),
+  gmail: (credentials, endpoints) => gmailConnector.identifyAccount(credentials, endpoints),
+  'google-tasks': (credentials, endpoints) => googleTasksConnector.identifyAccount(credentials, endpoints),
+  'microsoft-calendar': identifyMicrosoftAccount,
+  'microsoft-mail': identifyMicrosoftAccount,
+  'microsoft-todo': identifyMicrosoftAccount,
 };
 
-/** HubSpot's portal ids compare as they are; Google's addresses without regard to case. */
+/** HubSpot's portal ids compare as they are; Google's addresses and Microsoft's `<tid>:<oid>` GUIDs without regard to case. */
 const sameAccount = (provider: ProviderKey, proven: string, claimed: string): boolean =>
   provider === 'hubspot' ? proven === claimed : proven.toLowerCase() === claimed.toLowerCase();
 
@@ -58,7 +74,7 @@ export class AccountProver {
     claimedAccountId: string,
     credentials: ConnectionCredentials,
   ): Promise<ProvenCredentials> {
-    const identified = await CONNECTORS[provider].identifyAccount(credentials, this.endpoints);
+    const identified = await IDENTIFY[provider](credentials, this.endpoints);
     if (!identified.ok) {
       const { code, message, status } = identified.error;
       this.logger.info({ provider, code, status }, 'credentials not proven');

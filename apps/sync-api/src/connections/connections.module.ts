@@ -18,6 +18,7 @@ import { OAuthController } from './oauth.controller';
 import { OAuthService } from './oauth.service';
 import { GoogleOAuthClient } from './oauth-google.client';
 import { HubspotOAuthClient } from './oauth-hubspot.client';
+import { MicrosoftOAuthClient } from './oauth-microsoft.client';
 import { OAuthStateRepository } from './oauth-state.repository';
 
 @Module({
@@ -34,6 +35,7 @@ import { OAuthStateRepository } from './oauth-state.repository';
     OAuthStateRepository,
     HubspotOAuthClient,
     GoogleOAuthClient,
+    MicrosoftOAuthClient,
     DryRunService,
     DryRunRepository,
     MappingsService,

@@ -46,11 +46,14 @@ export interface NewConnectionRow {
 }
 
 // The database enum spells hyphens as underscores (Prisma identifiers cannot hold '-').
-const DB_PROVIDER = {
+export const DB_PROVIDER = {
   hubspot: 'hubspot',
   'google-calendar': 'google_calendar',
   gmail: 'gmail',
   'google-tasks': 'google_tasks',
+  'microsoft-calendar': 'microsoft_calendar',
+  'microsoft-mail': 'microsoft_mail',
+  'microsoft-todo': 'microsoft_todo',
 } as const satisfies Record<ProviderKey, Prisma.ConnectionCreateInput['provider']>;
 type DbProvider = (typeof DB_PROVIDER)[ProviderKey];
 const PROVIDER_KEY = Object.fromEntries(Object.entries(DB_PROVIDER).map(([key, db]) => [db, key])) as Record<

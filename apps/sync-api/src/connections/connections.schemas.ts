@@ -29,6 +29,9 @@ export const CREDENTIALS_SCHEMAS = {
   'google-calendar': oauthCredentials,
   gmail: oauthCredentials,
   'google-tasks': oauthCredentials,
+  'microsoft-calendar': oauthCredentials,
+  'microsoft-mail': oauthCredentials,
+  'microsoft-todo': oauthCredentials,
 } as const satisfies Record<ProviderKey, z.ZodType>;
 
 export type ConnectionCredentials =
@@ -51,7 +54,10 @@ export const createConnectionBody = z
       .trim()
       .min(1)
       .max(255)
-      .describe('The account id in the provider (portal id, email), proven by the credentials.'),
+      .describe(
+        'The account id in the provider (HubSpot: portal id; Google: email; Microsoft: `<tenant id>:<object id>`), ' +
+          'proven by the credentials.',
+      ),
     displayName: z.string().trim().min(1).max(200).optional(),
     credentials,
     dryRun: z

@@ -173,7 +173,7 @@ export class ConnectionsService {
         externalAccountId: input.externalAccountId,
         displayName: input.displayName,
         credentials: this.keyring.seal(JSON.stringify(input.credentials), credentialsAad(id)),
-        // The provider named the account itself: HubSpot's token info, Google's verified id token.
+        // The provider named the account itself: HubSpot's token info, Google's and Microsoft's verified id tokens.
         proof: 'oauth_consent',
         dryRun: input.dryRun,
       },

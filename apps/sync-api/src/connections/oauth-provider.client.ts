@@ -5,7 +5,7 @@ import type { OAuthProvider } from './oauth.schemas';
 
 /** The account a consent was given for, and its tokens (to be sealed, never shown). */
 export interface OAuthAccount {
-  /** HubSpot: the portal (hub) id; Google: the user's email. */
+  /** HubSpot: the portal (hub) id; Google: the user's email; Microsoft: `<tid>:<oid>` of the id token. */
   externalAccountId: string;
   displayName: string | null;
   credentials: StoredCredentials & { accessToken: string; refreshToken: string; expiresAt: string };

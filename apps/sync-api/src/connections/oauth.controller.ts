@@ -34,7 +34,7 @@ export class OAuthController {
 
   @ApiOperation({
     summary:
-      "Start connecting through the provider's consent page (hubspot, or google for several products).",
+      "Start connecting through the provider's consent page (hubspot, or google or microsoft for several products).",
   })
   @ApiBearerAuth()
   @ApiCookieAuth()

@@ -2,16 +2,18 @@ import type { ProviderKey } from '@syncline/core';
 import { z } from 'zod';
 import { safeReturnTo } from '../auth/oidc/return-to';
 
-/** Whose consent page an admin is sent to: one Google consent covers several connections. */
-export const OAUTH_PROVIDERS = ['hubspot', 'google'] as const;
+/** Whose consent page an admin is sent to: one Google or Microsoft consent covers several connections. */
+export const OAUTH_PROVIDERS = ['hubspot', 'google', 'microsoft'] as const;
 export type OAuthProvider = (typeof OAUTH_PROVIDERS)[number];
 
 /** The connections one consent can create, per OAuth provider. */
 export const OAUTH_PRODUCTS = {
   hubspot: ['hubspot'],
   google: ['google-calendar', 'gmail', 'google-tasks'],
+  microsoft: ['microsoft-calendar', 'microsoft-mail', 'microsoft-todo'],
 } as const satisfies Record<OAuthProvider, readonly ProviderKey[]>;
 export type GoogleProduct = (typeof OAUTH_PRODUCTS.google)[number];
+export type MicrosoftProduct = (typeof OAUTH_PRODUCTS.microsoft)[number];
 
 export const oauthProviderParam = z.enum(OAUTH_PROVIDERS);
 
@@ -23,10 +25,11 @@ const productList = <const P extends readonly [ProviderKey, ...ProviderKey[]]>(p
 
 export const startOAuthBody = z
   .strictObject({
-    products: productList([...OAUTH_PRODUCTS.hubspot, ...OAUTH_PRODUCTS.google])
+    products: productList([...OAUTH_PRODUCTS.hubspot, ...OAUTH_PRODUCTS.google, ...OAUTH_PRODUCTS.microsoft])
       .optional()
       .describe(
         'The connections to create. Google: any of google-calendar, gmail, google-tasks (required). ' +
+          'Microsoft: any of microsoft-calendar, microsoft-mail, microsoft-todo (required). ' +
           'HubSpot: omit it (or ["hubspot"]).',
       ),
     returnTo: z
@@ -56,6 +59,7 @@ export type StartOAuthBody = z.output<typeof startOAuthBody>;
 export const productsFor = {
   hubspot: productList(OAUTH_PRODUCTS.hubspot).default(['hubspot']),
   google: productList(OAUTH_PRODUCTS.google),
+  microsoft: productList(OAUTH_PRODUCTS.microsoft),
 } as const satisfies Record<OAuthProvider, z.ZodType<readonly ProviderKey[] | undefined>>;
 
 export const startOAuthView = z.object({

@@ -25,6 +25,7 @@ import {
 } from './oauth.schemas';
 import { GoogleOAuthClient } from './oauth-google.client';
 import { HubspotOAuthClient } from './oauth-hubspot.client';
+import { MicrosoftOAuthClient } from './oauth-microsoft.client';
 import type { OAuthFailure, OAuthProviderClient } from './oauth-provider.client';
 import { type OAuthStateRecord, OAuthStateRepository } from './oauth-state.repository';
 
@@ -55,13 +56,14 @@ export class OAuthService {
   constructor(
     @Inject(HubspotOAuthClient) hubspot: HubspotOAuthClient,
     @Inject(GoogleOAuthClient) google: GoogleOAuthClient,
+    @Inject(MicrosoftOAuthClient) microsoft: MicrosoftOAuthClient,
     @Inject(OAuthStateRepository) private readonly states: OAuthStateRepository,
     @Inject(ConnectionsService) private readonly connections: ConnectionsService,
     @Inject(ApiKeysService) private readonly apiKeys: ApiKeysService,
     @Inject(SessionsService) private readonly sessions: SessionsService,
     @InjectPinoLogger(OAuthService.name) private readonly logger: PinoLogger,
   ) {
-    this.clients = { hubspot, google };
+    this.clients = { hubspot, google, microsoft };
   }
 
   async start(

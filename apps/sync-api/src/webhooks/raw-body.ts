@@ -19,6 +19,9 @@ const isWebhook = (request: FastifyRequest): boolean => request.url.startsWith(W
  * exact bytes; a parse and re-serialise would break the signature, and a body that is not
  * JSON must be answered by the webhook's own 400, after its metric is counted); every
  * other route parses as before, with Fastify's own parser and its prototype-poisoning checks.
+ * Text bodies are strings everywhere, as Fastify's own text parser gives them; on webhook
+ * routes they are the raw body too (Microsoft Graph's validation handshake is a text/plain
+ * POST, usually empty).
  */
 export function useWebhookAwareJsonParser(app: NestFastifyApplication): void {
   const fastify = app.getHttpAdapter().getInstance();
@@ -35,6 +38,11 @@ export function useWebhookAwareJsonParser(app: NestFastifyApplication): void {
       return;
     }
     parseJson(request, body.toString('utf8'), done);
+  });
+  app.useBodyParser<Server>('text/plain', {}, (request, body, done) => {
+    const text = body.toString('utf8');
+    if (isWebhook(request)) request.rawBody = text;
+    done(null, text);
   });
 }
 

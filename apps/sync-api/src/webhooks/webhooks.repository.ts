@@ -2,12 +2,14 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { FieldMappings } from '@syncline/connectors';
 import {
   type ConnectionId,
+  type ProviderKey,
   type SourceChangeInput,
   storableJson,
   storableText,
   type WorkspaceId,
 } from '@syncline/core';
 import { type Prisma, PrismaClient } from '@syncline/core/db';
+import { DB_PROVIDER } from '../connections/connections.repository';
 import type { ConnectionStatus } from '../connections/connections.schemas';
 
 /** What a webhook needs to know of the connection it arrived for. */
@@ -21,7 +23,7 @@ export interface WebhookConnection {
   proven: boolean;
 }
 
-/** A Google watch channel with its sealed token. */
+/** A push subscription (a Google watch channel, a Microsoft Graph subscription) with its sealed token. */
 export interface PushSubscriptionRow {
   id: string;
   connectionId: ConnectionId;
@@ -71,13 +73,45 @@ export class WebhooksRepository {
 
   async pushSubscription(channelId: string): Promise<PushSubscriptionRow | null> {
     const row = await this.prisma.pushSubscription.findUnique({ where: { id: channelId } });
-    if (!row) return null;
+    return row && toPushSubscription(row);
+  }
+
+  /**
+   * The subscriptions of these ids whose connection is of `provider`, and those connections.
+   * A subscription of another provider's connection is left out, as if unknown: each
+   * provider's notifications come to its own route.
+   */
+  async providerSubscriptions(
+    provider: ProviderKey,
+    ids: readonly string[],
+  ): Promise<{ subscriptions: PushSubscriptionRow[]; connections: WebhookConnection[] }> {
+    if (ids.length === 0) return { subscriptions: [], connections: [] };
+    const rows = await this.prisma.pushSubscription.findMany({ where: { id: { in: [...ids] } } });
+    const owners = await this.prisma.connection.findMany({
+      where: { id: { in: [...new Set(rows.map((r) => r.connectionId))] }, provider: DB_PROVIDER[provider] },
+      select: CONNECTION,
+      orderBy: { id: 'asc' },
+    });
+    const connections = owners.map(toConnection);
+    const owned = new Set(connections.map((c) => c.id as string));
     return {
-      id: row.id,
-      connectionId: row.connectionId as ConnectionId,
-      resourceId: row.resourceId,
-      token: { keyId: row.tokenKeyId, ciphertext: Buffer.from(row.tokenCiphertext) },
+      subscriptions: rows.filter((r) => owned.has(r.connectionId)).map(toPushSubscription),
+      connections,
     };
+  }
+
+  /**
+   * Makes these subscriptions due for renewal now (their expiry brought forward to `now`,
+   * never pushed back): the workers' renewal replaces every subscription that expires within
+   * its horizon, so its next pass subscribes again and retires these. Returns how many moved.
+   */
+  async expireSubscriptions(ids: readonly string[], now: Date): Promise<number> {
+    if (ids.length === 0) return 0;
+    const { count } = await this.prisma.pushSubscription.updateMany({
+      where: { id: { in: [...ids] }, expiresAt: { gt: now } },
+      data: { expiresAt: now },
+    });
+    return count;
   }
 
   /**
@@ -105,6 +139,15 @@ export class WebhooksRepository {
       },
     });
   }
+}
+
+function toPushSubscription(row: Prisma.PushSubscriptionGetPayload<object>): PushSubscriptionRow {
+  return {
+    id: row.id,
+    connectionId: row.connectionId as ConnectionId,
+    resourceId: row.resourceId,
+    token: { keyId: row.tokenKeyId, ciphertext: Buffer.from(row.tokenCiphertext) },
+  };
 }
 
 function toConnection(row: ConnectionRow): WebhookConnection {

@@ -6,6 +6,8 @@ export const WEBHOOK_OUTCOMES = [
   'duplicate',
   'pull_enqueued',
   'ignored',
+  /** Microsoft Graph's validation handshake, answered. */
+  'validated',
   'invalid_signature',
   'invalid_payload',
   'error',
@@ -23,3 +25,17 @@ export const webhookAck = z.object({
   newChanges: z.number().int().describe('Of those, changes not already on the log.'),
 });
 export type WebhookAck = z.output<typeof webhookAck>;
+
+/**
+ * Microsoft Graph's validation handshake names its token in the query (already URL-decoded
+ * here); notifications carry no query.
+ */
+export const graphWebhookQuery = z.object({
+  validationToken: z
+    .string()
+    .min(1)
+    .max(4_096)
+    .optional()
+    .describe("Graph's validation handshake: answered 200 with this token as text/plain."),
+});
+export type GraphWebhookQuery = z.output<typeof graphWebhookQuery>;

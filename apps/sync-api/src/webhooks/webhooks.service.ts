@@ -3,7 +3,11 @@ import {
   type Connector,
   gmailConnector,
   googleCalendarConnector,
+  graphNotificationSubscriptions,
   hubspotConnector,
+  parseGraphNotification,
+  readGraphNotifications,
+  verifyGraphNotification,
   type WebhookRequest,
 } from '@syncline/connectors';
 import { Keyring, type ProviderKey, type SourceChangeInput } from '@syncline/core';
@@ -15,7 +19,7 @@ import type { ConnectionStatus } from '../connections/connections.schemas';
 import { PullQueue } from '../infra/pull-queue.module';
 import { MetricsService } from '../metrics/metrics.service';
 import { nestedDeeperThan } from './raw-body';
-import { type WebhookConnection, WebhooksRepository } from './webhooks.repository';
+import { type PushSubscriptionRow, type WebhookConnection, WebhooksRepository } from './webhooks.repository';
 import type { WebhookAck, WebhookOutcomeLabel } from './webhooks.schemas';
 
 /** Associated data of a watch channel's token: binds the ciphertext to its row. */
@@ -42,7 +46,15 @@ const TAKES_PULLS: ReadonlySet<ConnectionStatus> = new Set(['pending', 'backfill
 const takesChanges = (c: WebhookConnection): boolean => c.proven && TAKES_CHANGES.has(c.status);
 const takesPulls = (c: WebhookConnection): boolean => c.proven && TAKES_PULLS.has(c.status);
 
-/** Deeper than any provider's notification nests (HubSpot's are 2 deep, a Gmail push 3). */
+/** The Microsoft 365 products, each with its own webhook route, and how a pull's reason names it. */
+export const MICROSOFT_AREAS = {
+  'microsoft-calendar': 'Outlook Calendar',
+  'microsoft-mail': 'Outlook Mail',
+  'microsoft-todo': 'Microsoft To Do',
+} as const satisfies Partial<Record<ProviderKey, string>>;
+export type MicrosoftProvider = keyof typeof MICROSOFT_AREAS;
+
+/** Deeper than any provider's notification nests (HubSpot's are 2 deep, a Gmail push 3, Graph's 3). */
 const MAX_BODY_DEPTH = 32;
 
 const invalidSignature = (message: string) =>
@@ -117,22 +129,7 @@ export class WebhooksService {
       const channelId = header(request, 'x-goog-channel-id');
       if (!channelId) throw invalidPayload('no X-Goog-Channel-ID header');
       const subscription = await this.repository.pushSubscription(channelId);
-      let channels: { id: string; token: string; resourceId?: string }[] = [];
-      if (subscription) {
-        try {
-          const token = this.keyring.open(subscription.token, pushSubscriptionAad(subscription.id));
-          channels = [
-            {
-              id: subscription.id,
-              token,
-              ...(subscription.resourceId ? { resourceId: subscription.resourceId } : {}),
-            },
-          ];
-        } catch (error) {
-          // A token sealed with a key no longer in the keyring cannot be checked: refuse.
-          this.logger.error({ err: error, channelId }, 'cannot open a watch channel token');
-        }
-      }
+      const channels = subscription ? this.channels([subscription]) : [];
       // Verified even when the channel is unknown (against nothing), so both fail alike.
       const verified = googleCalendarConnector.verifyWebhook(request, { channels });
       if (!verified.ok || !subscription) throw invalidSignature('unknown channel or wrong channel token');
@@ -154,6 +151,96 @@ export class WebhooksService {
         throw invalidPayload('not a Gmail push: no message.data with emailAddress');
       return this.pull(gmailConnector, request, await this.repository.gmailConnections(emailAddress));
     });
+  }
+
+  /**
+   * Microsoft Graph change and lifecycle notifications (one route per product). A POST may
+   * name several subscriptions: each item must carry the clientState its subscription was
+   * made with (an unknown subscription and a wrong clientState are refused alike, 401). Every
+   * connection named gets a pull: Graph's notifications are hints, the truth is read by delta.
+   */
+  microsoft(provider: MicrosoftProvider, request: WebhookRequest): Promise<WebhookAck> {
+    return this.counted(provider, async () => {
+      refuseDeepBody(request.rawBody);
+      const named = graphNotificationSubscriptions(request.rawBody);
+      if (!named.ok) throw invalidPayload(named.error.message);
+      const { subscriptions, connections } = await this.repository.providerSubscriptions(
+        provider,
+        named.value,
+      );
+      const verified = verifyGraphNotification(request, { channels: this.channels(subscriptions) });
+      if (!verified.ok) throw invalidSignature('unknown subscription or wrong clientState');
+      const items = readGraphNotifications(request.rawBody);
+      if (!items.ok) throw invalidPayload(items.error.message);
+
+      const reasons = new Map<string, string>();
+      const renew: string[] = [];
+      for (const subscription of subscriptions) {
+        const own = items.value.filter((item) => item.subscriptionId === subscription.id);
+        if (own.length === 0) continue;
+        const parsed = parseGraphNotification(
+          { ...request, rawBody: JSON.stringify({ value: own }) },
+          MICROSOFT_AREAS[provider],
+        );
+        if (!parsed.ok) throw invalidPayload(parsed.error.message);
+        if (parsed.value.kind !== 'pull') continue;
+        if (parsed.value.subscription) renew.push(subscription.id);
+        if (!reasons.has(subscription.connectionId))
+          reasons.set(subscription.connectionId, parsed.value.reason);
+      }
+      // Graph asked for a subscription to be reauthorized (`reauthorizationRequired`) or made
+      // again (`subscriptionRemoved`): it is made due now, so the workers' renewal (which
+      // replaces every subscription expiring within its horizon) subscribes the connection
+      // again on its next pass and retires this one. The pull below still runs: a lifecycle
+      // notification may mean changes were missed.
+      if (renew.length > 0) {
+        const moved = await this.repository.expireSubscriptions(renew, new Date());
+        this.logger.info(
+          { provider, subscriptionIds: renew, moved },
+          'graph asked for subscriptions to be renewed',
+        );
+      }
+      const pulled = connections.filter((c) => reasons.has(c.id) && takesPulls(c));
+      for (const connection of pulled) {
+        await this.pulls.enqueue(connection.id, reasons.get(connection.id) ?? MICROSOFT_AREAS[provider]);
+      }
+      if (pulled.length === 0) {
+        this.logger.info({ provider }, 'notification for no active connection ignored');
+        return ack('ignored', 0, 0, 0);
+      }
+      return ack('pull_enqueued', pulled.length, 0, 0);
+    });
+  }
+
+  /** Graph's validation handshake was answered (the route echoes the token; nothing else is done). */
+  graphValidation(provider: MicrosoftProvider): void {
+    this.metrics.webhookReceived(provider, 'validated');
+  }
+
+  /**
+   * The subscriptions' ids and tokens, opened. A token sealed with a key no longer in the
+   * keyring cannot be checked: that subscription is left out, so its notifications are refused.
+   */
+  private channels(
+    subscriptions: readonly PushSubscriptionRow[],
+  ): { id: string; token: string; resourceId?: string }[] {
+    const channels: { id: string; token: string; resourceId?: string }[] = [];
+    for (const subscription of subscriptions) {
+      try {
+        const token = this.keyring.open(subscription.token, pushSubscriptionAad(subscription.id));
+        channels.push({
+          id: subscription.id,
+          token,
+          ...(subscription.resourceId ? { resourceId: subscription.resourceId } : {}),
+        });
+      } catch (error) {
+        this.logger.error(
+          { err: error, subscriptionId: subscription.id },
+          'cannot open a push subscription token',
+        );
+      }
+    }
+    return channels;
   }
 
   /** Google: the connector checks the notification's shape; each connection it is for gets a pull. */

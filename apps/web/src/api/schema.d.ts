@@ -372,7 +372,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Start connecting through the provider's consent page (hubspot, or google for several products). */
+        /** Start connecting through the provider's consent page (hubspot, or google or microsoft for several products). */
         post: operations["OAuthController_start"];
         delete?: never;
         options?: never;
@@ -1166,6 +1166,57 @@ export interface paths {
         put?: never;
         /** Gmail Pub/Sub pushes (Authorization: Bearer GMAIL_PUSH_TOKEN, or ?token=). */
         post: operations["WebhooksController_gmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/microsoft-calendar": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Outlook Calendar: Microsoft Graph change and lifecycle notifications (authenticated by each subscription's clientState), and Graph's validation handshake (`?validationToken=`). */
+        post: operations["WebhooksController_microsoftCalendar"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/microsoft-mail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Outlook Mail: Microsoft Graph change and lifecycle notifications (authenticated by each subscription's clientState), and Graph's validation handshake (`?validationToken=`). */
+        post: operations["WebhooksController_microsoftMail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/microsoft-todo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Microsoft To Do: Microsoft Graph change and lifecycle notifications (authenticated by each subscription's clientState), and Graph's validation handshake (`?validationToken=`). */
+        post: operations["WebhooksController_microsoftTodo"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2413,7 +2464,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             /** @enum {string} */
-                            provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks";
+                            provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks" | "microsoft-calendar" | "microsoft-mail" | "microsoft-todo";
                             externalAccountId: string;
                             displayName: string | null;
                             /** @enum {string} */
@@ -2496,8 +2547,8 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @enum {string} */
-                    provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks";
-                    /** @description The account id in the provider (portal id, email), proven by the credentials. */
+                    provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks" | "microsoft-calendar" | "microsoft-mail" | "microsoft-todo";
+                    /** @description The account id in the provider (HubSpot: portal id; Google: email; Microsoft: `<tenant id>:<object id>`), proven by the credentials. */
                     externalAccountId: string;
                     displayName?: string;
                     /** @description `{accessToken, refreshToken?, expiresAt?}` (every provider) or `{privateAppToken}` (HubSpot). The provider must name the account they open as the connection's `externalAccountId` (`400 account_mismatch` otherwise; `400 credentials_refused` for tokens it refuses). Never returned. */
@@ -2531,7 +2582,7 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                         /** @enum {string} */
-                        provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks";
+                        provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks" | "microsoft-calendar" | "microsoft-mail" | "microsoft-todo";
                         externalAccountId: string;
                         displayName: string | null;
                         /** @enum {string} */
@@ -2682,7 +2733,7 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                         /** @enum {string} */
-                        provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks";
+                        provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks" | "microsoft-calendar" | "microsoft-mail" | "microsoft-todo";
                         externalAccountId: string;
                         displayName: string | null;
                         /** @enum {string} */
@@ -2807,7 +2858,7 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                         /** @enum {string} */
-                        provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks";
+                        provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks" | "microsoft-calendar" | "microsoft-mail" | "microsoft-todo";
                         externalAccountId: string;
                         displayName: string | null;
                         /** @enum {string} */
@@ -2976,7 +3027,7 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                         /** @enum {string} */
-                        provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks";
+                        provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks" | "microsoft-calendar" | "microsoft-mail" | "microsoft-todo";
                         externalAccountId: string;
                         displayName: string | null;
                         /** @enum {string} */
@@ -3143,7 +3194,7 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                         /** @enum {string} */
-                        provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks";
+                        provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks" | "microsoft-calendar" | "microsoft-mail" | "microsoft-todo";
                         externalAccountId: string;
                         displayName: string | null;
                         /** @enum {string} */
@@ -3295,7 +3346,7 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                         /** @enum {string} */
-                        provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks";
+                        provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks" | "microsoft-calendar" | "microsoft-mail" | "microsoft-todo";
                         externalAccountId: string;
                         displayName: string | null;
                         /** @enum {string} */
@@ -3447,7 +3498,7 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                         /** @enum {string} */
-                        provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks";
+                        provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks" | "microsoft-calendar" | "microsoft-mail" | "microsoft-todo";
                         externalAccountId: string;
                         displayName: string | null;
                         /** @enum {string} */
@@ -3606,7 +3657,7 @@ export interface operations {
                         /** Format: uuid */
                         workspaceId: string;
                         /** @enum {string} */
-                        provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks";
+                        provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks" | "microsoft-calendar" | "microsoft-mail" | "microsoft-todo";
                         displayName: string | null;
                         /** @description The connection's status (its backfill goes on while it is in dry run). */
                         status: string;
@@ -3726,7 +3777,7 @@ export interface operations {
                             /** Format: uuid */
                             connectionId: string;
                             /** @enum {string} */
-                            provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks";
+                            provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks" | "microsoft-calendar" | "microsoft-mail" | "microsoft-todo";
                             displayName: string | null;
                             /** @description Writes to this connection itself (what the other systems bring it). */
                             self: boolean;
@@ -3751,7 +3802,7 @@ export interface operations {
                             /** Format: uuid */
                             connectionId: string;
                             /** @enum {string} */
-                            provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks";
+                            provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks" | "microsoft-calendar" | "microsoft-mail" | "microsoft-todo";
                             displayName: string | null;
                             /**
                              * @description The system's connection status.
@@ -3785,7 +3836,7 @@ export interface operations {
                         /** Format: uuid */
                         connectionId: string;
                         /** @enum {string} */
-                        provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks";
+                        provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks" | "microsoft-calendar" | "microsoft-mail" | "microsoft-todo";
                         externalAccountId: string;
                         displayName: string | null;
                         /** @description What its backfill has read so far. */
@@ -3917,7 +3968,7 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                         /** @enum {string} */
-                        provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks";
+                        provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks" | "microsoft-calendar" | "microsoft-mail" | "microsoft-todo";
                         externalAccountId: string;
                         displayName: string | null;
                         /** @enum {string} */
@@ -4053,15 +4104,15 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                provider: "hubspot" | "google";
+                provider: "hubspot" | "google" | "microsoft";
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
                 "application/json": {
-                    /** @description The connections to create. Google: any of google-calendar, gmail, google-tasks (required). HubSpot: omit it (or ["hubspot"]). */
-                    products?: ("hubspot" | "google-calendar" | "gmail" | "google-tasks")[];
+                    /** @description The connections to create. Google: any of google-calendar, gmail, google-tasks (required). Microsoft: any of microsoft-calendar, microsoft-mail, microsoft-todo (required). HubSpot: omit it (or ["hubspot"]). */
+                    products?: ("hubspot" | "google-calendar" | "gmail" | "google-tasks" | "microsoft-calendar" | "microsoft-mail" | "microsoft-todo")[];
                     /** @description A path of this app (`/admin/connections`) to send the browser back to after consent, with `connected=<ids>` or `oauthError=<code>` added to its query; without it the callback answers JSON. */
                     returnTo?: string;
                     /**
@@ -4167,7 +4218,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                provider: "hubspot" | "google";
+                provider: "hubspot" | "google" | "microsoft";
             };
             cookie?: never;
         };
@@ -4184,7 +4235,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             /** @enum {string} */
-                            provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks";
+                            provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks" | "microsoft-calendar" | "microsoft-mail" | "microsoft-todo";
                             externalAccountId: string;
                             displayName: string | null;
                             /** @enum {string} */
@@ -4331,7 +4382,7 @@ export interface operations {
                         /** Format: uuid */
                         connectionId: string;
                         /** @enum {string} */
-                        provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks";
+                        provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks" | "microsoft-calendar" | "microsoft-mail" | "microsoft-todo";
                         /** @description The provider account whose properties these are (HubSpot portal id). */
                         externalAccountId: string;
                         /** @description Whether the provider has properties to map (HubSpot). The Google providers have fixed fields: their `fields` are empty and a PUT with any mapping answers 400 `mappings_unsupported`. */
@@ -4476,7 +4527,7 @@ export interface operations {
                         /** Format: uuid */
                         connectionId: string;
                         /** @enum {string} */
-                        provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks";
+                        provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks" | "microsoft-calendar" | "microsoft-mail" | "microsoft-todo";
                         /** @description The provider account whose properties these are (HubSpot portal id). */
                         externalAccountId: string;
                         /** @description Whether the provider has properties to map (HubSpot). The Google providers have fixed fields: their `fields` are empty and a PUT with any mapping answers 400 `mappings_unsupported`. */
@@ -13387,6 +13438,228 @@ export interface operations {
             };
         };
     };
+    WebhooksController_microsoftCalendar: {
+        parameters: {
+            query?: {
+                /** @description Graph's validation handshake: answered 200 with this token as text/plain. */
+                validationToken?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The validation handshake: the token, URL-decoded, as text/plain. Nothing else is done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description A pull of each connection named is queued; a lifecycle notification also makes its subscription due for renewal. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description `duplicate`: every change was already on the log (a redelivery); `ignored`: no live connection.
+                         * @enum {string}
+                         */
+                        outcome: "appended" | "duplicate" | "pull_enqueued" | "ignored";
+                        /** @description Connections the notification was for. */
+                        connections: number;
+                        /** @description Changes read from the notification. */
+                        changes: number;
+                        /** @description Of those, changes not already on the log. */
+                        newChanges: number;
+                    };
+                };
+            };
+            /** @description The request does not match its schema (`validation_failed`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    WebhooksController_microsoftMail: {
+        parameters: {
+            query?: {
+                /** @description Graph's validation handshake: answered 200 with this token as text/plain. */
+                validationToken?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The validation handshake: the token, URL-decoded, as text/plain. Nothing else is done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description A pull of each connection named is queued; a lifecycle notification also makes its subscription due for renewal. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description `duplicate`: every change was already on the log (a redelivery); `ignored`: no live connection.
+                         * @enum {string}
+                         */
+                        outcome: "appended" | "duplicate" | "pull_enqueued" | "ignored";
+                        /** @description Connections the notification was for. */
+                        connections: number;
+                        /** @description Changes read from the notification. */
+                        changes: number;
+                        /** @description Of those, changes not already on the log. */
+                        newChanges: number;
+                    };
+                };
+            };
+            /** @description The request does not match its schema (`validation_failed`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    WebhooksController_microsoftTodo: {
+        parameters: {
+            query?: {
+                /** @description Graph's validation handshake: answered 200 with this token as text/plain. */
+                validationToken?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The validation handshake: the token, URL-decoded, as text/plain. Nothing else is done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description A pull of each connection named is queued; a lifecycle notification also makes its subscription due for renewal. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description `duplicate`: every change was already on the log (a redelivery); `ignored`: no live connection.
+                         * @enum {string}
+                         */
+                        outcome: "appended" | "duplicate" | "pull_enqueued" | "ignored";
+                        /** @description Connections the notification was for. */
+                        connections: number;
+                        /** @description Changes read from the notification. */
+                        changes: number;
+                        /** @description Of those, changes not already on the log. */
+                        newChanges: number;
+                    };
+                };
+            };
+            /** @description The request does not match its schema (`validation_failed`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
     DeadLettersController_list: {
         parameters: {
             query?: {
@@ -13958,7 +14231,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             /** @enum {string} */
-                            provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks";
+                            provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks" | "microsoft-calendar" | "microsoft-mail" | "microsoft-todo";
                             /** @description The name an admin gave it. */
                             displayName: string | null;
                             /** @description The provider's account (portal id, Google address). */
@@ -14074,7 +14347,7 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             /** @enum {string} */
-                            provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks";
+                            provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks" | "microsoft-calendar" | "microsoft-mail" | "microsoft-todo";
                             displayName: string | null;
                             points: {
                                 /**

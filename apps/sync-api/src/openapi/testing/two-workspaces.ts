@@ -53,6 +53,10 @@ export async function startConfiguredApp(label: string): Promise<TestApp> {
     // A connection's account is proven by asking the provider: the emulators, never the real ones.
     GOOGLE_API_ROOT_URL: `${emulators.googleUrl}/`,
     GOOGLE_TOKEN_URL: `${emulators.googleUrl}/token`,
+    MICROSOFT_CLIENT_ID: 'openapi-suite-microsoft',
+    MICROSOFT_CLIENT_SECRET: 'openapi-suite-secret',
+    MICROSOFT_GRAPH_URL: emulators.microsoftUrl,
+    MICROSOFT_LOGIN_URL: emulators.microsoftUrl,
   });
   return {
     ...t,
