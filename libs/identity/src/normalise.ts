@@ -189,11 +189,84 @@ export const nameTokens = (raw: unknown): string[] => tokens(raw, HONORIFICS);
 /** Tokens of a company name without legal-form suffixes (`Acme, Inc.` → `acme`). */
 export const companyNameTokens = (raw: unknown): string[] => tokens(raw, COMPANY_SUFFIXES);
 
-/** Calendar iCalUID: exact apart from surrounding space. */
+/**
+ * Calendar iCalUID: exact apart from surrounding space, except that an Exchange Global Object
+ * ID carrying another system's UID reads as that UID (see `uidInGlobalObjectId`), so Outlook's
+ * copy of a meeting sent from Google Calendar has the `iCalUID` Google gives it.
+ */
 export function normaliseICalUid(raw: unknown): string | null {
   if (typeof raw !== 'string') return null;
   const value = raw.trim();
-  return value || null;
+  if (!value) return null;
+  return uidInGlobalObjectId(value) ?? value;
+}
+
+/**
+ * An Exchange Global Object ID (MS-OXOCAL 2.2.1.27 PidLidGlobalObjectId), as Graph reports it
+ * in `iCalUId`, in hex: a 16-byte class id, YH YL M D (the occurrence's original date, all
+ * zero for a series or a single meeting), an 8-byte FILETIME of creation, 8 reserved zero
+ * bytes, the data's size (4 bytes, little-endian), and the data. A meeting that came from
+ * another system carries its UID in the data: `vCal-Uid`, `01 00 00 00`, the UID's bytes, `00`
+ * (MS-ASEMAIL 2.2.2.37 GlobalObjId). Meetings made in Exchange carry an opaque id instead.
+ */
+const GOID_CLASS_ID = '040000008200E00074C5B7101A82E008';
+const GOID_HEADER_BYTES = 40;
+const VCAL_UID_MARKER = [0x76, 0x43, 0x61, 0x6c, 0x2d, 0x55, 0x69, 0x64, 0x01, 0x00, 0x00, 0x00];
+const HEX_DIGITS = /^[0-9A-Fa-f]+$/;
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * The UID a Global Object ID in hex carries behind `vCal-Uid`, or null when the value is not
+ * exactly such an id (a plain UID, an Exchange meeting's own id, anything malformed). One
+ * occurrence of a series (date bytes set) reads as the UID and its original date
+ * (`abc@google.com#2030-03-11`): occurrences are meetings of their own and never share the
+ * series' value.
+ */
+function uidInGlobalObjectId(value: string): string | null {
+  const minLength = 2 * (GOID_HEADER_BYTES + VCAL_UID_MARKER.length + 2);
+  if (value.length < minLength || value.length % 2 !== 0 || !HEX_DIGITS.test(value)) return null;
+  if (value.slice(0, GOID_CLASS_ID.length).toUpperCase() !== GOID_CLASS_ID) return null;
+  const bytes = new Uint8Array(value.length / 2);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = Number.parseInt(value.slice(2 * i, 2 * i + 2), 16);
+  for (let i = 28; i < 36; i++) if (bytes[i] !== 0) return null;
+  const size = new DataView(bytes.buffer).getUint32(36, true);
+  if (size !== bytes.length - GOID_HEADER_BYTES) return null;
+  for (let i = 0; i < VCAL_UID_MARKER.length; i++)
+    if (bytes[GOID_HEADER_BYTES + i] !== VCAL_UID_MARKER[i]) return null;
+  if (bytes[bytes.length - 1] !== 0) return null;
+  const uidBytes = bytes.subarray(GOID_HEADER_BYTES + VCAL_UID_MARKER.length, bytes.length - 1);
+  if (uidBytes.includes(0)) return null;
+  let uid: string;
+  try {
+    uid = UTF8.decode(uidBytes);
+  } catch {
+    return null;
+  }
+  if (hasControlCharacter(uid)) return null;
+  uid = uid.trim();
+  if (!uid) return null;
+  const date = occurrenceDate(bytes[16]!, bytes[17]!, bytes[18]!, bytes[19]!);
+  if (date === null) return null;
+  return date === undefined ? uid : `${uid}#${date}`;
+}
+
+/** YH YL M D as `YYYY-MM-DD`; undefined when all zero (no occurrence), null when no real date. */
+function occurrenceDate(yh: number, yl: number, month: number, day: number): string | null | undefined {
+  const year = (yh << 8) | yl;
+  if (year === 0 && month === 0 && day === 0) return undefined;
+  if (year < 1 || month < 1 || month > 12 || day < 1) return null;
+  const daysInMonth = new Date(Date.UTC(2000, month, 0)).getUTCDate();
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  if (day > (month === 2 && !leap ? 28 : daysInMonth)) return null;
+  return `${String(year).padStart(4, '0')}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`;
+}
+
+function hasControlCharacter(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || (code >= 0x7f && code < 0xa0)) return true;
+  }
+  return false;
 }
 
 /** RFC 5322 Message-ID without angle brackets; the domain part is case-insensitive. */

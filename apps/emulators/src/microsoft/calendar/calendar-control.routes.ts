@@ -3,14 +3,17 @@ import type { EmulatorContext } from '../../common/context';
 import { CONTROL_USERS, controlUser, registerInvalidateDelta, type UserParams } from '../control-common';
 import type { MicrosoftStateRef } from '../microsoft-state';
 import type { MicrosoftUser } from '../user.store';
+import { invalidProperty } from './calendar-event';
 import { type EventView, type RenderOptions, renderEvent } from './event-view';
+import { invitationUidProblem } from './global-object-id';
 
 type EventParams = { upn: string; id: string };
 
 /**
  * The calendar side of the Microsoft control API, under /_emulator/microsoft/users/{upn}:
- * "UI" edits (the person editing in Outlook: no transaction id, no If-Match), a view of the
- * calendar as stored (deleted ids too), and evicting the delta sync state.
+ * "UI" edits (the person editing in Outlook: no transaction id, no If-Match; a create may name
+ * the `iCalUId` of an invitation from another system), a view of the calendar as stored
+ * (deleted ids too), and evicting the delta sync state.
  */
 export function registerCalendarControlRoutes(
   app: FastifyInstance,
@@ -26,7 +29,8 @@ export function registerCalendarControlRoutes(
     if (!user) return reply;
     const body =
       req.body && typeof req.body === 'object' ? { ...req.body, transactionId: undefined } : req.body;
-    return reply.code(201).send(render(user, calendarOf(user).create(body).view));
+    const invitedAs = invitationUid(body);
+    return reply.code(201).send(render(user, calendarOf(user).create(body, invitedAs).view));
   });
 
   app.patch<{ Params: EventParams }>(`${users}/:upn/ui/calendar/events/:id`, async (req, reply) => {
@@ -50,6 +54,18 @@ export function registerCalendarControlRoutes(
   });
 
   registerInvalidateDelta(app, state, 'calendar');
+}
+
+/**
+ * The UID an `iCalUId` in a "ui" create names: the event came as an invitation from another
+ * system (Google Calendar, say) with that UID, and its iCalUId carries it as Graph's does.
+ */
+function invitationUid(body: unknown): string | undefined {
+  if (!body || typeof body !== 'object' || !('iCalUId' in body) || body.iCalUId === undefined)
+    return undefined;
+  const problem = invitationUidProblem(body.iCalUId);
+  if (problem) throw invalidProperty('iCalUId', problem);
+  return body.iCalUId as string;
 }
 
 /** As Graph shows it with no preferences: times in UTC, bodies in HTML. */

@@ -3,7 +3,7 @@ import { type DeltaEntry, DeltaJournal, type DeltaToken, type Expand, type Expir
 import { graphErrors } from '../graph-errors';
 import { type ChangeType, ignoreChanges, type OnMailboxChange } from '../subscriptions/mailbox-change';
 import { applyEventWrite, type EventFields, isObject } from './calendar-event';
-import { etagOf, newChangeKey, newEventId, newICalUId, occurrenceId, parseEventId } from './event-ids';
+import { etagOf, newChangeKey, newEventId, occurrenceId, parseEventId } from './event-ids';
 import {
   type EventVersion,
   type EventView,
@@ -13,6 +13,7 @@ import {
   viewVersion,
 } from './event-view';
 import { writeExtendedProperties } from './extended-properties';
+import { exchangeGlobalObjectId, invitationGlobalObjectId } from './global-object-id';
 import { occurrenceOn, occurrencesIn, overlaps, type ViewRange } from './series';
 
 export interface DeltaRequest {
@@ -41,9 +42,11 @@ export class CalendarStore {
 
   /**
    * POST /me/events. A create that repeats a live event's transactionId returns that event
-   * instead of a second one (`created: false`).
+   * instead of a second one (`created: false`). `invitedAs`: the event came as an invitation
+   * from another system with this UID, which its iCalUId then carries (control API only: Graph
+   * ignores an `iCalUId` in the body).
    */
-  create(body: unknown): { view: EventView; created: boolean } {
+  create(body: unknown, invitedAs?: string): { view: EventView; created: boolean } {
     if (!isObject(body)) throw graphErrors.badRequest('The request body must be a JSON object.');
     const transactionId = typeof body.transactionId === 'string' ? body.transactionId : undefined;
     const existing = transactionId === undefined ? undefined : this.byTransactionId.get(transactionId);
@@ -53,7 +56,7 @@ export class CalendarStore {
     const now = this.now();
     const event: StoredEvent = {
       id: newEventId(),
-      iCalUId: newICalUId(now),
+      iCalUId: invitedAs === undefined ? exchangeGlobalObjectId(now) : invitationGlobalObjectId(invitedAs),
       created: now,
       version: { changeKey: newChangeKey(), modified: now },
       ...(transactionId === undefined ? {} : { transactionId }),

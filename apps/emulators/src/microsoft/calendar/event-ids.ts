@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { graphErrors } from '../graph-errors';
 
 /**
@@ -33,19 +33,10 @@ export function parseEventId(id: string): ParsedEventId {
 }
 
 /**
- * An iCalendar UID in Exchange's Global Object ID form: bytes 16–19 hold an occurrence's
- * date (zero for the series itself), so each occurrence has its own iCalUId and the series'
- * occurrences share everything else.
+ * An occurrence's iCalUId: its series' Global Object ID with the occurrence's date in it (see
+ * `global-object-id.ts`, where every iCalUId is made), so each occurrence has its own.
  */
-export function newICalUId(now: number): string {
-  const filetime = (BigInt(now) * 10_000n + 116_444_736_000_000_000n).toString(16).padStart(16, '0');
-  const uid = randomUUID().replaceAll('-', '');
-  return `040000008200E00074C5B7101A82E00800000000${filetime}000000000000000010000000${uid}`.toUpperCase();
-}
-
-export function occurrenceICalUId(seriesICalUId: string, date: string): string {
-  return seriesICalUId.slice(0, 32) + dateBytes(date).toString('hex').toUpperCase() + seriesICalUId.slice(40);
-}
+export { occurrenceGlobalObjectId as occurrenceICalUId } from './global-object-id';
 
 /** A new change key: the version Graph names in `changeKey` and `@odata.etag`. */
 export const newChangeKey = (): string => randomBytes(22).toString('base64');
