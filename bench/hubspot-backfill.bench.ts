@@ -60,7 +60,10 @@ export async function run(args: { records?: number } = {}): Promise<void> {
     budget: budgeted
       ? new RedisRateBudget(redis, connectionId, hubspotBudgetLimits({ per10s: PER_10S }), prefix)
       : unlimitedBudget,
-    endpoints: { hubspotBaseUrl: base, googleRootUrl: `${emulators.googleUrl}/`, googleTokenUrl: '',
+    endpoints: {
+      hubspotBaseUrl: base,
+      googleRootUrl: `${emulators.googleUrl}/`,
+      googleTokenUrl: '',
       microsoftGraphUrl: emulators.microsoftUrl,
     },
   });

@@ -70,7 +70,15 @@ export interface DemoWorldOptions {
   sparePortal?: { webhookUrl?: string };
 }
 
-export type DemoSystem = 'hubspot-a' | 'hubspot-b' | 'google-calendar' | 'gmail' | 'google-tasks';
+export type DemoSystem =
+  | 'hubspot-a'
+  | 'hubspot-b'
+  | 'google-calendar'
+  | 'gmail'
+  | 'google-tasks'
+  | 'microsoft-calendar'
+  | 'microsoft-mail'
+  | 'microsoft-todo';
 
 export interface OAuthCredentials {
   accessToken: string;

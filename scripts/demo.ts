@@ -24,7 +24,14 @@ import {
   spawnEntry,
 } from '../e2e/support/launch';
 import { ensureDatabase, migrate } from '../prisma/migrator';
-import { DEMO_HUBSPOT_APP, type DemoSystem, type DemoWorld, seedDemoWorld } from './demo-world';
+import {
+  DEMO_HUBSPOT_APP,
+  type DemoSystem,
+  type DemoWorld,
+  planDemoWorld,
+  seedDemoWorld,
+} from './demo-world';
+import { type DemoOutlookUser, describeOutlookUser, seedOutlookUser } from './demo-world-outlook';
 
 /**
  * `npm run demo`: the product's main job on this machine. The HubSpot and Google emulators,
@@ -625,6 +632,9 @@ async function main(): Promise<void> {
   const emulatorUrls = urls!;
   const emu = emulatorClient(emulatorUrls);
   const googleClient = await emu.google.oauthClient();
+  // The Microsoft emulator's own app: any local redirect URI is its (the API's OAuth callback).
+  const microsoftClient = await emu.microsoft?.oauthClient();
+  if (!microsoftClient) throw new DemoFailure('the emulators printed no Microsoft 365 URL');
   say(
     `   emulators: HubSpot ${emulatorUrls.hubspot}, Google ${emulatorUrls.google} (also the OpenID provider), mail ${emulatorUrls.smtp ?? '(none)'}`,
   );
@@ -650,6 +660,7 @@ async function main(): Promise<void> {
       emulators: emulatorUrls,
       hubspotApp: DEMO_HUBSPOT_APP,
       googleClient,
+      microsoftClient,
       gmailPushToken,
       apiUrl,
       pullIntervalMs: PULL_INTERVAL_MS,
@@ -712,6 +723,10 @@ async function main(): Promise<void> {
     gmailPushUrl: `${apiUrl}/webhooks/gmail?token=${gmailPushToken}`,
     sparePortal: { webhookUrl: hubspotWebhook },
   });
+  // A second salesperson, on Microsoft 365, in the same world: one of Dana's meetings is also his.
+  const outlook: DemoOutlookUser = await seedOutlookUser(emulatorUrls, planDemoWorld({ people }), {
+    app: microsoftClient,
+  });
   const { a, b } = world.portals;
   const g = world.google;
   const dupes = (kind: string) => world.duplicates.filter((d) => d.kind === kind);
@@ -732,12 +747,13 @@ async function main(): Promise<void> {
   say(
     `   Google ${g.email}: ${g.counts.events} meetings, ${g.counts.messages} messages in ${g.counts.threads} threads, ${g.counts.tasks} tasks`,
   );
+  for (const line of describeOutlookUser(outlook)) say(`   ${line}`);
   say(
     `   planted: ${world.duplicates.length} duplicates, ${world.conflicts.length} conflicting edits (made after the backfill)`,
   );
   say(`   webhooks → ${hubspotWebhook}; Gmail push → ${apiUrl}/webhooks/gmail?token=…`);
 
-  step(6, 'Connecting the five accounts through the API');
+  step(6, 'Connecting the eight accounts through the API');
   const labels = new Map<string, string>();
   const connectionOf: Partial<Record<DemoSystem, string>> = {};
   const connect = async (
@@ -762,6 +778,12 @@ async function main(): Promise<void> {
   await connect('google-calendar', 'google-calendar', g.externalAccountId, g.credentials, 'Calendar');
   await connect('gmail', 'gmail', g.externalAccountId, g.credentials, 'Gmail');
   await connect('google-tasks', 'google-tasks', g.externalAccountId, g.credentials, 'Tasks');
+  for (const [provider, name] of [
+    ['microsoft-calendar', 'Outlook Calendar'],
+    ['microsoft-mail', 'Outlook Mail'],
+    ['microsoft-todo', 'To Do'],
+  ] as const)
+    await connect(provider, provider, outlook.externalAccountId, outlook.credentials, name);
 
   const pool = new Pool({ connectionString: databaseUrl, max: 4 });
   try {
@@ -902,6 +924,46 @@ async function main(): Promise<void> {
     say(
       `       of the people's pairs, one person in truth: ${share(samePerson)}; among the first ten by priority: ${share(samePerson.slice(0, 10))} (the world's namesakes are different people)`,
     );
+
+    say(`\n   From Outlook (${outlook.displayName}, Microsoft 365)`);
+    const fromOutlook = async (system: DemoSystem) => {
+      const { rows } = await pool.query<{ linked: number; in_crm: number }>(
+        `SELECT count(DISTINCT l.entity_id)::int AS linked,
+                count(DISTINCT l.entity_id) FILTER (WHERE EXISTS (
+                  SELECT 1 FROM source_link h JOIN connection c ON c.id = h.connection_id
+                   WHERE h.entity_id = l.entity_id AND c.provider = 'hubspot'))::int AS in_crm
+           FROM source_link l WHERE l.connection_id = $1`,
+        [connectionOf[system]],
+      );
+      return rows[0] ?? { linked: 0, in_crm: 0 };
+    };
+    for (const [system, what, seeded] of [
+      ['microsoft-calendar', 'meetings', outlook.counts.events],
+      ['microsoft-mail', 'mails', outlook.counts.messages],
+      ['microsoft-todo', 'To Do tasks', outlook.counts.tasks],
+    ] as const) {
+      const { linked, in_crm } = await fromOutlook(system);
+      say(
+        `     ${check(linked === seeded)} ${what}: ${seeded} in Outlook → ${linked} unified records, ${in_crm} of them also in a CRM`,
+      );
+    }
+    const shared = outlook.sharedMeeting;
+    const [inGoogle, inOutlook] = await Promise.all([
+      linkOf('google-calendar', shared.googleEventId),
+      linkOf('microsoft-calendar', shared.outlookEventId),
+    ]);
+    say(
+      `     ${check(inGoogle !== undefined && inGoogle === inOutlook)} "${shared.subject}", in Dana's Google Calendar and Marco's Outlook, is one meeting (by its iCalendar UID)`,
+    );
+    if (outlook.sharedMessage?.gmailMessageId) {
+      const [gmail, mail] = await Promise.all([
+        linkOf('gmail', outlook.sharedMessage.gmailMessageId),
+        linkOf('microsoft-mail', outlook.sharedMessage.outlookMessageId),
+      ]);
+      say(
+        `     ${check(gmail !== undefined && gmail === mail)} a mail both received, ${outlook.sharedMessage.internetMessageId}, is one email activity (by its Message-ID)`,
+      );
+    }
 
     const sample = dupes('contact').find(
       (d) => d.matchBy === 'email' && !world.conflicts.some((c) => c.key === d.key),

@@ -59,7 +59,8 @@ export const UNIFIED_FIELDS = {
       'a date is written there as midnight UTC and reads back as a full ISO UTC time.',
     endAt: 'End (ISO UTC string), or `YYYY-MM-DD` when allDay (exclusive: the day after the last one).',
     allDay: 'Whether the meeting spans whole days (boolean). Google Calendar and Outlook only.',
-    status: 'Event status: confirmed | tentative | cancelled. Google Calendar and Outlook (always confirmed: a cancelled event is a delete).',
+    status:
+      'Event status: confirmed | tentative | cancelled. Google Calendar and Outlook (always confirmed: a cancelled event is a delete).',
     outcome:
       'Meeting outcome: scheduled | completed | rescheduled | no_show | canceled (or a custom ' +
       'outcome id, unchanged). HubSpot only.',
@@ -67,11 +68,13 @@ export const UNIFIED_FIELDS = {
     attendees:
       'Participants: array of { email, name?, responseStatus: needsAction | declined | tentative | ' +
       'accepted, organizer?: true }. Google Calendar and Outlook only.',
-    iCalUID: 'iCalendar UID shared by every copy of the event (string). Google Calendar and Outlook (iCalUId) only; not written.',
+    iCalUID:
+      'iCalendar UID shared by every copy of the event (string). Google Calendar and Outlook (iCalUId) only; not written.',
     ownerId: 'Owner (user) id in the source system (string). HubSpot only.',
   },
   email_activity: {
-    messageId: 'RFC 5322 Message-ID header, angle brackets included (string). Gmail, and Outlook (internetMessageId).',
+    messageId:
+      'RFC 5322 Message-ID header, angle brackets included (string). Gmail, and Outlook (internetMessageId).',
     threadId: 'Provider thread id (string). Gmail threadId, Outlook conversationId.',
     subject: 'Subject line (string).',
     text: 'Plain-text body (string). HubSpot only: Gmail and Outlook are read as metadata, never bodies.',
@@ -79,9 +82,12 @@ export const UNIFIED_FIELDS = {
     fromName: "Sender's display name (string). Gmail and Outlook only.",
     to: 'Recipient addresses, lower-cased (string[]). Gmail and Outlook only.',
     cc: 'Copied addresses, lower-cased (string[]). Gmail and Outlook only.',
-    sentAt: 'When the email was sent (ISO UTC string): Gmail Date header, Outlook sentDateTime, HubSpot hs_timestamp.',
-    occurredAt: 'When the mailbox recorded the message (ISO UTC string). Gmail internalDate, Outlook receivedDateTime.',
-    labelIds: 'Gmail label ids, sorted (string[]). Gmail; Outlook in the same names (INBOX, SENT, UNREAD, STARRED for a flag) plus its categories.',
+    sentAt:
+      'When the email was sent (ISO UTC string): Gmail Date header, Outlook sentDateTime, HubSpot hs_timestamp.',
+    occurredAt:
+      'When the mailbox recorded the message (ISO UTC string). Gmail internalDate, Outlook receivedDateTime.',
+    labelIds:
+      'Gmail label ids, sorted (string[]). Gmail; Outlook in the same names (INBOX, SENT, UNREAD, STARRED for a flag) plus its categories.',
     direction:
       'inbound | outbound | forwarded. Gmail and Outlook: SENT label → outbound, else inbound. HubSpot: ' +
       'INCOMING_EMAIL ↔ inbound, EMAIL ↔ outbound, FORWARDED_EMAIL ↔ forwarded.',

@@ -116,6 +116,38 @@ describe('google-tasks connector against the emulator', () => {
     expect(inserts).toHaveLength(1);
   });
 
+  it('creates in the list the fields name when it is the account’s, else in the default list', async () => {
+    const user = await kit.createUser('lists');
+    // A second list, made as an app makes one (tasklists.insert).
+    const made = await fetch(`${kit.url}/tasks/v1/users/@me/lists`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${user.accessToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ title: 'Deals' }),
+    });
+    const ownList = ((await made.json()) as { id: string }).id;
+    const ctx = kit.context(user);
+    const [inOwn] = unwrap(
+      await connector.push(ctx, [
+        { ...create(1, `own-${Date.now()}`), fields: { title: 'Here', listId: ownList } },
+      ]),
+    );
+    expect(inOwn!.externalId.split('/')[0]).toBe(ownList);
+    // A task made in Microsoft To Do carries To Do's list id: it names no list here.
+    const [foreign] = unwrap(
+      await connector.push(ctx, [
+        {
+          ...create(2, `foreign-${Date.now()}`),
+          fields: { title: 'There', listId: 'AAMkADdlist-of-another-provider' },
+        },
+      ]),
+    );
+    const defaultList = (await kit.state<{ id: string; title: string; selfLink: string }[]>(user, 'tasks'))
+      .filter((t) => t.title === 'There')
+      .map((t) => listOf(t));
+    expect(foreign!.externalId.split('/')[0]).toBe(defaultList[0]);
+    expect(defaultList[0]).not.toBe(ownList);
+  });
+
   it('recognises its own echo by content hash; updates and deletes idempotently', async () => {
     const user = await kit.createUser('echo');
     await seed(user, 2);

@@ -170,7 +170,13 @@ export function createGoogleTasksConnector(options: GoogleTasksOptions = {}): Co
       return err({ code: 'Validation', message: `google-tasks cannot write ${write.entityType}` });
     if (write.op === 'merge') return err({ code: 'Validation', message: 'Google Tasks merges no tasks' });
     if (write.op === 'create') {
-      const requested = typeof write.fields.listId === 'string' ? write.fields.listId : DEFAULT_LIST;
+      const requested = await listFor(ctx, write.fields.listId);
+      if (!requested.ok) return requested;
+      return create(requested.value);
+    }
+    return change();
+
+    async function create(requested: string): Promise<ConnectorResult<WriteReceipt>> {
       const marker = markerFor(write.idempotencyKey);
       const known = await markersIn(ctx, requested, markers);
       if (!known.ok) return known;
@@ -191,28 +197,44 @@ export function createGoogleTasksConnector(options: GoogleTasksOptions = {}): Co
       known.value.set(marker, res.value);
       return ok(receipt(res.value, listIdFromSelfLink(res.value.selfLink) ?? requested));
     }
-    const target = write.externalId ? splitExternalId(write.externalId) : undefined;
-    if (!target) return err({ code: 'Validation', message: `${write.op} needs an externalId <list>/<task>` });
-    if (write.op === 'update') {
-      const res = await call<tasks_v1.Schema$Task>(ctx, (o) =>
-        api(ctx).tasks.patch(
-          { tasklist: target.listId, task: target.taskId, requestBody: toGoogleTask(write.fields) },
-          o,
-        ),
+
+    async function change(): Promise<ConnectorResult<WriteReceipt>> {
+      const target = write.externalId ? splitExternalId(write.externalId) : undefined;
+      if (!target)
+        return err({ code: 'Validation', message: `${write.op} needs an externalId <list>/<task>` });
+      if (write.op === 'update') {
+        const res = await call<tasks_v1.Schema$Task>(ctx, (o) =>
+          api(ctx).tasks.patch(
+            { tasklist: target.listId, task: target.taskId, requestBody: toGoogleTask(write.fields) },
+            o,
+          ),
+        );
+        return res.ok ? ok(receipt(res.value, target.listId)) : res;
+      }
+      const res = await call<void>(ctx, (o) =>
+        api(ctx).tasks.delete({ tasklist: target.listId, task: target.taskId }, o),
       );
-      return res.ok ? ok(receipt(res.value, target.listId)) : res;
+      if (res.ok || res.error.code === 'NotFound') {
+        return ok({
+          idempotencyKey: write.idempotencyKey,
+          externalId: write.externalId!,
+          contentHash: contentHash({}),
+        });
+      }
+      return res;
     }
-    const res = await call<void>(ctx, (o) =>
-      api(ctx).tasks.delete({ tasklist: target.listId, task: target.taskId }, o),
-    );
-    if (res.ok || res.error.code === 'NotFound') {
-      return ok({
-        idempotencyKey: write.idempotencyKey,
-        externalId: write.externalId!,
-        contentHash: contentHash({}),
-      });
-    }
-    return res;
+  }
+
+  /**
+   * The list a create goes to: the one the fields name when it is this account's, else the
+   * default list. A task made elsewhere (Microsoft To Do) carries that provider's list id,
+   * which names nothing here.
+   */
+  async function listFor(ctx: ConnectionContext, listId: unknown): Promise<ConnectorResult<string>> {
+    if (typeof listId !== 'string' || listId === DEFAULT_LIST) return ok(DEFAULT_LIST);
+    const lists = await listIds(ctx);
+    if (!lists.ok) return lists;
+    return ok(lists.value.includes(listId) ? listId : DEFAULT_LIST);
   }
 
   /**

@@ -8,9 +8,6 @@ import type {
   PullPage,
   PushWrite,
   Subscription,
-  WebhookOutcome,
-  WebhookRequest,
-  WebhookSecrets,
   WriteReceipt,
 } from '../contract/connector';
 import { contentHash } from '../contract/content-hash';

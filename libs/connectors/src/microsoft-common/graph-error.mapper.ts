@@ -23,7 +23,7 @@ export function toGraphFailure(error: unknown): GraphFailure | undefined {
   error.headers?.forEach((value, name) => {
     headers[name.toLowerCase()] = value;
   });
-  const status = error.statusCode > 0 ? error.statusCode : 0;
+  const status = Math.max(error.statusCode, 0);
   return {
     status,
     ...(error.code ? { code: error.code } : {}),

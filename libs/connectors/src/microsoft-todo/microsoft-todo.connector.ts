@@ -9,9 +9,6 @@ import type {
   PullPage,
   PushWrite,
   Subscription,
-  WebhookOutcome,
-  WebhookRequest,
-  WebhookSecrets,
   WriteReceipt,
 } from '../contract/connector';
 import { contentHash } from '../contract/content-hash';
@@ -122,7 +119,7 @@ interface GraphSubscription {
   expirationDateTime?: string;
 }
 
-const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+const _text = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 export function createMicrosoftTodoConnector(options: MicrosoftTodoOptions = {}): Connector {
   const pageSize = options.pageSize ?? 100;

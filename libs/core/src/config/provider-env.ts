@@ -27,7 +27,10 @@ export const providerEnvSchema = z.object({
   /** The Microsoft identity platform's origin: `/{tenant}/oauth2/v2.0/authorize|token` under it. */
   MICROSOFT_LOGIN_URL: url.default('https://login.microsoftonline.com'),
   /** Who may sign in: `common` (work and personal accounts), `organizations`, or one tenant's id. */
-  MICROSOFT_TENANT: z.string().regex(/^[A-Za-z0-9.-]+$/).default('common'),
+  MICROSOFT_TENANT: z
+    .string()
+    .regex(/^[A-Za-z0-9.-]+$/)
+    .default('common'),
   MICROSOFT_CLIENT_ID: optionalText,
   MICROSOFT_CLIENT_SECRET: optionalText,
   /** The bearer token our Gmail Pub/Sub push subscription sends. */
