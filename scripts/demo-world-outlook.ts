@@ -489,8 +489,13 @@ export async function seedOutlookUser(
       location: { displayName: m.location },
       attendees,
       ...(m.online ? { isOnlineMeeting: true, onlineMeetingProvider: 'teamsForBusiness' as const } : {}),
-      // The invitation's UID: Graph computes iCalUId, so an emulator may ignore it (sameICalUId says).
-      ...(m.googleMeetingKey ? { iCalUId: googleEvent.iCalUID } : {}),
+      // Dana's invitation, as it reached Marco's mailbox: her meeting's UID and her as organizer.
+      ...(m.googleMeetingKey
+        ? {
+            iCalUId: googleEvent.iCalUID,
+            organizer: { emailAddress: { name: plan.userName, address: plan.userEmail } },
+          }
+        : {}),
     });
     eventIds[m.key] = event.id;
     if (m.googleMeetingKey) sharedOutlookEvent = { id: event.id, iCalUId: event.iCalUId };
@@ -522,7 +527,8 @@ export async function seedOutlookUser(
         conversationId: mail.conversationId,
         isRead: mail.isRead,
       });
-      messageIds[mail.key] = message.id;
+      // The id that survives moves (what the connector reads under Prefer: IdType="ImmutableId").
+      messageIds[mail.key] = message.immutableId;
       if (mail.folder === 'inbox') inbox++;
       else sent++;
     }

@@ -926,23 +926,25 @@ async function main(): Promise<void> {
     );
 
     say(`\n   From Outlook (${outlook.displayName}, Microsoft 365)`);
-    const fromOutlook = async (system: DemoSystem) => {
+    // Each Outlook item's unified record, and how many of them a CRM holds too (the people an
+    // item names are records of their own, left out here).
+    const fromOutlook = async (system: DemoSystem, entityType: string) => {
       const { rows } = await pool.query<{ linked: number; in_crm: number }>(
         `SELECT count(DISTINCT l.entity_id)::int AS linked,
                 count(DISTINCT l.entity_id) FILTER (WHERE EXISTS (
                   SELECT 1 FROM source_link h JOIN connection c ON c.id = h.connection_id
                    WHERE h.entity_id = l.entity_id AND c.provider = 'hubspot'))::int AS in_crm
-           FROM source_link l WHERE l.connection_id = $1`,
-        [connectionOf[system]],
+           FROM source_link l WHERE l.connection_id = $1 AND l.entity_type = $2`,
+        [connectionOf[system], entityType],
       );
       return rows[0] ?? { linked: 0, in_crm: 0 };
     };
-    for (const [system, what, seeded] of [
-      ['microsoft-calendar', 'meetings', outlook.counts.events],
-      ['microsoft-mail', 'mails', outlook.counts.messages],
-      ['microsoft-todo', 'To Do tasks', outlook.counts.tasks],
+    for (const [system, entityType, what, seeded] of [
+      ['microsoft-calendar', 'meeting', 'meetings', outlook.counts.events],
+      ['microsoft-mail', 'email_activity', 'mails', outlook.counts.messages],
+      ['microsoft-todo', 'task', 'To Do tasks', outlook.counts.tasks],
     ] as const) {
-      const { linked, in_crm } = await fromOutlook(system);
+      const { linked, in_crm } = await fromOutlook(system, entityType);
       say(
         `     ${check(linked === seeded)} ${what}: ${seeded} in Outlook → ${linked} unified records, ${in_crm} of them also in a CRM`,
       );

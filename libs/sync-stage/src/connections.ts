@@ -10,6 +10,8 @@ export interface TargetConnection {
   deletePolicy: DeletePolicy;
   /** Its backfill is linked and the records it lacked were queued: creates may go to it. */
   reconciled: boolean;
+  /** Whose mailbox, calendar or tasks it is (lower case), where the provider named it. */
+  accountAddress: string | null;
 }
 
 /**
@@ -31,9 +33,10 @@ export class TargetConnections {
       status: string;
       delete_policy: DeletePolicy;
       reconciled: boolean;
+      account_address: string | null;
     }>(
       `SELECT id, provider::text AS provider, status::text AS status, delete_policy,
-              reconciled_at IS NOT NULL AS reconciled
+              reconciled_at IS NOT NULL AS reconciled, account_address
          FROM connection WHERE workspace_id = $1 AND provider <> 'syncline' ORDER BY id`,
       [workspaceId],
     );
@@ -43,6 +46,7 @@ export class TargetConnections {
       status: r.status,
       deletePolicy: r.delete_policy,
       reconciled: r.reconciled,
+      accountAddress: r.account_address,
     }));
     this.lists.set(workspaceId, { at: Date.now(), list });
     return list;

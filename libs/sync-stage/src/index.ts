@@ -36,11 +36,13 @@ export {
   writeReceiptChange,
 } from './write-events';
 export {
+  belongsIn,
   CONNECTORS,
   CRM_RECORD_TYPES,
   canCreateIn,
   canMergeIn,
   DELETE_POLICIES,
   type DeletePolicy,
+  isPersonal,
   isWritable,
 } from './writeback-rules';

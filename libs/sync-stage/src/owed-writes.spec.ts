@@ -14,6 +14,7 @@ const target = (id: string, patch: Partial<TargetConnection> = {}): TargetConnec
   status: 'live',
   deletePolicy: 'unlink',
   reconciled: true,
+  accountAddress: null,
   ...patch,
 });
 
@@ -102,6 +103,123 @@ describe('owedWrites', () => {
     expect(owedWrites(fromCalendar, targets)).toEqual([]);
     const recreated = owedWrites({ ...fromCalendar, recreateIn: new Set([HUBSPOT]) }, targets);
     expect(recreated.map((r) => [r.connection_id, r.op])).toEqual([[HUBSPOT, 'create']]);
+  });
+
+  describe("a person's own calendar or task list", () => {
+    const DANA = 'c-dana-google';
+    const MARCO = 'c-marco-outlook';
+    const calendars = [
+      target(HUBSPOT),
+      target(DANA, { provider: 'google-calendar', accountAddress: 'dana@brightwave.io' }),
+      target(MARCO, { provider: 'microsoft-calendar', accountAddress: 'marco@brightwave.io' }),
+    ];
+    const meeting = (values: Record<string, unknown>) =>
+      person({
+        entityType: 'meeting',
+        outcome: outcome({ values: { title: 'Pipeline review', ...values } }),
+        linked: new Map([[HUBSPOT, 'meeting-1']]),
+      });
+    const createdIn = (rows: ReturnType<typeof owedWrites>) =>
+      rows.filter((r) => r.op === 'create').map((r) => r.connection_id);
+
+    it("goes to the calendars of its organizer and attendees only, whatever the address's case", () => {
+      const invited = meeting({
+        organizer: 'Dana@Brightwave.io',
+        attendees: [{ email: 'bea@acme.example', responseStatus: 'accepted' }],
+      });
+      expect(createdIn(owedWrites(invited, calendars))).toEqual([DANA]);
+      const both = meeting({ attendees: [{ email: 'MARCO@brightwave.io' }, 'dana@brightwave.io'] });
+      expect(createdIn(owedWrites(both, calendars)).sort()).toEqual([DANA, MARCO].sort());
+      expect(
+        createdIn(owedWrites(meeting({ attendees: [{ email: 'bea@acme.example' }] }), calendars)),
+      ).toEqual([]);
+    });
+
+    it('goes to the one calendar of a one-salesperson workspace, invited or not', () => {
+      const alone = calendars.slice(0, 2);
+      expect(createdIn(owedWrites(meeting({}), alone))).toEqual([DANA]);
+      // A disconnected colleague's calendar does not make it two.
+      const gone = [...alone, target(MARCO, { provider: 'microsoft-calendar', status: 'disconnected' })];
+      expect(createdIn(owedWrites(meeting({}), gone))).toEqual([DANA]);
+    });
+
+    it("makes a task in the workspace's one task list, and in none of several", () => {
+      const task = person({
+        entityType: 'task',
+        outcome: outcome({ values: { title: 'Send the SOW', status: 'open' } }),
+        linked: new Map([[HUBSPOT, 'task-1']]),
+      });
+      const one = [
+        target(HUBSPOT),
+        target('c-tasks', { provider: 'google-tasks', accountAddress: 'dana@brightwave.io' }),
+      ];
+      expect(createdIn(owedWrites(task, one))).toEqual(['c-tasks']);
+      const two = [
+        ...one,
+        target('c-todo', { provider: 'microsoft-todo', accountAddress: 'marco@brightwave.io' }),
+      ];
+      expect(createdIn(owedWrites(task, two))).toEqual([]);
+    });
+
+    it('never writes an invitation: a meeting another person organizes is theirs to change', () => {
+      const invitation = {
+        ...meeting({ organizer: 'dana@brightwave.io' }),
+        linked: new Map([
+          [HUBSPOT, 'meeting-1'],
+          [DANA, 'event-dana'],
+          [MARCO, 'event-marco'],
+        ]),
+        outcome: outcome({
+          values: { title: 'Moved', organizer: 'dana@brightwave.io' },
+          owed: new Map([
+            [DANA, ['title']],
+            [MARCO, ['title']],
+          ]),
+        }),
+      };
+      expect(owedWrites(invitation, calendars).map((r) => [r.connection_id, r.op])).toEqual([
+        [DANA, 'update'],
+      ]);
+    });
+
+    it('owes a calendar none of the fields it only reports (organizer, iCalendar UID)', () => {
+      const linked = {
+        ...meeting({}),
+        linked: new Map([
+          [HUBSPOT, 'meeting-1'],
+          [DANA, 'event-dana'],
+        ]),
+        outcome: outcome({
+          values: { title: 'Review', organizer: 'dana@brightwave.io', iCalUID: 'x@google.com' },
+          owed: new Map([[DANA, ['iCalUID', 'organizer']]]),
+        }),
+      };
+      expect(owedWrites(linked, calendars)).toEqual([]);
+      const withTitle = {
+        ...linked,
+        outcome: outcome({
+          values: linked.outcome.values,
+          owed: new Map([[DANA, ['iCalUID', 'title']]]),
+        }),
+      };
+      expect(owedWrites(withTitle, calendars).map((r) => r.fields)).toEqual([{ title: 'Review' }]);
+    });
+
+    it('still updates and deletes where the record already is', () => {
+      const linked = meeting({ attendees: [] });
+      const rows = owedWrites(
+        {
+          ...linked,
+          linked: new Map([
+            [HUBSPOT, 'meeting-1'],
+            [MARCO, 'event-1'],
+          ]),
+          outcome: outcome({ values: { title: 'Moved' }, owed: new Map([[MARCO, ['title']]]) }),
+        },
+        calendars,
+      );
+      expect(rows.map((r) => [r.connection_id, r.op])).toEqual([[MARCO, 'update']]);
+    });
   });
 
   it('owes nothing to a disconnected target or one that cannot write the type', () => {

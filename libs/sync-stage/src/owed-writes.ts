@@ -3,7 +3,7 @@ import type { EntityType, ProviderKey } from '@syncline/core';
 import type { TargetConnection } from './connections';
 import { createKey, deleteKey, updateKey } from './idempotency-key';
 import type { OutboxRow } from './outbox/outbox-row';
-import { canCreateIn, isWritable } from './writeback-rules';
+import { belongsIn, canCreateIn, isInvitationCopy, isWritable, writableField } from './writeback-rules';
 
 /** An entity as a batch left it, and where its records stand in the workspace's connections. */
 export interface OwingEntity {
@@ -30,9 +30,11 @@ export interface OwingEntity {
  * |---------------------------------------------------|----------------------------------------|
  * | cannot write the type, or is disconnected         | nothing                                |
  * | holds a record, the batch deleted one elsewhere    | `delete` unless its policy is `unlink` (or it is the one deleted) |
- * | holds a record                                    | `update` of the fields it is owed, if any |
+ * | holds a record                                    | `update` of the fields it is owed and can write, if any |
+ * | holds an invitation to a meeting another person organizes (isInvitationCopy) | nothing      |
  * | holds none: not live, not reconciled, or deleted there once | nothing                      |
  * | holds none, may not be created there (canCreateIn) unless recreated | nothing              |
+ * | holds none, is another person's calendar or task list (belongsIn) | nothing                 |
  * | holds none                                        | `create` of every non-null value       |
  *
  * Creates wait for the target's reconcile (see PushService.reconcile): before it, the target's
@@ -67,8 +69,11 @@ export function owedWrites(entity: OwingEntity, targets: readonly TargetConnecti
       continue;
     }
     if (externalId !== undefined) {
-      const owed = outcome.owed.get(target.id) ?? [];
+      const owed = (outcome.owed.get(target.id) ?? []).filter((f) =>
+        writableField(target.provider, entity.entityType, f),
+      );
       if (owed.length === 0) continue;
+      if (isInvitationCopy(target, entity.entityType, outcome.values)) continue;
       rows.push({
         ...base,
         op: 'update',
@@ -85,6 +90,7 @@ export function owedWrites(entity: OwingEntity, targets: readonly TargetConnecti
       !entity.recreateIn.has(target.id)
     )
       continue;
+    if (!belongsIn(target, entity.entityType, outcome.values, targets)) continue;
     const fields = Object.fromEntries(
       Object.entries(outcome.values).filter(([, v]) => v !== null && v !== undefined),
     );

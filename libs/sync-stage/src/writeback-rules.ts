@@ -50,6 +50,86 @@ export function canCreateIn(
   return true;
 }
 
+/** The fields of a type a provider can write: every one but those it only reports. */
+export const writableField = (provider: ProviderKey, entityType: EntityType, field: string): boolean =>
+  !(CONNECTORS[provider].readOnlyFields?.[entityType] ?? []).includes(field);
+
+/**
+ * Whether a person's own calendar holds a copy of a meeting someone else organizes: an
+ * invitation. Its details are the organizer's to change (their calendar sends the updates), so
+ * Syncline writes nothing to it; the organizer's copy and the CRMs are written instead.
+ */
+export function isInvitationCopy(
+  target: PersonalTarget,
+  entityType: EntityType,
+  values: Readonly<Record<string, unknown>>,
+): boolean {
+  if (PERSONAL_KIND[target.provider] !== 'calendar' || entityType !== 'meeting') return false;
+  const organizer = typeof values.organizer === 'string' ? values.organizer.trim().toLowerCase() : '';
+  return (
+    organizer !== '' && target.accountAddress !== null && organizer !== target.accountAddress.toLowerCase()
+  );
+}
+
+/** Connections that are one person's own: a calendar, a task list (a mailbox is only read). */
+const PERSONAL_KIND: Partial<Record<ProviderKey, 'calendar' | 'tasks'>> = {
+  'google-calendar': 'calendar',
+  'microsoft-calendar': 'calendar',
+  'google-tasks': 'tasks',
+  'microsoft-todo': 'tasks',
+};
+
+/** Whether a provider's connections are one person's own calendar or task list. */
+export const isPersonal = (provider: ProviderKey): boolean => PERSONAL_KIND[provider] !== undefined;
+
+/** A connection as `belongsIn` needs it. */
+export interface PersonalTarget {
+  id: string;
+  provider: ProviderKey;
+  status: string;
+  /** Whose calendar or task list it is (lower case), where the provider named it. */
+  accountAddress: string | null;
+}
+
+/**
+ * Whether a record Syncline would create for an entity belongs in this connection, when the
+ * connection is one person's own calendar or task list (any other connection: yes). A workspace
+ * may hold several salespeople's calendars, on Google and on Microsoft; a meeting copied into
+ * every one of them would put other people's meetings in each. So:
+ * - a meeting goes to the calendar of its organizer and of each attendee;
+ * - where the workspace has this one calendar (one salesperson), every meeting is theirs, as
+ *   a meeting booked in a CRM with nobody invited;
+ * - a task goes to the workspace's one task list; with several, nothing yet tells whose a task
+ *   is (a CRM task's owner is no address), and a task in the wrong person's list is worse than
+ *   none, so it is made in none.
+ */
+export function belongsIn(
+  target: PersonalTarget,
+  entityType: EntityType,
+  values: Readonly<Record<string, unknown>>,
+  targets: readonly PersonalTarget[],
+): boolean {
+  const kind = PERSONAL_KIND[target.provider];
+  if (kind === undefined) return true;
+  const sameKind = targets.filter((t) => PERSONAL_KIND[t.provider] === kind && t.status !== 'disconnected');
+  if (sameKind.length <= 1) return true;
+  if (entityType !== 'meeting' || target.accountAddress === null) return false;
+  return participantsOf(values).has(target.accountAddress.toLowerCase());
+}
+
+/** A meeting's organizer and attendees, by address in lower case. */
+function participantsOf(values: Readonly<Record<string, unknown>>): Set<string> {
+  const out = new Set<string>();
+  const add = (a: unknown) => {
+    if (typeof a === 'string' && a.includes('@')) out.add(a.trim().toLowerCase());
+  };
+  add(values.organizer);
+  if (Array.isArray(values.attendees))
+    for (const a of values.attendees)
+      add(typeof a === 'object' && a !== null ? (a as { email?: unknown }).email : a);
+  return out;
+}
+
 /**
  * Whether a connection's provider can merge two of its records of this type itself (HubSpot's
  * merge of contacts, companies, deals): a Syncline merge that leaves two of the provider's own

@@ -16,6 +16,8 @@ type Credentials = Record<string, unknown>;
 interface Account {
   externalAccountId: string;
   credentials: () => Promise<Credentials>;
+  /** The mailbox's address, where the provider names one. */
+  address?: string;
 }
 type Provider =
   | 'hubspot'
@@ -86,7 +88,7 @@ describe('connections: the account is proven by its credentials', () => {
       const grant = await microsoft.grant(user.userPrincipalName);
       return { accessToken: grant.accessToken, refreshToken: grant.refreshToken, expiresAt: soon() };
     };
-    return { externalAccountId: microsoftAccountOf(user), credentials };
+    return { externalAccountId: microsoftAccountOf(user), credentials, address: user.userPrincipalName };
   };
   const accountOf = (provider: Provider, kind: 'private app' | 'oauth') =>
     provider === 'hubspot'
@@ -346,6 +348,8 @@ describe('connections: the account is proven by its credentials', () => {
     });
     expect(res.statusCode, res.body).toBe(201);
     expect(res.json()).toMatchObject({ externalAccountId: user.externalAccountId });
+    const row = await t.prisma.connection.findUniqueOrThrow({ where: { id: res.json<{ id: string }>().id } });
+    expect(row.accountAddress).toBe(user.externalAccountId.toLowerCase());
   });
 
   it('a Microsoft account is `<tid>:<oid>`, proven without regard to case, a personal one in the consumers tenant', async () => {
@@ -358,6 +362,9 @@ describe('connections: the account is proven by its credentials', () => {
     });
     expect(res.statusCode, res.body).toBe(201);
     expect(res.json()).toMatchObject({ externalAccountId: work.externalAccountId });
+    // Whose mailbox it is, as Graph's /me names it: what decides whose meetings it receives.
+    const row = await t.prisma.connection.findUniqueOrThrow({ where: { id: res.json<{ id: string }>().id } });
+    expect(row.accountAddress).toBe(work.address?.toLowerCase());
 
     const personal = await microsoft.addUser(
       `me-${randomBytes(4).toString('hex')}@outlook.example`,

@@ -25,6 +25,8 @@ export interface ProvenCredentials {
   /** The account as the provider spells it (Google: the address in lower case; Microsoft: `<tid>:<oid>` in lower case); what is stored. */
   externalAccountId: string;
   proof: CredentialsProof;
+  /** The address of the person whose account it is (Google, Microsoft), lower case; null for a CRM. */
+  address: string | null;
 }
 
 type IdentifyAccount = (
@@ -109,6 +111,10 @@ export class AccountProver {
         `these credentials open ${provider} account ${accountId}, not ${claimedAccountId}; nothing was stored`,
       );
     }
-    return { externalAccountId: provider === 'hubspot' ? claimedAccountId : accountId, proof };
+    return {
+      externalAccountId: provider === 'hubspot' ? claimedAccountId : accountId,
+      proof,
+      address: identified.value.address ?? null,
+    };
   }
 }

@@ -42,6 +42,8 @@ export interface NewConnectionRow {
   credentials: { keyId: string; ciphertext: Uint8Array };
   /** How the provider named the credentials' account as `externalAccountId` (see AccountProver). */
   proof: CredentialsProof;
+  /** Whose mailbox, calendar or tasks these are, as the provider named the address; null for a CRM. */
+  accountAddress: string | null;
   dryRun?: boolean;
 }
 
@@ -115,6 +117,7 @@ export class ConnectionsRepository {
               credentialsCiphertext: Uint8Array.from(row.credentials.ciphertext),
               credentialsVerifiedAt: new Date(),
               credentialsProof: row.proof,
+              accountAddress: row.accountAddress,
               dryRun: row.dryRun ?? false,
             },
             select: RECORD,
@@ -178,6 +181,8 @@ export class ConnectionsRepository {
     id: ConnectionId,
     credentials: { keyId: string; ciphertext: Uint8Array },
     proof: CredentialsProof,
+    /** The address the provider named (kept as it was when none is named). */
+    accountAddress: string | null,
     alsoInTx: (tx: Db, updated: ConnectionRecord) => Promise<void>,
   ): Promise<ConnectionRecord | null> {
     return this.prisma.$transaction(async (tx) => {
@@ -200,6 +205,7 @@ export class ConnectionsRepository {
           credentialsCiphertext: Uint8Array.from(credentials.ciphertext),
           credentialsVerifiedAt: new Date(),
           credentialsProof: proof,
+          ...(accountAddress === null ? {} : { accountAddress }),
           ...(resumed ? { status: resumed, statusReason: null, lastErrorCode: null } : {}),
         },
         select: RECORD,

@@ -30,6 +30,8 @@ export interface OAuthConnectionInput {
   provider: ProviderKey;
   externalAccountId: string;
   displayName: string | null;
+  /** The address the provider's id token named (Google, Microsoft); null for a CRM. */
+  address: string | null;
   credentials: Readonly<Record<string, unknown>>;
   /** A new connection starts in dry run; an existing one keeps its mode. */
   dryRun: boolean;
@@ -66,6 +68,7 @@ export class ConnectionsService {
         displayName: body.displayName ?? null,
         credentials: sealed,
         proof: proven.proof,
+        accountAddress: proven.address,
         dryRun: body.dryRun,
       },
       (tx) =>
@@ -125,6 +128,7 @@ export class ConnectionsService {
       connectionId,
       sealed,
       proven.proof,
+      proven.address,
       (tx, record) =>
         this.audit.record(
           principal,
@@ -175,6 +179,7 @@ export class ConnectionsService {
         credentials: this.keyring.seal(JSON.stringify(input.credentials), credentialsAad(id)),
         // The provider named the account itself: HubSpot's token info, Google's and Microsoft's verified id tokens.
         proof: 'oauth_consent',
+        accountAddress: input.address,
         dryRun: input.dryRun,
       },
       audited(false),
@@ -191,6 +196,7 @@ export class ConnectionsService {
           existing.id,
           sealed,
           'oauth_consent',
+          input.address,
           audited(true),
         );
       }

@@ -97,6 +97,7 @@ export class GoogleOAuthClient implements OAuthProviderClient {
     if (!email.ok) return email;
     return ok({
       externalAccountId: email.value,
+      address: email.value.toLowerCase(),
       displayName: null,
       credentials: {
         accessToken,

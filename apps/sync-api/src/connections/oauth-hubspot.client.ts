@@ -65,6 +65,7 @@ export class HubspotOAuthClient implements OAuthProviderClient {
     }
     return ok({
       externalAccountId: String(info.hubId),
+      address: null,
       displayName: info.hubDomain ?? null,
       credentials: {
         accessToken: tokens.accessToken,

@@ -73,6 +73,8 @@ export interface MicrosoftIdentity {
   tenantId: string;
   objectId: string;
   username: string | null;
+  /** The user's address: the `email` claim, else the sign-in name when it is one; lower case. */
+  address: string | null;
 }
 
 /**
@@ -110,7 +112,7 @@ export class MicrosoftIdTokenVerifier {
       }
       return err({ code: 'refused', message: `Microsoft's id token did not verify: ${joseReason(error)}` });
     }
-    const { tid, oid, iss, preferred_username: username } = claims;
+    const { tid, oid, iss, preferred_username: username, email } = claims;
     if (typeof tid !== 'string' || !GUID.test(tid) || typeof oid !== 'string' || !GUID.test(oid)) {
       return err({
         code: 'refused',
@@ -130,6 +132,9 @@ export class MicrosoftIdTokenVerifier {
       tenantId: tid.toLowerCase(),
       objectId: oid.toLowerCase(),
       username: typeof username === 'string' && username !== '' ? username : null,
+      address:
+        [email, username].find((a): a is string => typeof a === 'string' && a.includes('@'))?.toLowerCase() ??
+        null,
     });
   }
 }
@@ -220,6 +225,7 @@ export class MicrosoftOAuthClient implements OAuthProviderClient {
     return ok({
       externalAccountId: microsoftAccountId(identity.value.tenantId, identity.value.objectId),
       displayName: identity.value.username,
+      address: identity.value.address,
       credentials: {
         accessToken: tokens.access_token,
         refreshToken: tokens.refresh_token,

@@ -137,6 +137,8 @@ describe('connecting Microsoft 365 through OAuth (the emulated identity platform
         workspaceId: a.workspaceId,
         credentialsProof: 'oauth_consent',
         credentialsVerifiedAt: expect.any(Date),
+        // Whose calendar and tasks these are: meetings and tasks are copied in only when theirs.
+        accountAddress: ana.userPrincipalName.toLowerCase(),
       });
       expect(await t.pullQueue.getJob(pullJobIds(c.id).primary)).toBeDefined();
     }
@@ -353,7 +355,12 @@ describe('connecting Microsoft 365 through OAuth (the emulated identity platform
     it("names the user's tenant and object id when it is ours", async () => {
       expect(await verifier().verify(ownToken)).toEqual({
         ok: true,
-        value: { tenantId: fay.tenantId, objectId: fay.id, username: fay.userPrincipalName },
+        value: {
+          tenantId: fay.tenantId,
+          objectId: fay.id,
+          username: fay.userPrincipalName,
+          address: fay.userPrincipalName.toLowerCase(),
+        },
       });
       // Restricted to fay's tenant, by its id: still good.
       expect((await verifier({ tenant: fay.tenantId }).verify(ownToken)).ok).toBe(true);

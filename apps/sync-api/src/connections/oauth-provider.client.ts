@@ -8,6 +8,8 @@ export interface OAuthAccount {
   /** HubSpot: the portal (hub) id; Google: the user's email; Microsoft: `<tid>:<oid>` of the id token. */
   externalAccountId: string;
   displayName: string | null;
+  /** The address of the person who consented (Google, Microsoft), lower case; null for a CRM portal. */
+  address: string | null;
   credentials: StoredCredentials & { accessToken: string; refreshToken: string; expiresAt: string };
 }
 

@@ -258,15 +258,16 @@ export class ConnectionRuntime {
       identified = await identify(next.value);
     }
     if (!identified.ok) return identified;
-    const { accountId, proof } = identified.value;
+    const { accountId, proof, address } = identified.value;
     const claimed = handle.ctx.externalAccountId;
     const same = handle.provider === 'hubspot' ? accountId === claimed : accountId === claimed.toLowerCase();
     if (!same) return ok({ proven: false, accountId });
     // Not over credentials the API replaced (it proves its own) or erased meanwhile.
     await this.pool.query(
-      `UPDATE connection SET credentials_verified_at = now(), credentials_proof = $2
+      `UPDATE connection SET credentials_verified_at = now(), credentials_proof = $2,
+              account_address = coalesce($3, account_address)
         WHERE id = $1 AND credentials_verified_at IS NULL AND credentials_ciphertext IS NOT NULL`,
-      [handle.id, proof],
+      [handle.id, proof, address ?? null],
     );
     return ok({ proven: true });
   }

@@ -119,7 +119,10 @@ describe('identifyAccount: whose account the credentials open, as the provider s
           endpoints,
         ),
         connector.provider,
-      ).toEqual({ ok: true, value: { accountId: address.toLowerCase(), proof: 'google_userinfo' } });
+      ).toEqual({
+        ok: true,
+        value: { accountId: address.toLowerCase(), proof: 'google_userinfo', address: address.toLowerCase() },
+      });
       expect(await connector.identifyAccount({ accessToken: 'ya29.unknown' }, endpoints)).toMatchObject({
         ok: false,
         error: { code: 'AuthRevoked' },

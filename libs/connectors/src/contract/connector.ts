@@ -261,6 +261,11 @@ export interface ProvenAccount {
    */
   accountId: string;
   proof: AccountProof;
+  /**
+   * The address of the person whose mailbox, calendar or task list the account is, lower case
+   * (Google: the verified address; Microsoft: the mailbox's address). None for a CRM portal.
+   */
+  address?: string;
 }
 
 export interface Connector {
@@ -271,6 +276,12 @@ export interface Connector {
   readonly writable: readonly EntityType[];
   /** The entity types whose records the provider itself can merge (a PushWrite `merge`). */
   readonly merges?: readonly EntityType[];
+  /**
+   * Fields it reports but can never set (a calendar's organizer and iCalendar UID): never owed
+   * to it. Two calendars holding one meeting report their own organizer or UID; writing one's
+   * to the other would change nothing there and come back as the other's edit, for ever.
+   */
+  readonly readOnlyFields?: Readonly<Partial<Record<EntityType, readonly string[]>>>;
 
   /** One page of the full scan; start with an empty cursor, resume from the returned one. */
   backfill(ctx: ConnectionContext, cursor: Cursor): Promise<ConnectorResult<PullPage>>;

@@ -252,6 +252,7 @@ export function createGoogleCalendarConnector(options: GoogleCalendarOptions = {
     provider: 'google-calendar',
     entities: ['meeting'],
     writable: ['meeting'],
+    readOnlyFields: { meeting: ['organizer', 'iCalUID'] },
     identifyAccount: identifyGoogleAccount,
 
     async backfill(ctx, cursor) {

@@ -51,5 +51,5 @@ export async function identifyGoogleAccount(
     });
   }
   if (verified === false) return err({ code: 'Validation', message: `Google has not verified ${email}` });
-  return ok({ accountId: email.toLowerCase(), proof: 'google_userinfo' });
+  return ok({ accountId: email.toLowerCase(), proof: 'google_userinfo', address: email.toLowerCase() });
 }

@@ -322,6 +322,8 @@ export function createMicrosoftCalendarConnector(options: MicrosoftCalendarOptio
     provider: 'microsoft-calendar',
     entities: ['meeting'],
     writable: ['meeting'],
+    // Graph sets no status (a cancelled meeting is a delete), organizer or iCalUId.
+    readOnlyFields: { meeting: ['organizer', 'iCalUID', 'status'] },
     identifyAccount: identifyMicrosoftAccount,
 
     async backfill(ctx, cursor) {

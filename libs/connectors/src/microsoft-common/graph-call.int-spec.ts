@@ -122,6 +122,7 @@ describe('identifyMicrosoftAccount', () => {
     expect(res.ok && res.value).toEqual({
       accountId: microsoftAccountId(tenantId, user.id),
       proof: 'microsoft_graph_me',
+      address: user.upn,
     });
   });
 

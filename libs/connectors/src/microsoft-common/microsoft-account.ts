@@ -28,10 +28,10 @@ export async function identifyMicrosoftAccount(
   if (credentials.accessToken === undefined || credentials.privateAppToken !== undefined)
     return err({ code: 'Validation', message: 'Microsoft credentials need an access token' });
   const client = graphClient(endpoints.microsoftGraphUrl, credentials.accessToken);
-  let me: { id?: unknown };
+  let me: { id?: unknown; mail?: unknown; userPrincipalName?: unknown };
   let organization: { value?: { id?: unknown }[] };
   try {
-    me = (await client.api('/me').select('id').get()) as { id?: unknown };
+    me = (await client.api('/me').select('id,mail,userPrincipalName').get()) as typeof me;
     organization = (await client.api('/organization').select('id').get()) as { value?: { id?: unknown }[] };
   } catch (error) {
     const failure = toGraphFailure(error);
@@ -59,8 +59,13 @@ export async function identifyMicrosoftAccount(
       code: 'Validation',
       message: `Microsoft Graph named ${tenants.length} organizations for one user`,
     });
+  // The mailbox's address (`mail`), else the sign-in name, which is an address too.
+  const address = [me.mail, me.userPrincipalName].find(
+    (a): a is string => typeof a === 'string' && a.includes('@'),
+  );
   return ok({
     accountId: microsoftAccountId(tenants[0] ?? PERSONAL_ACCOUNTS_TENANT, me.id),
     proof: 'microsoft_graph_me',
+    ...(address ? { address: address.toLowerCase() } : {}),
   });
 }

@@ -30,7 +30,8 @@ export function registerCalendarControlRoutes(
     const body =
       req.body && typeof req.body === 'object' ? { ...req.body, transactionId: undefined } : req.body;
     const invitedAs = invitationUid(body);
-    return reply.code(201).send(render(user, calendarOf(user).create(body, invitedAs).view));
+    const invitedBy = invitedAs === undefined ? undefined : invitationOrganizer(body);
+    return reply.code(201).send(render(user, calendarOf(user).create(body, invitedAs, invitedBy).view));
   });
 
   app.patch<{ Params: EventParams }>(`${users}/:upn/ui/calendar/events/:id`, async (req, reply) => {
@@ -66,6 +67,22 @@ function invitationUid(body: unknown): string | undefined {
   const problem = invitationUidProblem(body.iCalUId);
   if (problem) throw invalidProperty('iCalUId', problem);
   return body.iCalUId as string;
+}
+
+/**
+ * Who sent an invitation (`organizer: { emailAddress: { name?, address } }` beside `iCalUId`):
+ * the event is then the owner's copy of someone else's meeting (isOrganizer false). Without it
+ * the owner is taken as the organizer.
+ */
+function invitationOrganizer(body: unknown): { name: string; address: string } | undefined {
+  const organizer = (body as { organizer?: { emailAddress?: { name?: unknown; address?: unknown } } })
+    .organizer;
+  if (organizer === undefined) return undefined;
+  const address = organizer?.emailAddress?.address;
+  if (typeof address !== 'string' || !/^[^@\s]+@[^@\s]+$/.test(address))
+    throw invalidProperty('organizer', 'an invitation names its organizer as { emailAddress: { address } }');
+  const name = organizer.emailAddress?.name;
+  return { name: typeof name === 'string' && name !== '' ? name : address, address: address.toLowerCase() };
 }
 
 /** As Graph shows it with no preferences: times in UTC, bodies in HTML. */

@@ -117,6 +117,36 @@ describe('an invitation from another system (control API "ui" create with iCalUI
     ]);
   });
 
+  it('shows who sent an invitation as its organizer, the owner then being an attendee', async () => {
+    const invited = await ms.expectControl<Json>(
+      201,
+      'POST',
+      ui(dana.upn),
+      event({
+        iCalUId: GOOGLE_UID,
+        organizer: { emailAddress: { name: 'Ana Ortiz', address: 'Ana@Acme.example' } },
+      }),
+    );
+    expectGraph('event', invited);
+    const fetched = (await graph.api(`/me/events/${invited.id}`).get()) as Json;
+    expect(fetched).toMatchObject({
+      isOrganizer: false,
+      organizer: { emailAddress: { name: 'Ana Ortiz', address: 'ana@acme.example' } },
+      responseStatus: { response: 'accepted' },
+    });
+    // Her own meeting, as before, and Graph's own create cannot claim another organizer.
+    const own = (await graph
+      .api('/me/events')
+      .post(event({ organizer: { emailAddress: { address: 'x@y.example' } } }))) as Json;
+    expect(own).toMatchObject({ isOrganizer: true, organizer: { emailAddress: { address: dana.upn } } });
+    const bad = await ms.control(
+      'POST',
+      ui(dana.upn),
+      event({ iCalUId: GOOGLE_UID, organizer: { emailAddress: {} } }),
+    );
+    expect(bad.status).toBe(400);
+  });
+
   it('refuses an iCalUId no Global Object ID can carry', async () => {
     for (const iCalUId of [42, '', '  ', ` ${GOOGLE_UID}`, 'abc\u0000def@google.com']) {
       const refused = await ms.control<{ error: Json }>('POST', ui(dana.upn), event({ iCalUId }));

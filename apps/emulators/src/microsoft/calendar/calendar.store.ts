@@ -46,7 +46,11 @@ export class CalendarStore {
    * from another system with this UID, which its iCalUId then carries (control API only: Graph
    * ignores an `iCalUId` in the body).
    */
-  create(body: unknown, invitedAs?: string): { view: EventView; created: boolean } {
+  create(
+    body: unknown,
+    invitedAs?: string,
+    invitedBy?: { name: string; address: string },
+  ): { view: EventView; created: boolean } {
     if (!isObject(body)) throw graphErrors.badRequest('The request body must be a JSON object.');
     const transactionId = typeof body.transactionId === 'string' ? body.transactionId : undefined;
     const existing = transactionId === undefined ? undefined : this.byTransactionId.get(transactionId);
@@ -60,6 +64,7 @@ export class CalendarStore {
       created: now,
       version: { changeKey: newChangeKey(), modified: now },
       ...(transactionId === undefined ? {} : { transactionId }),
+      ...(invitedBy === undefined ? {} : { invitedBy }),
       fields,
       extended: new Map(),
       cancelled: new Map(),

@@ -19,6 +19,8 @@ export interface StoredEvent {
   version: EventVersion;
   /** The client's idempotency key, when it gave one. */
   transactionId?: string;
+  /** An invitation from someone else (control API): its organizer; the owner is then an attendee. */
+  invitedBy?: { name: string; address: string };
   fields: EventFields;
   extended: ExtendedProperties;
   /** Set once the event is made an online meeting: Graph never takes it back, nor changes its provider. */
@@ -96,7 +98,7 @@ export function renderEvent(view: EventView, opts: RenderOptions): Json {
     sensitivity: f.sensitivity,
     isAllDay: f.isAllDay,
     isCancelled: false,
-    isOrganizer: true,
+    isOrganizer: event.invitedBy === undefined,
     responseRequested: f.responseRequested,
     seriesMasterId: occurrence ? event.id : null,
     showAs: f.showAs,
@@ -108,7 +110,9 @@ export function renderEvent(view: EventView, opts: RenderOptions): Json {
     allowNewTimeProposals: f.allowNewTimeProposals,
     isDraft: false,
     hideAttendees: f.hideAttendees,
-    responseStatus: { response: 'organizer', time: NO_TIME },
+    responseStatus: event.invitedBy
+      ? { response: 'accepted', time: NO_TIME }
+      : { response: 'organizer', time: NO_TIME },
     body: renderBody(f.body, opts.bodyType),
     start: renderTime(f.start, f.isAllDay, opts.zone),
     end: renderTime(f.end, f.isAllDay, opts.zone),
@@ -119,7 +123,9 @@ export function renderEvent(view: EventView, opts: RenderOptions): Json {
     locations: f.locations.map((l) => renderLocation(l, false)),
     recurrence: !occurrence && f.recurrence ? renderRecurrence(f.recurrence) : null,
     attendees: f.attendees,
-    organizer: { emailAddress: { name: opts.owner.displayName, address: opts.owner.mail } },
+    organizer: {
+      emailAddress: event.invitedBy ?? { name: opts.owner.displayName, address: opts.owner.mail },
+    },
     onlineMeeting: online ? { joinUrl: online.joinUrl } : null,
   };
   const expanded = expandedProperties(event.extended, opts.expand);
