@@ -9,6 +9,7 @@ const BENCHES: Record<string, () => Promise<{ run(args: Record<string, number>):
   merge: () => import('./merge.bench'),
   'merge-soak': () => import('./merge-soak.bench'),
   'hubspot-backfill': () => import('./hubspot-backfill.bench'),
+  'outlook-backfill': () => import('./outlook-backfill.bench'),
   'e2e-throughput': () => import('./e2e-throughput.bench'),
   'e2e-latency': () => import('./e2e-latency.bench'),
   'e2e-latency-hops': () => import('./e2e-latency-hops.bench'),

@@ -13,6 +13,7 @@ export interface ConnectionRecord {
   provider: ProviderKey;
   externalAccountId: string;
   displayName: string | null;
+  accountAddress: string | null;
   status: ConnectionStatus;
   statusReason: string | null;
   watermark: Date | null;
@@ -72,6 +73,7 @@ export const RECORD = {
   provider: true,
   externalAccountId: true,
   displayName: true,
+  accountAddress: true,
   status: true,
   statusReason: true,
   watermark: true,
@@ -225,6 +227,7 @@ export function toRecord(row: RecordRow): ConnectionRecord {
     provider: PROVIDER_KEY[row.provider as DbProvider],
     externalAccountId: row.externalAccountId,
     displayName: row.displayName,
+    accountAddress: row.accountAddress,
     status: row.status,
     statusReason: row.statusReason,
     watermark: row.watermark,

@@ -137,6 +137,13 @@ export const connectionView = z.object({
   provider: z.enum(PROVIDER_KEYS),
   externalAccountId: z.string(),
   displayName: z.string().nullable(),
+  accountAddress: z
+    .string()
+    .nullable()
+    .describe(
+      'The address of the person whose mailbox, calendar or tasks these are, as the provider named it ' +
+        '(Google, Microsoft); null for a CRM. A meeting or a task is copied into it only when it is theirs.',
+    ),
   status: z.enum(CONNECTION_STATUSES),
   statusReason: z.string().nullable(),
   watermark: z.iso

@@ -327,6 +327,7 @@ function toView(record: ConnectionRecord, lagEvents: number, now: Date): Connect
     provider: record.provider,
     externalAccountId: record.externalAccountId,
     displayName: record.displayName,
+    accountAddress: record.accountAddress,
     status: record.status,
     statusReason: record.statusReason,
     watermark: record.watermark?.toISOString() ?? null,

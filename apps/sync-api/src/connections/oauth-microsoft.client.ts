@@ -224,7 +224,8 @@ export class MicrosoftOAuthClient implements OAuthProviderClient {
     if (!identity.ok) return identity;
     return ok({
       externalAccountId: microsoftAccountId(identity.value.tenantId, identity.value.objectId),
-      displayName: identity.value.username,
+      // Named as Google's are, by product and address (the app does it from accountAddress).
+      displayName: null,
       address: identity.value.address,
       credentials: {
         accessToken: tokens.access_token,

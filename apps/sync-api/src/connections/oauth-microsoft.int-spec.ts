@@ -130,7 +130,8 @@ describe('connecting Microsoft 365 through OAuth (the emulated identity platform
     expect(
       first.map((c) => [c.provider, c.externalAccountId, c.displayName, c.status, c.hasCredentials]),
     ).toEqual(
-      PRODUCTS.map((product) => [product, microsoftAccountOf(ana), ana.userPrincipalName, 'pending', true]),
+      // No name of its own: the app names it by product and address, as a Google connection.
+      PRODUCTS.map((product) => [product, microsoftAccountOf(ana), null, 'pending', true]),
     );
     for (const c of first) {
       expect(await t.prisma.connection.findUniqueOrThrow({ where: { id: c.id } })).toMatchObject({

@@ -2467,6 +2467,8 @@ export interface operations {
                             provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks" | "microsoft-calendar" | "microsoft-mail" | "microsoft-todo";
                             externalAccountId: string;
                             displayName: string | null;
+                            /** @description The address of the person whose mailbox, calendar or tasks these are, as the provider named it (Google, Microsoft); null for a CRM. A meeting or a task is copied into it only when it is theirs. */
+                            accountAddress: string | null;
                             /** @enum {string} */
                             status: "pending" | "backfilling" | "live" | "paused" | "needs_reauth" | "error" | "disconnected";
                             statusReason: string | null;
@@ -2585,6 +2587,8 @@ export interface operations {
                         provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks" | "microsoft-calendar" | "microsoft-mail" | "microsoft-todo";
                         externalAccountId: string;
                         displayName: string | null;
+                        /** @description The address of the person whose mailbox, calendar or tasks these are, as the provider named it (Google, Microsoft); null for a CRM. A meeting or a task is copied into it only when it is theirs. */
+                        accountAddress: string | null;
                         /** @enum {string} */
                         status: "pending" | "backfilling" | "live" | "paused" | "needs_reauth" | "error" | "disconnected";
                         statusReason: string | null;
@@ -2736,6 +2740,8 @@ export interface operations {
                         provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks" | "microsoft-calendar" | "microsoft-mail" | "microsoft-todo";
                         externalAccountId: string;
                         displayName: string | null;
+                        /** @description The address of the person whose mailbox, calendar or tasks these are, as the provider named it (Google, Microsoft); null for a CRM. A meeting or a task is copied into it only when it is theirs. */
+                        accountAddress: string | null;
                         /** @enum {string} */
                         status: "pending" | "backfilling" | "live" | "paused" | "needs_reauth" | "error" | "disconnected";
                         statusReason: string | null;
@@ -2861,6 +2867,8 @@ export interface operations {
                         provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks" | "microsoft-calendar" | "microsoft-mail" | "microsoft-todo";
                         externalAccountId: string;
                         displayName: string | null;
+                        /** @description The address of the person whose mailbox, calendar or tasks these are, as the provider named it (Google, Microsoft); null for a CRM. A meeting or a task is copied into it only when it is theirs. */
+                        accountAddress: string | null;
                         /** @enum {string} */
                         status: "pending" | "backfilling" | "live" | "paused" | "needs_reauth" | "error" | "disconnected";
                         statusReason: string | null;
@@ -3030,6 +3038,8 @@ export interface operations {
                         provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks" | "microsoft-calendar" | "microsoft-mail" | "microsoft-todo";
                         externalAccountId: string;
                         displayName: string | null;
+                        /** @description The address of the person whose mailbox, calendar or tasks these are, as the provider named it (Google, Microsoft); null for a CRM. A meeting or a task is copied into it only when it is theirs. */
+                        accountAddress: string | null;
                         /** @enum {string} */
                         status: "pending" | "backfilling" | "live" | "paused" | "needs_reauth" | "error" | "disconnected";
                         statusReason: string | null;
@@ -3197,6 +3207,8 @@ export interface operations {
                         provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks" | "microsoft-calendar" | "microsoft-mail" | "microsoft-todo";
                         externalAccountId: string;
                         displayName: string | null;
+                        /** @description The address of the person whose mailbox, calendar or tasks these are, as the provider named it (Google, Microsoft); null for a CRM. A meeting or a task is copied into it only when it is theirs. */
+                        accountAddress: string | null;
                         /** @enum {string} */
                         status: "pending" | "backfilling" | "live" | "paused" | "needs_reauth" | "error" | "disconnected";
                         statusReason: string | null;
@@ -3349,6 +3361,8 @@ export interface operations {
                         provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks" | "microsoft-calendar" | "microsoft-mail" | "microsoft-todo";
                         externalAccountId: string;
                         displayName: string | null;
+                        /** @description The address of the person whose mailbox, calendar or tasks these are, as the provider named it (Google, Microsoft); null for a CRM. A meeting or a task is copied into it only when it is theirs. */
+                        accountAddress: string | null;
                         /** @enum {string} */
                         status: "pending" | "backfilling" | "live" | "paused" | "needs_reauth" | "error" | "disconnected";
                         statusReason: string | null;
@@ -3501,6 +3515,8 @@ export interface operations {
                         provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks" | "microsoft-calendar" | "microsoft-mail" | "microsoft-todo";
                         externalAccountId: string;
                         displayName: string | null;
+                        /** @description The address of the person whose mailbox, calendar or tasks these are, as the provider named it (Google, Microsoft); null for a CRM. A meeting or a task is copied into it only when it is theirs. */
+                        accountAddress: string | null;
                         /** @enum {string} */
                         status: "pending" | "backfilling" | "live" | "paused" | "needs_reauth" | "error" | "disconnected";
                         statusReason: string | null;
@@ -3971,6 +3987,8 @@ export interface operations {
                         provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks" | "microsoft-calendar" | "microsoft-mail" | "microsoft-todo";
                         externalAccountId: string;
                         displayName: string | null;
+                        /** @description The address of the person whose mailbox, calendar or tasks these are, as the provider named it (Google, Microsoft); null for a CRM. A meeting or a task is copied into it only when it is theirs. */
+                        accountAddress: string | null;
                         /** @enum {string} */
                         status: "pending" | "backfilling" | "live" | "paused" | "needs_reauth" | "error" | "disconnected";
                         statusReason: string | null;
@@ -4238,6 +4256,8 @@ export interface operations {
                             provider: "hubspot" | "google-calendar" | "gmail" | "google-tasks" | "microsoft-calendar" | "microsoft-mail" | "microsoft-todo";
                             externalAccountId: string;
                             displayName: string | null;
+                            /** @description The address of the person whose mailbox, calendar or tasks these are, as the provider named it (Google, Microsoft); null for a CRM. A meeting or a task is copied into it only when it is theirs. */
+                            accountAddress: string | null;
                             /** @enum {string} */
                             status: "pending" | "backfilling" | "live" | "paused" | "needs_reauth" | "error" | "disconnected";
                             statusReason: string | null;

@@ -1,19 +1,31 @@
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import type { EmulatorContext } from '../../common/context';
 import { CONTROL_USERS, controlUser, registerInvalidateDelta, type UserParams } from '../control-common';
 import type { MicrosoftStateRef } from '../microsoft-state';
 import type { MicrosoftUser } from '../user.store';
-import { invalidProperty } from './calendar-event';
+import { invalidProperty, type Json } from './calendar-event';
 import { type EventView, type RenderOptions, renderEvent } from './event-view';
 import { invitationUidProblem } from './global-object-id';
 
 type EventParams = { upn: string; id: string };
 
+const DAY_MS = 86_400_000;
+const SEED_MINUTES = 30;
+const instant = z.iso.datetime({ offset: true }).transform((s) => Date.parse(s));
+
+/** `count` single events over [from, to): by default the 180 days either side of now. */
+const seedBody = z.strictObject({
+  count: z.number().int().min(1).max(100_000),
+  from: instant.optional(),
+  to: instant.optional(),
+});
+
 /**
  * The calendar side of the Microsoft control API, under /_emulator/microsoft/users/{upn}:
  * "UI" edits (the person editing in Outlook: no transaction id, no If-Match; a create may name
  * the `iCalUId` of an invitation from another system), a view of the calendar as stored
- * (deleted ids too), and evicting the delta sync state.
+ * (deleted ids too), evicting the delta sync state, and seeding a calendar with many events at once.
  */
 export function registerCalendarControlRoutes(
   app: FastifyInstance,
@@ -54,7 +66,48 @@ export function registerCalendarControlRoutes(
     return { events: views.map((v) => render(user, v)), deletedIds };
   });
 
+  app.post<{ Params: UserParams }>(`${users}/:upn/seed/calendar`, async (req, reply) => {
+    const user = userOf(req, reply);
+    if (!user) return reply;
+    const parsed = seedBody.safeParse(req.body ?? {});
+    if (!parsed.success) return reply.code(400).send({ error: 'invalid seed', issues: parsed.error.issues });
+    const calendar = calendarOf(user);
+    const now = calendar.now();
+    const from = parsed.data.from ?? now - 180 * DAY_MS;
+    const to = parsed.data.to ?? now + 180 * DAY_MS;
+    if (!(from < to)) return reply.code(400).send({ error: 'invalid seed: from must come before to' });
+    const count = calendar.seed(seededEvents(parsed.data.count, from, to));
+    return reply
+      .code(201)
+      .send({ count, from: new Date(from).toISOString(), to: new Date(to).toISOString() });
+  });
+
   registerInvalidateDelta(app, state, 'calendar');
+}
+
+/**
+ * `count` single meetings of half an hour, their starts spread evenly over [from, to) (to the
+ * minute), each with one or two attendees out of a thousand people at fifty companies.
+ */
+function seededEvents(count: number, from: number, to: number): Json[] {
+  const wall = (ms: number) => ({ dateTime: new Date(ms).toISOString().slice(0, 19), timeZone: 'UTC' });
+  const person = (k: number) => ({
+    type: 'required',
+    emailAddress: { name: `Contact ${k}`, address: `contact-${k}@customer-${k % 50}.example` },
+  });
+  const events: Json[] = [];
+  for (let i = 0; i < count; i++) {
+    const start = Math.floor((from + (i * (to - from)) / count) / 60_000) * 60_000;
+    events.push({
+      subject: `Seeded meeting ${i + 1}`,
+      body: { contentType: 'text', content: `Seeded meeting ${i + 1} of ${count}.` },
+      start: wall(start),
+      end: wall(start + SEED_MINUTES * 60_000),
+      location: { displayName: `Room ${(i % 20) + 1}` },
+      attendees: i % 3 === 0 ? [person(i % 1000), person((i + 500) % 1000)] : [person(i % 1000)],
+    });
+  }
+  return events;
 }
 
 /**

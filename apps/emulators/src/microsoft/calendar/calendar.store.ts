@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { type DeltaEntry, DeltaJournal, type DeltaToken, type Expand, type Expiry } from '../delta';
 import { graphErrors } from '../graph-errors';
 import { type ChangeType, ignoreChanges, type OnMailboxChange } from '../subscriptions/mailbox-change';
-import { applyEventWrite, type EventFields, isObject } from './calendar-event';
+import { applyEventWrite, type EventFields, isObject, type Json } from './calendar-event';
 import { etagOf, newChangeKey, newEventId, occurrenceId, parseEventId } from './event-ids';
 import {
   type EventVersion,
@@ -56,6 +56,26 @@ export class CalendarStore {
     const existing = transactionId === undefined ? undefined : this.byTransactionId.get(transactionId);
     const retried = existing === undefined ? undefined : this.events.get(existing);
     if (retried) return { view: { event: retried }, created: false };
+    const event = this.insert(body, transactionId, invitedAs, invitedBy);
+    this.changed('created', event);
+    return { view: { event }, created: true };
+  }
+
+  /**
+   * Events made at once as if they had been in the calendar all along (control API's seed):
+   * each body as a create's, without transaction ids and without change notifications.
+   */
+  seed(bodies: readonly Json[]): number {
+    for (const body of bodies) this.insert(body);
+    return bodies.length;
+  }
+
+  private insert(
+    body: Json,
+    transactionId?: string,
+    invitedAs?: string,
+    invitedBy?: { name: string; address: string },
+  ): StoredEvent {
     const fields = applyEventWrite(undefined, body);
     const now = this.now();
     const event: StoredEvent = {
@@ -76,8 +96,7 @@ export class CalendarStore {
     this.events.set(event.id, event);
     if (transactionId !== undefined) this.byTransactionId.set(transactionId, event.id);
     this.journal.put(event.id, event);
-    this.changed('created', event);
-    return { view: { event }, created: true };
+    return event;
   }
 
   /** An event, or an occurrence of a series by its own id. */

@@ -95,6 +95,19 @@ export class MailStore {
 
   /** A mail arriving, sent or saved as a draft, as Outlook would file it. */
   deliver(input: UiMessage, owner: MicrosoftUser): Placement {
+    return this.file(input, owner, true);
+  }
+
+  /**
+   * Mail filed at once as if it had been in the mailbox all along (control API's seed): each
+   * as `deliver` files it, without change notifications.
+   */
+  seed(inputs: readonly UiMessage[], owner: MicrosoftUser): number {
+    for (const input of inputs) this.file(input, owner, false);
+    return inputs.length;
+  }
+
+  private file(input: UiMessage, owner: MicrosoftUser, notify: boolean): Placement {
     const folder = this.folder(input.folder);
     const now = this.now();
     const { from, to } = addressing(input, folder.wellKnownName, owner);
@@ -134,7 +147,7 @@ export class MailStore {
       placement: undefined as unknown as Placement,
     };
     this.byImmutableId.set(message.immutableId, message);
-    return this.place(message, folder);
+    return this.place(message, folder, notify);
   }
 
   /** A message by either of its ids; a REST id it had before a move is gone (404). */
@@ -202,12 +215,12 @@ export class MailStore {
     return { placements: this.messages(), deletedIds: [...this.deleted] };
   }
 
-  private place(message: StoredMessage, folder: MailFolder): Placement {
+  private place(message: StoredMessage, folder: MailFolder, notify = true): Placement {
     const placement: Placement = { message, folderId: folder.id, restId: newRestId(), placedAt: 0 };
     message.placement = placement;
     this.byRestId.set(placement.restId, message);
     placement.placedAt = folder.journal.put(placement.restId, placement);
-    this.changed('created', placement);
+    if (notify) this.changed('created', placement);
     return placement;
   }
 

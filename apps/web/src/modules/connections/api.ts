@@ -8,8 +8,11 @@ type JsonOf<R> = R extends { content: { 'application/json': infer T } } ? T : ne
 export type Connection = JsonOf<paths['/api/v1/connections']['get']['responses'][200]>['data'][number];
 export type SyncHealth = JsonOf<paths['/api/v1/health/sync']['get']['responses'][200]>;
 export type ConnectionHealth = SyncHealth['connections'][number];
-export type OAuthProvider = 'hubspot' | 'google';
+export type OAuthProvider = 'hubspot' | 'google' | 'microsoft';
 export type GoogleProduct = 'google-calendar' | 'gmail' | 'google-tasks';
+export type MicrosoftProduct = 'microsoft-calendar' | 'microsoft-mail' | 'microsoft-todo';
+/** What one Google or Microsoft sign-in connects. */
+export type OAuthProduct = GoogleProduct | MicrosoftProduct;
 
 export const connectionKeys = {
   all: ['connections'] as const,
@@ -88,7 +91,7 @@ export function useDisconnect() {
 
 export interface StartOAuthInput {
   provider: OAuthProvider;
-  products?: GoogleProduct[];
+  products?: OAuthProduct[];
   dryRun: boolean;
   /** The app path the provider's redirect ends on. */
   returnTo: string;

@@ -14,17 +14,47 @@ import {
 } from '@mantine/core';
 import { useState } from 'react';
 import { describeError } from '../../../api/errors';
-import { type Connection, type GoogleProduct, useConnectWithToken, useStartOAuth } from '../api';
+import {
+  type Connection,
+  type OAuthProduct,
+  type OAuthProvider,
+  useConnectWithToken,
+  useStartOAuth,
+} from '../api';
 
-const PRODUCTS: { value: GoogleProduct; label: string; description: string }[] = [
-  {
-    value: 'google-calendar',
-    label: 'Calendar',
-    description: 'Meetings, on the records of the people in them',
-  },
-  { value: 'gmail', label: 'Gmail', description: 'Emails with your contacts, on their timelines' },
-  { value: 'google-tasks', label: 'Tasks', description: 'Tasks, both ways' },
-];
+type Suite = Exclude<OAuthProvider, 'hubspot'>;
+
+/** The products one sign-in connects, per suite. */
+const PRODUCTS: Record<Suite, { value: OAuthProduct; label: string; description: string }[]> = {
+  google: [
+    {
+      value: 'google-calendar',
+      label: 'Calendar',
+      description: 'Meetings, on the records of the people in them',
+    },
+    { value: 'gmail', label: 'Gmail', description: 'Emails with your contacts, on their timelines' },
+    { value: 'google-tasks', label: 'Tasks', description: 'Tasks, both ways' },
+  ],
+  microsoft: [
+    {
+      value: 'microsoft-calendar',
+      label: 'Outlook Calendar',
+      description: 'Meetings, on the records of the people in them',
+    },
+    {
+      value: 'microsoft-mail',
+      label: 'Outlook Mail',
+      description: 'Emails with your contacts, on their timelines',
+    },
+    { value: 'microsoft-todo', label: 'To Do', description: 'Tasks, both ways' },
+  ],
+};
+
+const PROVIDER_LABELS: Record<OAuthProvider, string> = {
+  hubspot: 'HubSpot',
+  google: 'Google',
+  microsoft: 'Microsoft',
+};
 
 /** Where the provider's consent page sends the browser back to. */
 export const CONNECT_RETURN_TO = '/admin/connections';
@@ -32,7 +62,7 @@ export const CONNECT_RETURN_TO = '/admin/connections';
 export const RECONNECT_RETURN_TO = '/admin/connections?reconnect=1';
 
 /**
- * Connect HubSpot or Google (with its products) through the provider's consent page, in dry
+ * Connect HubSpot, Google or Microsoft 365 (with its products) through the provider's consent page, in dry
  * run if asked; or a HubSpot portal by a private app's token.
  */
 export function ConnectDialog({
@@ -44,8 +74,8 @@ export function ConnectDialog({
   onClose: () => void;
   onConnectedWithToken: (connection: Connection) => void;
 }) {
-  const [provider, setProvider] = useState<'hubspot' | 'google'>('hubspot');
-  const [products, setProducts] = useState<GoogleProduct[]>(['google-calendar']);
+  const [provider, setProvider] = useState<OAuthProvider>('hubspot');
+  const [products, setProducts] = useState<OAuthProduct[]>([]);
   const [dryRun, setDryRun] = useState(false);
   const [withToken, setWithToken] = useState(false);
   const [portalId, setPortalId] = useState('');
@@ -55,11 +85,12 @@ export function ConnectDialog({
   const start = useStartOAuth();
   const byToken = useConnectWithToken();
 
-  const noProduct = provider === 'google' && products.length === 0;
+  const suite: Suite | null = provider === 'hubspot' ? null : provider;
+  const noProduct = suite !== null && products.length === 0;
   const portalInvalid = !/^\d{1,20}$/.test(portalId.trim());
   const tokenMissing = token.trim() === '';
   const error = start.error ?? byToken.error;
-  const providerLabel = provider === 'hubspot' ? 'HubSpot' : 'Google';
+  const providerLabel = PROVIDER_LABELS[provider];
 
   const close = () => {
     start.reset();
@@ -77,7 +108,7 @@ export function ConnectDialog({
         provider,
         dryRun,
         returnTo: CONNECT_RETURN_TO,
-        ...(provider === 'google' ? { products } : {}),
+        ...(suite !== null ? { products } : {}),
       },
       { onSuccess: ({ authorizeUrl }) => window.location.assign(authorizeUrl) },
     );
@@ -120,7 +151,10 @@ export function ConnectDialog({
           label="System"
           value={provider}
           onChange={(value) => {
-            setProvider(value === 'google' ? 'google' : 'hubspot');
+            const next: OAuthProvider = value === 'google' || value === 'microsoft' ? value : 'hubspot';
+            setProvider(next);
+            // Each suite starts with its calendar chosen.
+            setProducts(next === 'hubspot' ? [] : [PRODUCTS[next][0]!.value]);
             setWithToken(false);
             setTried(false);
           }}
@@ -128,19 +162,20 @@ export function ConnectDialog({
           <Group mt="xs" gap="lg">
             <Radio value="hubspot" label="HubSpot" />
             <Radio value="google" label="Google" />
+            <Radio value="microsoft" label="Microsoft 365" />
           </Group>
         </Radio.Group>
 
-        {provider === 'google' && (
+        {suite !== null && (
           <Checkbox.Group
             label="What to sync"
-            description="One Google sign-in connects each product you choose."
+            description={`One ${providerLabel} sign-in connects each product you choose.`}
             value={products}
-            onChange={(value) => setProducts(value as GoogleProduct[])}
+            onChange={(value) => setProducts(value as OAuthProduct[])}
             error={tried && noProduct ? 'Choose at least one product.' : undefined}
           >
             <Stack mt="xs" gap="xs">
-              {PRODUCTS.map((p) => (
+              {PRODUCTS[suite].map((p) => (
                 <Checkbox key={p.value} value={p.value} label={p.label} description={p.description} />
               ))}
             </Stack>

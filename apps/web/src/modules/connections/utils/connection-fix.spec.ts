@@ -68,6 +68,28 @@ describe('connectionName and reconnectTarget', () => {
       provider: 'hubspot',
     });
   });
+
+  it("reconnects a Microsoft 365 account's every product in one consent, and names them as Outlook does", () => {
+    const account = '5b3c1f1e-8d0a-4f7e-9c61-0f2d7a1b9e44:0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9';
+    const all = [
+      { provider: 'microsoft-mail', externalAccountId: account, status: 'needs_reauth' },
+      { provider: 'microsoft-todo', externalAccountId: account, status: 'needs_reauth' },
+      { provider: 'microsoft-calendar', externalAccountId: account, status: 'disconnected' },
+      { provider: 'google-calendar', externalAccountId: 'a@b.example', status: 'needs_reauth' },
+    ];
+    expect(reconnectTarget(all[0]!, all)).toEqual({
+      provider: 'microsoft',
+      products: ['microsoft-mail', 'microsoft-todo'],
+    });
+    expect(
+      connectionName({
+        displayName: null,
+        provider: 'microsoft-todo',
+        externalAccountId: account,
+        accountAddress: 'rita@contoso.example',
+      }),
+    ).toBe('Microsoft To Do rita@contoso.example');
+  });
 });
 
 describe('parseConnectionsSearch', () => {
