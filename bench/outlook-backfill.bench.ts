@@ -162,11 +162,17 @@ export async function run(args: { records?: number } = {}): Promise<void> {
     );
 
     // 2. Limits off: the local cost of fetching, mapping and appending to the log.
-    await control('POST', '/_emulator/microsoft/limits', { concurrent: 1_000_000, perTenMinutes: 1_000_000_000 });
+    await control('POST', '/_emulator/microsoft/limits', {
+      concurrent: 1_000_000,
+      perTenMinutes: 1_000_000_000,
+    });
     const url = await freshBenchDatabase('syncline_bench_outlook_backfill');
     const pool = new Pool({ connectionString: url, max: 8 });
     const local = { workspaceId: randomUUID(), calendarId: randomUUID(), mailId: randomUUID() };
-    await pool.query('INSERT INTO workspace (id, name) VALUES ($1, $2)', [local.workspaceId, 'outlook-bench']);
+    await pool.query('INSERT INTO workspace (id, name) VALUES ($1, $2)', [
+      local.workspaceId,
+      'outlook-bench',
+    ]);
     await pool.query(
       `INSERT INTO connection (id, workspace_id, provider, external_account_id, status)
        VALUES ($1, $3, 'microsoft-calendar', $4, 'live'), ($2, $3, 'microsoft-mail', $4, 'live')`,
@@ -200,7 +206,9 @@ export async function run(args: { records?: number } = {}): Promise<void> {
           `the log holds ${row?.n ?? 0} ${name} events of ${row?.ids ?? 0} records, expected ${expected} of ${expected}`,
         );
     }
-    log(`outlook-backfill: local ${localSeconds.toFixed(1)} s, ${events + messages} records in the log once each`);
+    log(
+      `outlook-backfill: local ${localSeconds.toFixed(1)} s, ${events + messages} records in the log once each`,
+    );
     await changeLog.close();
     await pool.end();
 

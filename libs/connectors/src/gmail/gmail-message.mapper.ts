@@ -1,36 +1,13 @@
 import type { SourceChangeInput } from '@syncline/core';
 import type { gmail_v1 } from 'googleapis/build/src/apis/gmail';
+import type { ChangeScope, EmailActivityFields } from '../shared/unified-records';
+
+export type { ChangeScope, EmailActivityFields };
 
 type GmailMessage = gmail_v1.Schema$Message;
 
 /** The headers we ask for (format=metadata): participants and identity, never bodies. */
 export const METADATA_HEADERS = ['From', 'To', 'Cc', 'Subject', 'Date', 'Message-ID'] as const;
-
-export interface ChangeScope {
-  workspaceId: string;
-  connectionId: string;
-}
-
-/**
- * Unified email_activity fields (UNIFIED_FIELDS.email_activity in @syncline/core): metadata
- * only, so no `text`. `from`/`to`/`cc` are lower-cased addresses (identity resolves them to
- * people); `sentAt` is the Date header and `occurredAt` the internalDate (the event time), both
- * ISO UTC strings; `direction` is outbound for a message labelled SENT, else inbound (Gmail has
- * no `forwarded`, and no send `status`).
- */
-export interface EmailActivityFields {
-  messageId: string | null;
-  threadId: string | null;
-  subject: string | null;
-  from: string | null;
-  fromName: string | null;
-  to: string[];
-  cc: string[];
-  sentAt: string | null;
-  occurredAt: string | null;
-  labelIds: string[];
-  direction: 'inbound' | 'outbound';
-}
 
 export interface Mailbox {
   email: string;

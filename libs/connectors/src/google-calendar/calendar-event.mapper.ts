@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { SourceChangeInput } from '@syncline/core';
 import type { calendar_v3 } from 'googleapis/build/src/apis/calendar';
+import type { ChangeScope, MeetingAttendee, MeetingFields } from '../shared/unified-records';
+
+export type { ChangeScope, MeetingAttendee, MeetingFields };
 
 type GoogleEvent = calendar_v3.Schema$Event;
 
@@ -8,35 +11,6 @@ type GoogleEvent = calendar_v3.Schema$Event;
 export const ORIGIN_KEY = 'synclineOrigin';
 export const ENTITY_KEY = 'synclineEntityId';
 export const ORIGIN_VALUE = 'syncline';
-
-export interface MeetingAttendee {
-  email: string;
-  name?: string;
-  responseStatus: string;
-  organizer?: boolean;
-}
-
-/**
- * Unified meeting fields (UNIFIED_FIELDS.meeting in @syncline/core; a participants list of emails with response status, the organizer's
- * email). Times are UTC ISO strings, or `YYYY-MM-DD` for all-day events.
- */
-export interface MeetingFields {
-  title: string | null;
-  description: string | null;
-  location: string | null;
-  startAt: string | null;
-  endAt: string | null;
-  allDay: boolean;
-  status: string | null;
-  organizer: string | null;
-  attendees: MeetingAttendee[];
-  iCalUID: string | null;
-}
-
-export interface ChangeScope {
-  workspaceId: string;
-  connectionId: string;
-}
 
 const stripQuotes = (etag: string) => etag.replace(/^W\//, '').replace(/"/g, '');
 

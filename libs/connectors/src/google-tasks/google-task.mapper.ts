@@ -1,27 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { SourceChangeInput } from '@syncline/core';
 import type { tasks_v1 } from 'googleapis/build/src/apis/tasks';
+import type { ChangeScope, TaskFields } from '../shared/unified-records';
+
+export type { ChangeScope, TaskFields };
 
 type GoogleTask = tasks_v1.Schema$Task;
-
-/**
- * Unified task fields (UNIFIED_FIELDS.task in @syncline/core). `notes` never carries our
- * idempotency marker; times are ISO UTC strings. Tasks has no progress, priority or owner.
- */
-export interface TaskFields {
-  title: string | null;
-  notes: string | null;
-  status: 'open' | 'completed';
-  dueAt: string | null;
-  completedAt: string | null;
-  listId: string;
-  parentId: string | null;
-}
-
-export interface ChangeScope {
-  workspaceId: string;
-  connectionId: string;
-}
 
 /**
  * Tasks has no client-chosen ids and no private properties, so a task we create carries a

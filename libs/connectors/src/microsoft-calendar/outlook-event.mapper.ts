@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { SourceChangeInput } from '@syncline/core';
+import type { ChangeScope, MeetingAttendee, MeetingFields } from '../shared/unified-records';
+
+export type { ChangeScope, MeetingAttendee, MeetingFields };
 
 /** A `dateTimeTimeZone`: a wall-clock time without an offset, and the zone it is in. */
 export interface GraphDateTime {
@@ -45,36 +48,6 @@ export interface GraphEvent {
   seriesMasterId?: string | null;
   transactionId?: string | null;
   singleValueExtendedProperties?: GraphExtendedProperty[] | null;
-}
-
-export interface MeetingAttendee {
-  email: string;
-  name?: string;
-  responseStatus: string;
-  organizer?: boolean;
-}
-
-/**
- * Unified meeting fields (UNIFIED_FIELDS.meeting in @syncline/core), the same set Google
- * Calendar reports, so meetings of both merge. Times are UTC ISO strings, or `YYYY-MM-DD`
- * for all-day events.
- */
-export interface MeetingFields {
-  title: string | null;
-  description: string | null;
-  location: string | null;
-  startAt: string | null;
-  endAt: string | null;
-  allDay: boolean;
-  status: string | null;
-  organizer: string | null;
-  attendees: MeetingAttendee[];
-  iCalUID: string | null;
-}
-
-export interface ChangeScope {
-  workspaceId: string;
-  connectionId: string;
 }
 
 /**

@@ -1,4 +1,13 @@
 import type { SourceChangeInput } from '@syncline/core';
+import type { ChangeScope, EmailActivityFields } from '../shared/unified-records';
+
+/**
+ * Outlook's mail in the unified email_activity fields (EmailActivityFields, as Gmail reports
+ * them): `threadId` is Graph's conversationId; `sentAt` the sentDateTime and `occurredAt` the
+ * receivedDateTime (the event time); `labelIds` Gmail's system labels for what Outlook shows
+ * (see outlookLabels); `direction` outbound when labelled SENT, as Gmail decides.
+ */
+export type { ChangeScope, EmailActivityFields };
 
 /** A recipient as Graph writes it. */
 export interface GraphRecipient {
@@ -63,32 +72,6 @@ export interface MailboxView {
   place: MailPlace;
   /** The mailbox owner's address, lower case: mail from it is outbound. */
   owner: string;
-}
-
-export interface ChangeScope {
-  workspaceId: string;
-  connectionId: string;
-}
-
-/**
- * Unified email_activity fields (UNIFIED_FIELDS.email_activity in @syncline/core), the same
- * names, types and order as the Gmail connector's, so one mail seen through both reads alike:
- * metadata only, no `text`. `threadId` is Graph's conversationId; `sentAt` the sentDateTime and
- * `occurredAt` the receivedDateTime (the event time); `labelIds` Gmail's system labels for what
- * Outlook shows (see outlookLabels); `direction` outbound when labelled SENT, as Gmail decides.
- */
-export interface EmailActivityFields {
-  messageId: string | null;
-  threadId: string | null;
-  subject: string | null;
-  from: string | null;
-  fromName: string | null;
-  to: string[];
-  cc: string[];
-  sentAt: string | null;
-  occurredAt: string | null;
-  labelIds: string[];
-  direction: 'inbound' | 'outbound';
 }
 
 /**

@@ -1,4 +1,13 @@
 import { err, ok, type Result, type SourceChangeInput } from '@syncline/core';
+import type { ChangeScope, TaskFields } from '../shared/unified-records';
+
+/**
+ * To Do's tasks in the unified task fields (TaskFields, the set Google Tasks reports). To Do's
+ * own statuses other than `completed` (notStarted, inProgress, waitingOnOthers, deferred) are
+ * all `open`; importance has no unified field of its own here. To Do has no subtasks (checklist
+ * items are steps), so `parentId` is always null.
+ */
+export type { ChangeScope, TaskFields };
 
 /** Graph's dateTimeTimeZone: a wall time without offset, and the zone it is in. */
 export interface DateTimeTimeZone {
@@ -52,27 +61,6 @@ export interface TodoTaskWrite {
   body?: { contentType: 'text'; content: string };
   status?: 'notStarted' | 'completed';
   dueDateTime?: DateTimeTimeZone | null;
-}
-
-/**
- * Unified task fields (UNIFIED_FIELDS.task in @syncline/core), the same set Google Tasks
- * reports. To Do's own statuses other than `completed` (notStarted, inProgress,
- * waitingOnOthers, deferred) are all `open`; importance has no unified field of its own here.
- * To Do has no subtasks (checklist items are steps), so `parentId` is always null.
- */
-export interface TaskFields {
-  title: string | null;
-  notes: string | null;
-  status: 'open' | 'completed';
-  dueAt: string | null;
-  completedAt: string | null;
-  listId: string;
-  parentId: string | null;
-}
-
-export interface ChangeScope {
-  workspaceId: string;
-  connectionId: string;
 }
 
 /**
