@@ -50,6 +50,12 @@ export class DeltaJournal<T> {
   private generation = 1;
   private expiry: Expiry = { status: 410, restart: false };
   private readonly entries = new Map<string, Entry<T>>();
+  /**
+   * Every write in sequence order, so a page reads forward from its token's position instead
+   * of sorting the whole journal: an id's older writes stay here, stale (its entry has moved
+   * on), until the log is compacted.
+   */
+  private log: { seq: number; id: string }[] = [];
 
   /** The position of the latest write (the next one takes `position + 1`). */
   get position(): number {
@@ -57,15 +63,43 @@ export class DeltaJournal<T> {
   }
 
   put(id: string, item: T): number {
-    this.entries.set(id, { seq: ++this.seq, item });
+    this.write(id, { seq: ++this.seq, item });
     return this.seq;
   }
 
   remove(id: string, reason: RemovedReason = 'deleted'): boolean {
     const entry = this.entries.get(id);
     if (!entry?.item) return false;
-    this.entries.set(id, { seq: ++this.seq, removed: reason, last: entry.item });
+    this.write(id, { seq: ++this.seq, removed: reason, last: entry.item });
     return true;
+  }
+
+  private write(id: string, entry: Entry<T>): void {
+    this.entries.set(id, entry);
+    this.log.push({ seq: entry.seq, id });
+    if (this.log.length > 2 * this.entries.size + 1_000)
+      this.log = this.log.filter((w) => this.entries.get(w.id)?.seq === w.seq);
+  }
+
+  /** The index of the first write after `seq` (binary search: the log is in sequence order). */
+  private firstAfter(seq: number): number {
+    let [lo, hi] = [0, this.log.length];
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.log[mid]!.seq <= seq) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** The entries written after `after` up to `upTo`, each at its latest write, in sequence order. */
+  private *changedBetween(after: number, upTo: number): Generator<[string, Entry<T>]> {
+    for (let i = this.firstAfter(after); i < this.log.length; i++) {
+      const { seq, id } = this.log[i]!;
+      if (seq > upTo) return;
+      const entry = this.entries.get(id);
+      if (entry?.seq === seq) yield [id, entry];
+    }
   }
 
   get(id: string): T | undefined {
@@ -120,13 +154,10 @@ export class DeltaJournal<T> {
     const initial = token === undefined || (token.kind === 'skip' && token.i === true);
     const upTo = token?.kind === 'skip' ? token.u : this.seq;
     const after = token?.kind === 'skip' ? token.a : since;
-    const changed = [...this.entries]
-      .filter(([, e]) => e.seq > after && e.seq <= upTo)
-      .sort((a, b) => a[1].seq - b[1].seq);
     const entries: DeltaEntry<V>[] = [];
     let last = after;
     let partial: { os: number; o: number } | undefined;
-    for (const [id, e] of changed) {
+    for (const [id, e] of this.changedBetween(after, upTo)) {
       const room = options.pageSize - entries.length;
       if (room <= 0) break;
       const expanded = options.expand({ id, item: e.item, last: e.last, removed: e.removed, since, initial });
@@ -142,7 +173,7 @@ export class DeltaJournal<T> {
       last = e.seq;
     }
     const carried = p === undefined ? {} : { p };
-    const more = partial !== undefined || changed.some(([, e]) => e.seq > last);
+    const more = partial !== undefined || !this.changedBetween(last, upTo).next().done;
     return {
       entries,
       next: more
