@@ -249,7 +249,7 @@ describe('Microsoft 365: Outlook calendar, Outlook mail and To Do, two-way with 
     });
   });
 
-  it('5. throttled, an expired delta token, a removed subscription, consent revoked and restored: converged, nothing twice', async ({
+  it('5. throttled at 5 %, an expired delta token, a removed subscription, consent revoked and restored: converged, nothing twice', async ({
     onTestFailed,
   }) => {
     onTestFailed(dumpState);
@@ -265,8 +265,9 @@ describe('Microsoft 365: Outlook calendar, Outlook mail and To Do, two-way with 
     });
     const createsBefore = (await creates()).length;
 
-    // Graph throttles the mailbox, forgets every delta token and drops the subscription.
-    await ms.fault({ kind: 'rate-limit', account: UPN, count: 3 });
+    // Graph throttles the mailbox (one request in twenty, until the end of the scenario),
+    // forgets every delta token and drops the subscription.
+    await ms.fault({ kind: 'rate-limit', account: UPN, rate: 0.05 });
     await ms.fault({ kind: 'invalidate-cursors', account: UPN, count: 1 });
     await ms.lifecycle(removed!.id, 'subscriptionRemoved');
     await ms.calendar.create(UPN, {
@@ -355,8 +356,9 @@ describe('Microsoft 365: Outlook calendar, Outlook mail and To Do, two-way with 
     expect(createsBefore).toBeGreaterThan(0);
     expect((await creates()).length).toBe(createsBefore);
     // And the faults were met: the throttle, and a delta token Graph no longer knew.
+    await s.emulator.clearFaults();
     const answered = await ms.requests(UPN);
-    expect(answered.filter((r) => r.status === 429).length).toBeGreaterThanOrEqual(3);
+    expect(answered.filter((r) => r.status === 429).length).toBeGreaterThan(0);
     expect(
       answered.filter((r) => r.path.includes('delta') && (r.status === 410 || r.status === 400)).length,
     ).toBeGreaterThan(0);

@@ -171,6 +171,8 @@ export interface FaultSpec {
   ms?: number;
   /** A HubSpot portal id, a Google user's email or a Microsoft user principal name; absent = every account. */
   account?: string | number;
+  /** The share of matching calls it applies to (0 < rate ≤ 1); absent = every one. */
+  rate?: number;
 }
 
 export interface LoggedRequest {

@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { EmulatedProvider, EmulatorContext } from './common/context';
 import { registerControlRoutes } from './common/control.routes';
+import { Mulberry32 } from './common/mulberry32';
 import { FaultRegistry } from './common/faults';
 import { RequestLog } from './common/request-log';
 import { createGoogleEmulator } from './google/google.emulator';
@@ -47,10 +48,13 @@ export interface RunningEmulators {
  */
 export async function startEmulators(options: EmulatorOptions = {}): Promise<RunningEmulators> {
   const host = options.host ?? '127.0.0.1';
+  const seed = options.seed ?? 1;
+  // Faults at a rate draw from a generator of the seed's own, so a run hits the same calls.
+  const faultDraws = new Mulberry32(seed * 0x9e3779b1);
   const context: EmulatorContext = {
-    faults: new FaultRegistry(),
+    faults: new FaultRegistry(() => faultDraws.next()),
     requests: new RequestLog(),
-    seed: options.seed ?? 1,
+    seed,
     now: () => Date.now(),
   };
   const hubspot = createHubspotEmulator(context);

@@ -30,6 +30,11 @@ export const faultSchema = z.strictObject({
   ms: z.number().int().nonnegative().optional(),
   /** A HubSpot portal id, a Google user's email or a Microsoft user's principal name; absent = every account. */
   account: z.union([z.string(), z.number()]).optional(),
+  /**
+   * The share of matching calls it applies to (a mailbox throttled at 5 %: `0.05`), each call
+   * drawn from the emulator's seeded generator; absent = every matching call.
+   */
+  rate: z.number().gt(0).lte(1).optional(),
 });
 export type FaultSpec = z.output<typeof faultSchema>;
 
@@ -44,22 +49,25 @@ interface ArmedFault extends FaultSpec {
 export class FaultRegistry {
   private faults: ArmedFault[] = [];
 
+  /** `draw`: where a fault with a `rate` gets its chance from (the emulator's seeded generator). */
+  constructor(private readonly draw: () => number = Math.random) {}
+
   add(spec: FaultSpec): void {
     this.faults.push({ ...spec, remaining: spec.count ?? Number.POSITIVE_INFINITY });
   }
 
   take(service: EmulatedService, kind: FaultKind, account?: string | number): FaultSpec | undefined {
-    const fault = this.faults.find(
-      (f) =>
-        f.service === service &&
-        f.kind === kind &&
-        f.remaining > 0 &&
-        (f.account === undefined || account === undefined || String(f.account) === String(account)),
-    );
-    if (!fault) return undefined;
-    fault.remaining--;
-    if (fault.remaining <= 0) this.faults = this.faults.filter((f) => f !== fault);
-    return fault;
+    for (const fault of this.faults) {
+      if (fault.service !== service || fault.kind !== kind || fault.remaining <= 0) continue;
+      if (fault.account !== undefined && account !== undefined && String(fault.account) !== String(account))
+        continue;
+      // A fault at a rate lets the other calls through; only the calls it hits use it up.
+      if (fault.rate !== undefined && this.draw() >= fault.rate) continue;
+      fault.remaining--;
+      if (fault.remaining <= 0) this.faults = this.faults.filter((f) => f !== fault);
+      return fault;
+    }
+    return undefined;
   }
 
   /** Whether a fault is armed, without using it up (for one-off state changes). */
