@@ -43,6 +43,8 @@ export {
   canMergeIn,
   DELETE_POLICIES,
   type DeletePolicy,
+  isInvitationCopy,
   isPersonal,
   isWritable,
+  writableField,
 } from './writeback-rules';

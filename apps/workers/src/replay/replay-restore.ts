@@ -1,7 +1,13 @@
 import { type MergeEngine, PgMergeStore } from '@syncline/conflicts';
 import type { EntityType, ProviderKey } from '@syncline/core';
 import type { LogTransaction } from '@syncline/log';
-import { isWritable, replayedUpdateKey, updateKey } from '@syncline/sync-stage';
+import {
+  isInvitationCopy,
+  isWritable,
+  replayedUpdateKey,
+  updateKey,
+  writableField,
+} from '@syncline/sync-stage';
 import type { PoolClient } from 'pg';
 
 /**
@@ -130,8 +136,9 @@ export async function oweFinalValues(
     connection_id: string;
     external_id: string;
     provider: ProviderKey;
+    account_address: string | null;
   }>(
-    `SELECT l.entity_id, l.connection_id, l.external_id, c.provider::text AS provider
+    `SELECT l.entity_id, l.connection_id, l.external_id, c.provider::text AS provider, c.account_address
        FROM source_link l JOIN connection c ON c.id = l.connection_id
       WHERE l.entity_id = ANY($1::uuid[]) AND c.provider <> 'syncline' AND c.status <> 'disconnected'
         AND NOT COALESCE((SELECT e.flags->'deletedIn' FROM entity e WHERE e.id = l.entity_id), '[]'::jsonb) <> '[]'::jsonb`,
@@ -161,8 +168,19 @@ export async function oweFinalValues(
       store,
     );
     for (const target of mine) {
-      const owed = outcome.owed.get(target.connection_id) ?? [];
+      // As the live writeback owes them (owedWrites): never a field the connector only
+      // reports, never an invitation another person organizes.
+      const owed = (outcome.owed.get(target.connection_id) ?? []).filter((f) =>
+        writableField(target.provider, entity.entity_type, f),
+      );
       if (owed.length === 0) continue;
+      const personal = {
+        id: target.connection_id,
+        provider: target.provider,
+        status: 'live',
+        accountAddress: target.account_address,
+      };
+      if (isInvitationCopy(personal, entity.entity_type, outcome.values)) continue;
       const fields = Object.fromEntries(owed.map((f) => [f, outcome.values[f] ?? null]));
       rows.push({
         workspace_id: entity.workspace_id,
