@@ -4,6 +4,7 @@ import { ProviderAccounts, type TestGoogleAccount, type TestPortal } from '../te
 import { bearer, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
 
 const VIEW_KEYS = [
+  'accountAddress',
   'createdAt',
   'credentialsVerifiedAt',
   'displayName',
@@ -104,8 +105,10 @@ describe('connections', () => {
       credentials: { ...rep.oauth, expiresAt: '2026-12-01T00:00:00Z' },
     });
     expect(res.statusCode).toBe(201);
-    const body = res.json<ConnectionBody>();
+    const body = res.json<ConnectionBody & { accountAddress: string | null }>();
     expect(body.provider).toBe('google-calendar');
+    // Whose calendar it is, as Google's userinfo named it: what decides whose meetings it is owed.
+    expect(body.accountAddress).toBe('rep@acme.test');
     const row = await t.prisma.connection.findUniqueOrThrow({ where: { id: body.id } });
     expect(row.provider).toBe('google_calendar');
     expect(Buffer.from(row.credentialsCiphertext!).includes(Buffer.from(rep.oauth.refreshToken))).toBe(false);
