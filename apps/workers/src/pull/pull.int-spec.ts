@@ -566,6 +566,17 @@ describe('pull, pull-all and renew through the workers (Postgres, Redis, emulato
     await pool.query('DELETE FROM push_subscription WHERE connection_id = $1', [calendarConnection]);
     expect(await runRenew()).toMatchObject({ checked: 1, renewed: 1, failed: 0 });
     expect(await subscriptions(calendarConnection)).toHaveLength(1);
+
+    // Marked due now (as the API marks one a provider ended: Graph's subscriptionRemoved): the
+    // next pull remakes it, even a scheduled one, without waiting for the renewal job.
+    const [ended] = await subscriptions(calendarConnection);
+    await pool.query('UPDATE push_subscription SET expires_at = now() WHERE id = $1', [ended!.id]);
+    await workers.jobs.enqueue('connection.pull', { connectionId: calendarConnection, reason: 'scheduled' });
+    await pullsSettled();
+    const remade = await subscriptions(calendarConnection);
+    expect(remade).toHaveLength(1);
+    expect(remade[0]!.id).not.toBe(ended!.id);
+    expect(remade[0]!.expires_at.getTime()).toBeGreaterThan(Date.now() + 3_600_000);
   });
 
   it('serves /metrics with pull counters, queue depths and dead letters', async () => {

@@ -114,6 +114,10 @@ export class PullService {
     // of the push subscription. Scheduled pulls and continuations leave a refused subscription to
     // the renewal job (every 10 minutes) rather than ask the provider again on every pull.
     if (reason !== SCHEDULED && reason !== CONTINUATION) await this.watch(handle);
+    // A subscription the provider ended or asked to renew (a Graph lifecycle event marks it due
+    // now) is made again by the next pull, whatever asked for it: the notification's own pull may
+    // have been folded into one already running.
+    else if (await this.subscriptionLapsed(handle.id)) await this.watch(handle);
     const deadline = Date.now() + this.config.PULL_JOB_BUDGET_MS;
     let rounds = 1;
     let pages = 0;
@@ -234,6 +238,15 @@ export class PullService {
       );
     }
     return rows.length;
+  }
+
+  /** Whether the connection has a push subscription that is no longer in force (its row is due). */
+  private async subscriptionLapsed(connectionId: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      'SELECT 1 FROM push_subscription WHERE connection_id = $1 AND expires_at <= now() LIMIT 1',
+      [connectionId],
+    );
+    return (rowCount ?? 0) > 0;
   }
 
   /** Opens the connection's push subscription if its provider has one and it has none lasting (never throws). */
