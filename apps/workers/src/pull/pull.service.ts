@@ -117,7 +117,8 @@ export class PullService {
     // A subscription the provider ended or asked to renew (a Graph lifecycle event marks it due
     // now) is made again by the next pull, whatever asked for it: the notification's own pull may
     // have been folded into one already running.
-    else if (await this.subscriptionLapsed(handle.id)) await this.watch(handle);
+    else if (RENEWED_PROVIDERS.includes(handle.provider) && (await this.subscriptionLapsed(handle.id)))
+      await this.watch(handle);
     const deadline = Date.now() + this.config.PULL_JOB_BUDGET_MS;
     let rounds = 1;
     let pages = 0;
