@@ -44,7 +44,7 @@ export function validateChanges(input: readonly unknown[]): Result<PreparedChang
       return err({ code: 'Validation', index, message: `change ${index}: eventTime: invalid date` });
     }
     const fieldsJson = JSON.stringify(change.fields);
-    const fieldTimesJson = JSON.stringify(change.fieldTimes);
+    const fieldTimesJson = fieldTimesToJson(change.fieldTimes, change.eventTime);
     const originJson = change.origin === undefined ? null : JSON.stringify(change.origin);
     const bytes =
       Buffer.byteLength(fieldsJson) +
@@ -74,4 +74,28 @@ export function validateChanges(input: readonly unknown[]): Result<PreparedChang
     prepared.push({ change, fieldsJson, fieldTimesJson, originJson });
   }
   return ok(prepared);
+}
+
+/**
+ * The field times the log keeps, as JSON: those that differ from the event's time. A field
+ * without a time of its own is read as changed at the event's time (the merge and the echo
+ * check both do), so the rest say nothing; a mail's eleven fields, all timed by its arrival,
+ * were a third of its row. Written by hand, byte for byte what `JSON.stringify` writes: a
+ * Date's `toJSON` takes JSON.stringify off its fast path (about 1.4 µs a field).
+ */
+export function fieldTimesToJson(times: Readonly<Record<string, Date>>, eventTime?: Date): string {
+  const eventMs = eventTime?.getTime();
+  let out = '';
+  let lastMs = Number.NaN;
+  let lastJson = '';
+  for (const key of Object.keys(times)) {
+    const ms = times[key]!.getTime();
+    if (ms === eventMs) continue;
+    if (ms !== lastMs) {
+      lastMs = ms;
+      lastJson = Number.isNaN(ms) ? 'null' : `"${new Date(ms).toISOString()}"`;
+    }
+    out += `${out === '' ? '' : ','}${JSON.stringify(key)}:${lastJson}`;
+  }
+  return `{${out}}`;
 }
