@@ -256,6 +256,14 @@ describe('pull, pull-all and renew through the workers (Postgres, Redis, emulato
     const events = await eventsOf(connectionA);
     expect(events).toHaveLength(records);
     expect(new Set(events.map((e) => e.external_id)).size).toBe(records);
+    // Pages are held and appended together (one INSERT stamps its rows with one time): the
+    // four pages with records (contacts in pages of 100, then companies) went in fewer appends,
+    // one per job of PULL_JOB_MAX_PAGES pages at most.
+    const { rows: appends } = await pool.query<{ n: number }>(
+      'SELECT count(DISTINCT ingested_at)::int AS n FROM change_event WHERE connection_id = $1',
+      [connectionA],
+    );
+    expect(appends[0]!.n).toBeLessThan(Math.ceil(250 / 100) + 1);
   });
 
   it('brings a later edit in the portal onto the log with connection.pull', async () => {
