@@ -72,9 +72,17 @@ describe('microsoft-mail connector against the Graph emulator', () => {
     await receive(user, 20, { folder: 'drafts', from: undefined, to: ['draft@example.com'] });
     await receive(user, 21, { folder: 'archive' });
     await receive(user, 22, { sentAt: '2001-01-01T00:00:00Z' });
+    // The folders are read at once: the first call brings a page of each (3 of the 5 received,
+    // the 2 sent), the next the rest of the inbox.
     const budget = new CountingBudget();
-    const run = await drain(connector, kit.context(user, budget), 'backfill', {});
-    expect(run.pages).toBeGreaterThan(2);
+    const first = unwrap(await connector.backfill(kit.context(user, budget), {}));
+    expect(first.done).toBe(false);
+    expect(first.changes.filter((c) => received.includes(c.externalId))).toHaveLength(3);
+    expect(first.changes.filter((c) => sent.includes(c.externalId))).toHaveLength(2);
+    const rest = await drain(connector, kit.context(user, budget), 'backfill', first.cursor);
+    expect(rest.pages).toBe(1);
+    expect(first.progress?.seen).toBe(5);
+    const run = { ...rest, changes: [...first.changes, ...rest.changes] };
     expect(run.sawProgress).toBe(true);
     expect(run.changes.map((c) => c.externalId).sort()).toEqual([...received, ...sent].sort());
     expect(new Set(run.changes.map((c) => c.eventKey)).size).toBe(run.changes.length);
@@ -214,6 +222,22 @@ describe('microsoft-mail connector against the Graph emulator', () => {
     // The unfinished backfill resumes from where it stopped.
     const rest = await drain(connector, kit.context(user), 'backfill', firstPage.cursor);
     expect([...firstPage.changes, ...rest.changes]).toHaveLength(4);
+  });
+
+  it('goes on from a cursor stored by the version that read the folders in turn', async () => {
+    const user = await kit.createUser('cursor-v1');
+    await receive(user, 1);
+    const backfilled = await drain(connector, kit.context(user), 'backfill', {});
+    const sentLater = await send(user, 2);
+    const receivedLater = await receive(user, 3);
+    // Version 1, stored mid-run: the inbox caught up (`at` past it), Sent Items still to read.
+    const { inboxCaughtUp: _i, sentitemsCaughtUp: _s, ...links } = backfilled.cursor;
+    const v1: Cursor = { ...links, v: 1, at: 1 };
+    const pulled = await drain(connector, kit.context(user), 'pull', v1);
+    expect(pulled.changes.map((c) => c.externalId)).toEqual([sentLater]);
+    // The next run reads both folders again.
+    const next = await drain(connector, kit.context(user), 'pull', pulled.cursor);
+    expect(next.changes.map((c) => c.externalId)).toEqual([receivedLater]);
   });
 
   it('reports a meeting request as the mail it is', async () => {

@@ -46,16 +46,18 @@ const IMMUTABLE_IDS = 'IdType="ImmutableId"';
 const DEFAULT_SUBSCRIPTION_MINUTES = 4_230 - 30;
 const DAY_MS = 86_400_000;
 
-const CURSOR_VERSION = 1;
+const CURSOR_VERSION = 2;
 
 /**
  * Per folder, the deltaLink of its last finished round and the nextLink of the round under
- * way. `at` is the folder the run under way (backfill or pull) is on: a run reads inbox to
- * its deltaLink, then sentitems, and is done when both are caught up.
+ * way, and whether the run under way (backfill or pull) has read it to its deltaLink. A run
+ * reads the folders at once, a page of each still reading per call (the mailbox allows 4
+ * requests at a time; the calendar takes one more), and is done when every folder is caught up.
  */
 interface MailCursor {
   links: Record<Folder, { delta?: string; next?: string }>;
-  at: number;
+  /** The folders this run has read to their deltaLink. */
+  caughtUp: ReadonlySet<Folder>;
   /** The mailbox owner's address, lower case (GET /me): mail from it is outbound. */
   owner: string;
   folderIds?: Record<KnownFolder, string>;
@@ -63,7 +65,8 @@ interface MailCursor {
 }
 
 function readCursor(cursor: Cursor): MailCursor | undefined {
-  if (cursor.v !== CURSOR_VERSION) return undefined;
+  // Version 1 read the folders in turn, `at` the one under way: those before it were caught up.
+  if (cursor.v !== CURSOR_VERSION && cursor.v !== 1) return undefined;
   const str = (k: string) =>
     typeof cursor[k] === 'string' && cursor[k] !== '' ? (cursor[k] as string) : undefined;
   const link = (folder: Folder) => ({
@@ -71,10 +74,13 @@ function readCursor(cursor: Cursor): MailCursor | undefined {
     ...(str(`${folder}Next`) ? { next: str(`${folder}Next`) } : {}),
   });
   const at = typeof cursor.at === 'number' && cursor.at >= 0 && cursor.at < FOLDERS.length ? cursor.at : 0;
+  const caughtUp = new Set(
+    FOLDERS.filter((folder, index) => (cursor.v === 1 ? index < at : cursor[`${folder}CaughtUp`] === 1)),
+  );
   const [inbox, sentitems, deleteditems] = KNOWN_FOLDERS.map((f) => str(`${f}Id`));
   return {
     links: { inbox: link('inbox'), sentitems: link('sentitems') },
-    at,
+    caughtUp,
     owner: str('owner') ?? '',
     ...(inbox && sentitems && deleteditems ? { folderIds: { inbox, sentitems, deleteditems } } : {}),
     seen: typeof cursor.seen === 'number' ? cursor.seen : 0,
@@ -84,13 +90,13 @@ function readCursor(cursor: Cursor): MailCursor | undefined {
 function writeCursor(c: MailCursor): Cursor {
   const out: Record<string, string | number | null> = {
     v: CURSOR_VERSION,
-    at: c.at,
     owner: c.owner,
     seen: c.seen,
   };
   for (const folder of FOLDERS) {
     out[`${folder}Delta`] = c.links[folder].delta ?? null;
     out[`${folder}Next`] = c.links[folder].next ?? null;
+    out[`${folder}CaughtUp`] = c.caughtUp.has(folder) ? 1 : 0;
   }
   for (const folder of KNOWN_FOLDERS) out[`${folder}Id`] = c.folderIds?.[folder] ?? null;
   return out;
@@ -223,43 +229,51 @@ export function createMicrosoftMailConnector(options: MicrosoftMailOptions = {})
   }
 
   /**
-   * Reads on from the cursor: the folder the run is on, page by page (one page per call while
-   * it has changes), then the next; `done` once the last folder reaches its deltaLink. Only
-   * deltaLinks stay in the cursor between runs.
+   * Reads on from the cursor: a page of every folder the run has not caught up yet, at once,
+   * their changes in folder order (one call returns while a folder has changes); `done` once
+   * every folder reaches its deltaLink. Only deltaLinks stay in the cursor between runs.
    */
   async function run(ctx: ConnectionContext, start: MailCursor): Promise<ConnectorResult<PullPage>> {
     let state = start;
     const changes: SourceChangeInput[] = [];
     for (;;) {
-      const folder = FOLDERS[state.at]!;
-      const link = state.links[folder].next ?? state.links[folder].delta;
-      const res = await call<DeltaPage>(ctx, (c) =>
-        link ? (c.api(link).header('Prefer', prefer).get() as Promise<DeltaPage>) : firstPage(folder)(c),
+      const reading = FOLDERS.filter((folder) => !state.caughtUp.has(folder));
+      const pages = await Promise.all(
+        reading.map((folder) => {
+          const link = state.links[folder].next ?? state.links[folder].delta;
+          return call<DeltaPage>(ctx, (c) =>
+            link ? (c.api(link).header('Prefer', prefer).get() as Promise<DeltaPage>) : firstPage(folder)(c),
+          );
+        }),
       );
-      if (!res.ok) return res;
-      const mapped = await toChanges(ctx, state, folder, res.value.value ?? []);
-      if (!mapped.ok) return mapped;
-      changes.push(...mapped.value.changes);
-      state = { ...mapped.value.state, seen: state.seen + mapped.value.changes.length };
-      const next = res.value['@odata.nextLink'];
-      const delta = res.value['@odata.deltaLink'];
-      if (next) {
-        state = { ...state, links: { ...state.links, [folder]: { ...state.links[folder], next } } };
-        return ok({ changes, cursor: writeCursor(state), done: false, progress: { seen: state.seen } });
+      const caughtUp = new Set(state.caughtUp);
+      const links = { ...state.links };
+      for (const [index, folder] of reading.entries()) {
+        const res = pages[index]!;
+        if (!res.ok) return res;
+        const mapped = await toChanges(ctx, state, folder, res.value.value ?? []);
+        if (!mapped.ok) return mapped;
+        changes.push(...mapped.value.changes);
+        state = { ...mapped.value.state, seen: state.seen + mapped.value.changes.length };
+        const next = res.value['@odata.nextLink'];
+        const delta = res.value['@odata.deltaLink'];
+        if (next) links[folder] = { ...links[folder], next };
+        else if (delta) {
+          links[folder] = { delta };
+          caughtUp.add(folder);
+        } else
+          return err({ code: 'Transient', message: `${folder} delta page without nextLink or deltaLink` });
       }
-      if (!delta)
-        return err({ code: 'Transient', message: `${folder} delta page without nextLink or deltaLink` });
-      state = { ...state, links: { ...state.links, [folder]: { delta } } };
-      if (state.at === FOLDERS.length - 1) {
+      state = { ...state, links, caughtUp };
+      if (caughtUp.size === FOLDERS.length) {
         const seen = state.seen;
         return ok({
           changes,
-          cursor: writeCursor({ ...state, at: 0, seen: 0 }),
+          cursor: writeCursor({ ...state, caughtUp: new Set(), seen: 0 }),
           done: true,
           progress: { seen },
         });
       }
-      state = { ...state, at: state.at + 1 };
       if (changes.length > 0)
         return ok({ changes, cursor: writeCursor(state), done: false, progress: { seen: state.seen } });
     }
@@ -278,7 +292,7 @@ export function createMicrosoftMailConnector(options: MicrosoftMailOptions = {})
       if (!owner.ok) return owner;
       return run(ctx, {
         links: { inbox: {}, sentitems: {} },
-        at: 0,
+        caughtUp: new Set(),
         owner: owner.value,
         ...(known?.folderIds ? { folderIds: known.folderIds } : {}),
         seen: 0,
