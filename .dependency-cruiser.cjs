@@ -39,6 +39,7 @@ const ARROWS = [
   ['libs/log', ['libs/core'], 'lib-imports-only-core', 'a stage library stands on core alone'],
   ['libs/identity', ['libs/core'], 'lib-imports-only-core', 'a stage library stands on core alone'],
   ['libs/conflicts', ['libs/core'], 'lib-imports-only-core', 'a stage library stands on core alone'],
+  ['libs/insights', ['libs/core'], 'lib-imports-only-core', 'a stage library stands on core alone'],
   ['libs/jobs', ['libs/core'], 'lib-imports-only-core', 'the job map is shared by both apps'],
   [
     'libs/connectors',

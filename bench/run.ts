@@ -18,6 +18,7 @@ const BENCHES: Record<string, () => Promise<{ run(args: Record<string, number>):
   'web-live': () => import('./web-live.bench'),
   'web-admin': () => import('./web-admin.bench'),
   replay: () => import('./replay.bench'),
+  insights: () => import('./insights.bench'),
 };
 
 async function main(): Promise<void> {
