@@ -25,7 +25,11 @@ import {
 } from './outlook-message.mapper';
 
 export interface MicrosoftMailOptions {
-  /** Messages per delta page (`Prefer: odata.maxpagesize`; Graph's default is 10). */
+  /**
+   * Messages per delta page (`Prefer: odata.maxpagesize`; Graph's default is 10, and it may
+   * send fewer than asked). 100 with our $select: each page costs one request of the
+   * mailbox's 10,000 per ten minutes, and the folders' pages follow each other.
+   */
   pageSize?: number;
   /** How far back a (re)backfill reads, in days of receivedDateTime (Gmail's window: a year). 0: all. */
   backfillDays?: number;
@@ -116,7 +120,7 @@ const isComplete = (m: OutlookMessage): boolean =>
   m.receivedDateTime !== undefined && m.internetMessageId !== undefined && m.isDraft !== undefined;
 
 export function createMicrosoftMailConnector(options: MicrosoftMailOptions = {}): Connector {
-  const pageSize = options.pageSize ?? 50;
+  const pageSize = options.pageSize ?? 100;
   const backfillDays = options.backfillDays ?? 365;
   const subscriptionMinutes = options.subscriptionMinutes ?? DEFAULT_SUBSCRIPTION_MINUTES;
   const prefer = `odata.maxpagesize=${pageSize}, ${IMMUTABLE_IDS}`;
