@@ -12,6 +12,8 @@ export const REDACT_PATHS = [
   '*.refreshToken',
   '*.access_token',
   '*.refresh_token',
+  '*.codeVerifier',
+  '*.code_verifier',
   '*.clientSecret',
   '*.client_secret',
   '*.secret',

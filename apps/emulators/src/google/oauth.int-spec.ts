@@ -1,3 +1,5 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Auth } from 'googleapis';
 import { oauth2 } from 'googleapis/build/src/apis/oauth2';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LoggedRequest } from '../common/request-log';
@@ -129,6 +131,42 @@ describe('authorization code flow', () => {
       }),
     );
     expect(reused).toMatchObject({ status: 400, data: { error: 'invalid_grant' } });
+  });
+
+  it("binds a data connect's code to its PKCE verifier: a wrong or missing one is invalid_grant", async () => {
+    const auth = google.oauthClient(user);
+    const redirectUri = 'http://127.0.0.1:9/callback';
+    // As the API's connect asks (login_hint, product scopes: no consent page), with an S256 challenge.
+    const consentedCode = async (verifier: string): Promise<string> => {
+      const url = auth.generateAuthUrl({
+        access_type: 'offline',
+        scope: ['openid', 'email', 'https://www.googleapis.com/auth/gmail.readonly'],
+        redirect_uri: redirectUri,
+        state: 'connect',
+        login_hint: user.email,
+        code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+        // The enum's value (importing the enum would load all of googleapis).
+        code_challenge_method: 'S256' as Auth.CodeChallengeMethod.S256,
+      });
+      const redirect = await fetch(url, { redirect: 'manual' });
+      expect(redirect.status).toBe(302);
+      return new URL(redirect.headers.get('location')!).searchParams.get('code')!;
+    };
+    const verifier = randomBytes(32).toString('base64url');
+
+    for (const codeVerifier of [undefined, randomBytes(32).toString('base64url')]) {
+      const code = await consentedCode(verifier);
+      const refused = await apiError(
+        auth.getToken({ code, redirect_uri: redirectUri, ...(codeVerifier ? { codeVerifier } : {}) }),
+      );
+      expect(refused, String(codeVerifier)).toMatchObject({ status: 400, data: { error: 'invalid_grant' } });
+    }
+    const { tokens } = await auth.getToken({
+      code: await consentedCode(verifier),
+      redirect_uri: redirectUri,
+      codeVerifier: verifier,
+    });
+    expect(tokens).toMatchObject({ refresh_token: expect.any(String), id_token: expect.any(String) });
   });
 });
 

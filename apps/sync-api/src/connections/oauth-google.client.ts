@@ -23,8 +23,8 @@ const IDENTITY_SCOPES = ['openid', 'email'];
 const isGoogleProduct = (product: ProviderKey): product is GoogleProduct => product in GOOGLE_PRODUCT_SCOPES;
 
 /**
- * Google's authorization-code flow through google-auth-library's OAuth2Client (as re-exported
- * by googleapis), its endpoints set from GOOGLE_OAUTH_AUTHORIZE_URL, GOOGLE_TOKEN_URL and
+ * Google's authorization-code flow with PKCE (S256) through google-auth-library's OAuth2Client
+ * (as re-exported by googleapis), its endpoints set from GOOGLE_OAUTH_AUTHORIZE_URL, GOOGLE_TOKEN_URL and
  * GOOGLE_API_ROOT_URL (the id-token certificates), so the emulator stands in for Google.
  */
 @Injectable()
@@ -56,7 +56,7 @@ export class GoogleOAuthClient implements OAuthProviderClient {
       .map(([name]) => name);
   }
 
-  authorizeUrl(state: string, products: readonly ProviderKey[]): string {
+  authorizeUrl(state: string, products: readonly ProviderKey[], codeChallenge: string): string {
     return this.client.generateAuthUrl({
       // A refresh token, every time: `prompt=consent` makes Google issue one on a repeated consent too.
       access_type: 'offline',
@@ -64,16 +64,19 @@ export class GoogleOAuthClient implements OAuthProviderClient {
       include_granted_scopes: true,
       scope: [...IDENTITY_SCOPES, ...products.filter(isGoogleProduct).map((p) => GOOGLE_PRODUCT_SCOPES[p])],
       state,
+      code_challenge: codeChallenge,
+      code_challenge_method: Auth.CodeChallengeMethod.S256,
     });
   }
 
   async exchange(
     code: string,
     products: readonly ProviderKey[],
+    codeVerifier: string,
   ): Promise<Result<OAuthAccount, OAuthFailure>> {
     let tokens: Auth.Credentials;
     try {
-      ({ tokens } = await this.client.getToken(code));
+      ({ tokens } = await this.client.getToken({ code, codeVerifier }));
     } catch (error) {
       return err(gaxiosFailure(error, 'the Google code exchange'));
     }

@@ -34,6 +34,7 @@ export class HubspotOAuthClient implements OAuthProviderClient {
   }
 
   // The SDK's getAuthorizationUrl is fixed to app.hubspot.com; the same parameters, on the configured page.
+  // HubSpot's OAuth takes no PKCE: the challenge (and, at the exchange, the verifier) is left out.
   authorizeUrl(state: string, _products: readonly ProviderKey[]): string {
     const url = new URL(this.config.HUBSPOT_OAUTH_AUTHORIZE_URL);
     url.searchParams.set('client_id', this.config.HUBSPOT_CLIENT_ID ?? '');

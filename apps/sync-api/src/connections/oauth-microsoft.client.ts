@@ -63,6 +63,10 @@ const AADSTS_FAILURES: Readonly<Record<number, { code: OAuthFailure['code']; rea
   50173: { code: 'refused', reason: 'the grant was revoked' },
   700082: { code: 'refused', reason: 'the grant expired' },
   50011: { code: 'refused', reason: 'the redirect URI is not the one the code was issued for' },
+  501481: {
+    code: 'refused',
+    reason: 'the PKCE verifier does not match the challenge the code was issued for',
+  },
   90002: { code: 'refused', reason: 'MICROSOFT_TENANT names no tenant' },
   700016: { code: 'refused', reason: 'MICROSOFT_CLIENT_ID names no app registration' },
   7000215: { code: 'refused', reason: 'MICROSOFT_CLIENT_SECRET is not the app registration secret' },
@@ -140,9 +144,11 @@ export class MicrosoftIdTokenVerifier {
 }
 
 /**
- * Microsoft's authorization-code flow (identity platform v2.0) for a confidential client:
- * the consent page at MICROSOFT_LOGIN_URL/MICROSOFT_TENANT, the code redeemed at its token
- * endpoint (form-encoded, with the client secret), the account named by the verified id token.
+ * Microsoft's authorization-code flow (identity platform v2.0) for a confidential client,
+ * with PKCE (S256) as the platform recommends for those too: the consent page at
+ * MICROSOFT_LOGIN_URL/MICROSOFT_TENANT, the code redeemed at its token endpoint
+ * (form-encoded, with the client secret and the verifier), the account named by the verified
+ * id token.
  * One consent covers every product asked for; each product's access is checked in the
  * granted `scope`, since an administrator or the user may grant less than asked.
  */
@@ -173,7 +179,7 @@ export class MicrosoftOAuthClient implements OAuthProviderClient {
       .map(([name]) => name);
   }
 
-  authorizeUrl(state: string, products: readonly ProviderKey[]): string {
+  authorizeUrl(state: string, products: readonly ProviderKey[], codeChallenge: string): string {
     const url = new URL(this.authorizeEndpoint);
     url.searchParams.set('client_id', this.config.MICROSOFT_CLIENT_ID ?? '');
     url.searchParams.set('response_type', 'code');
@@ -187,6 +193,8 @@ export class MicrosoftOAuthClient implements OAuthProviderClient {
       ].join(' '),
     );
     url.searchParams.set('state', state);
+    url.searchParams.set('code_challenge', codeChallenge);
+    url.searchParams.set('code_challenge_method', 'S256');
     // An admin may connect several mailboxes from one browser: always ask which account.
     // (A refresh token comes with offline_access whatever the prompt, and the platform asks
     // for consent by itself when a product's access is new.)
@@ -197,9 +205,10 @@ export class MicrosoftOAuthClient implements OAuthProviderClient {
   async exchange(
     code: string,
     products: readonly ProviderKey[],
+    codeVerifier: string,
   ): Promise<Result<OAuthAccount, OAuthFailure>> {
     const startedAt = Date.now();
-    const redeemed = await this.redeem(code);
+    const redeemed = await this.redeem(code, codeVerifier);
     if (!redeemed.ok) return redeemed;
     const tokens = redeemed.value;
     if (!tokens.refresh_token || !tokens.id_token) {
@@ -235,7 +244,10 @@ export class MicrosoftOAuthClient implements OAuthProviderClient {
     });
   }
 
-  private async redeem(code: string): Promise<Result<z.output<typeof tokenAnswer>, OAuthFailure>> {
+  private async redeem(
+    code: string,
+    codeVerifier: string,
+  ): Promise<Result<z.output<typeof tokenAnswer>, OAuthFailure>> {
     const what = 'the Microsoft code exchange';
     let res: Response;
     try {
@@ -248,6 +260,7 @@ export class MicrosoftOAuthClient implements OAuthProviderClient {
           grant_type: 'authorization_code',
           code,
           redirect_uri: this.redirectUri,
+          code_verifier: codeVerifier,
         }),
         signal: AbortSignal.timeout(HTTP_TIMEOUT_MS),
       });

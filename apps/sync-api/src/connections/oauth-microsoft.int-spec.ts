@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { oauth2Refresher, type StoredCredentials } from '@syncline/connectors';
 import { pullJobIds } from '@syncline/jobs';
 import type { LightMyRequestResponse } from 'fastify';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_REDIS_URL } from '../../../../test/support/env';
 import { freePort } from '../testing/processes';
 import { bearer, seedWorkspace, startTestApp, type TestApp } from '../testing/test-app';
 import {
@@ -18,7 +20,9 @@ import {
   type MicrosoftTestUser,
   microsoftAccountOf,
   type OAuthEmulators,
+  s256,
   startOAuthEmulators,
+  storedState,
 } from './oauth-testing';
 
 interface ConnectionBody {
@@ -41,11 +45,22 @@ describe('connecting Microsoft 365 through OAuth (the emulated identity platform
   let oauth: OAuthEmulators;
   let microsoft: MicrosoftDirectory;
   let t: TestApp;
+  let redis: Redis;
   let a: { workspaceId: string; adminKey: string };
   let ana: MicrosoftTestUser;
-  // Every response body this file sees, and every token the connections hold: none may meet.
+  // Every response body (and header) this file sees, every token the connections hold and
+  // every PKCE verifier the states held: none may meet.
   const bodies: string[] = [];
+  const headers: string[] = [];
   const tokens = new Set<string>();
+  const verifiers = new Set<string>();
+  /** The verifier a fresh state holds, remembered for the check that no response carries it. */
+  const verifierOf = async (state: string): Promise<string> => {
+    const stored = await storedState(redis, t, state);
+    if (!stored) throw new Error('the started state is not in Redis');
+    verifiers.add(stored.codeVerifier);
+    return stored.codeVerifier;
+  };
 
   const call = async (
     method: 'GET' | 'POST',
@@ -59,6 +74,7 @@ describe('connecting Microsoft 365 through OAuth (the emulated identity platform
       ...(options.payload ? { payload: options.payload } : {}),
     });
     bodies.push(res.body);
+    headers.push(JSON.stringify(res.headers));
     return res;
   };
   const start = async (products: readonly string[] = PRODUCTS): Promise<StartBody> => {
@@ -67,7 +83,9 @@ describe('connecting Microsoft 365 through OAuth (the emulated identity platform
       payload: { products },
     });
     expect(res.statusCode, res.body).toBe(201);
-    return res.json<StartBody>();
+    const started = res.json<StartBody>();
+    await verifierOf(started.state);
+    return started;
   };
   /** Start, consent as `upn`, callback: the API's answer. */
   const connect = async (upn: string, products: readonly string[] = PRODUCTS) => {
@@ -100,16 +118,26 @@ describe('connecting Microsoft 365 through OAuth (the emulated identity platform
     t = await startTestApp('oauth_microsoft', oauth.env);
     a = await seedWorkspace(t.prisma, 'Contoso');
     ana = await microsoft.addUser('ana@contoso.example');
+    redis = new Redis(TEST_REDIS_URL);
   });
   afterAll(async () => {
+    if (redis) {
+      const left = await redis.keys(`${t.config.REDIS_PREFIX}:oauth-state:*`);
+      if (left.length > 0) await redis.del(...left);
+      redis.disconnect();
+    }
     await t?.close();
     await oauth?.close();
   });
 
   let first: ConnectionBody[];
 
-  it('start names the consent page, our client, the redirect URI and the scopes of the products asked for', async () => {
+  it('start names the consent page, our client, the redirect URI, the scopes of the products asked for and the PKCE challenge', async () => {
     const started = await start(['microsoft-calendar', 'microsoft-todo']);
+    const stored = await storedState(redis, t, started.state);
+    expect(stored?.codeVerifier).toMatch(/^[A-Za-z0-9_-]{43,128}$/);
+    // Sealed in Redis, never in the clear.
+    expect(stored!.raw).not.toContain(stored!.codeVerifier);
     const authorize = new URL(started.authorizeUrl);
     expect(`${authorize.origin}${authorize.pathname}`).toBe(`${microsoft.url}/common/oauth2/v2.0/authorize`);
     expect(Object.fromEntries(authorize.searchParams)).toEqual({
@@ -119,6 +147,8 @@ describe('connecting Microsoft 365 through OAuth (the emulated identity platform
       response_mode: 'query',
       scope: [...MICROSOFT_IDENTITY_SCOPES, 'Calendars.ReadWrite', 'Tasks.ReadWrite'].join(' '),
       state: started.state,
+      code_challenge: s256(stored!.codeVerifier),
+      code_challenge_method: 'S256',
       prompt: 'select_account',
     });
   });
@@ -280,6 +310,58 @@ describe('connecting Microsoft 365 through OAuth (the emulated identity platform
     expect(again.statusCode).toBe(400);
     expect(again.json<{ error: { message: string } }>().error.message).toContain(
       'AADSTS54005: the authorization code was already redeemed',
+    );
+  });
+
+  it('a code is bound to the verifier its state holds (PKCE): without it, or with another, it is AADSTS501481', async () => {
+    const gil = await microsoft.addUser('gil@fabrikam.example');
+    const started = await start(['microsoft-mail']);
+    const redirect = await consentAtMicrosoft(started.authorizeUrl, {
+      upn: gil.userPrincipalName,
+      decision: 'accept',
+    });
+    const code = redirect.searchParams.get('code')!;
+    // Whoever took the code off the redirect, even holding our client secret, redeems nothing.
+    for (const verifier of [undefined, 'x'.repeat(43)]) {
+      const res = await fetch(`${microsoft.url}/common/oauth2/v2.0/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: CALLBACK,
+          client_id: microsoft.app.clientId,
+          client_secret: microsoft.app.clientSecret,
+          ...(verifier === undefined ? {} : { code_verifier: verifier }),
+        }),
+      });
+      expect(res.status, String(verifier)).toBe(400);
+      expect(await res.json()).toMatchObject({ error: 'invalid_grant', error_codes: [501481] });
+    }
+    // The callback presents the verifier the state holds: the code redeems, and the state is gone.
+    const res = await call('GET', callbackPath(redirect));
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json<{ data: ConnectionBody[] }>().data).toMatchObject([
+      { provider: 'microsoft-mail', externalAccountId: microsoftAccountOf(gil) },
+    ]);
+    expect(await storedState(redis, t, started.state)).toBeNull();
+
+    // A code of another connect injected into this one's callback is redeemed with this
+    // state's verifier: refused, and nothing is connected.
+    const hal = await microsoft.addUser('hal@fabrikam.example');
+    const victim = await start(['microsoft-mail']);
+    const injected = await consentAtMicrosoft((await start(['microsoft-mail'])).authorizeUrl, {
+      upn: hal.userPrincipalName,
+      decision: 'accept',
+    });
+    injected.searchParams.set('state', victim.state);
+    const refused = await call('GET', callbackPath(injected));
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json()).toEqual({
+      error: { code: 'oauth_failed', message: expect.stringContaining('AADSTS501481') },
+    });
+    expect(await t.prisma.connection.count({ where: { externalAccountId: microsoftAccountOf(hal) } })).toBe(
+      0,
     );
   });
 
@@ -450,10 +532,11 @@ describe('connecting Microsoft 365 through OAuth (the emulated identity platform
     }
   });
 
-  it('no response body and no log line holds a token', () => {
+  it('no response body or header and no log line holds a token or a PKCE verifier', () => {
     expect(tokens.size).toBeGreaterThanOrEqual(4);
-    const everything = [...bodies, ...t.logs].join('\n');
-    for (const token of tokens) expect(everything).not.toContain(token);
+    expect(verifiers.size).toBeGreaterThanOrEqual(10);
+    const everything = [...bodies, ...headers, ...t.logs].join('\n');
+    for (const secret of [...tokens, ...verifiers]) expect(everything).not.toContain(secret);
     expect(bodies.join('\n')).not.toMatch(/accessToken|refreshToken|ciphertext|id_token/i);
   });
 });

@@ -28,10 +28,17 @@ export interface OAuthProviderClient {
   readonly provider: OAuthProvider;
   /** The settings that must be set before the flow can run; empty when it can. */
   missingSettings(): string[];
-  /** The consent page for these products, carrying `state` back to the callback. */
-  authorizeUrl(state: string, products: readonly ProviderKey[]): string;
-  /** Redeems the code and identifies the account. */
-  exchange(code: string, products: readonly ProviderKey[]): Promise<Result<OAuthAccount, OAuthFailure>>;
+  /**
+   * The consent page for these products, carrying `state` back to the callback and, where the
+   * provider takes PKCE (Google, Microsoft), the S256 `codeChallenge`.
+   */
+  authorizeUrl(state: string, products: readonly ProviderKey[], codeChallenge: string): string;
+  /** Redeems the code (with the PKCE verifier held with the state) and identifies the account. */
+  exchange(
+    code: string,
+    products: readonly ProviderKey[],
+    codeVerifier: string,
+  ): Promise<Result<OAuthAccount, OAuthFailure>>;
 }
 
 /** The redirect URI registered with the provider: the same at authorize and at the code exchange. */

@@ -158,6 +158,18 @@ describe('OAuth states: single use, expiring, for one provider; denied and refus
     );
   });
 
+  it("a state's sealed PKCE verifier opens under that state only: its record copied onto another is refused", async () => {
+    const key = (state: string) => `${t.config.REDIS_PREFIX}:${oauthStateKey(state)}`;
+    const one = await start('google');
+    const two = await start('google');
+    const copied = await redis.get(key(one.state));
+    expect(await redis.set(key(two.state), copied!, 'KEEPTTL')).toBe('OK');
+    const redirect = await approveConsent(two.authorizeUrl, { email: 'moved@acme.example' });
+    const before = await connectionCount();
+    expectError(await call('GET', callbackPath(redirect)), 400, 'oauth_state_invalid');
+    expect(await connectionCount()).toBe(before);
+  });
+
   it('a state started by a key revoked before the callback connects nothing', async () => {
     const created = await call('POST', '/api/v1/api-keys', a.adminKey, { name: 'ops', role: 'admin' });
     const { id, key } = created.json<{ id: string; key: string }>();

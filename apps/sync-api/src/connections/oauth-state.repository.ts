@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { PROVIDER_KEYS, type ProviderKey, type WorkspaceId } from '@syncline/core';
+import { Keyring, KeyringError, PROVIDER_KEYS, type ProviderKey, type WorkspaceId } from '@syncline/core';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
 import { OAUTH_PROVIDERS, type OAuthProvider } from './oauth.schemas';
@@ -21,6 +21,11 @@ export interface OAuthStateRecord {
   returnTo?: string | undefined;
   /** New connections start in dry run. */
   dryRun?: boolean | undefined;
+  /**
+   * The PKCE verifier (RFC 7636) behind the authorize URL's challenge: the code exchange must
+   * present it. Sealed in Redis; never sent to the browser or logged.
+   */
+  codeVerifier: string;
 }
 
 const stateRecord = z.object({
@@ -31,6 +36,8 @@ const stateRecord = z.object({
   products: z.array(z.enum(PROVIDER_KEYS)).min(1),
   returnTo: z.string().optional(),
   dryRun: z.boolean().optional(),
+  /** Sealed under the keyring, bound to this state's key (the associated data). */
+  codeVerifier: z.object({ keyId: z.string().min(1), ciphertext: z.base64() }),
 });
 
 /**
@@ -40,30 +47,65 @@ const stateRecord = z.object({
 export const oauthStateKey = (state: string): string =>
   `oauth-state:${createHash('sha256').update(state).digest('hex')}`;
 
-/** Pending OAuth consents in Redis: each state expires on its own and can be taken once. */
+/**
+ * Pending OAuth consents in Redis: each state expires on its own and can be taken once. The
+ * PKCE verifier is sealed as provider credentials are, so a read of Redis hands out neither a
+ * usable state nor a verifier.
+ */
 @Injectable()
 export class OAuthStateRepository {
-  constructor(@Inject(Redis) private readonly redis: Redis) {}
+  constructor(
+    @Inject(Redis) private readonly redis: Redis,
+    @Inject(Keyring) private readonly keyring: Keyring,
+  ) {}
 
   /** False if the state is already pending (a collision of 256 random bits: a bug). */
   async save(state: string, record: OAuthStateRecord, ttlSeconds: number): Promise<boolean> {
-    const saved = await this.redis.set(oauthStateKey(state), JSON.stringify(record), 'EX', ttlSeconds, 'NX');
+    const key = oauthStateKey(state);
+    const sealed = this.keyring.seal(record.codeVerifier, key);
+    const stored: z.input<typeof stateRecord> = {
+      ...record,
+      codeVerifier: { keyId: sealed.keyId, ciphertext: sealed.ciphertext.toString('base64') },
+    };
+    const saved = await this.redis.set(key, JSON.stringify(stored), 'EX', ttlSeconds, 'NX');
     return saved === 'OK';
   }
 
-  /** The state's record, deleting it in the same step; null when unknown, expired or already taken. */
+  /**
+   * The state's record, deleting it in the same step; null when unknown, expired or already
+   * taken, or when its verifier does not open (saved before connects carried one, copied from
+   * another state's key, or sealed under a key since removed from the keyring): that connect
+   * is started again.
+   */
   async take(state: string): Promise<OAuthStateRecord | null> {
-    const raw = await this.redis.getdel(oauthStateKey(state));
+    const key = oauthStateKey(state);
+    const raw = await this.redis.getdel(key);
     if (raw === null) return null;
-    const parsed = stateRecord.parse(JSON.parse(raw));
+    const parsed = stateRecord.safeParse(JSON.parse(raw));
+    if (!parsed.success) return null;
+    const codeVerifier = this.openVerifier(parsed.data.codeVerifier, key);
+    if (codeVerifier === null) return null;
     return {
-      provider: parsed.provider,
-      workspaceId: parsed.workspaceId as WorkspaceId,
-      actor: parsed.actor,
-      sessionHash: parsed.sessionHash,
-      products: parsed.products,
-      returnTo: parsed.returnTo,
-      dryRun: parsed.dryRun,
+      provider: parsed.data.provider,
+      workspaceId: parsed.data.workspaceId as WorkspaceId,
+      actor: parsed.data.actor,
+      sessionHash: parsed.data.sessionHash,
+      products: parsed.data.products,
+      returnTo: parsed.data.returnTo,
+      dryRun: parsed.data.dryRun,
+      codeVerifier,
     };
+  }
+
+  private openVerifier(sealed: { keyId: string; ciphertext: string }, key: string): string | null {
+    try {
+      return this.keyring.open(
+        { keyId: sealed.keyId, ciphertext: Buffer.from(sealed.ciphertext, 'base64') },
+        key,
+      );
+    } catch (error) {
+      if (error instanceof KeyringError) return null;
+      throw error;
+    }
   }
 }

@@ -1,5 +1,9 @@
+import { createHash } from 'node:crypto';
 import { emulatorControl, type RunningEmulators, startEmulators } from '@syncline/emulators';
+import type { Redis } from 'ioredis';
 import { expect } from 'vitest';
+import type { TestApp } from '../testing/test-app';
+import { oauthStateKey } from './oauth-state.repository';
 
 /** The public base the test apps claim to be reached at: the redirect URIs start with it. */
 export const CALLBACK_BASE = 'https://sync.example.test';
@@ -79,6 +83,30 @@ export async function approveConsent(
   const redirect = await fetch(url, { redirect: 'manual' });
   expect(redirect.status).toBe(302);
   return new URL(redirect.headers.get('location') ?? '');
+}
+
+/** The S256 challenge of a PKCE verifier: BASE64URL(SHA-256(verifier)) (RFC 7636 §4.2). */
+export const s256 = (verifier: string): string =>
+  createHash('sha256').update(verifier, 'ascii').digest('base64url');
+
+/**
+ * What a connect's state holds in Redis: the raw value, and its PKCE verifier opened as the
+ * API opens it (what the browser never sees). Null once the state is taken.
+ */
+export async function storedState(
+  redis: Redis,
+  t: Pick<TestApp, 'config' | 'keyring'>,
+  state: string,
+): Promise<{ raw: string; codeVerifier: string } | null> {
+  const key = oauthStateKey(state);
+  const raw = await redis.get(`${t.config.REDIS_PREFIX}:${key}`);
+  if (raw === null) return null;
+  const { codeVerifier } = JSON.parse(raw) as { codeVerifier: { keyId: string; ciphertext: string } };
+  const opened = t.keyring.open(
+    { keyId: codeVerifier.keyId, ciphertext: Buffer.from(codeVerifier.ciphertext, 'base64') },
+    key,
+  );
+  return { raw, codeVerifier: opened };
 }
 
 /** The path and query the browser would request of the API, for `app.inject`. */

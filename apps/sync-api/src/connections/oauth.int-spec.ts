@@ -16,7 +16,9 @@ import {
   createPortal,
   HUBSPOT_APP,
   type OAuthEmulators,
+  s256,
   startOAuthEmulators,
+  storedState,
 } from './oauth-testing';
 
 interface ConnectionBody {
@@ -43,9 +45,23 @@ describe('connecting through OAuth (emulated HubSpot and Google)', () => {
   let redis: Redis;
   let a: { workspaceId: string; adminKey: string };
   let b: { workspaceId: string; adminKey: string };
-  // Every response body this file sees, and every token the connections hold: none may meet.
+  // Every response body (and header) this file sees, every token the connections hold and
+  // every PKCE verifier the states held: none may meet.
   const bodies: string[] = [];
+  const headers: string[] = [];
   const tokens = new Set<string>();
+  const verifiers = new Set<string>();
+  const seen = (res: LightMyRequestResponse): void => {
+    bodies.push(res.body);
+    headers.push(JSON.stringify(res.headers));
+  };
+  /** The verifier a fresh state holds, remembered for the check that no response carries it. */
+  const verifierOf = async (state: string): Promise<string> => {
+    const stored = await storedState(redis, t, state);
+    if (!stored) throw new Error('the started state is not in Redis');
+    verifiers.add(stored.codeVerifier);
+    return stored.codeVerifier;
+  };
 
   const call = async (
     method: 'GET' | 'POST',
@@ -58,7 +74,7 @@ describe('connecting through OAuth (emulated HubSpot and Google)', () => {
       ...(options.key ? { headers: bearer(options.key) } : {}),
       ...(options.payload ? { payload: options.payload } : {}),
     });
-    bodies.push(res.body);
+    seen(res);
     return res;
   };
   const start = async (key: string, provider: string, payload?: object): Promise<StartBody> => {
@@ -67,7 +83,9 @@ describe('connecting through OAuth (emulated HubSpot and Google)', () => {
       ...(payload ? { payload } : {}),
     });
     expect(res.statusCode).toBe(201);
-    return res.json<StartBody>();
+    const started = res.json<StartBody>();
+    await verifierOf(started.state);
+    return started;
   };
   /** Opens a connection's sealed credentials, as the workers do. */
   const credentialsOf = async (connectionId: string): Promise<Required<StoredCredentials>> => {
@@ -239,14 +257,24 @@ describe('connecting through OAuth (emulated HubSpot and Google)', () => {
       response_type: 'code',
       access_type: 'offline',
       state: started.state,
+      code_challenge_method: 'S256',
     });
     expect(authorize.searchParams.get('scope')?.split(' ').sort()).toEqual(
       ['email', 'openid', ...Object.values(GOOGLE_PRODUCT_SCOPES)].sort(),
     );
+    // PKCE: the challenge is that of the verifier the state holds, sealed (never in the clear).
+    const stored = await storedState(redis, t, started.state);
+    expect(stored?.codeVerifier).toMatch(/^[A-Za-z0-9_-]{43,128}$/);
+    expect(authorize.searchParams.get('code_challenge')).toBe(s256(stored!.codeVerifier));
+    expect(stored!.raw).not.toContain(stored!.codeVerifier);
+    expect(started.authorizeUrl).not.toContain(stored!.codeVerifier);
 
     const redirect = await approveConsent(started.authorizeUrl, { email });
+    // The exchange presents the verifier (the emulator refuses the code without it), and the
+    // verifier goes with the state: single use.
     const res = await call('GET', callbackPath(redirect));
     expect(res.statusCode).toBe(200);
+    expect(await storedState(redis, t, started.state)).toBeNull();
     const { data } = res.json<{ data: ConnectionBody[] }>();
     expect(data.map((c) => [c.provider, c.externalAccountId, c.status])).toEqual(
       GOOGLE_PRODUCTS.map((product) => [product, email, 'pending']),
@@ -311,6 +339,45 @@ describe('connecting through OAuth (emulated HubSpot and Google)', () => {
     expect(providers).toEqual([]);
   });
 
+  it('Google: a code taken off the redirect is useless without the verifier the state holds (PKCE)', async () => {
+    const redeemAtGoogle = (code: string, codeVerifier?: string) =>
+      fetch(`${oauth.emulators.googleUrl}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: `${CALLBACK_BASE}/api/v1/connections/oauth/google/callback`,
+          // The worst case: whoever took the code holds our client secret too.
+          client_id: oauth.google.clientId,
+          client_secret: oauth.google.clientSecret,
+          ...(codeVerifier === undefined ? {} : { code_verifier: codeVerifier }),
+        }),
+      });
+    for (const verifier of [undefined, 'x'.repeat(43)]) {
+      const started = await start(a.adminKey, 'google', { products: ['gmail'] });
+      const redirect = await approveConsent(started.authorizeUrl, { email: 'pkce@acme.example' });
+      const res = await redeemAtGoogle(redirect.searchParams.get('code')!, verifier);
+      expect(res.status, String(verifier)).toBe(400);
+      expect(await res.json()).toMatchObject({ error: 'invalid_grant' });
+    }
+
+    // A code of another connect injected into this one's callback is redeemed with this
+    // state's verifier: refused, and nothing is connected.
+    const victim = await start(a.adminKey, 'google', { products: ['gmail'] });
+    const other = await start(b.adminKey, 'google', { products: ['gmail'] });
+    const injected = await approveConsent(other.authorizeUrl, { email: 'mallory@globex.example' });
+    injected.searchParams.set('state', victim.state);
+    const res = await call('GET', callbackPath(injected));
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({
+      error: { code: 'oauth_failed', message: expect.stringContaining('invalid_grant') },
+    });
+    expect(await t.prisma.connection.count({ where: { externalAccountId: 'mallory@globex.example' } })).toBe(
+      0,
+    );
+  });
+
   it("workspace isolation: A's state creates in A, whoever's key the callback comes with", async () => {
     const started = await start(a.adminKey, 'hubspot');
     const redirect = await approveConsent(started.authorizeUrl, { portalId: PORTAL_B });
@@ -351,8 +418,9 @@ describe('connecting through OAuth (emulated HubSpot and Google)', () => {
         url: '/api/v1/connections/oauth/hubspot/start',
         headers: admin.writeHeaders,
       });
-      bodies.push(res.body);
+      seen(res);
       expect(res.statusCode, res.body).toBe(201);
+      await verifierOf(res.json<StartBody>().state);
       return approveConsent(res.json<StartBody>().authorizeUrl, { portalId: PORTAL_A });
     };
     const callback = async (redirect: URL, cookie?: string) => {
@@ -361,7 +429,7 @@ describe('connecting through OAuth (emulated HubSpot and Google)', () => {
         url: callbackPath(redirect),
         ...(cookie === undefined ? {} : { headers: { cookie } }),
       });
-      bodies.push(res.body);
+      seen(res);
       return res;
     };
 
@@ -399,8 +467,9 @@ describe('connecting through OAuth (emulated HubSpot and Google)', () => {
         headers: admin.writeHeaders,
         payload,
       });
-      bodies.push(res.body);
+      seen(res);
       expect(res.statusCode, res.body).toBe(201);
+      await verifierOf(res.json<StartBody>().state);
       return approveConsent(res.json<StartBody>().authorizeUrl, choice);
     };
     /** The browser's request to the callback: with the admin's cookie, or (null) none. */
@@ -410,7 +479,7 @@ describe('connecting through OAuth (emulated HubSpot and Google)', () => {
         url,
         ...(cookie === null ? {} : { headers: { cookie } }),
       });
-      bodies.push(res.body);
+      seen(res);
       return res;
     };
     /** The path and query the 303 sends the browser to. */
@@ -663,10 +732,11 @@ describe('connecting through OAuth (emulated HubSpot and Google)', () => {
     }
   });
 
-  it('no response body and no log line holds a token', () => {
+  it('no response body or header and no log line holds a token or a PKCE verifier', () => {
     expect(tokens.size).toBeGreaterThanOrEqual(6);
-    const everything = [...bodies, ...t.logs].join('\n');
-    for (const token of tokens) expect(everything).not.toContain(token);
-    expect(bodies.join('\n')).not.toMatch(/accessToken|refreshToken|ciphertext/i);
+    expect(verifiers.size).toBeGreaterThanOrEqual(15);
+    const everything = [...bodies, ...headers, ...t.logs].join('\n');
+    for (const secret of [...tokens, ...verifiers]) expect(everything).not.toContain(secret);
+    expect(bodies.join('\n')).not.toMatch(/accessToken|refreshToken|ciphertext|verifier/i);
   });
 });

@@ -14,6 +14,7 @@ import { actorRef, parseActorRef } from '../auth/actor-ref';
 import type { Principal } from '../auth/principal';
 import { SessionsService } from '../auth/sessions/sessions.service';
 import { type ApiErrorCode, CodedHttpException, ValidationFailedException } from '../common/api-errors';
+import { newPkce } from '../common/pkce';
 import type { ConnectionView } from './connections.schemas';
 import { ConnectionsService } from './connections.service';
 import {
@@ -44,9 +45,10 @@ export type OAuthCallbackOutcome = { data: ConnectionView[] } | { location: stri
 
 /**
  * The OAuth connect flow. `start` (an admin's API key) leaves a single-use state in Redis that
- * records the workspace, the key and the connections to create; the provider's redirect to
- * `callback` carries no API key, so that state is its only authority: it is taken (deleted)
- * before anything else, then the code is exchanged and the connections made as the key that
+ * records the workspace, the key, the connections to create and the PKCE verifier behind the
+ * authorize URL's challenge; the provider's redirect to `callback` carries no API key, so that
+ * state is its only authority: it is taken (deleted, verifier and all) before anything else,
+ * then the code is exchanged with the verifier and the connections made as the key that
  * started the flow, if it is still an active admin key.
  */
 @Injectable()
@@ -78,6 +80,7 @@ export class OAuthService {
       throw new ValidationFailedException(products.error.issues, { part: 'body', name: 'products' });
     }
     const state = randomBytes(STATE_BYTES).toString('base64url');
+    const pkce = await newPkce();
     const record: OAuthStateRecord = {
       provider,
       workspaceId: principal.workspaceId,
@@ -86,12 +89,13 @@ export class OAuthService {
       products: products.data,
       returnTo: body.returnTo,
       dryRun: body.dryRun,
+      codeVerifier: pkce.verifier,
     };
     const saved = await this.redis(() => this.states.save(state, record, OAUTH_STATE_TTL_SECONDS));
     if (!saved) throw new Error('a fresh OAuth state was already pending');
     this.logger.info({ provider, products: products.data, dryRun: body.dryRun }, 'oauth connect started');
     return {
-      authorizeUrl: client.authorizeUrl(state, products.data),
+      authorizeUrl: client.authorizeUrl(state, products.data, pkce.challenge),
       state,
       expiresAt: new Date(Date.now() + OAUTH_STATE_TTL_SECONDS * 1000).toISOString(),
     };
@@ -167,7 +171,11 @@ export class OAuthService {
       );
     }
     const principal = await this.startedBy(record, request);
-    const account = await this.configured(provider).exchange(query.code, record.products);
+    const account = await this.configured(provider).exchange(
+      query.code,
+      record.products,
+      record.codeVerifier,
+    );
     if (!account.ok) throw exchangeFailure(account.error);
 
     const data: ConnectionView[] = [];

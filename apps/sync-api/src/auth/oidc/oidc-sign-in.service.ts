@@ -4,6 +4,7 @@ import { err, ok, type Result } from '@syncline/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import * as oidc from 'openid-client';
+import { newPkce } from '../../common/pkce';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { MembersService } from '../../members/members.service';
 import { sessionCookie } from '../sessions/session-cookie';
@@ -70,9 +71,14 @@ export class OidcSignInService {
     if (!configuration.ok) return this.failed(configuration.error, 'start');
     const state = oidc.randomState();
     const nonce = oidc.randomNonce();
-    const codeVerifier = oidc.randomPKCECodeVerifier();
+    const pkce = await newPkce();
     const binding = randomBytes(32).toString('base64url');
-    const record = { nonce, codeVerifier, returnTo: safeReturnTo(returnTo), browserHash: sha256Hex(binding) };
+    const record = {
+      nonce,
+      codeVerifier: pkce.verifier,
+      returnTo: safeReturnTo(returnTo),
+      browserHash: sha256Hex(binding),
+    };
     if (!(await this.states.save(state, record, OIDC_STATE_TTL_SECONDS))) {
       throw new Error('a fresh OpenID Connect state was already pending');
     }
@@ -89,7 +95,7 @@ export class OidcSignInService {
         scope: OIDC_SCOPES,
         state,
         nonce,
-        code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
+        code_challenge: pkce.challenge,
         code_challenge_method: 'S256',
       })
       .toString();
