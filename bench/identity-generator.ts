@@ -1,3 +1,4 @@
+import { mulberry32 } from '@syncline/core';
 /**
  * Seeded synthetic people for the identity benches: distinct people plus ~15 % planted
  * duplicates (typos, formatting, swapped names, alternate emails), with ground truth.
@@ -18,16 +19,7 @@ export interface SyntheticRecord {
 }
 
 /** mulberry32: small, fast, good enough for synthetic data. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const rng = mulberry32;
 
 const ONSETS = [
   'b',

@@ -1,3 +1,4 @@
+import { mulberry32 } from '@syncline/core';
 import {
   type ActivityDiff,
   type ActivityKind,
@@ -29,17 +30,6 @@ const HOUR = 3_600_000;
 const STEP = 10 * 60_000;
 const PARAMS: InsightsParams = { timeZone: 'Europe/Berlin', ...DEFAULT_PARAMS };
 const LATENESS = PARAMS.allowedLatenessMs;
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const KINDS: readonly ActivityKind[] = ['mail_in', 'mail_out', 'meeting'];
 

@@ -1,5 +1,5 @@
+import { Mulberry32 } from '@syncline/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Mulberry32 } from '../apps/emulators/src/common/mulberry32';
 import type { HubspotRecord } from './support/emulator-client';
 import { grantCredentials } from './support/emulator-client';
 import { type SyncSystem, sleep, startSystem, waitFor } from './support/system';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Mulberry32 } from '../apps/emulators/src/common/mulberry32';
+import { Mulberry32 } from '@syncline/core';
 import {
   type EmulatorUrls,
   emulatorClient,

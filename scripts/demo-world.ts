@@ -1,4 +1,4 @@
-import { Mulberry32 } from '../apps/emulators/src/common/mulberry32';
+import { Mulberry32 } from '@syncline/core';
 import {
   type EmulatorUrls,
   emulatorClient,

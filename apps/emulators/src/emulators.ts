@@ -1,8 +1,8 @@
 import type { AddressInfo } from 'node:net';
+import { Mulberry32 } from '@syncline/core';
 import type { EmulatedProvider, EmulatorContext } from './common/context';
 import { registerControlRoutes } from './common/control.routes';
 import { FaultRegistry } from './common/faults';
-import { Mulberry32 } from './common/mulberry32';
 import { RequestLog } from './common/request-log';
 import { createGoogleEmulator } from './google/google.emulator';
 import { createHubspotEmulator } from './hubspot/hubspot.emulator';

@@ -8,6 +8,7 @@ export * from './errors';
 export * from './ids';
 export * from './logger';
 export * from './metrics-endpoint';
+export * from './mulberry32';
 export * from './providers';
 export * from './queryable';
 export * from './result';

@@ -1,3 +1,4 @@
+import { mulberry32 } from '@syncline/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { batchCompute } from './batch';
@@ -8,18 +9,6 @@ import { ACTIVITY_KINDS, type ActivityDiff, type InsightEmission, type InsightsP
 
 const BASE = Date.parse('2026-03-20T00:00:00Z'); // near DST changes in Europe, Chile and Lord Howe
 const ZONES = ['UTC', 'Europe/Berlin', 'America/Santiago', 'Asia/Kolkata', 'Australia/Lord_Howe'];
-
-/** A small deterministic PRNG, so that fast-check's seed decides arrival order and ticks. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const activity = fc.record({
   people: fc.subarray(['p1', 'p2', 'p3'], { minLength: 1 }),

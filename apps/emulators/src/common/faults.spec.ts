@@ -1,6 +1,6 @@
+import { Mulberry32 } from '@syncline/core';
 import { describe, expect, it } from 'vitest';
 import { FaultRegistry } from './faults';
-import { Mulberry32 } from './mulberry32';
 
 describe('FaultRegistry', () => {
   it('applies a fault with a count to that many matching calls, of its account only', () => {

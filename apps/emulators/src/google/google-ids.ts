@@ -1,4 +1,4 @@
-import { Mulberry32 } from '../common/mulberry32';
+import { Mulberry32 } from '@syncline/core';
 
 /** Google's base32hex alphabet: the only characters allowed in client-chosen Calendar event ids. */
 export const BASE32HEX = '0123456789abcdefghijklmnopqrstuv';

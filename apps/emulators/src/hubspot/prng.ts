@@ -1,4 +1,4 @@
-import { Mulberry32 } from '../common/mulberry32';
+import { Mulberry32 } from '@syncline/core';
 
 /** HubSpot's ids, tokens and orderings, drawn from the emulator's seeded generator. */
 export class Prng extends Mulberry32 {

@@ -1,7 +1,8 @@
 /**
- * mulberry32: a tiny seeded generator. Every choice an emulator makes that a real provider
- * makes arbitrarily (ids, tokens, webhook order, page gaps, duplicates) comes from one, so a
- * run is reproducible under the emulator's seed. Each provider adds its own id shapes.
+ * mulberry32: a tiny seeded generator, for what must be reproducible from a seed: every choice
+ * an emulator makes that a real provider makes arbitrarily (ids, tokens, webhook order, page
+ * gaps, duplicates, faults at a rate), the benches' synthetic workloads, property tests' orders.
+ * Not for secrets.
  */
 export class Mulberry32 {
   private state: number;
@@ -23,4 +24,10 @@ export class Mulberry32 {
   int(min: number, max: number): number {
     return min + Math.floor(this.next() * (max - min + 1));
   }
+}
+
+/** A seeded generator of floats in [0, 1), as a function. */
+export function mulberry32(seed: number): () => number {
+  const generator = new Mulberry32(seed);
+  return () => generator.next();
 }
