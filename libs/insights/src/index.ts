@@ -1,4 +1,5 @@
 // The public surface: the engine (the fold), its inputs and outputs, and the batch reference.
+export { type ActivityVersion, activityDiffs, contributionsOf } from './activity-contributions';
 export { type BatchPane, batchCompute, batchPanes } from './batch';
 export { DAY_MS, DayCalendar, dayLabel } from './day-calendar';
 export type { InsightsCounters } from './engine-state';
