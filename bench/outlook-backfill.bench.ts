@@ -14,7 +14,7 @@ import {
 } from '@syncline/connectors';
 import type { SourceChangeInput } from '@syncline/core';
 import { startEmulators } from '@syncline/emulators';
-import { ChangeLog } from '@syncline/log';
+import { APPEND_BATCH_ROWS, ChangeLog } from '@syncline/log';
 import { Redis } from 'ioredis';
 import { Pool } from 'pg';
 import { emit, freshBenchDatabase, log } from './support';
@@ -24,7 +24,7 @@ const PER_TEN_MINUTES = 10_000;
 const LIMIT_PER_SECOND = PER_TEN_MINUTES / 600;
 /** The connectors' production page sizes (their defaults), for the request count foretold. */
 const CALENDAR_PAGE = 100;
-const MAIL_PAGE = 50;
+const MAIL_PAGE = 100;
 const DAY_MS = 86_400_000;
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const UPN = 'outlook-bench@contoso.example';
@@ -39,11 +39,15 @@ const SCOPES = ['openid', 'email', 'offline_access', 'User.Read', 'Calendars.Rea
  *    budget keyed on the mailbox (microsoftBudgetLimits), against the emulator's throttle (4 in
  *    flight, 10,000 requests per ten minutes per app and mailbox). The floor is the successful
  *    requests at the limit's rate (10,000 / 600 s); 429s come from the emulator's request log.
+ *    `--latency-ms=N` answers every request of it N ms late (Graph's own time).
  * 2. With the throttle and the budget off: the local cost of the same backfill, mapping every
- *    record and appending it to the change log in a fresh bench database; every event and
- *    message must be there exactly once.
+ *    record and appending it to the change log in a fresh bench database as the workers' pull
+ *    does (pages held to appends of APPEND_BATCH_ROWS, each under way while the next page is
+ *    read); every event and message must be there exactly once. `--throttled=0` runs this alone.
  */
-export async function run(args: { records?: number } = {}): Promise<void> {
+export async function run(
+  args: { records?: number; throttled?: number; latencyMs?: number } = {},
+): Promise<void> {
   const records = args.records ?? 150_000;
   const events = Math.round(records / 3);
   const messages = records - events;
@@ -132,36 +136,49 @@ export async function run(args: { records?: number } = {}): Promise<void> {
     const mail = createMicrosoftMailConnector();
 
     // 1. Throttled, as production: one budget for the mailbox, keyed as the workers key it.
-    log(`outlook-backfill: throttled run, budget ${budgetPerSecond}/s shared by calendar and mail`);
-    const budget = new RedisRateBudget(
-      redis,
-      `microsoft:${externalAccountId}`,
-      microsoftBudgetLimits({ perTenMinutes: PER_TEN_MINUTES }),
-      `${prefix}:budget`,
-    );
-    const workspaceId = randomUUID();
-    const started = performance.now();
-    const [calendarSeen, mailSeen] = await Promise.all([
-      backfill(calendar, context(budget, randomUUID(), workspaceId)),
-      backfill(mail, context(budget, randomUUID(), workspaceId)),
-    ]);
-    const seconds = (performance.now() - started) / 1000;
-    expectEach('calendar', calendarSeen, events);
-    expectEach('mail', mailSeen, messages);
-    const requests = await control<{ path: string; status: number }[]>(
-      'GET',
-      `/_emulator/requests?service=microsoft&account=${encodeURIComponent(UPN)}`,
-    );
-    const succeeded = requests.filter((r) => r.status < 400).length;
-    const throttled = requests.filter((r) => r.status === 429).length;
-    const calendarCalls = requests.filter((r) => r.path.includes('/calendarView/delta')).length;
-    const mailCalls = requests.filter((r) => r.path.includes('/messages/delta')).length;
-    const floor = succeeded / LIMIT_PER_SECOND;
-    log(
-      `outlook-backfill: ${seconds.toFixed(1)} s; ${requests.length} requests (${calendarCalls} calendarView delta, ` +
-        `${mailCalls} message delta, ${requests.length - calendarCalls - mailCalls} other), ${succeeded} ok, ${throttled} 429s; ` +
-        `floor ${floor.toFixed(1)} s`,
-    );
+    // `--throttled=0` skips it (to profile the local run alone).
+    // `--latency-ms=N`: every Graph request of it answered N ms late, as Graph's take 100-300 ms.
+    const latencyMs = args.latencyMs ?? 0;
+    const throttledRun = async () => {
+      log(
+        `outlook-backfill: throttled run, budget ${budgetPerSecond}/s shared by calendar and mail` +
+          (latencyMs > 0 ? `, ${latencyMs} ms a request` : ''),
+      );
+      if (latencyMs > 0)
+        await control('POST', '/_emulator/faults', { service: 'microsoft', kind: 'latency', ms: latencyMs });
+      const budget = new RedisRateBudget(
+        redis,
+        `microsoft:${externalAccountId}`,
+        microsoftBudgetLimits({ perTenMinutes: PER_TEN_MINUTES }),
+        `${prefix}:budget`,
+      );
+      const workspaceId = randomUUID();
+      const started = performance.now();
+      const [calendarSeen, mailSeen] = await Promise.all([
+        backfill(calendar, context(budget, randomUUID(), workspaceId)),
+        backfill(mail, context(budget, randomUUID(), workspaceId)),
+      ]);
+      const seconds = (performance.now() - started) / 1000;
+      expectEach('calendar', calendarSeen, events);
+      expectEach('mail', mailSeen, messages);
+      const requests = await control<{ path: string; status: number }[]>(
+        'GET',
+        `/_emulator/requests?service=microsoft&account=${encodeURIComponent(UPN)}`,
+      );
+      const succeeded = requests.filter((r) => r.status < 400).length;
+      const throttled = requests.filter((r) => r.status === 429).length;
+      const calendarCalls = requests.filter((r) => r.path.includes('/calendarView/delta')).length;
+      const mailCalls = requests.filter((r) => r.path.includes('/messages/delta')).length;
+      const floor = succeeded / LIMIT_PER_SECOND;
+      log(
+        `outlook-backfill: ${seconds.toFixed(1)} s; ${requests.length} requests (${calendarCalls} calendarView delta, ` +
+          `${mailCalls} message delta, ${requests.length - calendarCalls - mailCalls} other), ${succeeded} ok, ${throttled} 429s; ` +
+          `floor ${floor.toFixed(1)} s`,
+      );
+      if (latencyMs > 0) await control('DELETE', '/_emulator/faults');
+      return { seconds, floor, throttled, requests: requests.length };
+    };
+    const limited = args.throttled === 0 ? undefined : await throttledRun();
 
     // 2. Limits off: the local cost of fetching, mapping and appending to the log.
     await control('POST', '/_emulator/microsoft/limits', {
@@ -217,10 +234,15 @@ export async function run(args: { records?: number } = {}): Promise<void> {
     emit({
       bench: 'outlook-backfill',
       records: events + messages,
-      seconds: round(seconds),
-      floor_seconds: round(floor),
-      ratio_to_floor: round(seconds / floor, 3),
-      throttled_share: round(throttled / requests.length, 4),
+      ...(limited
+        ? {
+            seconds: round(limited.seconds),
+            floor_seconds: round(limited.floor),
+            ratio_to_floor: round(limited.seconds / limited.floor, 3),
+            throttled_share: round(limited.throttled / limited.requests, 4),
+            ...(latencyMs > 0 ? { latency_ms: latencyMs } : {}),
+          }
+        : {}),
       local_seconds: round(localSeconds),
     });
   } finally {
@@ -238,8 +260,10 @@ interface Seen {
 }
 
 /**
- * A connector's backfill to the end, as a worker runs it: the next page is fetched while the
- * previous one is handed to `sink` (the change log), one page at a time in each.
+ * A connector's backfill to the end, as the workers' pull runs it (apps/workers pull.service.ts):
+ * pages read one after another and held until they hold APPEND_BATCH_ROWS changes (or the
+ * backfill ends), then handed to `sink` (the change log) in one append while the next page is
+ * read; never two appends at once.
  */
 async function backfill(
   connector: Connector,
@@ -247,19 +271,26 @@ async function backfill(
   sink?: (changes: SourceChangeInput[]) => Promise<void>,
 ): Promise<Seen> {
   const seen: Seen = { changes: 0, ids: new Set() };
-  let pending: Promise<void> = Promise.resolve();
+  let held: SourceChangeInput[] = [];
+  let taking: Promise<void> | undefined;
   for (let cursor: Cursor = {}; ; ) {
-    const page = await connector.backfill(ctx, cursor);
+    const [page] = await Promise.all([connector.backfill(ctx, cursor), taking]);
+    taking = undefined;
     if (!page.ok) throw new Error(`${connector.provider}: ${page.error.code}: ${page.error.message}`);
-    await pending;
     const { changes } = page.value;
     seen.changes += changes.length;
-    for (const c of changes) seen.ids.add(c.externalId);
-    pending = sink && changes.length ? sink(changes) : Promise.resolve();
+    for (const c of changes) {
+      seen.ids.add(c.externalId);
+      held.push(c);
+    }
     cursor = page.value.cursor;
+    if (sink && held.length > 0 && (page.value.done || held.length >= APPEND_BATCH_ROWS)) {
+      taking = sink(held);
+      held = [];
+    }
     if (page.value.done) break;
   }
-  await pending;
+  await taking;
   return seen;
 }
 
