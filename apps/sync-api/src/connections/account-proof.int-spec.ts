@@ -387,6 +387,37 @@ describe('connections: the account is proven by its credentials', () => {
     expect(errorOf(elsewhere).code).toBe('account_mismatch');
   });
 
+  it('a throttled provider is asked again within a few seconds; throttled beyond them, 503 and nothing stored', async () => {
+    const a = await seedWorkspace(t.prisma, 'Microsoft throttled');
+    const rep = await microsoftUser();
+    const fault = (count: number) =>
+      emulator(emulators.microsoftUrl, '/_emulator/faults', {
+        service: 'microsoft',
+        kind: 'rate-limit',
+        account: rep.address,
+        count,
+      });
+    // Two 429s (Retry-After 1 s each): the third ask names the account.
+    await fault(2);
+    const res = await create(a, {
+      provider: 'microsoft-calendar',
+      externalAccountId: rep.externalAccountId,
+      credentials: await rep.credentials(),
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    // Throttled on every ask: a 503 to try again, and no connection.
+    const before = await rowsOf(a);
+    await fault(10);
+    const refused = await create(a, {
+      provider: 'microsoft-mail',
+      externalAccountId: rep.externalAccountId,
+      credentials: await rep.credentials(),
+    });
+    expect(refused.statusCode, refused.body).toBe(503);
+    expect(await rowsOf(a)).toBe(before);
+    await emulatorControl(emulators.microsoftUrl)('DELETE', '/_emulator/faults');
+  });
+
   it('a Google token that does not name its address (no email scope) is 400 account_unproven', async () => {
     const email = `bare-${randomBytes(4).toString('hex')}@proof.example`;
     const grant = await emulator<{ accessToken: string }>(emulators.googleUrl, '/_emulator/google/users', {

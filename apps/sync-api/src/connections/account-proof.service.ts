@@ -76,7 +76,7 @@ export class AccountProver {
     claimedAccountId: string,
     credentials: ConnectionCredentials,
   ): Promise<ProvenCredentials> {
-    const identified = await IDENTIFY[provider](credentials, this.endpoints);
+    const identified = await this.identify(provider, credentials);
     if (!identified.ok) {
       const { code, message, status } = identified.error;
       this.logger.info({ provider, code, status }, 'credentials not proven');
@@ -117,4 +117,33 @@ export class AccountProver {
       address: identified.value.address ?? null,
     };
   }
+
+  /**
+   * Asks the provider, again after a throttle or a passing failure (a mailbox Graph throttles
+   * one request in twenty still has its consent restored): at most PROOF_ATTEMPTS asks, waiting
+   * what the provider says (Retry-After), never more than MAX_PROOF_WAIT_MS in all, as an admin
+   * waits on the answer. A longer wait is the 503 to try again later.
+   */
+  private async identify(
+    provider: ProviderKey,
+    credentials: ConnectionCredentials,
+  ): ReturnType<IdentifyAccount> {
+    let waited = 0;
+    for (let attempt = 1; ; attempt++) {
+      const identified = await IDENTIFY[provider](credentials, this.endpoints);
+      if (identified.ok || attempt >= PROOF_ATTEMPTS || !PASSING.has(identified.error.code))
+        return identified;
+      const wait = identified.error.retryAfterMs ?? PROOF_BACKOFF_MS * attempt;
+      if (waited + wait > MAX_PROOF_WAIT_MS) return identified;
+      this.logger.info({ provider, code: identified.error.code, wait }, 'asking again for the account');
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      waited += wait;
+    }
+  }
 }
+
+/** Failures that pass: asked again (a refusal or a malformed answer is final). */
+const PASSING: ReadonlySet<string> = new Set(['RateLimited', 'Transient']);
+const PROOF_ATTEMPTS = 3;
+const PROOF_BACKOFF_MS = 250;
+const MAX_PROOF_WAIT_MS = 3_000;
