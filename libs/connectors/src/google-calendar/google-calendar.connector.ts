@@ -24,6 +24,7 @@ import {
   identifyGoogleAccount,
   type RetryPolicy,
 } from '../google-common';
+import { checkVersions, type VersionCheck } from '../shared/check-versions';
 import {
   eventIdFor,
   originTag,
@@ -199,54 +200,24 @@ export function createGoogleCalendarConnector(options: GoogleCalendarOptions = {
   /**
    * If-Match makes each write atomic, but writes go one by one: a 412 on the third would leave
    * the first two applied (and their receipts lost with the error). So a push of several writes
-   * with conditional ones reads those events first (events.get, budgeted) and compares etags:
-   * any stale → `Conflict` with every stale write's key in `failedKeys` and each stale event,
-   * as read, in `current` (mapped by `toMeetingChange` as pulls map it); an update of a
-   * cancelled or vanished event → `NotFound` likewise; nothing is written. A push of one write
-   * needs no read: its If-Match is the check.
+   * with conditional ones reads those events first (events.get, budgeted) and compares etags
+   * (see `checkVersions`); a cancelled event counts as gone. A push of one write needs no read:
+   * its If-Match is the check.
    */
-  async function checkVersions(
-    ctx: ConnectionContext,
-    writes: readonly PushWrite[],
-  ): Promise<ConnectorResult<void>> {
-    const conditional = writes.filter(
-      (w) => w.op !== 'create' && w.expectedVersion !== undefined && w.externalId,
-    );
-    if (writes.length < 2 || conditional.length === 0) return ok(undefined);
-    const stale: PushWrite[] = [];
-    const gone: PushWrite[] = [];
-    const current = new Map<string, SourceChangeInput>();
-    for (const write of conditional) {
-      const res = await call<calendar_v3.Schema$Event>(ctx, (o) =>
-        api(ctx).events.get({ calendarId: CALENDAR_ID, eventId: write.externalId! }, o),
-      );
-      if (!res.ok && res.error.code !== 'NotFound') return res;
-      const event = res.ok ? res.value : undefined;
-      if (!event || event.status === 'cancelled') {
-        if (write.op === 'update') gone.push(write);
-      } else if (event.etag !== write.expectedVersion) {
-        stale.push(write);
-        if (event.id) {
-          const change = currentChange(ctx, event);
-          current.set(`${change.externalId}\u0000${change.eventKey}`, change);
-        }
-      }
-    }
-    if (stale.length > 0)
-      return err({
-        code: 'Conflict',
-        message: `google-calendar: ${stale.length} event(s) changed since the version the write was based on; nothing was written`,
-        failedKeys: stale.map((w) => w.idempotencyKey),
-        current: [...current.values()],
-      });
-    if (gone.length > 0)
-      return err({
-        code: 'NotFound',
-        message: 'google-calendar: event(s) to update no longer exist; nothing was written',
-        failedKeys: gone.map((w) => w.idempotencyKey),
-      });
-    return ok(undefined);
-  }
+  const versionCheck: VersionCheck<string, calendar_v3.Schema$Event> = {
+    provider: 'google-calendar',
+    noun: 'event',
+    ifMatch: true,
+    namesIds: false,
+    target: (externalId) => externalId,
+    read: (ctx, eventId) =>
+      call<calendar_v3.Schema$Event>(ctx, (o) =>
+        api(ctx).events.get({ calendarId: CALENDAR_ID, eventId }, o),
+      ),
+    isGone: (event) => event.status === 'cancelled',
+    versionOf: (event) => event.etag,
+    toChange: (ctx, event) => (event.id ? currentChange(ctx, event) : undefined),
+  };
 
   return {
     provider: 'google-calendar',
@@ -296,7 +267,7 @@ export function createGoogleCalendarConnector(options: GoogleCalendarOptions = {
     },
 
     async push(ctx, writes) {
-      const checked = await checkVersions(ctx, writes);
+      const checked = await checkVersions(ctx, writes, versionCheck);
       if (!checked.ok) return checked;
       const receipts: WriteReceipt[] = [];
       for (const write of writes) {

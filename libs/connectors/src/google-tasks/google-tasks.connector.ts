@@ -11,6 +11,7 @@ import type {
 } from '../contract/connector';
 import { contentHash } from '../contract/content-hash';
 import { googleCall, googleRootUrl, identifyGoogleAccount, type RetryPolicy } from '../google-common';
+import { checkVersions, type VersionCheck } from '../shared/check-versions';
 import {
   listIdFromSelfLink,
   markerFor,
@@ -241,58 +242,31 @@ export function createGoogleTasksConnector(options: GoogleTasksOptions = {}): Co
    * The version check the Tasks API does not do for us: it documents no conditional requests
    * (If-Match is neither documented nor honoured by the emulator), so every update and delete
    * that carries `expectedVersion` reads its task first (tasks.get, budgeted like any call) and
-   * compares the etag, the same string pulls report as `providerVersion` and receipts carry.
-   * Any stale → `Conflict` with the stale writes' keys in `failedKeys` and, in `current`, each
-   * stale task as read, mapped by `toTaskChange` as pulls map it (same version, same event key);
-   * an update whose task is
-   * gone (404 or flagged deleted) → `NotFound` likewise; a delete of a task already gone passes
-   * (its goal is met, and a retried delete must succeed). Checked before anything is written,
-   * so a refused push applied nothing. Left open: the milliseconds between read and write.
+   * compares the etag, the same string pulls report as `providerVersion` and receipts carry
+   * (see `checkVersions`); a task flagged deleted counts as gone. Left open: the milliseconds
+   * between read and write.
    */
-  async function checkVersions(
-    ctx: ConnectionContext,
-    writes: readonly PushWrite[],
-  ): Promise<ConnectorResult<void>> {
-    const stale: PushWrite[] = [];
-    const gone: PushWrite[] = [];
-    const current = new Map<string, SourceChangeInput>();
-    const scope = { workspaceId: ctx.workspaceId, connectionId: ctx.connectionId };
-    for (const write of writes) {
-      if (write.op === 'create' || write.expectedVersion === undefined || !write.externalId) continue;
-      const target = splitExternalId(write.externalId);
-      if (!target) continue; // refused as Validation by pushOne
-      const res = await call<tasks_v1.Schema$Task>(ctx, (o) =>
-        api(ctx).tasks.get({ tasklist: target.listId, task: target.taskId }, o),
-      );
-      if (!res.ok && res.error.code !== 'NotFound') return res;
-      const task = res.ok ? res.value : undefined;
-      if (!task || task.deleted) {
-        if (write.op === 'update') gone.push(write);
-      } else if (task.etag !== write.expectedVersion) {
-        stale.push(write);
-        if (task.id) {
-          const change = toTaskChange(task, target.listId, scope, new Date());
-          current.set(`${change.externalId}\u0000${change.eventKey}`, change);
-        }
-      }
-    }
-    if (stale.length > 0)
-      return err({
-        code: 'Conflict',
-        message: `google-tasks: ${stale.length} task(s) changed since the version the write was based on (${stale
-          .map((w) => w.externalId)
-          .join(', ')}); nothing was written`,
-        failedKeys: stale.map((w) => w.idempotencyKey),
-        current: [...current.values()],
-      });
-    if (gone.length > 0)
-      return err({
-        code: 'NotFound',
-        message: `google-tasks: task(s) to update no longer exist (${gone.map((w) => w.externalId).join(', ')}); nothing was written`,
-        failedKeys: gone.map((w) => w.idempotencyKey),
-      });
-    return ok(undefined);
-  }
+  const versionCheck: VersionCheck<{ listId: string; taskId: string }, tasks_v1.Schema$Task> = {
+    provider: 'google-tasks',
+    noun: 'task',
+    ifMatch: false,
+    namesIds: true,
+    // An id that does not split is refused as Validation by pushOne.
+    target: splitExternalId,
+    read: (ctx, { listId, taskId }) =>
+      call<tasks_v1.Schema$Task>(ctx, (o) => api(ctx).tasks.get({ tasklist: listId, task: taskId }, o)),
+    isGone: (task) => !!task.deleted,
+    versionOf: (task) => task.etag,
+    toChange: (ctx, task, { listId }) =>
+      task.id
+        ? toTaskChange(
+            task,
+            listId,
+            { workspaceId: ctx.workspaceId, connectionId: ctx.connectionId },
+            new Date(),
+          )
+        : undefined,
+  };
 
   /** Our markers in one list (deleted and hidden tasks included), read once per push. */
   async function markersIn(
@@ -395,7 +369,7 @@ export function createGoogleTasksConnector(options: GoogleTasksOptions = {}): Co
     },
 
     async push(ctx, writes) {
-      const checked = await checkVersions(ctx, writes);
+      const checked = await checkVersions(ctx, writes, versionCheck);
       if (!checked.ok) return checked;
       const markers = new Map<string, Map<string, tasks_v1.Schema$Task>>();
       const receipts: WriteReceipt[] = [];

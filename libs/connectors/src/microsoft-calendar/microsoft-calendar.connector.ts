@@ -19,6 +19,7 @@ import {
   type RetryPolicy,
   verifyGraphNotification,
 } from '../microsoft-common';
+import { checkVersions, type VersionCheck } from '../shared/check-versions';
 import {
   type GraphEvent,
   originTag,
@@ -274,49 +275,20 @@ export function createMicrosoftCalendarConnector(options: MicrosoftCalendarOptio
   /**
    * If-Match makes each write atomic, but writes go one by one: a 412 on the third would leave
    * the first two applied. So a push of several writes with conditional ones reads those events
-   * first and compares etags: any stale → `Conflict` with every stale write's key in
-   * `failedKeys` and each stale event, as read, in `current`; an update of a cancelled or
-   * vanished event → `NotFound` likewise; nothing is written. A push of one write needs no
-   * read: its If-Match is the check.
+   * first and compares etags (see `checkVersions`); a cancelled event, or one read without an
+   * id, counts as gone. A push of one write needs no read: its If-Match is the check.
    */
-  async function checkVersions(
-    ctx: ConnectionContext,
-    writes: readonly PushWrite[],
-  ): Promise<ConnectorResult<void>> {
-    const conditional = writes.filter(
-      (w) => w.op !== 'create' && w.expectedVersion !== undefined && w.externalId,
-    );
-    if (writes.length < 2 || conditional.length === 0) return ok(undefined);
-    const stale: PushWrite[] = [];
-    const gone: PushWrite[] = [];
-    const current = new Map<string, SourceChangeInput>();
-    for (const write of conditional) {
-      const res = await getEvent(ctx, write.externalId!);
-      if (!res.ok && res.error.code !== 'NotFound') return res;
-      const event = res.ok ? res.value : undefined;
-      if (!event?.id || event.isCancelled) {
-        if (write.op === 'update') gone.push(write);
-      } else if (event['@odata.etag'] !== write.expectedVersion) {
-        stale.push(write);
-        const change = currentChange(ctx, event);
-        current.set(`${change.externalId}\u0000${change.eventKey}`, change);
-      }
-    }
-    if (stale.length > 0)
-      return err({
-        code: 'Conflict',
-        message: `microsoft-calendar: ${stale.length} event(s) changed since the version the write was based on; nothing was written`,
-        failedKeys: stale.map((w) => w.idempotencyKey),
-        current: [...current.values()],
-      });
-    if (gone.length > 0)
-      return err({
-        code: 'NotFound',
-        message: 'microsoft-calendar: event(s) to update no longer exist; nothing was written',
-        failedKeys: gone.map((w) => w.idempotencyKey),
-      });
-    return ok(undefined);
-  }
+  const versionCheck: VersionCheck<string, GraphEvent> = {
+    provider: 'microsoft-calendar',
+    noun: 'event',
+    ifMatch: true,
+    namesIds: false,
+    target: (externalId) => externalId,
+    read: getEvent,
+    isGone: (event) => !event.id || !!event.isCancelled,
+    versionOf: (event) => event['@odata.etag'],
+    toChange: currentChange,
+  };
 
   return {
     provider: 'microsoft-calendar',
@@ -356,7 +328,7 @@ export function createMicrosoftCalendarConnector(options: MicrosoftCalendarOptio
     parseWebhook: (request) => parseGraphNotification(request, 'calendar'),
 
     async push(ctx, writes) {
-      const checked = await checkVersions(ctx, writes);
+      const checked = await checkVersions(ctx, writes, versionCheck);
       if (!checked.ok) return checked;
       const receipts: WriteReceipt[] = [];
       for (const write of writes) {

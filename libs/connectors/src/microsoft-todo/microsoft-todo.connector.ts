@@ -19,6 +19,7 @@ import {
   type RetryPolicy,
   verifyGraphNotification,
 } from '../microsoft-common';
+import { checkVersions, type VersionCheck } from '../shared/check-versions';
 import {
   type GraphPage,
   originExtension,
@@ -386,51 +387,22 @@ export function createMicrosoftTodoConnector(options: MicrosoftTodoOptions = {})
   /**
    * If-Match makes each write atomic, but writes go one by one: a 412 on the third would leave
    * the first two applied (and their receipts lost with the error). So a push of several writes
-   * with conditional ones reads those tasks first and compares etags: any stale → `Conflict`
-   * with every stale write's key in `failedKeys` and each stale task, as read, in `current`
-   * (mapped as pulls map it); an update of a vanished task → `NotFound` likewise; nothing is
-   * written. A push of one write needs no read: its If-Match is the check.
+   * with conditional ones reads those tasks first and compares etags (see `checkVersions`); a
+   * task read without an id counts as gone. A push of one write needs no read: its If-Match is
+   * the check.
    */
-  async function checkVersions(
-    ctx: ConnectionContext,
-    writes: readonly PushWrite[],
-  ): Promise<ConnectorResult<void>> {
-    const conditional = writes.filter((w) => w.op !== 'create' && w.expectedVersion !== undefined);
-    if (writes.length < 2 || conditional.length === 0) return ok(undefined);
-    const stale: PushWrite[] = [];
-    const gone: PushWrite[] = [];
-    const current = new Map<string, SourceChangeInput>();
-    const scope = scopeOf(ctx);
-    for (const write of conditional) {
-      const target = splitExternalId(write.externalId ?? '')!;
-      const res = await call<TodoTask>(ctx, (c) => c.api(taskPath(target.listId, target.taskId)).get());
-      if (!res.ok && res.error.code !== 'NotFound') return res;
-      const task = res.ok ? res.value : undefined;
-      if (!task?.id) {
-        if (write.op === 'update') gone.push(write);
-      } else if (task['@odata.etag'] !== write.expectedVersion) {
-        stale.push(write);
-        const change = toTaskChange(task, target.listId, scope, new Date(now()));
-        current.set(`${change.externalId}\u0000${change.eventKey}`, change);
-      }
-    }
-    if (stale.length > 0)
-      return err({
-        code: 'Conflict',
-        message: `microsoft-todo: ${stale.length} task(s) changed since the version the write was based on (${stale
-          .map((w) => w.externalId)
-          .join(', ')}); nothing was written`,
-        failedKeys: stale.map((w) => w.idempotencyKey),
-        current: [...current.values()],
-      });
-    if (gone.length > 0)
-      return err({
-        code: 'NotFound',
-        message: `microsoft-todo: task(s) to update no longer exist (${gone.map((w) => w.externalId).join(', ')}); nothing was written`,
-        failedKeys: gone.map((w) => w.idempotencyKey),
-      });
-    return ok(undefined);
-  }
+  const versionCheck: VersionCheck<{ listId: string; taskId: string }, TodoTask> = {
+    provider: 'microsoft-todo',
+    noun: 'task',
+    ifMatch: true,
+    namesIds: true,
+    // bodiesOf has refused any update or delete whose id does not split.
+    target: splitExternalId,
+    read: (ctx, { listId, taskId }) => call<TodoTask>(ctx, (c) => c.api(taskPath(listId, taskId)).get()),
+    isGone: (task) => !task.id,
+    versionOf: (task) => task['@odata.etag'],
+    toChange: (ctx, task, { listId }) => toTaskChange(task, listId, scopeOf(ctx), new Date(now())),
+  };
 
   /** Every write's body, or the first write we cannot send (nothing is written then). */
   function bodiesOf(writes: readonly PushWrite[]): ConnectorResult<TodoTaskWrite[]> {
@@ -535,7 +507,7 @@ export function createMicrosoftTodoConnector(options: MicrosoftTodoOptions = {})
     async push(ctx, writes) {
       const bodies = bodiesOf(writes);
       if (!bodies.ok) return bodies;
-      const checked = await checkVersions(ctx, writes);
+      const checked = await checkVersions(ctx, writes, versionCheck);
       if (!checked.ok) return checked;
       const session: PushSession = { origins: new Map() };
       const receipts: WriteReceipt[] = [];
