@@ -20,7 +20,7 @@ export interface EmulatorUrls {
   smtp?: string;
 }
 
-/** Control-API helpers for both emulators. */
+/** Control-API helpers for every emulator. */
 export function emulatorClient(urls: EmulatorUrls) {
   const hubspot = hubspotControl(urls.hubspot);
   const google = googleControl(urls.google);
@@ -39,7 +39,7 @@ export function emulatorClient(urls: EmulatorUrls) {
     google,
     /** Present when the emulators' Microsoft 365 URL is known. */
     microsoft: urls.microsoft ? microsoftControl(urls.microsoft) : undefined,
-    /** Forget every account, record, fault and logged request, on both services. */
+    /** Forget every account, record, fault and logged request, on every service. */
     reset: () => call<void>(urls.hubspot, 'POST', '/_emulator/reset'),
     fault: (spec: FaultSpec) => call<FaultSpec>(urls.hubspot, 'POST', '/_emulator/faults', spec),
     clearFaults: () => call<void>(urls.hubspot, 'DELETE', '/_emulator/faults'),
@@ -53,6 +53,7 @@ export function emulatorClient(urls: EmulatorUrls) {
       return {
         hubspot: writes.filter((w) => w.service === 'hubspot').length,
         google: writes.filter((w) => w.service === 'google').length,
+        microsoft: writes.filter((w) => w.service === 'microsoft').length,
       };
     },
   };

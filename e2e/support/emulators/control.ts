@@ -70,6 +70,8 @@ export function isWrite(entry: LoggedRequest): boolean {
     return false;
   }
   if (/\/(watch|stop)$/.test(path) || path.startsWith('/calendar/v3/channels')) return false;
+  // Microsoft's identity platform (tokens) and Graph's change-notification subscriptions.
+  if (path.includes('/oauth2/v2.0/') || /^\/v1\.0\/subscriptions(\/|$)/.test(path)) return false;
   return true;
 }
 
