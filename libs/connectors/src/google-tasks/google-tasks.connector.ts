@@ -123,7 +123,7 @@ export function createGoogleTasksConnector(options: GoogleTasksOptions = {}): Co
     if (i === -1) return ok({ changes: [], next: null });
     let pageToken = lists.value[i] === from.list ? from.pageToken : null;
     const changes: SourceChangeInput[] = [];
-    const receivedAt = new Date();
+    const receivedAt = new Date(now());
     const scope = { workspaceId: ctx.workspaceId, connectionId: ctx.connectionId };
     for (
       let requests = 0;
@@ -263,7 +263,7 @@ export function createGoogleTasksConnector(options: GoogleTasksOptions = {}): Co
             task,
             listId,
             { workspaceId: ctx.workspaceId, connectionId: ctx.connectionId },
-            new Date(),
+            new Date(now()),
           )
         : undefined,
   };
