@@ -397,22 +397,16 @@ describe('connections: the account is proven by its credentials', () => {
         account: rep.address,
         count,
       });
+    const connect = async (provider: Provider) =>
+      create(a, { provider, externalAccountId: rep.externalAccountId, credentials: await rep.credentials() });
     // Two 429s (Retry-After 1 s each): the third ask names the account.
     await fault(2);
-    const res = await create(a, {
-      provider: 'microsoft-calendar',
-      externalAccountId: rep.externalAccountId,
-      credentials: await rep.credentials(),
-    });
+    const res = await connect('microsoft-calendar');
     expect(res.statusCode, res.body).toBe(201);
     // Throttled on every ask: a 503 to try again, and no connection.
     const before = await rowsOf(a);
     await fault(10);
-    const refused = await create(a, {
-      provider: 'microsoft-mail',
-      externalAccountId: rep.externalAccountId,
-      credentials: await rep.credentials(),
-    });
+    const refused = await connect('microsoft-mail');
     expect(refused.statusCode, refused.body).toBe(503);
     expect(await rowsOf(a)).toBe(before);
     await emulatorControl(emulators.microsoftUrl)('DELETE', '/_emulator/faults');

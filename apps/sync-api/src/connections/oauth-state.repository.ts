@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { Keyring, KeyringError, PROVIDER_KEYS, type ProviderKey, type WorkspaceId } from '@syncline/core';
+import { Keyring, PROVIDER_KEYS, type ProviderKey, type WorkspaceId } from '@syncline/core';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
+import { openText, sealedTextSchema, sealText } from '../common/sealed-text';
 import { OAUTH_PROVIDERS, type OAuthProvider } from './oauth.schemas';
 
 /** What a state stands for: who started the connect, and what its consent may create. */
@@ -37,7 +38,7 @@ const stateRecord = z.object({
   returnTo: z.string().optional(),
   dryRun: z.boolean().optional(),
   /** Sealed under the keyring, bound to this state's key (the associated data). */
-  codeVerifier: z.object({ keyId: z.string().min(1), ciphertext: z.base64() }),
+  codeVerifier: sealedTextSchema,
 });
 
 /**
@@ -62,10 +63,9 @@ export class OAuthStateRepository {
   /** False if the state is already pending (a collision of 256 random bits: a bug). */
   async save(state: string, record: OAuthStateRecord, ttlSeconds: number): Promise<boolean> {
     const key = oauthStateKey(state);
-    const sealed = this.keyring.seal(record.codeVerifier, key);
     const stored: z.input<typeof stateRecord> = {
       ...record,
-      codeVerifier: { keyId: sealed.keyId, ciphertext: sealed.ciphertext.toString('base64') },
+      codeVerifier: sealText(this.keyring, record.codeVerifier, key),
     };
     const saved = await this.redis.set(key, JSON.stringify(stored), 'EX', ttlSeconds, 'NX');
     return saved === 'OK';
@@ -83,7 +83,7 @@ export class OAuthStateRepository {
     if (raw === null) return null;
     const parsed = stateRecord.safeParse(JSON.parse(raw));
     if (!parsed.success) return null;
-    const codeVerifier = this.openVerifier(parsed.data.codeVerifier, key);
+    const codeVerifier = openText(this.keyring, parsed.data.codeVerifier, key);
     if (codeVerifier === null) return null;
     return {
       provider: parsed.data.provider,
@@ -95,17 +95,5 @@ export class OAuthStateRepository {
       dryRun: parsed.data.dryRun,
       codeVerifier,
     };
-  }
-
-  private openVerifier(sealed: { keyId: string; ciphertext: string }, key: string): string | null {
-    try {
-      return this.keyring.open(
-        { keyId: sealed.keyId, ciphertext: Buffer.from(sealed.ciphertext, 'base64') },
-        key,
-      );
-    } catch (error) {
-      if (error instanceof KeyringError) return null;
-      throw error;
-    }
   }
 }

@@ -1,8 +1,11 @@
 import type { WorkspaceId } from '@syncline/core';
 import { emulatorControl, type RunningEmulators, signInAtGoogle, startEmulators } from '@syncline/emulators';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { TEST_REDIS_URL } from '../../../../../test/support/env';
 import { MembersRepository } from '../../members/members.repository';
 import { seedWorkspace, startTestApp, type TestApp } from '../../testing/test-app';
+import { oidcStateKey } from './oidc-state.repository';
 
 // "Sign in with Google" end to end against the Google emulator as the OpenID Connect provider:
 // the browser is played by hand (app.inject for the API, fetch for the emulator's pages).
@@ -216,6 +219,28 @@ describe('the state and the browser it is bound to', () => {
     // The attacker's finished consent, replayed in the victim's browser (login CSRF).
     expect((await callback(back, victim.cookie)).location).toBe('/sign-in?error=invalid_state');
     expect((await callback(back, attacker.cookie)).location).toBe('/sign-in?error=invalid_state');
+  });
+
+  it("keeps the PKCE verifier sealed, bound to its state: a record copied onto another state's key is refused", async () => {
+    const redis = new Redis(TEST_REDIS_URL);
+    try {
+      const key = (url: URL) => `${t.config.REDIS_PREFIX}:${oidcStateKey(url.searchParams.get('state')!)}`;
+      const one = await start();
+      const two = await start();
+      const stored = JSON.parse((await redis.get(key(one.authorizeUrl)))!) as { codeVerifier: unknown };
+      expect(stored.codeVerifier).toMatchObject({
+        keyId: expect.any(String),
+        ciphertext: expect.any(String),
+      });
+      // Over the other state's record: its consent comes back to a verifier that does not open.
+      expect(await redis.set(key(two.authorizeUrl), JSON.stringify(stored), 'KEEPTTL')).toBe('OK');
+      const back = await signInAtGoogle(two.authorizeUrl, { email: ADMIN, decision: 'allow' });
+      const result = await callback(back, two.cookie);
+      expect(result.location).toBe('/sign-in?error=invalid_state');
+      expect(result.session).toBeUndefined();
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it('takes a state once, and refuses one it never issued', async () => {
