@@ -27,11 +27,6 @@ const ENQUEUE_BATCH = 500;
 const SCHEDULED = 'scheduled';
 const CONTINUATION = 'continuation';
 
-const pushAll = <T>(into: T[], items: readonly T[]): T[] => {
-  for (const item of items) into.push(item);
-  return into;
-};
-
 /** Pages read and not yet on the log, and where the connection stands after them. */
 interface HeldPages {
   changes: SourceChangeInput[];
@@ -44,27 +39,22 @@ interface HeldPages {
   pulled: boolean;
 }
 
-/** The held pages with one more (its changes added to the held ones in place). */
+/** The held pages with one more, held in place (a first page starts them). */
 function holdPage(
   held: HeldPages | undefined,
   page: PullPage,
   next: HeldPages['next'],
   backfilling: boolean,
 ): HeldPages {
-  const estimatedTotal = backfilling ? page.progress?.estimatedTotal : undefined;
-  const watermark = page.watermark ?? held?.watermark;
-  return {
-    changes: held ? pushAll(held.changes, page.changes) : [...page.changes],
-    next,
-    backfillSeen: (held?.backfillSeen ?? 0) + (backfilling ? page.changes.length : 0),
-    ...(estimatedTotal !== undefined
-      ? { estimatedTotal }
-      : held?.estimatedTotal !== undefined
-        ? { estimatedTotal: held.estimatedTotal }
-        : {}),
-    ...(watermark !== undefined ? { watermark } : {}),
-    pulled: (held?.pulled ?? false) || !backfilling,
-  };
+  const into = held ?? { changes: [], next, backfillSeen: 0, pulled: false };
+  for (const change of page.changes) into.changes.push(change);
+  into.next = next;
+  if (backfilling) {
+    into.backfillSeen += page.changes.length;
+    into.estimatedTotal = page.progress?.estimatedTotal ?? into.estimatedTotal;
+  } else into.pulled = true;
+  into.watermark = page.watermark ?? into.watermark;
+  return into;
 }
 
 export type PullOutcome =
