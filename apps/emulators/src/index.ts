@@ -1,6 +1,8 @@
 export type { EmulatedProvider, EmulatorContext } from './common/context';
-export type { FaultSpec } from './common/faults';
+export type { EmulatedService, FaultSpec } from './common/faults';
+export type { LoggedRequest } from './common/request-log';
 export { emulatorControl } from './control-client';
 export { type EmulatorOptions, type RunningEmulators, startEmulators } from './emulators';
 export { signInAtGoogle } from './google/testing/consent-browser';
 export type { CaughtMail } from './mail/mail-catcher';
+export type { MicrosoftUser } from './microsoft/user.store';

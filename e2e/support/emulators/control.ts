@@ -11,7 +11,9 @@ export type FaultKind =
   | 'invalidate-cursors'
   | 'validation-error';
 
-export type EmulatedService = 'hubspot' | 'google' | 'microsoft';
+import type { EmulatedService, LoggedRequest } from '@syncline/emulators';
+
+export type { EmulatedService, LoggedRequest };
 
 export interface FaultSpec {
   service: EmulatedService;
@@ -22,15 +24,6 @@ export interface FaultSpec {
   account?: string | number;
   /** The share of matching calls it applies to (0 < rate ≤ 1); absent = every one. */
   rate?: number;
-}
-
-export interface LoggedRequest {
-  at: string;
-  service: EmulatedService;
-  method: string;
-  path: string;
-  status: number;
-  account: string | null;
 }
 
 export class EmulatorError extends Error {

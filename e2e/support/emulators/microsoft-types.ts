@@ -1,13 +1,8 @@
 // The Microsoft 365 emulator's shapes (docs/microsoft.md).
 
-export interface MicrosoftUser {
-  /** The object id (`oid`, the `id` of /me): stable for the user's life. */
-  id: string;
-  tenantId: string;
-  userPrincipalName: string;
-  displayName: string;
-  mail: string;
-}
+import type { MicrosoftUser } from '@syncline/emulators';
+
+export type { MicrosoftUser };
 
 export interface MicrosoftApp {
   clientId: string;
