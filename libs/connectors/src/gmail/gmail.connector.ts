@@ -30,6 +30,7 @@ export interface GmailOptions {
   /** messages.get calls in flight at once. */
   concurrency?: number;
   retry?: Partial<RetryPolicy>;
+  now?: () => number;
 }
 
 /**
@@ -40,10 +41,21 @@ const UNITS = { profile: 1, list: 5, get: 5, history: 2, watch: 100, stop: 50 } 
 
 const CURSOR_VERSION = 1;
 const USER = 'me';
+/**
+ * How far a watermark stays behind the start of its round: Gmail stamps messages by its own
+ * clock, which may run ahead of ours, and a change stamped just before the round began may
+ * reach the history a moment after the round read it.
+ */
+const CLOCK_SKEW_MS = 5 * 60_000;
 
 interface GmailCursor {
   historyId: string;
   pageToken?: string;
+  /**
+   * When the round under way (backfill listing or history round) began, in ms; kept only
+   * between its pages. A cursor stored without it finishes its round without a watermark.
+   */
+  startedAt?: number;
   seen: number;
 }
 
@@ -53,6 +65,9 @@ function readCursor(cursor: Cursor): GmailCursor | undefined {
   return {
     historyId: cursor.historyId,
     ...(typeof cursor.pageToken === 'string' && cursor.pageToken ? { pageToken: cursor.pageToken } : {}),
+    ...(typeof cursor.startedAt === 'number' && Number.isFinite(cursor.startedAt)
+      ? { startedAt: cursor.startedAt }
+      : {}),
     seen: typeof cursor.seen === 'number' ? cursor.seen : 0,
   };
 }
@@ -61,8 +76,16 @@ const writeCursor = (c: GmailCursor): Cursor => ({
   v: CURSOR_VERSION,
   historyId: c.historyId,
   pageToken: c.pageToken ?? null,
+  startedAt: c.startedAt ?? null,
   seen: c.seen,
 });
+
+/**
+ * What the page that finishes a round guarantees: every change before the round began (less
+ * the skew) is delivered. Nothing when the round's start is not known.
+ */
+const watermarkOf = (startedAt: number | undefined): { watermark?: Date } =>
+  startedAt === undefined ? {} : { watermark: new Date(startedAt - CLOCK_SKEW_MS) };
 
 async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const out = new Array<R>(items.length);
@@ -82,6 +105,7 @@ export function createGmailConnector(options: GmailOptions = {}): Connector {
   const backfillQuery = options.backfillQuery ?? 'newer_than:1y';
   const topicName = options.topicName ?? 'projects/syncline/topics/gmail-push';
   const concurrency = options.concurrency ?? 5;
+  const now = options.now ?? Date.now;
   const clients = new Map<string, gmail_v1.Gmail>();
   const api = (ctx: ConnectionContext) => {
     const rootUrl = googleRootUrl(ctx);
@@ -130,6 +154,7 @@ export function createGmailConnector(options: GmailOptions = {}): Connector {
     async backfill(ctx, cursor): Promise<ConnectorResult<PullPage>> {
       let state = readCursor(cursor);
       if (!state?.pageToken) {
+        const startedAt = now();
         // The history position before listing: anything that arrives meanwhile is pulled later.
         const profile = await call<gmail_v1.Schema$Profile>(ctx, UNITS.profile, (o) =>
           api(ctx).users.getProfile({ userId: USER }, o),
@@ -137,7 +162,7 @@ export function createGmailConnector(options: GmailOptions = {}): Connector {
         if (!profile.ok) return profile;
         if (!profile.value.historyId)
           return err({ code: 'Transient', message: 'getProfile without historyId' });
-        state = { historyId: profile.value.historyId, seen: 0 };
+        state = { historyId: profile.value.historyId, startedAt, seen: 0 };
       }
       const list = await call<gmail_v1.Schema$ListMessagesResponse>(ctx, UNITS.list, (o) =>
         api(ctx).users.messages.list(
@@ -154,30 +179,38 @@ export function createGmailConnector(options: GmailOptions = {}): Connector {
       const ids = (list.value.messages ?? []).flatMap((m) => (m.id ? [m.id] : []));
       const messages = await fetchMessages(ctx, ids);
       if (!messages.ok) return messages;
-      const receivedAt = new Date();
+      const receivedAt = new Date(now());
       const changes = messages.value.map((m) => toEmailActivityChange(m, scopeOf(ctx), receivedAt));
       const seen = state.seen + changes.length;
       const next = list.value.nextPageToken;
+      const progress = {
+        seen,
+        ...(typeof list.value.resultSizeEstimate === 'number'
+          ? { estimatedTotal: list.value.resultSizeEstimate }
+          : {}),
+      };
+      if (next)
+        return ok({
+          changes,
+          cursor: writeCursor({ ...state, pageToken: next, seen }),
+          done: false,
+          progress,
+        });
       return ok({
         changes,
-        cursor: writeCursor({
-          historyId: state.historyId,
-          ...(next ? { pageToken: next } : {}),
-          seen: next ? seen : 0,
-        }),
-        done: !next,
-        progress: {
-          seen,
-          ...(typeof list.value.resultSizeEstimate === 'number'
-            ? { estimatedTotal: list.value.resultSizeEstimate }
-            : {}),
-        },
+        cursor: writeCursor({ historyId: state.historyId, seen: 0 }),
+        done: true,
+        progress,
+        ...watermarkOf(state.startedAt),
       });
     },
 
     async pull(ctx, cursor): Promise<ConnectorResult<PullPage>> {
       const state = readCursor(cursor);
       if (!state) return err({ code: 'CursorInvalid', message: 'no history id: backfill first' });
+      // A round begins where the last one ended (no page token) and reads every history record
+      // Gmail holds at that moment, so its start is taken before the first request.
+      const startedAt = state.pageToken ? state.startedAt : now();
       const res = await call<gmail_v1.Schema$ListHistoryResponse>(ctx, UNITS.history, (o) =>
         api(ctx).users.history.list(
           {
@@ -211,7 +244,7 @@ export function createGmailConnector(options: GmailOptions = {}): Connector {
       const added = [...latest].filter(([, what]) => what === 'added').map(([id]) => id);
       const messages = await fetchMessages(ctx, added);
       if (!messages.ok) return messages;
-      const receivedAt = new Date();
+      const receivedAt = new Date(now());
       const byId = new Map(messages.value.map((m) => [m.id, m]));
       const changes: SourceChangeInput[] = [];
       for (const [id, what] of latest) {
@@ -221,10 +254,20 @@ export function createGmailConnector(options: GmailOptions = {}): Connector {
       }
       const seen = state.seen + changes.length;
       const next = res.value.nextPageToken;
-      const cursorOut = next
-        ? writeCursor({ historyId: state.historyId, pageToken: next, seen })
-        : writeCursor({ historyId: res.value.historyId ?? state.historyId, seen: 0 });
-      return ok({ changes, cursor: cursorOut, done: !next, progress: { seen } });
+      if (next)
+        return ok({
+          changes,
+          cursor: writeCursor({ historyId: state.historyId, pageToken: next, startedAt, seen }),
+          done: false,
+          progress: { seen },
+        });
+      return ok({
+        changes,
+        cursor: writeCursor({ historyId: res.value.historyId ?? state.historyId, seen: 0 }),
+        done: true,
+        progress: { seen },
+        ...watermarkOf(startedAt),
+      });
     },
 
     verifyWebhook(request: WebhookRequest, secrets: WebhookSecrets) {
@@ -279,7 +322,7 @@ export function createGmailConnector(options: GmailOptions = {}): Connector {
       return ok({
         id: `gmail-watch:${ctx.externalAccountId}`,
         ...(res.value.historyId ? { resourceId: res.value.historyId } : {}),
-        expiresAt: new Date(Number(res.value.expiration ?? Date.now())),
+        expiresAt: new Date(Number(res.value.expiration ?? now())),
       });
     },
 

@@ -39,14 +39,26 @@ export interface GoogleCalendarOptions {
   retry?: Partial<RetryPolicy>;
   /** Channel lifetime asked for on watch (Google caps it; default 7 days). */
   channelTtlMs?: number;
+  now?: () => number;
 }
 
 const CURSOR_VERSION = 1;
 const CALENDAR_ID = 'primary';
+/**
+ * How far a watermark stays behind the start of its round: Google stamps `updated` by its own
+ * clock, which may run ahead of ours, and an edit stamped just before the round began may
+ * reach the listing a moment after the round read it.
+ */
+const CLOCK_SKEW_MS = 5 * 60_000;
 
 interface CalendarCursor {
   pageToken?: string;
   syncToken?: string;
+  /**
+   * When the round under way (full listing or sync-token round) began, in ms; kept only
+   * between its pages. A cursor stored without it finishes its round without a watermark.
+   */
+  startedAt?: number;
   seen: number;
 }
 
@@ -56,6 +68,9 @@ function readCursor(cursor: Cursor): CalendarCursor | undefined {
   return {
     ...(str('pageToken') ? { pageToken: str('pageToken') } : {}),
     ...(str('syncToken') ? { syncToken: str('syncToken') } : {}),
+    ...(typeof cursor.startedAt === 'number' && Number.isFinite(cursor.startedAt)
+      ? { startedAt: cursor.startedAt }
+      : {}),
     seen: typeof cursor.seen === 'number' ? cursor.seen : 0,
   };
 }
@@ -64,11 +79,20 @@ const writeCursor = (c: CalendarCursor): Cursor => ({
   v: CURSOR_VERSION,
   pageToken: c.pageToken ?? null,
   syncToken: c.syncToken ?? null,
+  startedAt: c.startedAt ?? null,
   seen: c.seen,
 });
 
+/**
+ * What the page that finishes a round guarantees: every change before the round began (less
+ * the skew) is delivered. Nothing when the round's start is not known.
+ */
+const watermarkOf = (startedAt: number | undefined): { watermark?: Date } =>
+  startedAt === undefined ? {} : { watermark: new Date(startedAt - CLOCK_SKEW_MS) };
+
 export function createGoogleCalendarConnector(options: GoogleCalendarOptions = {}): Connector {
   const pageSize = options.pageSize ?? 250;
+  const now = options.now ?? Date.now;
   const clients = new Map<string, calendar_v3.Calendar>();
   const api = (ctx: ConnectionContext) => {
     const rootUrl = googleRootUrl(ctx);
@@ -96,7 +120,7 @@ export function createGoogleCalendarConnector(options: GoogleCalendarOptions = {
     };
     const res = await call<calendar_v3.Schema$Events>(ctx, (o) => api(ctx).events.list(params, o));
     if (!res.ok) return res;
-    const receivedAt = new Date();
+    const receivedAt = new Date(now());
     const scope = { workspaceId: ctx.workspaceId, connectionId: ctx.connectionId };
     const items = res.value.items ?? [];
     // A full sync lists live events only; a cancelled one there is an exception of a recurring event.
@@ -108,7 +132,7 @@ export function createGoogleCalendarConnector(options: GoogleCalendarOptions = {
     if (res.value.nextPageToken) {
       return ok({
         changes,
-        cursor: writeCursor({ pageToken: res.value.nextPageToken, syncToken: state.syncToken, seen }),
+        cursor: writeCursor({ ...state, pageToken: res.value.nextPageToken, seen }),
         done: false,
         progress,
       });
@@ -121,6 +145,7 @@ export function createGoogleCalendarConnector(options: GoogleCalendarOptions = {
       cursor: writeCursor({ syncToken: res.value.nextSyncToken, seen: incremental ? 0 : seen }),
       done: true,
       progress,
+      ...watermarkOf(state.startedAt),
     });
   }
 
@@ -195,7 +220,7 @@ export function createGoogleCalendarConnector(options: GoogleCalendarOptions = {
 
   /** An event as read now, as the change a pull of this version reports (same event key). */
   const currentChange = (ctx: ConnectionContext, event: calendar_v3.Schema$Event): SourceChangeInput =>
-    toMeetingChange(event, { workspaceId: ctx.workspaceId, connectionId: ctx.connectionId }, new Date());
+    toMeetingChange(event, { workspaceId: ctx.workspaceId, connectionId: ctx.connectionId }, new Date(now()));
 
   /**
    * If-Match makes each write atomic, but writes go one by one: a 412 on the third would leave
@@ -229,14 +254,16 @@ export function createGoogleCalendarConnector(options: GoogleCalendarOptions = {
     async backfill(ctx, cursor) {
       const state = readCursor(cursor);
       // Start (or restart) unless we are in the middle of a full listing.
-      const from = state?.pageToken && !state.syncToken ? state : { seen: 0 };
+      const from = state?.pageToken && !state.syncToken ? state : { seen: 0, startedAt: now() };
       return listPage(ctx, from, false);
     },
 
     async pull(ctx, cursor) {
       const state = readCursor(cursor);
       if (!state?.syncToken) return err({ code: 'CursorInvalid', message: 'no sync token: backfill first' });
-      return listPage(ctx, state, true);
+      // A round begins at the stored sync token (no page token) and reads every change Google
+      // holds at that moment, so its start is taken before the first request.
+      return listPage(ctx, state.pageToken ? state : { ...state, startedAt: now() }, true);
     },
 
     verifyWebhook(request: WebhookRequest, secrets: WebhookSecrets) {
@@ -284,7 +311,7 @@ export function createGoogleCalendarConnector(options: GoogleCalendarOptions = {
         type: 'web_hook',
         address: callbackUrl,
         token,
-        ...(options.channelTtlMs ? { expiration: String(Date.now() + options.channelTtlMs) } : {}),
+        ...(options.channelTtlMs ? { expiration: String(now() + options.channelTtlMs) } : {}),
       };
       const res = await call<calendar_v3.Schema$Channel>(ctx, (o) =>
         api(ctx).events.watch({ calendarId: CALENDAR_ID, requestBody }, o),
@@ -293,7 +320,7 @@ export function createGoogleCalendarConnector(options: GoogleCalendarOptions = {
       return ok({
         id: res.value.id ?? requestBody.id ?? '',
         ...(res.value.resourceId ? { resourceId: res.value.resourceId } : {}),
-        expiresAt: new Date(Number(res.value.expiration ?? Date.now())),
+        expiresAt: new Date(Number(res.value.expiration ?? now())),
       });
     },
 

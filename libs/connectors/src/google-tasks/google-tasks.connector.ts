@@ -342,6 +342,9 @@ export function createGoogleTasksConnector(options: GoogleTasksOptions = {}): Co
       if (!state || cursor.phase === 'backfill')
         return err({ code: 'CursorInvalid', message: 'not a google-tasks pull cursor' });
       const startedAt = state.pullStartedAt ?? new Date(now()).toISOString();
+      // A round begins at the first list. A cursor part-way through a round without its start
+      // cannot say what the round guarantees: it finishes without a watermark.
+      const startKnown = state.pullStartedAt !== null || state.list === null;
       const updatedMin = new Date(Date.parse(state.since) - overlapMs).toISOString();
       const res = await scan(ctx, state, { updatedMin, showDeleted: true });
       if (!res.ok) return res;
@@ -349,14 +352,20 @@ export function createGoogleTasksConnector(options: GoogleTasksOptions = {}): Co
       const unique = [...new Map(res.value.changes.map((c) => [c.eventKey, c])).values()];
       const seen = state.seen + unique.length;
       const next = res.value.next;
+      if (next)
+        return ok({
+          changes: unique,
+          cursor: writeCursor({ ...state, ...next, pullStartedAt: startedAt, seen }),
+          done: false,
+          progress: { seen },
+        });
+      // Only the page that finishes the round guarantees what came before the round began.
       return ok({
         changes: unique,
-        cursor: next
-          ? writeCursor({ ...state, ...next, pullStartedAt: startedAt, seen })
-          : writeCursor({ since: startedAt, list: null, pageToken: null, pullStartedAt: null, seen: 0 }),
-        done: next === null,
+        cursor: writeCursor({ since: startedAt, list: null, pageToken: null, pullStartedAt: null, seen: 0 }),
+        done: true,
         progress: { seen },
-        watermark: new Date(Date.parse(startedAt) - overlapMs),
+        ...(startKnown ? { watermark: new Date(Date.parse(startedAt) - overlapMs) } : {}),
       });
     },
 

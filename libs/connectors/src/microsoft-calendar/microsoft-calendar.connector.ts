@@ -48,12 +48,19 @@ export interface MicrosoftCalendarOptions {
   retry?: Partial<RetryPolicy>;
   /** Subscription lifetime asked for, in minutes (Outlook resources: at most 4,230). */
   subscriptionMinutes?: number;
+  now?: () => number;
 }
 
 const CURSOR_VERSION = 1;
 const DAY_MS = 86_400_000;
 /** Outlook's longest subscription less a margin for clock skew and the request's own time. */
 const DEFAULT_SUBSCRIPTION_MINUTES = 4_230 - 15;
+/**
+ * How far a watermark stays behind the start of its round: Graph stamps lastModifiedDateTime
+ * by its own clock, which may run ahead of ours, and an edit stamped just before the round
+ * began may reach the delta a moment after the round read it.
+ */
+const CLOCK_SKEW_MS = 5 * 60_000;
 
 /**
  * Asked on every request: ids that survive moves, times in UTC (Graph's `dateTime` carries no
@@ -68,6 +75,11 @@ interface CalendarCursor {
   deltaLink?: string;
   /** The end of the view's range (ISO), fixed at the backfill's start. */
   windowEnd?: string;
+  /**
+   * When the round under way (initial or incremental) began, in ms; kept only between its
+   * pages. A cursor stored without it finishes its round without a watermark.
+   */
+  startedAt?: number;
   seen: number;
 }
 
@@ -78,6 +90,9 @@ function readCursor(cursor: Cursor): CalendarCursor | undefined {
     ...(str('nextLink') ? { nextLink: str('nextLink') } : {}),
     ...(str('deltaLink') ? { deltaLink: str('deltaLink') } : {}),
     ...(str('windowEnd') ? { windowEnd: str('windowEnd') } : {}),
+    ...(typeof cursor.startedAt === 'number' && Number.isFinite(cursor.startedAt)
+      ? { startedAt: cursor.startedAt }
+      : {}),
     seen: typeof cursor.seen === 'number' ? cursor.seen : 0,
   };
 }
@@ -87,8 +102,16 @@ const writeCursor = (c: CalendarCursor): Cursor => ({
   nextLink: c.nextLink ?? null,
   deltaLink: c.deltaLink ?? null,
   windowEnd: c.windowEnd ?? null,
+  startedAt: c.startedAt ?? null,
   seen: c.seen,
 });
+
+/**
+ * What the page that finishes a round guarantees: every change before the round began (less
+ * the skew) is delivered. Nothing when the round's start is not known.
+ */
+const watermarkOf = (startedAt: number | undefined): { watermark?: Date } =>
+  startedAt === undefined ? {} : { watermark: new Date(startedAt - CLOCK_SKEW_MS) };
 
 interface DeltaPage {
   value?: GraphEvent[];
@@ -109,6 +132,7 @@ export function createMicrosoftCalendarConnector(options: MicrosoftCalendarOptio
   const futureDays = options.futureDays ?? 730;
   const minAheadDays = options.minAheadDays ?? futureDays / 2;
   const subscriptionMinutes = options.subscriptionMinutes ?? DEFAULT_SUBSCRIPTION_MINUTES;
+  const now = options.now ?? Date.now;
   const call = <T>(ctx: ConnectionContext, fn: (client: Client) => Promise<T>) =>
     graphCall<T>(ctx, fn, options.retry ? { retry: options.retry } : {});
   const prefer = { Prefer: PREFER.join(', ') };
@@ -147,7 +171,7 @@ export function createMicrosoftCalendarConnector(options: MicrosoftCalendarOptio
     if (link) {
       request = (client) => client.api(link).headers(headers).get();
     } else {
-      const today = startOfDay(Date.now());
+      const today = startOfDay(now());
       const range = {
         startDateTime: new Date(today - pastDays * DAY_MS).toISOString(),
         endDateTime: new Date(today + (futureDays + 1) * DAY_MS).toISOString(),
@@ -157,7 +181,7 @@ export function createMicrosoftCalendarConnector(options: MicrosoftCalendarOptio
     }
     const res = await call<DeltaPage>(ctx, request);
     if (!res.ok) return res;
-    const receivedAt = new Date();
+    const receivedAt = new Date(now());
     const scope = scopeOf(ctx);
     // Only an incremental round reports removals; its tombstones are keyed by the round.
     const round = incremental && state.deltaLink ? roundOf(state.deltaLink) : undefined;
@@ -169,11 +193,11 @@ export function createMicrosoftCalendarConnector(options: MicrosoftCalendarOptio
         // Delta says "removed" both for a deleted event and for one that left the date range
         // (moved far ahead, or changed while outside it). Only a read tells them apart, and a
         // meeting that still exists must not be deleted in every other system: one GET each.
-        const now = await getEvent(ctx, event.id);
-        if (now.ok && !now.value.isCancelled) changes.push(toMeetingChange(now.value, scope, receivedAt));
-        else if (now.ok || now.error.code === 'NotFound')
+        const read = await getEvent(ctx, event.id);
+        if (read.ok && !read.value.isCancelled) changes.push(toMeetingChange(read.value, scope, receivedAt));
+        else if (read.ok || read.error.code === 'NotFound')
           changes.push(toRemovedChange(event.id, scope, receivedAt, round));
-        else return now;
+        else return read;
       } else if (incremental || !event.isCancelled) {
         // A cancelled meeting (left in an attendee's calendar) is a delete; the initial round lists live ones only.
         changes.push(toMeetingChange(event, scope, receivedAt));
@@ -190,6 +214,7 @@ export function createMicrosoftCalendarConnector(options: MicrosoftCalendarOptio
           nextLink,
           ...(incremental && state.deltaLink ? { deltaLink: state.deltaLink } : {}),
           ...(windowEnd ? { windowEnd } : {}),
+          ...(state.startedAt !== undefined ? { startedAt: state.startedAt } : {}),
           seen,
         }),
         done: false,
@@ -203,12 +228,13 @@ export function createMicrosoftCalendarConnector(options: MicrosoftCalendarOptio
       cursor: writeCursor({ deltaLink, ...(windowEnd ? { windowEnd } : {}), seen: incremental ? 0 : seen }),
       done: true,
       progress,
+      ...watermarkOf(state.startedAt),
     });
   }
 
   /** An event as read now, as the change a pull of this version reports (same event key). */
   const currentChange = (ctx: ConnectionContext, event: GraphEvent): SourceChangeInput =>
-    toMeetingChange(event, scopeOf(ctx), new Date());
+    toMeetingChange(event, scopeOf(ctx), new Date(now()));
 
   async function pushOne(ctx: ConnectionContext, write: PushWrite): Promise<ConnectorResult<WriteReceipt>> {
     // The hash is over the fields as a later pull reports them: the response is rendered with
@@ -302,7 +328,7 @@ export function createMicrosoftCalendarConnector(options: MicrosoftCalendarOptio
       const state = readCursor(cursor);
       // Start (or restart) unless we are in the middle of the initial round.
       const resume = state?.nextLink && !state.deltaLink && onGraph(ctx, state.nextLink);
-      return deltaPage(ctx, resume ? state : { seen: 0 }, false);
+      return deltaPage(ctx, resume ? state : { seen: 0, startedAt: now() }, false);
     },
 
     async pull(ctx, cursor) {
@@ -314,12 +340,14 @@ export function createMicrosoftCalendarConnector(options: MicrosoftCalendarOptio
           message: 'delta link is not on the Graph origin of this connection',
         });
       const windowEnd = state.windowEnd ? Date.parse(state.windowEnd) : Number.NaN;
-      if (!state.nextLink && !(windowEnd - Date.now() >= minAheadDays * DAY_MS))
+      if (!state.nextLink && !(windowEnd - now() >= minAheadDays * DAY_MS))
         return err({
           code: 'CursorInvalid',
           message: `the calendar view reaches less than ${minAheadDays} days ahead: backfill for a new range`,
         });
-      return deltaPage(ctx, state, true);
+      // A round begins at the stored deltaLink (no nextLink) and reads every change Graph holds
+      // at that moment, so its start is taken before the first request.
+      return deltaPage(ctx, state.nextLink ? state : { ...state, startedAt: now() }, true);
     },
 
     // Graph signs nothing: the clientState each subscription was made with is the proof.
@@ -340,7 +368,7 @@ export function createMicrosoftCalendarConnector(options: MicrosoftCalendarOptio
     },
 
     async subscribe(ctx, callbackUrl, token): Promise<ConnectorResult<Subscription>> {
-      const expiresAt = new Date(Date.now() + subscriptionMinutes * 60_000);
+      const expiresAt = new Date(now() + subscriptionMinutes * 60_000);
       const body = {
         changeType: 'created,updated,deleted',
         notificationUrl: callbackUrl,

@@ -36,6 +36,7 @@ export interface MicrosoftMailOptions {
   /** Lifetime asked of a new subscription; Graph allows 4,230 minutes for messages. */
   subscriptionMinutes?: number;
   retry?: Partial<RetryPolicy>;
+  now?: () => number;
 }
 
 /** The two folders a salesperson's correspondence lives in, read in this order. */
@@ -49,6 +50,12 @@ type KnownFolder = (typeof KNOWN_FOLDERS)[number];
 const IMMUTABLE_IDS = 'IdType="ImmutableId"';
 const DEFAULT_SUBSCRIPTION_MINUTES = 4_230 - 30;
 const DAY_MS = 86_400_000;
+/**
+ * How far a watermark stays behind the start of its run: Exchange stamps messages by its own
+ * clock, which may run ahead of ours, and a change stamped just before the run began may
+ * reach the delta a moment after the run read it.
+ */
+const CLOCK_SKEW_MS = 5 * 60_000;
 
 const CURSOR_VERSION = 2;
 
@@ -65,6 +72,11 @@ interface MailCursor {
   /** The mailbox owner's address, lower case (GET /me): mail from it is outbound. */
   owner: string;
   folderIds?: Record<KnownFolder, string>;
+  /**
+   * When the run under way began, in ms; kept only between its pages. A cursor stored without
+   * it finishes its run without a watermark.
+   */
+  startedAt?: number;
   seen: number;
 }
 
@@ -87,6 +99,9 @@ function readCursor(cursor: Cursor): MailCursor | undefined {
     caughtUp,
     owner: str('owner') ?? '',
     ...(inbox && sentitems && deleteditems ? { folderIds: { inbox, sentitems, deleteditems } } : {}),
+    ...(typeof cursor.startedAt === 'number' && Number.isFinite(cursor.startedAt)
+      ? { startedAt: cursor.startedAt }
+      : {}),
     seen: typeof cursor.seen === 'number' ? cursor.seen : 0,
   };
 }
@@ -95,6 +110,7 @@ function writeCursor(c: MailCursor): Cursor {
   const out: Record<string, string | number | null> = {
     v: CURSOR_VERSION,
     owner: c.owner,
+    startedAt: c.startedAt ?? null,
     seen: c.seen,
   };
   for (const folder of FOLDERS) {
@@ -108,6 +124,17 @@ function writeCursor(c: MailCursor): Cursor {
 
 /** A backfill is under way while a folder has not finished its first round. */
 const backfilling = (c: MailCursor): boolean => FOLDERS.some((f) => c.links[f].delta === undefined);
+
+/** A pull run has not read a page yet: no folder is caught up or part-way through a round. */
+const runStarting = (c: MailCursor): boolean =>
+  c.caughtUp.size === 0 && FOLDERS.every((f) => c.links[f].next === undefined);
+
+/**
+ * What the page that finishes a run guarantees: every change before the run began (less the
+ * skew) is delivered. Nothing when the run's start is not known.
+ */
+const watermarkOf = (startedAt: number | undefined): { watermark?: Date } =>
+  startedAt === undefined ? {} : { watermark: new Date(startedAt - CLOCK_SKEW_MS) };
 
 interface DeltaPage {
   value?: OutlookMessage[];
@@ -123,6 +150,7 @@ export function createMicrosoftMailConnector(options: MicrosoftMailOptions = {})
   const pageSize = options.pageSize ?? 100;
   const backfillDays = options.backfillDays ?? 365;
   const subscriptionMinutes = options.subscriptionMinutes ?? DEFAULT_SUBSCRIPTION_MINUTES;
+  const now = options.now ?? Date.now;
   const prefer = `odata.maxpagesize=${pageSize}, ${IMMUTABLE_IDS}`;
   const call = <T>(ctx: ConnectionContext, fn: (client: Client) => Promise<T>) =>
     graphCall<T>(ctx, fn, options.retry ? { retry: options.retry } : {});
@@ -160,7 +188,7 @@ export function createMicrosoftMailConnector(options: MicrosoftMailOptions = {})
   const firstPage = (folder: Folder) => (c: Client) => {
     let request = c.api(`/me/mailFolders/${folder}/messages/delta`).select([...MESSAGE_SELECT]);
     if (backfillDays > 0) {
-      const since = new Date(Date.now() - backfillDays * DAY_MS).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      const since = new Date(now() - backfillDays * DAY_MS).toISOString().replace(/\.\d{3}Z$/, 'Z');
       request = request.filter(`receivedDateTime ge ${since}`);
     }
     return request.header('Prefer', prefer).get() as Promise<DeltaPage>;
@@ -183,7 +211,7 @@ export function createMicrosoftMailConnector(options: MicrosoftMailOptions = {})
     folder: Folder,
     items: readonly OutlookMessage[],
   ): Promise<ConnectorResult<{ changes: SourceChangeInput[]; state: MailCursor }>> {
-    const receivedAt = new Date();
+    const receivedAt = new Date(now());
     const scope = scopeOf(ctx);
     let current = state;
     const changes: SourceChangeInput[] = [];
@@ -270,12 +298,13 @@ export function createMicrosoftMailConnector(options: MicrosoftMailOptions = {})
       }
       state = { ...state, links, caughtUp };
       if (caughtUp.size === FOLDERS.length) {
-        const seen = state.seen;
+        const { seen, startedAt } = state;
         return ok({
           changes,
-          cursor: writeCursor({ ...state, caughtUp: new Set(), seen: 0 }),
+          cursor: writeCursor({ ...state, caughtUp: new Set(), startedAt: undefined, seen: 0 }),
           done: true,
           progress: { seen },
+          ...watermarkOf(startedAt),
         });
       }
       if (changes.length > 0)
@@ -292,6 +321,8 @@ export function createMicrosoftMailConnector(options: MicrosoftMailOptions = {})
     async backfill(ctx, cursor) {
       const known = readCursor(cursor);
       if (known && backfilling(known)) return run(ctx, known);
+      // Every folder's first page is asked after this: what it misses came after the start.
+      const startedAt = now();
       const owner = known?.owner ? ok(known.owner) : await readOwner(ctx);
       if (!owner.ok) return owner;
       return run(ctx, {
@@ -299,6 +330,7 @@ export function createMicrosoftMailConnector(options: MicrosoftMailOptions = {})
         caughtUp: new Set(),
         owner: owner.value,
         ...(known?.folderIds ? { folderIds: known.folderIds } : {}),
+        startedAt,
         seen: 0,
       });
     },
@@ -310,9 +342,12 @@ export function createMicrosoftMailConnector(options: MicrosoftMailOptions = {})
           code: 'CursorInvalid',
           message: 'no deltaLinks for inbox and sentitems: backfill first',
         });
-      if (state.owner !== '') return run(ctx, state);
+      // A run begins at the stored deltaLinks and reads every change Graph holds at that
+      // moment, so its start is taken before the first request.
+      const started = runStarting(state) ? { ...state, startedAt: now() } : state;
+      if (started.owner !== '') return run(ctx, started);
       const owner = await readOwner(ctx);
-      return owner.ok ? run(ctx, { ...state, owner: owner.value }) : owner;
+      return owner.ok ? run(ctx, { ...started, owner: owner.value }) : owner;
     },
 
     verifyWebhook: verifyGraphNotification,
@@ -326,7 +361,7 @@ export function createMicrosoftMailConnector(options: MicrosoftMailOptions = {})
 
     /** One subscription on every folder's messages; a pull finds which of ours changed. */
     async subscribe(ctx, callbackUrl, token): Promise<ConnectorResult<Subscription>> {
-      const expirationDateTime = new Date(Date.now() + subscriptionMinutes * 60_000).toISOString();
+      const expirationDateTime = new Date(now() + subscriptionMinutes * 60_000).toISOString();
       const res = await call<{ id?: string; expirationDateTime?: string }>(ctx, (c) =>
         c.api('/subscriptions').header('Prefer', IMMUTABLE_IDS).post({
           changeType: 'created,updated,deleted',

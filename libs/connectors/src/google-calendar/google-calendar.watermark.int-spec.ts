@@ -1,0 +1,103 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ConnectionContext, Cursor, PullPage } from '../contract/connector';
+import { drain, unwrap } from '../contract/contract-suite';
+import { GoogleTestKit, type GoogleUser } from '../google-common/testing/google-test-kit';
+import { createGoogleCalendarConnector } from './google-calendar.connector';
+
+/** The clock-skew margin a watermark keeps behind its round's start. */
+const SKEW_MS = 5 * 60_000;
+let clock = Date.now();
+const connector = createGoogleCalendarConnector({
+  pageSize: 4,
+  retry: { baseDelayMs: 10 },
+  now: () => clock,
+});
+let kit: GoogleTestKit;
+
+async function seed(user: GoogleUser, count: number, label: string): Promise<void> {
+  for (let n = 0; n < count; n++) {
+    const day = `2030-01-${String((n % 28) + 1).padStart(2, '0')}`;
+    await kit.ui(user, 'POST', 'calendar/events', {
+      summary: `${label} ${n}`,
+      start: { dateTime: `${day}T10:00:00Z` },
+      end: { dateTime: `${day}T11:00:00Z` },
+    });
+  }
+}
+
+/**
+ * Every page of one round from `from`, the cursor stored and read back between pages as the
+ * pull service does, and the clock a minute on at each page.
+ */
+async function round(ctx: ConnectionContext, mode: 'backfill' | 'pull', from: Cursor): Promise<PullPage[]> {
+  const pages: PullPage[] = [];
+  let cursor = from;
+  while (pages.length < 50) {
+    const page = unwrap(await connector[mode](ctx, cursor));
+    pages.push(page);
+    if (page.done) return pages;
+    cursor = JSON.parse(JSON.stringify(page.cursor)) as Cursor;
+    clock += 60_000;
+  }
+  throw new Error(`${mode} did not finish in 50 pages`);
+}
+
+const watermarks = (pages: readonly PullPage[]) => pages.map((p) => p.watermark);
+
+/** No page of the round but its last carries a watermark; the last carries `startedAt` less the skew. */
+function expectWatermarkAtEnd(pages: readonly PullPage[], startedAt: number): void {
+  expect(pages.at(-1)!.done).toBe(true);
+  expect(watermarks(pages.slice(0, -1))).toEqual(pages.slice(0, -1).map(() => undefined));
+  expect(pages.at(-1)!.watermark).toEqual(new Date(startedAt - SKEW_MS));
+}
+
+beforeAll(async () => {
+  kit = await GoogleTestKit.start();
+});
+afterAll(async () => {
+  await kit.close();
+});
+
+describe('google-calendar watermark', () => {
+  it('a backfill carries a watermark on its last page only: its start less the skew', async () => {
+    const user = await kit.createUser('watermark-backfill');
+    await seed(user, 10, 'Meeting');
+    const startedAt = Date.now();
+    clock = startedAt;
+    const pages = await round(kit.context(user), 'backfill', {});
+    expect(pages.length).toBeGreaterThan(2);
+    expectWatermarkAtEnd(pages, startedAt);
+  });
+
+  it('a sync-token round carries no watermark until its last page, which carries its start less the skew', async () => {
+    const user = await kit.createUser('watermark-pull');
+    const ctx = kit.context(user);
+    await seed(user, 1, 'Before');
+    const backfill = await drain(connector, ctx, 'backfill', {});
+    await seed(user, 10, 'After');
+    const startedAt = Date.now();
+    clock = startedAt;
+    const pages = await round(ctx, 'pull', backfill.cursor);
+    expect(pages.length).toBeGreaterThan(2);
+    expect(pages.flatMap((p) => p.changes)).toHaveLength(10);
+    expectWatermarkAtEnd(pages, startedAt);
+    // The next round takes a start of its own.
+    const nextStartedAt = clock + 3_600_000;
+    clock = nextStartedAt;
+    expectWatermarkAtEnd(await round(ctx, 'pull', pages.at(-1)!.cursor), nextStartedAt);
+  });
+
+  it('a round resumed from a cursor stored without its start finishes without a watermark', async () => {
+    const user = await kit.createUser('watermark-legacy');
+    const ctx = kit.context(user);
+    await seed(user, 1, 'Before');
+    const backfill = await drain(connector, ctx, 'backfill', {});
+    await seed(user, 6, 'After');
+    const first = unwrap(await connector.pull(ctx, backfill.cursor));
+    expect(first).toMatchObject({ done: false, cursor: { startedAt: expect.any(Number) } });
+    const { startedAt: _dropped, ...stored } = first.cursor;
+    const rest = await round(ctx, 'pull', stored);
+    expect(rest.at(-1)!.done).toBe(true);
+    expect(watermarks(rest)).toEqual(rest.map(() => undefined));
+  });
+});
