@@ -49,7 +49,7 @@ const ARROWS = [
   ],
   [
     'libs/sync-stage',
-    ['libs/core', 'libs/log', 'libs/identity', 'libs/conflicts', 'libs/connectors'],
+    ['libs/core', 'libs/log', 'libs/identity', 'libs/conflicts', 'libs/connectors', 'libs/insights'],
     'sync-stage-imports-only-stage-libs',
     'the sync stage composes the stage libraries; libs never import apps',
   ],

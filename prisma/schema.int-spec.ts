@@ -1039,6 +1039,77 @@ const ROUND_TRIPS = {
     await expect(prisma.syncHealthSample.create({ data })).rejects.toMatchObject({ code: 'P2002' });
   },
   // ── end sync health sample round trips ──
+  // ── activity insights round trips ──
+  ActivityContribution: async (prisma) => {
+    const workspace = await seedWorkspace(prisma);
+    const key = {
+      activityId: '0190a000-0000-7000-8000-0000000000a1',
+      personId: '0190a000-0000-7000-8000-0000000000b1',
+      kind: 'mail_in',
+      eventTime: AT,
+    };
+    const created = await prisma.activityContribution.create({
+      data: {
+        ...key,
+        workspaceId: workspace.id,
+        threadId: 't-1',
+        connectionId: '0190a000-0000-7000-8000-0000000000c1',
+      },
+    });
+    const read = await prisma.activityContribution.findUniqueOrThrow({
+      where: { activityId_personId_kind_eventTime: key },
+    });
+    expect(read).toEqual(created);
+    // One contribution per (activity, person, kind, time): the same again is refused.
+    await expect(
+      prisma.activityContribution.create({
+        data: { ...key, workspaceId: workspace.id, connectionId: '0190a000-0000-7000-8000-0000000000c1' },
+      }),
+    ).rejects.toMatchObject({ code: 'P2002' });
+  },
+  InsightsState: async (prisma) => {
+    const workspace = await seedWorkspace(prisma);
+    const created = await prisma.insightsState.create({
+      data: { workspaceId: workspace.id, state: new Uint8Array([1, 2, 3]), watermark: AT },
+    });
+    const read = await prisma.insightsState.findUniqueOrThrow({ where: { workspaceId: workspace.id } });
+    expect(read).toEqual(created);
+    expect([...read.state]).toEqual([1, 2, 3]);
+    expect(read.heldBy).toEqual([]);
+    expect(read.version).toBe(0n);
+  },
+  PersonInsightPane: async (prisma) => {
+    const workspace = await seedWorkspace(prisma);
+    const key = {
+      personId: '0190a000-0000-7000-8000-0000000000b2',
+      windowEnd: new Date('2026-12-01T00:00:00Z'),
+    };
+    const created = await prisma.personInsightPane.create({
+      data: { ...key, workspaceId: workspace.id, metrics: { trend: 'warming' }, trigger: 'on_time' },
+    });
+    const read = await prisma.personInsightPane.findUniqueOrThrow({ where: { personId_windowEnd: key } });
+    expect(read).toEqual(created);
+    expect(read.windowEnd.toISOString()).toBe('2026-12-01T00:00:00.000Z');
+  },
+  InsightsSideOutput: async (prisma) => {
+    const workspace = await seedWorkspace(prisma);
+    const data = {
+      workspaceId: workspace.id,
+      activityId: '0190a000-0000-7000-8000-0000000000a3',
+      personId: '0190a000-0000-7000-8000-0000000000b3',
+      kind: 'meeting',
+      eventTime: AT,
+      sign: -1,
+      reason: 'beyond_allowed_lateness',
+      connectionId: '0190a000-0000-7000-8000-0000000000c3',
+    };
+    const first = await prisma.insightsSideOutput.create({ data });
+    const second = await prisma.insightsSideOutput.create({ data });
+    // Kept, not deduplicated: each arrival beyond the lateness is counted.
+    expect(second.id).toBeGreaterThan(first.id);
+    expect(await prisma.insightsSideOutput.findUniqueOrThrow({ where: { id: first.id } })).toEqual(first);
+  },
+  // ── end activity insights round trips ──
 } satisfies Record<Prisma.ModelName, RoundTrip>;
 
 describe('generated client round trip', () => {

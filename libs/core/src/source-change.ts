@@ -10,6 +10,8 @@ export type EntityType = (typeof ENTITY_TYPES)[number];
  * the record exists already, and the version a refusal named of a record the log reported
  * already (libs/sync-stage write-events.ts). `policy` is an admin's new set of field policies
  * for one entity type (libs/conflicts policy-event.ts), in force from its place on the log.
+ * `watermark` is a pull's guarantee that its connection has delivered every activity of the
+ * type named that happened before the event's time (libs/sync-stage insights/watermark-event.ts).
  */
 export const CHANGE_OPS = [
   'upsert',
@@ -20,6 +22,7 @@ export const CHANGE_OPS = [
   'existing',
   'version',
   'policy',
+  'watermark',
 ] as const;
 export type ChangeOp = (typeof CHANGE_OPS)[number];
 

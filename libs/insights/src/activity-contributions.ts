@@ -18,7 +18,7 @@ export interface ActivityVersion {
 }
 
 /** One activity's contribution to one person: what a +1 or −1 diff carries. */
-interface Contribution {
+export interface Contribution {
   person: PersonId;
   kind: ActivityKind;
   eventTime: number;
@@ -99,21 +99,40 @@ export function activityDiffs(
 ): ActivityDiff[] {
   const version = after ?? before;
   if (version === undefined) return [];
-  const old = new Map(contributionsOf(before, ours).map((c) => [contributionKey(c), c]));
-  const now = new Map(contributionsOf(after, ours).map((c) => [contributionKey(c), c]));
+  return contributionDiffs(
+    version.activityId,
+    contributionsOf(before, ours),
+    contributionsOf(after, ours),
+    version.sourceConnectionId,
+  );
+}
+
+/**
+ * The diffs between what an activity counted for before and counts for now (two versions, or
+ * what a consumer stored and the version it holds now), each carrying the connection whose
+ * change made the new version. Deterministic: by person, then −1 before +1.
+ */
+export function contributionDiffs(
+  activityId: string,
+  before: readonly Contribution[],
+  after: readonly Contribution[],
+  connectionId: string,
+): ActivityDiff[] {
+  const old = new Map(before.map((c) => [contributionKey(c), c]));
+  const now = new Map(after.map((c) => [contributionKey(c), c]));
   const diffs: ActivityDiff[] = [];
-  const push = (c: Contribution, sign: 1 | -1, from: ActivityVersion) =>
+  const push = (c: Contribution, sign: 1 | -1) =>
     diffs.push({
-      activityId: version.activityId,
+      activityId,
       personIds: [c.person],
       kind: c.kind,
       eventTime: c.eventTime,
       sign,
-      sourceConnectionId: from.sourceConnectionId,
+      sourceConnectionId: connectionId,
       ...(c.threadId !== undefined ? { threadId: c.threadId } : {}),
     });
-  for (const [key, c] of old) if (!now.has(key)) push(c, -1, after ?? before!);
-  for (const [key, c] of now) if (!old.has(key)) push(c, 1, after!);
+  for (const [key, c] of old) if (!now.has(key)) push(c, -1);
+  for (const [key, c] of now) if (!old.has(key)) push(c, 1);
   return diffs.sort((a, b) =>
     a.personIds[0]! < b.personIds[0]! ? -1 : a.personIds[0]! > b.personIds[0]! ? 1 : a.sign - b.sign,
   );

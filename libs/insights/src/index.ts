@@ -1,5 +1,11 @@
 // The public surface: the engine (the fold), its inputs and outputs, and the batch reference.
-export { type ActivityVersion, activityDiffs, contributionsOf } from './activity-contributions';
+export {
+  type ActivityVersion,
+  activityDiffs,
+  type Contribution,
+  contributionDiffs,
+  contributionsOf,
+} from './activity-contributions';
 export { type BatchPane, batchCompute, batchPanes } from './batch';
 export { DAY_MS, DayCalendar, dayLabel } from './day-calendar';
 export type { InsightsCounters } from './engine-state';

@@ -219,6 +219,11 @@ export class InsightsEngine {
     if (!Number.isFinite(day)) day = Math.min(...this.byDay.keys(), target + 1);
     for (; day <= target; day++) this.fireDay(day, out);
     this.s.lastFiredDay = target;
+    // The next early firing computes the new open day for everyone whose windows it can move,
+    // not only for people changed since: which early panes exist must not depend on when ticks
+    // came (a fold of the same inputs with ticks elsewhere ends with the same panes).
+    for (const back of CHANGE_OFFSETS)
+      for (const p of this.byDay.get(target + 1 - back) ?? []) this.s.touched.add(p);
     this.prune();
   }
 
@@ -320,6 +325,11 @@ export class InsightsEngine {
     const metrics = computeMetrics(p, this.calendar.dayOf(asOf), asOf + 1);
     const next = p.entries.find((e) => e.kind === KIND_CODE.meeting && e.m > 0 && e.t > asOf);
     return { metrics, nextMeetingAt: next?.t ?? null, completeUpTo };
+  }
+
+  /** Every connection the workspace's watermark waits for, with its own. */
+  connections(): ConnectionWatermark[] {
+    return this.s.tracker.list();
   }
 
   heldBy(): ConnectionWatermark[] {

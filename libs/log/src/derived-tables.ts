@@ -129,6 +129,28 @@ export const DERIVED_TABLES: readonly DerivedTable[] = [
     connectionRows: 'delete',
     entityColumns: ['entity_id'],
   },
+  // Activity insights (sync-stage insights/): what each activity counts for, the windows' state,
+  // results and side output. A disconnect leaves them, as it leaves the associations; the
+  // connection's watermark stops holding the workspace's at the stage's next batch.
+  {
+    table: 'activity_contribution',
+    owner: '@syncline/sync-stage',
+    workspaceRows: inWorkspace,
+    entityColumns: ['activity_id', 'person_id'],
+  },
+  { table: 'insights_state', owner: '@syncline/sync-stage', workspaceRows: inWorkspace },
+  {
+    table: 'person_insight_pane',
+    owner: '@syncline/sync-stage',
+    workspaceRows: inWorkspace,
+    entityColumns: ['person_id'],
+  },
+  {
+    table: 'insights_side_output',
+    owner: '@syncline/sync-stage',
+    workspaceRows: inWorkspace,
+    entityColumns: ['activity_id', 'person_id'],
+  },
 ];
 
 export const DERIVED_TABLE_NAMES: readonly string[] = DERIVED_TABLES.map((t) => t.table);

@@ -8,6 +8,13 @@ export {
   refusedCreateChange,
 } from './existing-record';
 export * from './idempotency-key';
+export type { InsightsFoldOptions } from './insights/insights-fold';
+export {
+  WATERMARK_RECORD,
+  WATERMARKED_TYPES,
+  watermarkChanges,
+  watermarkOf,
+} from './insights/watermark-event';
 export { userEditOf } from './merge';
 export { type CoalescedWrite, coalesce } from './outbox/coalesce';
 export type { ClaimedOutboxRow, OutboxRow } from './outbox/outbox-row';

@@ -10,6 +10,9 @@ import {
   applyIdentityOperation,
   identityOperations,
 } from './identity-operations';
+import { contributionChanges } from './insights/contributions';
+import { InsightsFold, type InsightsFoldOptions, type InsightsSession } from './insights/insights-fold';
+import { watermarkOf } from './insights/watermark-event';
 import { applyUserEdit, mergeReport, userEditOf } from './merge';
 import type { OutboxRow } from './outbox/outbox-row';
 import { queueFoldWrites, writeOutbox } from './outbox/outbox-writer';
@@ -33,8 +36,9 @@ export interface Segment {
 
 /**
  * A batch as the stage takes it: a merge or unmerge (op `merge`: ours, or a provider's merge
- * notice) alone, a new set of field policies (op `policy`) alone, the events between them
- * together. The events before a policy event are merged under the set before it, those after
+ * notice) alone, a new set of field policies (op `policy`) alone, a connection's watermark
+ * (op `watermark`: the insights take it after the activities before it) alone, the events
+ * between them together. The events before a policy event are merged under the set before it, those after
  * it under the new one. A merge moves links and reads which records
  * each connection holds; the events before it must be placed on the entities they named then,
  * and those after it must not be seen by it, as when the group's batches ended around it.
@@ -61,7 +65,7 @@ export function segmentsOf(events: readonly LogEvent[]): Segment[] {
     connections.clear();
   };
   for (const event of events) {
-    if (event.op === 'merge' || event.op === 'policy') {
+    if (event.op === 'merge' || event.op === 'policy' || event.op === 'watermark') {
       close();
       segments.push({ writesBefore: [], events: [event], writesAfter: [] });
       continue;
@@ -96,6 +100,8 @@ export interface SyncStageOptions {
    * final values only.
    */
   providerMerges?: boolean;
+  /** The activity insights' windows (libs/insights): the zone days are cut in, the lateness allowed. */
+  insights?: InsightsFoldOptions;
 }
 
 /** What a batch leaves owed outside its transaction: the caller acts on it once it commits. */
@@ -125,9 +131,11 @@ export class SyncStage {
   /** The last offset this process folded per partition (see handle). */
   private readonly folded = new Map<number, number>();
   private readonly connections: TargetConnections;
+  private readonly insights: InsightsFold;
 
   constructor(private readonly options: SyncStageOptions) {
     this.connections = new TargetConnections(options.connectionsTtlMs ?? 2_000);
+    this.insights = new InsightsFold(options.insights ?? { timeZone: 'UTC' });
   }
 
   async handle(tx: LogTransaction, events: readonly LogEvent[]): Promise<StageOwed> {
@@ -145,9 +153,17 @@ export class SyncStage {
     }
     if ([...firsts].some(([partition, offset]) => this.folded.get(partition) !== offset - 1))
       this.options.engine.invalidatePolicies();
+    const insights = this.insights.session(tx, async (workspaceId) =>
+      (await this.connections.of(tx, workspaceId)).filter((c) => c.status !== 'disconnected'),
+    );
     try {
       const taken = await withoutDisconnected(tx, events);
       for (const { writesBefore, events: reports, writesAfter } of segmentsOf(taken)) {
+        const mark = reports.length === 1 ? watermarkOf(reports[0]!) : undefined;
+        if (mark !== undefined) {
+          await insights.watermark(mark);
+          continue;
+        }
         const policy = reports.length === 1 ? policyChangeOf(reports[0]!) : undefined;
         if (policy !== undefined) {
           const { workspaceId } = reports[0]!;
@@ -162,11 +178,14 @@ export class SyncStage {
         }
         for (const id of await foldWriteEvents(tx, writesBefore)) owed.push.add(id);
         for (let rest = reports; rest.length > 0; )
-          rest = rest.slice(await this.handleBatch(tx, rest, touchedIds, owed));
+          rest = rest.slice(await this.handleBatch(tx, rest, touchedIds, owed, insights));
         for (const id of await foldWriteEvents(tx, writesAfter)) owed.push.add(id);
       }
+      // The batch's processing time is the log's (its latest ingest): a fold of the log sees the same.
+      await insights.finish(Math.max(0, ...events.map((e) => e.ingestedAt.getTime())));
     } catch (error) {
       // The transaction rolls back: cached documents (and policies) ahead of the database must go.
+      insights.abort();
       this.options.engine.invalidatePolicies();
       for (const e of events) this.folded.delete(e.partition);
       for (const id of touchedIds) {
@@ -189,6 +208,7 @@ export class SyncStage {
     segment: readonly LogEvent[],
     touchedIds: string[],
     owed: { push: Set<string>; pull: Set<string> },
+    insights: InsightsSession,
   ): Promise<number> {
     const { identity, engine } = this.options;
     const connectionsOf = (workspaceId: string): Promise<TargetConnection[]> =>
@@ -341,15 +361,36 @@ export class SyncStage {
     }));
     await writeDerived(tx, ends);
     // Only a workspace that keeps bare addresses (no person made for them) has any to claim.
-    await claimBareAddresses(
+    const claiming = [...touched.values()]
+      .filter(
+        (t) =>
+          t.entityType === 'person' && identity.settingsFor(t.workspaceId).participants === 'bare-address',
+      )
+      .map((t) => t.entityId);
+    await claimBareAddresses(tx, claiming);
+    // What the batch's activities (and those of people it merged, unmerged or gave an address) count for now.
+    const connectionOf = new Map<string, string>();
+    for (const [i, e] of events.entries()) {
+      const id = entityOf[i];
+      if (id !== undefined) connectionOf.set(id, e.connectionId);
+    }
+    const diffs = await contributionChanges(
       tx,
-      [...touched.values()]
-        .filter(
-          (t) =>
-            t.entityType === 'person' && identity.settingsFor(t.workspaceId).participants === 'bare-address',
-        )
-        .map((t) => t.entityId),
+      identity,
+      [...touched.values()].map((t) => ({
+        entityId: t.entityId,
+        workspaceId: t.workspaceId,
+        entityType: t.entityType,
+        values: t.outcome?.values ?? {},
+        connectionId: connectionOf.get(t.entityId),
+      })),
+      [...operated, ...claiming],
+      async (workspaceId) =>
+        (await connectionsOf(workspaceId)).flatMap((c) =>
+          c.accountAddress === null ? [] : [c.accountAddress],
+        ),
     );
+    for (const [workspaceId, list] of diffs) await insights.diffs(workspaceId, list);
     // Archives and provider merges first: pushed in outbox order, a copy (or the merged-away
     // record) is gone before a write that takes its unique values (its email) reaches the
     // record the connection keeps.

@@ -136,6 +136,7 @@ describe('pull, pull-all and renew through the workers (Postgres, Redis, emulato
     return total;
   };
 
+  /** The connection's records' changes on the log (its watermarks left out: see watermarksOf). */
   const eventsOf = async (connectionId: string) =>
     (
       await pool.query<{
@@ -144,7 +145,18 @@ describe('pull, pull-all and renew through the workers (Postgres, Redis, emulato
         op: string;
         fields: Record<string, unknown>;
       }>(
-        'SELECT external_id, event_key, op, fields FROM change_event WHERE connection_id = $1 ORDER BY "offset"',
+        `SELECT external_id, event_key, op, fields FROM change_event WHERE connection_id = $1 AND op <> 'watermark'
+          ORDER BY "offset"`,
+        [connectionId],
+      )
+    ).rows;
+
+  const watermarksOf = async (connectionId: string) =>
+    (
+      await pool.query<{ entity_type: string; event_time: Date; offset: string; last_record: string }>(
+        `SELECT entity_type, event_time, "offset"::text AS offset,
+                (SELECT max("offset") FROM change_event r WHERE r.connection_id = $1 AND r.op <> 'watermark')::text AS last_record
+           FROM change_event WHERE connection_id = $1 AND op = 'watermark' ORDER BY "offset"`,
         [connectionId],
       )
     ).rows;
@@ -255,12 +267,21 @@ describe('pull, pull-all and renew through the workers (Postgres, Redis, emulato
     await pullsSettled();
     const events = await eventsOf(connectionA);
     expect(events).toHaveLength(records);
+    // Its watermarks are on the log too, one per activity type per round, after the records they vouch for.
+    const marks = await watermarksOf(connectionA);
+    expect(new Set(marks.map((m) => m.entity_type))).toEqual(new Set(['email_activity', 'meeting']));
+    for (const m of marks) expect(BigInt(m.offset)).toBeGreaterThan(BigInt(m.last_record));
+    const latest = (await row(connectionA)).watermark!.getTime();
+    for (const type of ['email_activity', 'meeting'])
+      expect(
+        Math.max(...marks.filter((m) => m.entity_type === type).map((m) => m.event_time.getTime())),
+      ).toBe(latest);
     expect(new Set(events.map((e) => e.external_id)).size).toBe(records);
     // Pages are held and appended together (one INSERT stamps its rows with one time): the
     // four pages with records (contacts in pages of 100, then companies) went in fewer appends,
     // one per job of PULL_JOB_MAX_PAGES pages at most.
     const { rows: appends } = await pool.query<{ n: number }>(
-      'SELECT count(DISTINCT ingested_at)::int AS n FROM change_event WHERE connection_id = $1',
+      `SELECT count(DISTINCT ingested_at)::int AS n FROM change_event WHERE connection_id = $1 AND op <> 'watermark'`,
       [connectionA],
     );
     expect(appends[0]!.n).toBeLessThan(Math.ceil(250 / 100) + 1);

@@ -3,6 +3,7 @@ import type { ConnectorError, Cursor, PullPage } from '@syncline/connectors';
 import type { Logger, SourceChangeInput } from '@syncline/core';
 import { type JobPayload, PullRequests, pullJobIds } from '@syncline/jobs';
 import { APPEND_BATCH_ROWS } from '@syncline/log';
+import { watermarkChanges } from '@syncline/sync-stage';
 import type { Redis } from 'ioredis';
 import type { Pool } from 'pg';
 import { WORKERS_CONFIG, type WorkersConfig } from '../config/workers-config';
@@ -163,7 +164,12 @@ export class PullService {
       if (held === undefined) return undefined;
       const taken = held;
       held = undefined;
-      const appended = await this.log.append(taken.changes);
+      // A watermark goes on the log after the pages it vouches for.
+      const appended = await this.log.append(
+        taken.watermark === undefined
+          ? taken.changes
+          : [...taken.changes, ...watermarkChanges(handle, taken.watermark)],
+      );
       if (!appended.ok) {
         // The connector produced a change the log refuses: a bug to fix, not to retry.
         const message = `log refused a page: ${appended.error.message}`;

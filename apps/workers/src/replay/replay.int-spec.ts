@@ -157,7 +157,7 @@ async function changePolicies(w: World): Promise<void> {
 
 const pendingWrites = (workspaceId: string) =>
   rows<{ connection_id: string; op: string; fields: Record<string, unknown> }>(
-    `SELECT connection_id, op, fields FROM outbox WHERE workspace_id = $1 AND status = 'pending' ORDER BY connection_id`,
+    `SELECT connection_id, op, fields FROM outbox WHERE workspace_id = $1 AND status = 'pending' ORDER BY connection_id, id`,
     [workspaceId],
   );
 

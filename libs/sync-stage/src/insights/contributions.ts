@@ -1,0 +1,214 @@
+import type { EntityType, Queryable } from '@syncline/core';
+import type { IdentityService } from '@syncline/identity';
+import {
+  type ActivityDiff,
+  type ActivityKind,
+  type Contribution,
+  contributionDiffs,
+  contributionsOf,
+  personId,
+} from '@syncline/insights';
+import { ACTIVITY_TYPES } from '../associations';
+
+/** An activity the batch left, as the sync stage holds it (its merged view). */
+export interface ActivityAfter {
+  entityId: string;
+  workspaceId: string;
+  entityType: EntityType;
+  values: Record<string, unknown>;
+  /** The connection whose event made this version, where the batch had one. */
+  connectionId: string | undefined;
+}
+
+interface StoredRow {
+  activity_id: string;
+  person_id: string;
+  kind: ActivityKind;
+  event_time: Date;
+  thread_id: string | null;
+  connection_id: string;
+  workspace_id: string;
+}
+
+const isActivity = (type: string): type is 'meeting' | 'email_activity' =>
+  (ACTIVITY_TYPES as readonly string[]).includes(type);
+
+/**
+ * What the batch changed in what activities count for, as ±1 diffs per workspace, in the
+ * sync stage's transaction and after its associations are written. Each activity's new
+ * contributions are computed from its merged view and its parties as `entity_association`
+ * holds them now (a party through the person it was merged into); the old ones are those
+ * stored the last time (activity_contribution), which are then replaced. So the diffs take
+ * the windows from one version of an activity to the next whatever happened between: an
+ * edit, a delete, a cancel, a merge of the activity or of one of its people.
+ *
+ * `activities` are the batch's activities; `movedPeople` are people a merge, unmerge or
+ * claim of a bare address moved: their activities are recounted too, their views read back.
+ * `ours` gives each workspace's own addresses (its connections' accounts), which count for
+ * nothing.
+ */
+export async function contributionChanges(
+  tx: Queryable,
+  identity: IdentityService,
+  activities: readonly ActivityAfter[],
+  movedPeople: readonly string[],
+  ours: (workspaceId: string) => Promise<readonly string[]>,
+): Promise<Map<string, ActivityDiff[]>> {
+  const byId = new Map<string, ActivityAfter>();
+  for (const a of activities) if (isActivity(a.entityType)) byId.set(a.entityId, a);
+  for (const a of await activitiesOf(tx, movedPeople, byId)) byId.set(a.entityId, a);
+  if (byId.size === 0) return new Map();
+  const ids = [...byId.keys()].sort();
+  const stored = await tx.query<StoredRow>(
+    `SELECT activity_id, person_id, kind, event_time, thread_id, connection_id, workspace_id
+       FROM activity_contribution WHERE activity_id = ANY($1::uuid[])`,
+    [ids],
+  );
+  const before = groupBy(stored.rows, (r) => r.activity_id);
+  const parties = await partiesOf(tx, ids);
+  const ownPeople = new Map<string, Set<string>>();
+  const diffs = new Map<string, ActivityDiff[]>();
+  const rows: StoredRow[] = [];
+  for (const id of ids) {
+    const activity = byId.get(id)!;
+    const { workspaceId } = activity;
+    let own = ownPeople.get(workspaceId);
+    if (own === undefined) {
+      own = await peopleOf(tx, identity, workspaceId, await ours(workspaceId));
+      ownPeople.set(workspaceId, own);
+    }
+    const old = (before.get(id) ?? []).map(contributionOfRow);
+    const connectionId = activity.connectionId ?? before.get(id)?.[0]?.connection_id;
+    const now = contributionsOf(
+      {
+        activityId: id,
+        entityType: activity.entityType as 'meeting' | 'email_activity',
+        values: activity.values,
+        parties: parties.get(id) ?? [],
+        sourceConnectionId: connectionId ?? '',
+      },
+      own,
+    );
+    // An activity no connection ever reported (none in the batch, none stored) counts for nothing.
+    if (connectionId === undefined) continue;
+    const changed = contributionDiffs(id, old, now, connectionId);
+    if (changed.length === 0) continue;
+    const list = diffs.get(workspaceId) ?? [];
+    list.push(...changed);
+    diffs.set(workspaceId, list);
+    for (const c of now)
+      rows.push({
+        activity_id: id,
+        person_id: c.person,
+        kind: c.kind,
+        event_time: new Date(c.eventTime),
+        thread_id: c.threadId ?? null,
+        connection_id: connectionId,
+        workspace_id: workspaceId,
+      });
+  }
+  await replaceStored(
+    tx,
+    [...diffs.values()].flatMap((list) => list.map((d) => d.activityId)),
+    rows,
+  );
+  return diffs;
+}
+
+const contributionOfRow = (r: StoredRow): Contribution => ({
+  person: personId(r.person_id),
+  kind: r.kind,
+  eventTime: r.event_time.getTime(),
+  threadId: r.thread_id ?? undefined,
+});
+
+function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const list = out.get(k);
+    if (list === undefined) out.set(k, [item]);
+    else list.push(item);
+  }
+  return out;
+}
+
+/** The activities the moved people take part in that the batch did not touch, with their views. */
+async function activitiesOf(
+  tx: Queryable,
+  people: readonly string[],
+  known: ReadonlyMap<string, ActivityAfter>,
+): Promise<ActivityAfter[]> {
+  if (people.length === 0) return [];
+  const { rows } = await tx.query<{
+    id: string;
+    workspace_id: string;
+    entity_type: EntityType;
+    fields: Record<string, unknown> | null;
+  }>(
+    `SELECT e.id, e.workspace_id, e.entity_type, e.fields FROM entity e
+      WHERE e.id IN (SELECT activity_id FROM entity_association WHERE party_id = ANY($1::uuid[])
+                     UNION SELECT activity_id FROM activity_contribution WHERE person_id = ANY($1::uuid[]))`,
+    [people],
+  );
+  return rows
+    .filter((r) => !known.has(r.id))
+    .map((r) => ({
+      entityId: r.id,
+      workspaceId: r.workspace_id,
+      entityType: r.entity_type,
+      values: r.fields ?? {},
+      connectionId: undefined,
+    }));
+}
+
+/** Each activity's parties with a person, through the person a merge kept. */
+async function partiesOf(
+  tx: Queryable,
+  ids: readonly string[],
+): Promise<Map<string, { role: string; personId: string }[]>> {
+  const { rows } = await tx.query<{ activity_id: string; role: string; person_id: string }>(
+    `SELECT a.activity_id, a.role, COALESCE(e.merged_into, e.id) AS person_id
+       FROM entity_association a JOIN entity e ON e.id = a.party_id
+      WHERE a.activity_id = ANY($1::uuid[])`,
+    [ids],
+  );
+  const out = new Map<string, { role: string; personId: string }[]>();
+  for (const r of groupBy(rows, (row) => row.activity_id))
+    out.set(
+      r[0],
+      r[1].map((row) => ({ role: row.role, personId: row.person_id })),
+    );
+  return out;
+}
+
+/** The people holding the workspace's own addresses. */
+async function peopleOf(
+  tx: Queryable,
+  identity: IdentityService,
+  workspaceId: string,
+  addresses: readonly string[],
+): Promise<Set<string>> {
+  if (addresses.length === 0) return new Set();
+  const people = await identity.peopleByEmail(tx, workspaceId, addresses);
+  return new Set(people.flatMap((p) => (p.personId === null ? [] : [p.personId])));
+}
+
+async function replaceStored(
+  tx: Queryable,
+  activityIds: readonly string[],
+  rows: StoredRow[],
+): Promise<void> {
+  if (activityIds.length === 0) return;
+  await tx.query('DELETE FROM activity_contribution WHERE activity_id = ANY($1::uuid[])', [
+    [...new Set(activityIds)],
+  ]);
+  if (rows.length === 0) return;
+  await tx.query(
+    `INSERT INTO activity_contribution (activity_id, person_id, kind, event_time, thread_id, connection_id, workspace_id)
+     SELECT activity_id, person_id, kind, event_time, thread_id, connection_id, workspace_id
+       FROM jsonb_to_recordset($1::jsonb) AS r(activity_id uuid, person_id uuid, kind text, event_time timestamptz,
+            thread_id text, connection_id uuid, workspace_id uuid)`,
+    [JSON.stringify(rows)],
+  );
+}

@@ -1,0 +1,255 @@
+import type { ProviderKey, Queryable } from '@syncline/core';
+import {
+  type ActivityDiff,
+  DEFAULT_PARAMS,
+  type InsightEmission,
+  InsightsEngine,
+  type InsightsParams,
+  type SideOutputRecord,
+  type StepOutput,
+} from '@syncline/insights';
+import { WATERMARKED_TYPES, type Watermark } from './watermark-event';
+
+/** A connection of the workspace not disconnected. */
+export interface LiveConnection {
+  id: string;
+  provider: ProviderKey;
+}
+
+export interface InsightsFoldOptions {
+  /** IANA zone the days are cut in. */
+  timeZone: string;
+  /** How long after a day's end (in watermark time) an activity still revises its results. */
+  allowedLatenessMs?: number;
+}
+
+interface Cached {
+  engine: InsightsEngine;
+  version: string;
+}
+
+/** One workspace's engine inside a transaction, and what it emitted there. */
+interface Open {
+  engine: InsightsEngine;
+  version: string | null;
+  panes: Map<string, InsightEmission>;
+  sideOutput: SideOutputRecord[];
+}
+
+/**
+ * The windowing stage (libs/insights) folded by the sync stage, in its transaction: its state
+ * (`insights_state`), results (`person_insight_pane`) and side output (`insights_side_output`)
+ * commit with the group's offsets, so a crash replays the batch into the state before it and a
+ * fold of the log from zero rebuilds the same results.
+ *
+ * Inputs come in log order: the diffs of each part of a batch, then a watermark event alone
+ * (watermarks are segments of their own, as policies are). A batch ends with a `tick` at the
+ * latest ingest time of its events: early panes for the open day at each batch's end, so the
+ * table holds every accepted activity once its batch commits. Which batches a fold met does not
+ * change the results: the panes of closed days are the on-time and late ones, and the open
+ * day's pane is recomputed for every person its windows can move.
+ *
+ * The decoded engine is kept between batches and reused while the row's version is the one
+ * this process wrote (one workspace is one partition: one member folds it at a time).
+ */
+export class InsightsFold {
+  private readonly cache = new Map<string, Cached>();
+  private readonly params: InsightsParams;
+
+  constructor(options: InsightsFoldOptions) {
+    this.params = {
+      ...DEFAULT_PARAMS,
+      timeZone: options.timeZone,
+      allowedLatenessMs: options.allowedLatenessMs ?? DEFAULT_PARAMS.allowedLatenessMs,
+      // Early panes at every batch's end (the tick): none are held back for a period.
+      earlyIntervalMs: 0,
+    };
+  }
+
+  session(
+    tx: Queryable,
+    liveConnections: (workspaceId: string) => Promise<readonly LiveConnection[]>,
+  ): InsightsSession {
+    return new InsightsSession(tx, this.params, this.cache, liveConnections);
+  }
+}
+
+export class InsightsSession {
+  private readonly open = new Map<string, Open>();
+
+  constructor(
+    private readonly tx: Queryable,
+    private readonly params: InsightsParams,
+    private readonly cache: Map<string, Cached>,
+    private readonly liveConnections: (workspaceId: string) => Promise<readonly LiveConnection[]>,
+  ) {}
+
+  async diffs(workspaceId: string, diffs: readonly ActivityDiff[]): Promise<void> {
+    if (diffs.length === 0) return;
+    const open = await this.engineOf(workspaceId);
+    for (const diff of diffs) this.take(open, open.engine.step({ type: 'diff', diff }));
+  }
+
+  /** A connection's watermark: its first one adds it to those the workspace's waits for. */
+  async watermark(mark: Watermark): Promise<void> {
+    const open = await this.engineOf(mark.workspaceId);
+    const known = open.engine.connections().some((c) => c.connectionId === mark.connectionId);
+    const result = open.engine.step(
+      known
+        ? { type: 'watermark', connectionId: mark.connectionId, eventTime: mark.at }
+        : { type: 'connect', connectionId: mark.connectionId, eventTime: mark.at },
+    );
+    // A watermark behind the connection's last (a cursor reset to a full backfill) holds nothing back.
+    if (!result.ok && result.error.code === 'WatermarkRegressed') return;
+    this.take(open, result);
+  }
+
+  /** Ends the transaction's folding: early panes, then the rows. */
+  async finish(now: number): Promise<void> {
+    for (const [workspaceId, open] of this.open) {
+      this.take(open, open.engine.step({ type: 'tick', now }));
+      await this.save(workspaceId, open);
+    }
+  }
+
+  /** The transaction rolled back: engines it changed are ahead of the database. */
+  abort(): void {
+    for (const workspaceId of this.open.keys()) this.cache.delete(workspaceId);
+  }
+
+  private take(open: Open, result: ReturnType<InsightsEngine['step']>): void {
+    if (!result.ok) throw new Error(`insights: ${result.error.code}: ${result.error.message}`);
+    const out: StepOutput = result.value;
+    for (const e of out.emissions) open.panes.set(`${e.personId}|${e.windowEnd}`, e);
+    open.sideOutput.push(...out.sideOutput);
+  }
+
+  private async engineOf(workspaceId: string): Promise<Open> {
+    const already = this.open.get(workspaceId);
+    if (already !== undefined) return already;
+    const { rows } = await this.tx.query<{ state: Buffer; version: string }>(
+      'SELECT state, version::text AS version FROM insights_state WHERE workspace_id = $1',
+      [workspaceId],
+    );
+    const row = rows[0];
+    const cached = this.cache.get(workspaceId);
+    let engine: InsightsEngine;
+    if (row === undefined) engine = unwrap(InsightsEngine.create(this.params));
+    else if (cached !== undefined && cached.version === row.version) engine = cached.engine;
+    else engine = unwrap(InsightsEngine.decode(new Uint8Array(row.state), this.params));
+    const open: Open = { engine, version: row?.version ?? null, panes: new Map(), sideOutput: [] };
+    this.open.set(workspaceId, open);
+    await this.followConnections(workspaceId, open);
+    return open;
+  }
+
+  /**
+   * The connections the workspace's watermark waits for are those it has: one that reads
+   * activities holds it from the start (at 0) until its first watermark, so a day does not
+   * close before a mailbox still backfilling has delivered it; one gone no longer holds it.
+   */
+  private async followConnections(workspaceId: string, open: Open): Promise<void> {
+    const live = (await this.liveConnections(workspaceId)).filter(
+      (c) => WATERMARKED_TYPES[c.provider].length > 0,
+    );
+    const ids = new Set(live.map((c) => c.id));
+    const known = new Set(open.engine.connections().map((c) => c.connectionId));
+    for (const id of known)
+      if (!ids.has(id)) this.take(open, open.engine.step({ type: 'disconnect', connectionId: id }));
+    for (const c of live)
+      if (!known.has(c.id))
+        this.take(open, open.engine.step({ type: 'connect', connectionId: c.id, eventTime: 0 }));
+  }
+
+  private async save(workspaceId: string, open: Open): Promise<void> {
+    const { engine } = open;
+    const stats = engine.stats();
+    const watermark = Number.isFinite(stats.watermark) ? new Date(stats.watermark).toISOString() : null;
+    const heldBy = stats.heldBy.map((c) => ({
+      connectionId: c.connectionId,
+      watermark: Number.isFinite(c.watermark) ? new Date(c.watermark).toISOString() : null,
+    }));
+    const { rows } = await this.tx.query<{ version: string }>(
+      `INSERT INTO insights_state (workspace_id, state, watermark, held_by, late, side_output, version, updated_at)
+       VALUES ($1, $2, $3, $4::jsonb, $5, $6, 1, now())
+       ON CONFLICT (workspace_id) DO UPDATE
+          SET state = EXCLUDED.state, watermark = EXCLUDED.watermark, held_by = EXCLUDED.held_by,
+              late = EXCLUDED.late, side_output = EXCLUDED.side_output,
+              version = insights_state.version + 1, updated_at = now()
+       RETURNING version::text AS version`,
+      [
+        workspaceId,
+        Buffer.from(engine.encode()),
+        watermark,
+        JSON.stringify(heldBy),
+        stats.late,
+        stats.beyondAllowedLateness,
+      ],
+    );
+    this.cache.set(workspaceId, { engine, version: rows[0]!.version });
+    await this.writePanes(workspaceId, [...open.panes.values()]);
+    await this.writeSideOutput(workspaceId, open.sideOutput);
+  }
+
+  private async writePanes(workspaceId: string, emissions: readonly InsightEmission[]): Promise<void> {
+    const gone = emissions.filter((e) => e.metrics === null);
+    const kept = emissions.filter((e) => e.metrics !== null);
+    if (gone.length > 0)
+      await this.tx.query(
+        `DELETE FROM person_insight_pane p USING jsonb_to_recordset($1::jsonb) AS r(person_id uuid, window_end date)
+          WHERE p.person_id = r.person_id AND p.window_end = r.window_end`,
+        [JSON.stringify(gone.map((e) => ({ person_id: e.personId, window_end: e.windowEnd })))],
+      );
+    if (kept.length === 0) return;
+    await this.tx.query(
+      `INSERT INTO person_insight_pane (person_id, window_end, workspace_id, metrics, trigger)
+       SELECT r.person_id, r.window_end, $2, r.metrics, r.trigger
+         FROM jsonb_to_recordset($1::jsonb) AS r(person_id uuid, window_end date, metrics jsonb, trigger text)
+       ON CONFLICT (person_id, window_end) DO UPDATE SET metrics = EXCLUDED.metrics, trigger = EXCLUDED.trigger`,
+      [
+        JSON.stringify(
+          kept.map((e) => ({
+            person_id: e.personId,
+            window_end: e.windowEnd,
+            metrics: e.metrics,
+            trigger: e.kind,
+          })),
+        ),
+        workspaceId,
+      ],
+    );
+  }
+
+  private async writeSideOutput(workspaceId: string, records: readonly SideOutputRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    await this.tx.query(
+      `INSERT INTO insights_side_output (workspace_id, activity_id, person_id, kind, event_time, sign, reason, connection_id)
+       SELECT $2, r.activity_id, r.person_id, r.kind, r.event_time, r.sign, r.reason, r.connection_id
+         FROM jsonb_to_recordset($1::jsonb) AS r(activity_id uuid, person_id uuid, kind text, event_time timestamptz,
+              sign int, reason text, connection_id uuid)`,
+      [
+        JSON.stringify(
+          records.flatMap(({ reason, diff }) =>
+            diff.personIds.map((person) => ({
+              activity_id: diff.activityId,
+              person_id: person,
+              kind: diff.kind,
+              event_time: new Date(diff.eventTime).toISOString(),
+              sign: diff.sign,
+              reason,
+              connection_id: diff.sourceConnectionId,
+            })),
+          ),
+        ),
+        workspaceId,
+      ],
+    );
+  }
+}
+
+function unwrap<T>(
+  result: { ok: true; value: T } | { ok: false; error: { code: string; message: string } },
+): T {
+  if (!result.ok) throw new Error(`insights: ${result.error.code}: ${result.error.message}`);
+  return result.value;
+}
