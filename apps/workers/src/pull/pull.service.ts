@@ -24,6 +24,12 @@ const JOB = 'connection.pull';
 /** Longest a job waits in-process for a provider's retry-after before handing the wait to BullMQ. */
 const MAX_RATE_LIMIT_WAIT_MS = 30_000;
 const ENQUEUE_BATCH = 500;
+/**
+ * A connection's watermark goes on the log when it has moved this far since the last one this
+ * process appended: the windows close by days, so a finer step would only grow the log (every
+ * round of a watched mailbox has a new watermark). connection.watermark keeps the latest.
+ */
+export const WATERMARK_STEP_MS = 15 * 60_000;
 /** The reasons of the pulls the workers ask for themselves: the fallback schedule and a continuation. */
 const SCHEDULED = 'scheduled';
 const CONTINUATION = 'continuation';
@@ -96,6 +102,8 @@ const SKIPPED_STATUSES: ReadonlySet<ConnectionStatus> = new Set([
 export class PullService {
   private readonly logger: Logger;
   private readonly requests: PullRequests;
+  /** Per connection, the last watermark this process put on the log (epoch ms). */
+  private readonly loggedMarks = new Map<string, number>();
 
   constructor(
     @Inject(ConnectionRuntime) private readonly runtime: ConnectionRuntime,
@@ -165,11 +173,13 @@ export class PullService {
       const taken = held;
       held = undefined;
       // A watermark goes on the log after the pages it vouches for.
+      const mark = taken.watermark?.getTime();
+      const logged = this.loggedMarks.get(connectionId);
+      const logMark = mark !== undefined && (logged === undefined || mark - logged >= WATERMARK_STEP_MS);
       const appended = await this.log.append(
-        taken.watermark === undefined
-          ? taken.changes
-          : [...taken.changes, ...watermarkChanges(handle, taken.watermark)],
+        logMark ? [...taken.changes, ...watermarkChanges(handle, taken.watermark!)] : taken.changes,
       );
+      if (logMark && appended.ok) this.loggedMarks.set(connectionId, mark);
       if (!appended.ok) {
         // The connector produced a change the log refuses: a bug to fix, not to retry.
         const message = `log refused a page: ${appended.error.message}`;
