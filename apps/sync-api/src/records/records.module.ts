@@ -5,6 +5,8 @@ import { EditLog } from './edits';
 import { HISTORY_CONTROLLERS } from './history.controller';
 import { RecordHistoryService } from './history.service';
 import { InboxCountsController } from './inbox-counts.controller';
+import { PersonInsightsController } from './insights.controller';
+import { RecordInsightsService } from './insights.service';
 import { RECORDS_CONTROLLERS } from './records.controller';
 import { RecordsRepository } from './records.repository';
 import { RecordsService } from './records.service';
@@ -20,8 +22,16 @@ import { RecordTimelineService } from './timeline.service';
     ...TIMELINE_CONTROLLERS,
     ConflictsController,
     InboxCountsController,
+    PersonInsightsController,
   ],
-  providers: [RecordsService, RecordsRepository, EditLog, RecordHistoryService, RecordTimelineService],
+  providers: [
+    RecordsService,
+    RecordsRepository,
+    EditLog,
+    RecordHistoryService,
+    RecordTimelineService,
+    RecordInsightsService,
+  ],
   exports: [RecordsService, EditLog],
 })
 export class RecordsModule {}

@@ -164,10 +164,12 @@ export class InsightsSession {
   private async save(workspaceId: string, open: Open): Promise<void> {
     const { engine } = open;
     const stats = engine.stats();
-    const watermark = Number.isFinite(stats.watermark) ? new Date(stats.watermark).toISOString() : null;
+    // A connection that has vouched for nothing yet holds the workspace at 0: that is no watermark.
+    const instant = (ms: number) => (Number.isFinite(ms) && ms > 0 ? new Date(ms).toISOString() : null);
+    const watermark = instant(stats.watermark);
     const heldBy = stats.heldBy.map((c) => ({
       connectionId: c.connectionId,
-      watermark: Number.isFinite(c.watermark) ? new Date(c.watermark).toISOString() : null,
+      watermark: instant(c.watermark),
     }));
     const { rows } = await this.tx.query<{ version: string }>(
       `INSERT INTO insights_state (workspace_id, state, watermark, held_by, late, side_output, version, updated_at)

@@ -232,7 +232,7 @@ describe('activity insights in the sync stage', () => {
       [WS],
     );
     expect(held.rows[0]?.held_by).toEqual([
-      { connectionId: CALENDAR, watermark: '1970-01-01T00:00:00.000Z' },
+      { connectionId: CALENDAR, watermark: null },
     ]);
 
     await stage.handle(...calendarToo);

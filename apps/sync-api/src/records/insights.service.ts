@@ -1,0 +1,87 @@
+import { Inject, Injectable, NotFoundException } from '@nestjs/common';
+import { PrismaClient } from '@syncline/core/db';
+import { EMPTY_METRICS, type InsightMetrics } from '@syncline/insights';
+import type { Principal } from '../auth/principal';
+import type { PersonInsights } from './insights.schemas';
+import { RecordsRepository } from './records.repository';
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+/**
+ * A person's activity insights as the sync stage folded them (libs/insights): the latest pane
+ * is the result for the open day (a person's result on a day is the latest pane on or before
+ * it), read with the workspace's watermark and who holds it. The next meeting is read from
+ * what activities count for now, against the request's time.
+ */
+@Injectable()
+export class RecordInsightsService {
+  constructor(
+    @Inject(PrismaClient) private readonly prisma: PrismaClient,
+    @Inject(RecordsRepository) private readonly records: RecordsRepository,
+  ) {}
+
+  async person(principal: Principal, id: string, now = new Date()): Promise<PersonInsights> {
+    const { workspaceId } = principal;
+    const asked = await this.records.find(workspaceId, 'person', id);
+    const recordId =
+      asked === null
+        ? null
+        : asked.mergedInto === null
+          ? asked.id
+          : await this.records.survivorOf(workspaceId, 'person', id);
+    if (recordId === null) throw new NotFoundException(`no person ${id}`);
+    const [pane] = await this.prisma.$queryRaw<
+      { window_end: string; trigger: PersonInsights['trigger']; metrics: InsightMetrics }[]
+    >`SELECT window_end::text AS window_end, trigger, metrics FROM person_insight_pane
+       WHERE workspace_id = ${workspaceId}::uuid AND person_id = ${recordId}::uuid
+       ORDER BY window_end DESC LIMIT 1`;
+    const [state] = await this.prisma.$queryRaw<
+      { watermark: Date | null; held_by: { connectionId: string; watermark: string | null }[] }[]
+    >`SELECT watermark, held_by FROM insights_state WHERE workspace_id = ${workspaceId}::uuid`;
+    const holders = state?.held_by ?? [];
+    const connections = await this.prisma.$queryRaw<
+      { id: string; provider: string; display_name: string | null; status: string }[]
+    >`SELECT id::text AS id, provider::text AS provider, display_name, status::text AS status FROM connection
+       WHERE workspace_id = ${workspaceId}::uuid AND id = ANY(${holders.map((h) => h.connectionId)}::uuid[])`;
+    const byId = new Map(connections.map((c) => [c.id, c]));
+    const [next] = await this.prisma.$queryRaw<{ at: Date | null }[]>`
+      SELECT min(event_time) AS at FROM activity_contribution
+       WHERE workspace_id = ${workspaceId}::uuid AND person_id = ${recordId}::uuid
+         AND kind = 'meeting' AND event_time > ${now}`;
+    const sources = await this.prisma.$queryRaw<{ provider: string | null; activities: number }[]>`
+      SELECT c.provider::text AS provider, count(DISTINCT a.activity_id)::int AS activities
+        FROM activity_contribution a LEFT JOIN connection c ON c.id = a.connection_id
+       WHERE a.workspace_id = ${workspaceId}::uuid AND a.person_id = ${recordId}::uuid
+       GROUP BY 1 ORDER BY 1`;
+    const m = pane?.metrics ?? EMPTY_METRICS;
+    return {
+      recordId,
+      computedBy: 'syncline',
+      sources,
+      completeUpTo: state?.watermark?.toISOString() ?? null,
+      heldBy: holders.map((h) => {
+        const c = byId.get(h.connectionId);
+        return {
+          connectionId: h.connectionId,
+          provider: c?.provider ?? null,
+          displayName: c?.display_name ?? null,
+          status: c?.status ?? null,
+          watermark: h.watermark,
+        };
+      }),
+      windowEnd: pane?.window_end ?? null,
+      trigger: pane?.trigger ?? null,
+      lastContactedAt: iso(m.lastContactedAt),
+      lastContactedVia: m.lastContactedVia,
+      lastInboundAt: iso(m.lastInboundAt),
+      lastOutboundAt: iso(m.lastOutboundAt),
+      nextMeetingAt: next?.at?.toISOString() ?? null,
+      last7: m.last7,
+      last30: m.last30,
+      last90: m.last90,
+      replies90: m.replies90,
+      medianReplySeconds90: m.medianReplyMs90 === null ? null : Math.floor(m.medianReplyMs90 / 1000),
+      trend: m.trend,
+    };
+  }
+}
