@@ -175,6 +175,12 @@ export async function seedTwoWorkspaces(t: TestApp): Promise<{ a: SeededTenant; 
             'deal', ${ids['entity:deal']}::uuid, 'person', ${ids['entity:person']}::uuid, ${connection.id}::uuid,
             ${`deal-${marker}`}, ${`contact-${marker}`})`;
 
+  // A's insights wait for A's connection, so a person's insights name it (and its marker).
+  await t.prisma.$executeRaw`
+    INSERT INTO insights_state (workspace_id, state, watermark, held_by)
+    VALUES (${a.workspaceId}::uuid, '\\x01'::bytea, '2026-11-20T10:00:00.000Z',
+            ${JSON.stringify([{ connectionId: connection.id, watermark: '2026-11-20T10:00:00.000Z' }])}::jsonb)`;
+
   ids.merge_conflict = randomUUID();
   const candidates = [
     {
