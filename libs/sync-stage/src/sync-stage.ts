@@ -11,7 +11,12 @@ import {
   identityOperations,
 } from './identity-operations';
 import { contributionChanges } from './insights/contributions';
-import { InsightsFold, type InsightsFoldOptions, type InsightsSession } from './insights/insights-fold';
+import {
+  InsightsFold,
+  type InsightsFoldOptions,
+  type InsightsSession,
+  liveConnections,
+} from './insights/insights-fold';
 import { watermarkOf } from './insights/watermark-event';
 import { applyUserEdit, mergeReport, userEditOf } from './merge';
 import type { OutboxRow } from './outbox/outbox-row';
@@ -153,9 +158,7 @@ export class SyncStage {
     }
     if ([...firsts].some(([partition, offset]) => this.folded.get(partition) !== offset - 1))
       this.options.engine.invalidatePolicies();
-    const insights = this.insights.session(tx, async (workspaceId) =>
-      (await this.connections.of(tx, workspaceId)).filter((c) => c.status !== 'disconnected'),
-    );
+    const insights = this.insights.session(tx, (workspaceId) => liveConnections(tx, workspaceId));
     try {
       const taken = await withoutDisconnected(tx, events);
       for (const { writesBefore, events: reports, writesAfter } of segmentsOf(taken)) {

@@ -10,10 +10,25 @@ import {
 } from '@syncline/insights';
 import { WATERMARKED_TYPES, type Watermark } from './watermark-event';
 
-/** A connection of the workspace not disconnected. */
+/** A connection of the workspace whose changes reach the log. */
 export interface LiveConnection {
   id: string;
   provider: ProviderKey;
+}
+
+/**
+ * The workspace's connections whose watermarks the insights wait for: every one that is not
+ * disconnected (paused and failing ones hold the watermark, visibly), except one in dry run,
+ * whose changes and watermarks go to the staging log until it is enabled.
+ */
+export async function liveConnections(tx: Queryable, workspaceId: string): Promise<LiveConnection[]> {
+  const { rows } = await tx.query<LiveConnection>(
+    `SELECT id, provider::text AS provider FROM connection
+      WHERE workspace_id = $1 AND provider <> 'syncline' AND status <> 'disconnected' AND NOT dry_run
+      ORDER BY id`,
+    [workspaceId],
+  );
+  return rows;
 }
 
 export interface InsightsFoldOptions {

@@ -35,6 +35,12 @@ async function freshDatabase(name: string): Promise<Pool> {
        VALUES ($1, $2, $3::provider, $4, 'live', $5)`,
       [id, WS, provider, `acct-${id}`, provider === 'hubspot' ? null : ME],
     );
+  // A CRM in dry run: its changes and watermarks go to the staging log, so it holds nothing back.
+  await pool.query(
+    `INSERT INTO connection (id, workspace_id, provider, external_account_id, status, dry_run)
+     VALUES ('0190b000-0000-7000-8000-0000000000c4', $1, 'hubspot', 'acct-dry', 'live', true)`,
+    [WS],
+  );
   return pool;
 }
 
