@@ -1,4 +1,4 @@
-import type { ProviderKey, Queryable } from '@syncline/core';
+import { ENTITY_CHANNEL, type ProviderKey, type Queryable } from '@syncline/core';
 import {
   type ActivityDiff,
   DEFAULT_PARAMS,
@@ -206,6 +206,22 @@ export class InsightsSession {
     this.cache.set(workspaceId, { engine, version: rows[0]!.version });
     await this.writePanes(workspaceId, [...open.panes.values()]);
     await this.writeSideOutput(workspaceId, open.sideOutput);
+    await this.announce([...new Set([...open.panes.values()].map((e) => e.personId))]);
+  }
+
+  /**
+   * People whose results moved are announced on commit as the views are (views.ts), at the
+   * version they have: the stream's pages read the person's insights again, and a view
+   * already at that version is not read again.
+   */
+  private async announce(personIds: readonly string[]): Promise<void> {
+    if (personIds.length === 0) return;
+    await this.tx.query(
+      `SELECT pg_notify('${ENTITY_CHANNEL}', json_build_object('workspaceId', workspace_id, 'id', id,
+              'type', entity_type, 'version', version)::text)
+         FROM entity WHERE id = ANY($1::uuid[]) AND merged_into IS NULL`,
+      [personIds],
+    );
   }
 
   private async writePanes(workspaceId: string, emissions: readonly InsightEmission[]): Promise<void> {

@@ -1,4 +1,5 @@
-import { Pool } from 'pg';
+import { ENTITY_CHANNEL } from '@syncline/core';
+import { Client, Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
 import { contactEvent, type StageEvent, syncStage } from '../testing/sync-stage';
@@ -237,11 +238,18 @@ describe('activity insights in the sync stage', () => {
       'SELECT held_by FROM insights_state WHERE workspace_id = $1',
       [WS],
     );
-    expect(held.rows[0]?.held_by).toEqual([
-      { connectionId: CALENDAR, watermark: null },
-    ]);
+    expect(held.rows[0]?.held_by).toEqual([{ connectionId: CALENDAR, watermark: null }]);
 
+    // The day closing moves Ada's results though no record of hers changed: she is announced,
+    // so the pages streaming her read her insights again.
+    const listener = new Client({ connectionString: dbs[0]!.url });
+    await listener.connect();
+    const announced: { id: string; type: string }[] = [];
+    listener.on('notification', (n) => announced.push(JSON.parse(n.payload ?? '{}')));
+    await listener.query(`LISTEN ${ENTITY_CHANNEL}`);
     await stage.handle(...calendarToo);
+    await expect.poll(() => announced.filter((a) => a.id === person).map((a) => a.type)).toEqual(['person']);
+    await listener.end();
     expect((await stateOf(pool))?.watermark?.toISOString()).toBe('2026-11-21T00:05:00.000Z');
     const onTime = await panesOf(pool, person);
     expect(onTime).toEqual([
