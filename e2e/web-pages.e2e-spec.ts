@@ -50,6 +50,37 @@ describe('the app’s pages over the demo world', () => {
     return row.id;
   };
 
+  /**
+   * The person's Activity section says when they were last contacted. Insights appear once every
+   * connection of the world has put its first watermark on the log, and no stream event announces
+   * that: reload until they do. On failure, the API's answer says why.
+   */
+  const expectLastContacted = async (page: Page, id: string) => {
+    const activity = page.getByRole('region', { name: 'Activity', exact: true });
+    const lastContacted = activity
+      .locator('dt', { hasText: 'Last contacted' })
+      .locator('xpath=following-sibling::dd[1]');
+    let polls = 0;
+    try {
+      await expect
+        .poll(
+          async () => {
+            if (polls++ > 0) await page.reload();
+            await activity.getByRole('heading', { name: 'Activity', exact: true }).waitFor();
+            await lastContacted.waitFor();
+            return (await lastContacted.textContent())?.trim() ?? '';
+          },
+          { timeout: 60_000, interval: 3_000 },
+        )
+        .not.toBe('Never');
+    } catch (error) {
+      const insights = await system().api('GET', `/api/v1/people/${id}/insights`);
+      throw new Error(
+        `${(error as Error).message}\nGET insights answered ${insights.status}: ${JSON.stringify(insights.body)}`,
+      );
+    }
+  };
+
   /** Every connection live and reconciled, nothing owed to any system, for three polls in a row. */
   const settled = async () => {
     let calm = 0;
@@ -192,6 +223,7 @@ describe('the app’s pages over the demo world', () => {
         const id = await busiestPerson();
         await page.goto(`/people/${id}`);
         await page.getByRole('group', { name: 'Email', exact: true }).waitFor();
+        await expectLastContacted(page, id);
         await page.getByRole('list', { name: 'Timeline' }).getByRole('listitem').first().waitFor();
         await expectAccessible(page, `the record's timeline${phone ? ' on a phone' : ''}`);
         await screenshot(page, name('record'));

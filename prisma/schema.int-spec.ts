@@ -1044,7 +1044,7 @@ const ROUND_TRIPS = {
     const workspace = await seedWorkspace(prisma);
     const key = {
       activityId: '0190a000-0000-7000-8000-0000000000a1',
-      personId: '0190a000-0000-7000-8000-0000000000b1',
+      entityId: '0190a000-0000-7000-8000-0000000000b1',
       kind: 'mail_in',
       eventTime: AT,
     };
@@ -1057,7 +1057,7 @@ const ROUND_TRIPS = {
       },
     });
     const read = await prisma.activityContribution.findUniqueOrThrow({
-      where: { activityId_personId_kind_eventTime: key },
+      where: { activityId_entityId_kind_eventTime: key },
     });
     expect(read).toEqual(created);
     // One contribution per (activity, person, kind, time): the same again is refused.
@@ -1078,16 +1078,16 @@ const ROUND_TRIPS = {
     expect(read.heldBy).toEqual([]);
     expect(read.version).toBe(0n);
   },
-  PersonInsightPane: async (prisma) => {
+  InsightPane: async (prisma) => {
     const workspace = await seedWorkspace(prisma);
     const key = {
-      personId: '0190a000-0000-7000-8000-0000000000b2',
+      entityId: '0190a000-0000-7000-8000-0000000000b2',
       windowEnd: new Date('2026-12-01T00:00:00Z'),
     };
-    const created = await prisma.personInsightPane.create({
+    const created = await prisma.insightPane.create({
       data: { ...key, workspaceId: workspace.id, metrics: { trend: 'warming' }, trigger: 'on_time' },
     });
-    const read = await prisma.personInsightPane.findUniqueOrThrow({ where: { personId_windowEnd: key } });
+    const read = await prisma.insightPane.findUniqueOrThrow({ where: { entityId_windowEnd: key } });
     expect(read).toEqual(created);
     expect(read.windowEnd.toISOString()).toBe('2026-12-01T00:00:00.000Z');
   },
@@ -1096,7 +1096,7 @@ const ROUND_TRIPS = {
     const data = {
       workspaceId: workspace.id,
       activityId: '0190a000-0000-7000-8000-0000000000a3',
-      personId: '0190a000-0000-7000-8000-0000000000b3',
+      entityId: '0190a000-0000-7000-8000-0000000000b3',
       kind: 'meeting',
       eventTime: AT,
       sign: -1,

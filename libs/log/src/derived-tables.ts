@@ -136,20 +136,20 @@ export const DERIVED_TABLES: readonly DerivedTable[] = [
     table: 'activity_contribution',
     owner: '@syncline/sync-stage',
     workspaceRows: inWorkspace,
-    entityColumns: ['activity_id', 'person_id'],
+    entityColumns: ['activity_id', 'entity_id'],
   },
   { table: 'insights_state', owner: '@syncline/sync-stage', workspaceRows: inWorkspace },
   {
-    table: 'person_insight_pane',
+    table: 'insight_pane',
     owner: '@syncline/sync-stage',
     workspaceRows: inWorkspace,
-    entityColumns: ['person_id'],
+    entityColumns: ['entity_id'],
   },
   {
     table: 'insights_side_output',
     owner: '@syncline/sync-stage',
     workspaceRows: inWorkspace,
-    entityColumns: ['activity_id', 'person_id'],
+    entityColumns: ['activity_id', 'entity_id'],
   },
 ];
 

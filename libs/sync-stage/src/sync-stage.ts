@@ -10,7 +10,7 @@ import {
   applyIdentityOperation,
   identityOperations,
 } from './identity-operations';
-import { contributionChanges } from './insights/contributions';
+import { contributionChanges, organisationPairs, peopleMoved } from './insights/contributions';
 import {
   InsightsFold,
   type InsightsFoldOptions,
@@ -354,6 +354,10 @@ export class SyncStage {
     );
     // Which company a person works at, which people and company a deal involves: from what the
     // records carry, following the links the batch made or moved, then derived by domain.
+    const relationEnds = [...touched.values()]
+      .filter((t) => t.entityType === 'person' || t.entityType === 'company' || t.entityType === 'deal')
+      .map((t) => t.entityId);
+    const pairsBefore = await organisationPairs(tx, relationEnds);
     const removals = await writeCarried(tx, carrying, entityOf);
     await refreshEnds(tx, [...touched.keys()]);
     const ends = [...touched.values()].map((t) => ({
@@ -387,7 +391,7 @@ export class SyncStage {
         values: t.outcome?.values ?? {},
         connectionId: connectionOf.get(t.entityId),
       })),
-      [...operated, ...claiming],
+      [...operated, ...claiming, ...peopleMoved(pairsBefore, await organisationPairs(tx, relationEnds))],
       async (workspaceId) =>
         (await connectionsOf(workspaceId)).flatMap((c) =>
           c.accountAddress === null ? [] : [c.accountAddress],

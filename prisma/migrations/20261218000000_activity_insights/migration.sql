@@ -2,11 +2,11 @@
 -- per person, and the event-time windowing stage's state and results. All four are a fold of
 -- the log, written in the sync stage's transaction with the group's offsets.
 
--- What an activity counts for, per person (contributionsOf): the "before" of the next version
+-- What an activity counts for, per person (contributionsOf) and per company and deal of theirs: the "before" of the next version
 -- of that activity, so the diffs fed to the windows take one version to the next exactly.
 CREATE TABLE "activity_contribution" (
     "activity_id" UUID NOT NULL,
-    "person_id" UUID NOT NULL,
+    "entity_id" UUID NOT NULL,
     -- mail_in | mail_out | meeting
     "kind" TEXT NOT NULL,
     -- The activity's event time: a mail's sentAt, a meeting's start.
@@ -16,10 +16,10 @@ CREATE TABLE "activity_contribution" (
     -- The connection whose change made the version counted (its watermark holds the result).
     "connection_id" UUID NOT NULL,
 
-    CONSTRAINT "activity_contribution_pkey" PRIMARY KEY ("activity_id", "person_id", "kind", "event_time")
+    CONSTRAINT "activity_contribution_pkey" PRIMARY KEY ("activity_id", "entity_id", "kind", "event_time")
 );
--- A person's next meeting, and the activities a person merge moves.
-CREATE INDEX "activity_contribution_person_idx" ON "activity_contribution" ("workspace_id", "person_id", "kind", "event_time");
+-- A record's next meeting, and the activities a person merge moves.
+CREATE INDEX "activity_contribution_entity_idx" ON "activity_contribution" ("workspace_id", "entity_id", "kind", "event_time");
 
 -- The windowing stage's state per workspace (InsightsEngine.encode), and its watermark.
 CREATE TABLE "insights_state" (
@@ -37,10 +37,11 @@ CREATE TABLE "insights_state" (
     CONSTRAINT "insights_state_pkey" PRIMARY KEY ("workspace_id")
 );
 
--- Results: one pane per (person, window end) where the person's result changed that day; a
--- person's result on a day is the latest pane on or before it.
-CREATE TABLE "person_insight_pane" (
-    "person_id" UUID NOT NULL,
+-- Results: one pane per (record, window end) where the record's result changed that day; a
+-- record's result on a day is the latest pane on or before it. A record is a person, or a
+-- company or deal counted over its people.
+CREATE TABLE "insight_pane" (
+    "entity_id" UUID NOT NULL,
     -- The window's last day, in the workspace's zone.
     "window_end" DATE NOT NULL,
     "workspace_id" UUID NOT NULL,
@@ -49,16 +50,16 @@ CREATE TABLE "person_insight_pane" (
     -- watermark (insights_state): a pane for a day it passed is final but for late activities.
     "trigger" TEXT NOT NULL,
 
-    CONSTRAINT "person_insight_pane_pkey" PRIMARY KEY ("person_id", "window_end")
+    CONSTRAINT "insight_pane_pkey" PRIMARY KEY ("entity_id", "window_end")
 );
-CREATE INDEX "person_insight_pane_workspace_idx" ON "person_insight_pane" ("workspace_id", "window_end");
+CREATE INDEX "insight_pane_workspace_idx" ON "insight_pane" ("workspace_id", "window_end");
 
 -- Contributions that came later than the allowed lateness: counted, kept, changing nothing.
 CREATE TABLE "insights_side_output" (
     "id" BIGSERIAL NOT NULL,
     "workspace_id" UUID NOT NULL,
     "activity_id" UUID NOT NULL,
-    "person_id" UUID NOT NULL,
+    "entity_id" UUID NOT NULL,
     "kind" TEXT NOT NULL,
     "event_time" TIMESTAMPTZ(3) NOT NULL,
     "sign" INTEGER NOT NULL,

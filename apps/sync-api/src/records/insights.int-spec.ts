@@ -19,6 +19,7 @@ describe('GET /api/v1/people/{id}/insights', () => {
   let salesKey: string;
   let stage: ReturnType<typeof syncStage>;
   let ada: string;
+  let company: string;
   const conn = { crm: randomUUID(), calendar: randomUUID(), gmail: randomUUID() };
   const ME = 'me@acme.example';
 
@@ -86,6 +87,14 @@ describe('GET /api/v1/people/{id}/insights', () => {
         email: 'ada@analytical.example',
         firstName: 'Ada',
       }),
+      {
+        ...contactEvent(a.workspaceId, conn.crm, 'co-1', new Date('2026-11-01T00:00:00Z'), {
+          name: 'Analytical Engines',
+          domain: 'analytical.example',
+        }),
+        entityType: 'company',
+        eventKey: 'companies:co-1:1',
+      },
       activity(conn.gmail, 'email_activity', 'm-1', {
         sentAt: '2026-11-20T10:00:00.000Z',
         direction: 'inbound',
@@ -115,6 +124,12 @@ describe('GET /api/v1/people/{id}/insights', () => {
       [conn.crm],
     );
     ada = rows[0]!.entity_id;
+    company = (
+      await pool.query<{ entity_id: string }>(
+        `SELECT entity_id FROM source_link WHERE connection_id = $1 AND external_id = 'co-1'`,
+        [conn.crm],
+      )
+    ).rows[0]!.entity_id;
   });
 
   afterAll(async () => {
@@ -160,6 +175,7 @@ describe('GET /api/v1/people/{id}/insights', () => {
     expect(res.json()).toEqual({
       recordId: ada,
       computedBy: 'syncline',
+      activities: 3,
       sources: [
         { provider: 'gmail', activities: 2 },
         { provider: 'google-calendar', activities: 1 },
@@ -180,6 +196,20 @@ describe('GET /api/v1/people/{id}/insights', () => {
       medianReplySeconds90: 9000,
       trend: 'warming',
     });
+  });
+
+  it('a company counts the activities of its people (her company, by her address’s domain)', async () => {
+    const res = await get(salesKey, `/api/v1/companies/${company}/insights`);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({
+      recordId: company,
+      windowEnd: '2026-11-20',
+      lastContactedAt: '2026-11-20T12:30:00.000Z',
+      nextMeetingAt: '2099-01-15T09:00:00.000Z',
+      last30: { mailsIn: 1, mailsOut: 1, meetings: 0 },
+    });
+    // A person's id is no company.
+    expect((await get(salesKey, `/api/v1/companies/${ada}/insights`)).statusCode).toBe(404);
   });
 
   it('answers 404 for another workspace’s person and 400 for an id that is none', async () => {

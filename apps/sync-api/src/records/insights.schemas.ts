@@ -22,19 +22,26 @@ const holder = z.object({
     .describe('What it has vouched for; null before its first watermark.'),
 });
 
-export const personInsights = z.object({
-  recordId: z.uuid().describe('The person (the survivor, for a merged-away id).'),
+/** The record collections with insights: people, and companies and deals over their people. */
+export const INSIGHTS_RESOURCES = ['people', 'companies', 'deals'] as const;
+export type InsightsResource = (typeof INSIGHTS_RESOURCES)[number];
+
+export const recordInsights = z.object({
+  recordId: z.uuid().describe('The record (the survivor, for a merged-away id).'),
   computedBy: z
     .literal('syncline')
     .describe('Computed by Syncline from the timeline’s activities: never edited, never a conflict.'),
+  activities: z.int().min(0).describe('The activities counted, each once.'),
   sources: z
     .array(z.object({ provider: z.string().nullable(), activities: z.int().min(0) }))
-    .describe('Where the activities counted come from: activities per provider.'),
+    .describe(
+      'Where the activities counted come from: activities per provider (one held by two systems counts in both).',
+    ),
   completeUpTo: z.iso
     .datetime()
     .nullable()
     .describe(
-      'The workspace’s watermark: every connected mailbox and calendar has delivered everything before it, so the days before it are final. Null before the first.',
+      'The workspace’s watermark: every connected mailbox, calendar and CRM has delivered its mails and meetings from before it, so the days before it are final. Null before the first.',
     ),
   heldBy: z.array(holder).describe('The connections the watermark waits for (the lowest).'),
   windowEnd: z.iso
@@ -63,4 +70,4 @@ export const personInsights = z.object({
       'On mails in + out + meetings: cold if none in 90 days; cooling if none in 60; warming if the last 30 days have at least 25 % more than the 30 before; cooling if at least 25 % fewer; else steady.',
     ),
 });
-export type PersonInsights = z.output<typeof personInsights>;
+export type RecordInsights = z.output<typeof recordInsights>;

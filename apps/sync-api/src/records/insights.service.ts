@@ -1,17 +1,24 @@
 import { Inject, Injectable, NotFoundException } from '@nestjs/common';
+import type { EntityType } from '@syncline/core';
 import { PrismaClient } from '@syncline/core/db';
 import { EMPTY_METRICS, type InsightMetrics } from '@syncline/insights';
 import type { Principal } from '../auth/principal';
-import type { PersonInsights } from './insights.schemas';
+import type { InsightsResource, RecordInsights } from './insights.schemas';
 import { RecordsRepository } from './records.repository';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
+const ENTITY_TYPE_OF = { people: 'person', companies: 'company', deals: 'deal' } as const satisfies Record<
+  InsightsResource,
+  EntityType
+>;
+
 /**
- * A person's activity insights as the sync stage folded them (libs/insights): the latest pane
- * is the result for the open day (a person's result on a day is the latest pane on or before
+ * A record's activity insights as the sync stage folded them (libs/insights): the latest pane
+ * is the result for the open day (a record's result on a day is the latest pane on or before
  * it), read with the workspace's watermark and who holds it. The next meeting is read from
- * what activities count for now, against the request's time.
+ * what activities count for now, against the request's time. A company or deal counts the
+ * activities of its people, each once.
  */
 @Injectable()
 export class RecordInsightsService {
@@ -20,20 +27,26 @@ export class RecordInsightsService {
     @Inject(RecordsRepository) private readonly records: RecordsRepository,
   ) {}
 
-  async person(principal: Principal, id: string, now = new Date()): Promise<PersonInsights> {
+  async of(
+    principal: Principal,
+    resource: InsightsResource,
+    id: string,
+    now = new Date(),
+  ): Promise<RecordInsights> {
     const { workspaceId } = principal;
-    const asked = await this.records.find(workspaceId, 'person', id);
+    const entityType = ENTITY_TYPE_OF[resource];
+    const asked = await this.records.find(workspaceId, entityType, id);
     const recordId =
       asked === null
         ? null
         : asked.mergedInto === null
           ? asked.id
-          : await this.records.survivorOf(workspaceId, 'person', id);
-    if (recordId === null) throw new NotFoundException(`no person ${id}`);
+          : await this.records.survivorOf(workspaceId, entityType, id);
+    if (recordId === null) throw new NotFoundException(`no ${entityType} ${id}`);
     const [pane] = await this.prisma.$queryRaw<
-      { window_end: string; trigger: PersonInsights['trigger']; metrics: InsightMetrics }[]
-    >`SELECT window_end::text AS window_end, trigger, metrics FROM person_insight_pane
-       WHERE workspace_id = ${workspaceId}::uuid AND person_id = ${recordId}::uuid
+      { window_end: string; trigger: RecordInsights['trigger']; metrics: InsightMetrics }[]
+    >`SELECT window_end::text AS window_end, trigger, metrics FROM insight_pane
+       WHERE workspace_id = ${workspaceId}::uuid AND entity_id = ${recordId}::uuid
        ORDER BY window_end DESC LIMIT 1`;
     const [state] = await this.prisma.$queryRaw<
       { watermark: Date | null; held_by: { connectionId: string; watermark: string | null }[] }[]
@@ -46,17 +59,21 @@ export class RecordInsightsService {
     const byId = new Map(connections.map((c) => [c.id, c]));
     const [next] = await this.prisma.$queryRaw<{ at: Date | null }[]>`
       SELECT min(event_time) AS at FROM activity_contribution
-       WHERE workspace_id = ${workspaceId}::uuid AND person_id = ${recordId}::uuid
+       WHERE workspace_id = ${workspaceId}::uuid AND entity_id = ${recordId}::uuid
          AND kind = 'meeting' AND event_time > ${now}`;
     const sources = await this.prisma.$queryRaw<{ provider: string | null; activities: number }[]>`
       SELECT c.provider::text AS provider, count(DISTINCT a.activity_id)::int AS activities
         FROM activity_contribution a LEFT JOIN connection c ON c.id = a.connection_id
-       WHERE a.workspace_id = ${workspaceId}::uuid AND a.person_id = ${recordId}::uuid
+       WHERE a.workspace_id = ${workspaceId}::uuid AND a.entity_id = ${recordId}::uuid
        GROUP BY 1 ORDER BY 1`;
+    const [total] = await this.prisma.$queryRaw<{ n: number }[]>`
+      SELECT count(DISTINCT activity_id)::int AS n FROM activity_contribution
+       WHERE workspace_id = ${workspaceId}::uuid AND entity_id = ${recordId}::uuid`;
     const m = pane?.metrics ?? EMPTY_METRICS;
     return {
       recordId,
       computedBy: 'syncline',
+      activities: total?.n ?? 0,
       sources,
       completeUpTo: state?.watermark?.toISOString() ?? null,
       heldBy: holders.map((h) => {

@@ -5,7 +5,7 @@ import { EditLog } from './edits';
 import { HISTORY_CONTROLLERS } from './history.controller';
 import { RecordHistoryService } from './history.service';
 import { InboxCountsController } from './inbox-counts.controller';
-import { PersonInsightsController } from './insights.controller';
+import { INSIGHTS_CONTROLLERS } from './insights.controller';
 import { RecordInsightsService } from './insights.service';
 import { RECORDS_CONTROLLERS } from './records.controller';
 import { RecordsRepository } from './records.repository';
@@ -22,7 +22,7 @@ import { RecordTimelineService } from './timeline.service';
     ...TIMELINE_CONTROLLERS,
     ConflictsController,
     InboxCountsController,
-    PersonInsightsController,
+    ...INSIGHTS_CONTROLLERS,
   ],
   providers: [
     RecordsService,

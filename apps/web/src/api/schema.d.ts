@@ -948,7 +948,39 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get: operations["PersonInsightsController_get"];
+        get: operations["PeopleInsightsController_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/companies/{id}/insights": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["CompaniesInsightsController_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deals/{id}/insights": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["DealsInsightsController_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -11294,7 +11326,7 @@ export interface operations {
             };
         };
     };
-    PersonInsightsController_get: {
+    PeopleInsightsController_get: {
         parameters: {
             query?: never;
             header?: never;
@@ -11314,7 +11346,7 @@ export interface operations {
                     "application/json": {
                         /**
                          * Format: uuid
-                         * @description The person (the survivor, for a merged-away id).
+                         * @description The record (the survivor, for a merged-away id).
                          */
                         recordId: string;
                         /**
@@ -11322,14 +11354,356 @@ export interface operations {
                          * @enum {string}
                          */
                         computedBy: "syncline";
-                        /** @description Where the activities counted come from: activities per provider. */
+                        /** @description The activities counted, each once. */
+                        activities: number;
+                        /** @description Where the activities counted come from: activities per provider (one held by two systems counts in both). */
                         sources: {
                             provider: string | null;
                             activities: number;
                         }[];
                         /**
                          * Format: date-time
-                         * @description The workspace’s watermark: every connected mailbox and calendar has delivered everything before it, so the days before it are final. Null before the first.
+                         * @description The workspace’s watermark: every connected mailbox, calendar and CRM has delivered its mails and meetings from before it, so the days before it are final. Null before the first.
+                         */
+                        completeUpTo: string | null;
+                        /** @description The connections the watermark waits for (the lowest). */
+                        heldBy: {
+                            /** Format: uuid */
+                            connectionId: string;
+                            /** @description Null when the connection has since been removed. */
+                            provider: string | null;
+                            displayName: string | null;
+                            /** @description The connection’s status: a paused or failing one holds the watermark. */
+                            status: string | null;
+                            /**
+                             * Format: date-time
+                             * @description What it has vouched for; null before its first watermark.
+                             */
+                            watermark: string | null;
+                        }[];
+                        /**
+                         * Format: date
+                         * @description The last day the windows cover (in the workspace’s zone); null while nothing counts.
+                         */
+                        windowEnd: string | null;
+                        /**
+                         * @description What emitted this result: early (the day is still open), on_time, or late (revised by a late activity).
+                         * @enum {string|null}
+                         */
+                        trigger: "early" | "on_time" | "late" | null;
+                        /** Format: date-time */
+                        lastContactedAt: string | null;
+                        /** @enum {string|null} */
+                        lastContactedVia: "mail_in" | "mail_out" | "meeting" | null;
+                        /**
+                         * Format: date-time
+                         * @description Their latest mail to us.
+                         */
+                        lastInboundAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @description Our latest mail to them.
+                         */
+                        lastOutboundAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @description The earliest meeting still on that starts after now.
+                         */
+                        nextMeetingAt: string | null;
+                        /** @description Activities in the window, by kind. */
+                        last7: {
+                            /** @description Mails from them. */
+                            mailsIn: number;
+                            /** @description Mails from us to them. */
+                            mailsOut: number;
+                            /** @description Meetings held with them (not cancelled). */
+                            meetings: number;
+                        };
+                        /** @description Activities in the window, by kind. */
+                        last30: {
+                            /** @description Mails from them. */
+                            mailsIn: number;
+                            /** @description Mails from us to them. */
+                            mailsOut: number;
+                            /** @description Meetings held with them (not cancelled). */
+                            meetings: number;
+                        };
+                        /** @description Activities in the window, by kind. */
+                        last90: {
+                            /** @description Mails from them. */
+                            mailsIn: number;
+                            /** @description Mails from us to them. */
+                            mailsOut: number;
+                            /** @description Meetings held with them (not cancelled). */
+                            meetings: number;
+                        };
+                        /** @description Our replies to their mails in the last 90 days. */
+                        replies90: number;
+                        /** @description The median time we took to reply, over 90 days. */
+                        medianReplySeconds90: number | null;
+                        /**
+                         * @description On mails in + out + meetings: cold if none in 90 days; cooling if none in 60; warming if the last 30 days have at least 25 % more than the 30 before; cooling if at least 25 % fewer; else steady.
+                         * @enum {string}
+                         */
+                        trend: "warming" | "steady" | "cooling" | "cold";
+                    };
+                };
+            };
+            /** @description The request does not match its schema (`validation_failed`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description No such record in this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    CompaniesInsightsController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description When we last talked, when we meet next, and how engagement moves over 7, 30 and 90 days, computed by Syncline in event time from the mails and meetings of every connected system, complete up to the workspace’s watermark. A company counts each activity of its people once. A merged-away id answers as its survivor. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The record (the survivor, for a merged-away id).
+                         */
+                        recordId: string;
+                        /**
+                         * @description Computed by Syncline from the timeline’s activities: never edited, never a conflict.
+                         * @enum {string}
+                         */
+                        computedBy: "syncline";
+                        /** @description The activities counted, each once. */
+                        activities: number;
+                        /** @description Where the activities counted come from: activities per provider (one held by two systems counts in both). */
+                        sources: {
+                            provider: string | null;
+                            activities: number;
+                        }[];
+                        /**
+                         * Format: date-time
+                         * @description The workspace’s watermark: every connected mailbox, calendar and CRM has delivered its mails and meetings from before it, so the days before it are final. Null before the first.
+                         */
+                        completeUpTo: string | null;
+                        /** @description The connections the watermark waits for (the lowest). */
+                        heldBy: {
+                            /** Format: uuid */
+                            connectionId: string;
+                            /** @description Null when the connection has since been removed. */
+                            provider: string | null;
+                            displayName: string | null;
+                            /** @description The connection’s status: a paused or failing one holds the watermark. */
+                            status: string | null;
+                            /**
+                             * Format: date-time
+                             * @description What it has vouched for; null before its first watermark.
+                             */
+                            watermark: string | null;
+                        }[];
+                        /**
+                         * Format: date
+                         * @description The last day the windows cover (in the workspace’s zone); null while nothing counts.
+                         */
+                        windowEnd: string | null;
+                        /**
+                         * @description What emitted this result: early (the day is still open), on_time, or late (revised by a late activity).
+                         * @enum {string|null}
+                         */
+                        trigger: "early" | "on_time" | "late" | null;
+                        /** Format: date-time */
+                        lastContactedAt: string | null;
+                        /** @enum {string|null} */
+                        lastContactedVia: "mail_in" | "mail_out" | "meeting" | null;
+                        /**
+                         * Format: date-time
+                         * @description Their latest mail to us.
+                         */
+                        lastInboundAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @description Our latest mail to them.
+                         */
+                        lastOutboundAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @description The earliest meeting still on that starts after now.
+                         */
+                        nextMeetingAt: string | null;
+                        /** @description Activities in the window, by kind. */
+                        last7: {
+                            /** @description Mails from them. */
+                            mailsIn: number;
+                            /** @description Mails from us to them. */
+                            mailsOut: number;
+                            /** @description Meetings held with them (not cancelled). */
+                            meetings: number;
+                        };
+                        /** @description Activities in the window, by kind. */
+                        last30: {
+                            /** @description Mails from them. */
+                            mailsIn: number;
+                            /** @description Mails from us to them. */
+                            mailsOut: number;
+                            /** @description Meetings held with them (not cancelled). */
+                            meetings: number;
+                        };
+                        /** @description Activities in the window, by kind. */
+                        last90: {
+                            /** @description Mails from them. */
+                            mailsIn: number;
+                            /** @description Mails from us to them. */
+                            mailsOut: number;
+                            /** @description Meetings held with them (not cancelled). */
+                            meetings: number;
+                        };
+                        /** @description Our replies to their mails in the last 90 days. */
+                        replies90: number;
+                        /** @description The median time we took to reply, over 90 days. */
+                        medianReplySeconds90: number | null;
+                        /**
+                         * @description On mails in + out + meetings: cold if none in 90 days; cooling if none in 60; warming if the last 30 days have at least 25 % more than the 30 before; cooling if at least 25 % fewer; else steady.
+                         * @enum {string}
+                         */
+                        trend: "warming" | "steady" | "cooling" | "cold";
+                    };
+                };
+            };
+            /** @description The request does not match its schema (`validation_failed`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description No such record in this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    DealsInsightsController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description When we last talked, when we meet next, and how engagement moves over 7, 30 and 90 days, computed by Syncline in event time from the mails and meetings of every connected system, complete up to the workspace’s watermark. A deal counts each activity of its people once. A merged-away id answers as its survivor. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The record (the survivor, for a merged-away id).
+                         */
+                        recordId: string;
+                        /**
+                         * @description Computed by Syncline from the timeline’s activities: never edited, never a conflict.
+                         * @enum {string}
+                         */
+                        computedBy: "syncline";
+                        /** @description The activities counted, each once. */
+                        activities: number;
+                        /** @description Where the activities counted come from: activities per provider (one held by two systems counts in both). */
+                        sources: {
+                            provider: string | null;
+                            activities: number;
+                        }[];
+                        /**
+                         * Format: date-time
+                         * @description The workspace’s watermark: every connected mailbox, calendar and CRM has delivered its mails and meetings from before it, so the days before it are final. Null before the first.
                          */
                         completeUpTo: string | null;
                         /** @description The connections the watermark waits for (the lowest). */

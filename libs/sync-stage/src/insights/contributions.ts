@@ -22,7 +22,7 @@ export interface ActivityAfter {
 
 interface StoredRow {
   activity_id: string;
-  person_id: string;
+  entity_id: string;
   kind: ActivityKind;
   event_time: Date;
   thread_id: string | null;
@@ -42,8 +42,12 @@ const isActivity = (type: string): type is 'meeting' | 'email_activity' =>
  * the windows from one version of an activity to the next whatever happened between: an
  * edit, a delete, a cancel, a merge of the activity or of one of its people.
  *
- * `activities` are the batch's activities; `movedPeople` are people a merge, unmerge or
- * claim of a bare address moved: their activities are recounted too, their views read back.
+ * An activity counts for its people (contributionsOf) and, once, for each company and deal of
+ * theirs (entity_relation).
+ *
+ * `activities` are the batch's activities; `movedPeople` are people a merge, unmerge or claim
+ * of a bare address moved, or whose companies or deals changed: their activities are
+ * recounted too, their views read back.
  * `ours` gives each workspace's own addresses (its connections' accounts), which count for
  * nothing.
  */
@@ -60,15 +64,15 @@ export async function contributionChanges(
   if (byId.size === 0) return new Map();
   const ids = [...byId.keys()].sort();
   const stored = await tx.query<StoredRow>(
-    `SELECT activity_id, person_id, kind, event_time, thread_id, connection_id, workspace_id
+    `SELECT activity_id, entity_id, kind, event_time, thread_id, connection_id, workspace_id
        FROM activity_contribution WHERE activity_id = ANY($1::uuid[])`,
     [ids],
   );
   const before = groupBy(stored.rows, (r) => r.activity_id);
   const parties = await partiesOf(tx, ids);
   const ownPeople = new Map<string, Set<string>>();
-  const diffs = new Map<string, ActivityDiff[]>();
-  const rows: StoredRow[] = [];
+  // What each activity counts for per person first: their companies and deals are read at once.
+  const counted: { id: string; activity: ActivityAfter; connectionId: string; people: Contribution[] }[] = [];
   for (const id of ids) {
     const activity = byId.get(id)!;
     const { workspaceId } = activity;
@@ -77,34 +81,44 @@ export async function contributionChanges(
       own = await peopleOf(tx, identity, workspaceId, await ours(workspaceId));
       ownPeople.set(workspaceId, own);
     }
-    const old = (before.get(id) ?? []).map(contributionOfRow);
     const connectionId = activity.connectionId ?? before.get(id)?.[0]?.connection_id;
-    const now = contributionsOf(
+    // An activity no connection ever reported (none in the batch, none stored) counts for nothing.
+    if (connectionId === undefined) continue;
+    const people = contributionsOf(
       {
         activityId: id,
         entityType: activity.entityType as 'meeting' | 'email_activity',
         values: activity.values,
         parties: parties.get(id) ?? [],
-        sourceConnectionId: connectionId ?? '',
+        sourceConnectionId: connectionId,
       },
       own,
     );
-    // An activity no connection ever reported (none in the batch, none stored) counts for nothing.
-    if (connectionId === undefined) continue;
+    counted.push({ id, activity, connectionId, people });
+  }
+  const organisations = await organisationsOf(
+    tx,
+    [...new Set(counted.flatMap((c) => c.people.map((p) => p.person as string)))],
+  );
+  const diffs = new Map<string, ActivityDiff[]>();
+  const rows: StoredRow[] = [];
+  for (const { id, activity, connectionId, people } of counted) {
+    const old = (before.get(id) ?? []).map(contributionOfRow);
+    const now = [...people, ...theirOrganisations(people, organisations)];
     const changed = contributionDiffs(id, old, now, connectionId);
     if (changed.length === 0) continue;
-    const list = diffs.get(workspaceId) ?? [];
+    const list = diffs.get(activity.workspaceId) ?? [];
     list.push(...changed);
-    diffs.set(workspaceId, list);
+    diffs.set(activity.workspaceId, list);
     for (const c of now)
       rows.push({
         activity_id: id,
-        person_id: c.person,
+        entity_id: c.person,
         kind: c.kind,
         event_time: new Date(c.eventTime),
         thread_id: c.threadId ?? null,
         connection_id: connectionId,
-        workspace_id: workspaceId,
+        workspace_id: activity.workspaceId,
       });
   }
   await replaceStored(
@@ -115,8 +129,77 @@ export async function contributionChanges(
   return diffs;
 }
 
+/**
+ * A company or deal counts an activity once if any of its people took part: the people's
+ * contributions under the organisation's id, one per (kind, time, thread) however many of its
+ * people were there.
+ */
+function theirOrganisations(
+  people: readonly Contribution[],
+  organisations: ReadonlyMap<string, readonly string[]>,
+): Contribution[] {
+  const out = new Map<string, Contribution>();
+  for (const c of people)
+    for (const org of organisations.get(c.person) ?? []) {
+      const key = `${org}|${c.kind}|${c.eventTime}|${c.threadId ?? ''}`;
+      if (!out.has(key)) out.set(key, { ...c, person: personId(org) });
+    }
+  return [...out.values()].sort((a, b) => (a.person < b.person ? -1 : a.person > b.person ? 1 : 0));
+}
+
+/** The relation rows between a person and a company or deal, either way round. */
+const PERSON_ORGANISATION = `
+  SELECT CASE WHEN r.from_type = 'person' THEN r.from_id ELSE r.to_id END AS person,
+         CASE WHEN r.from_type = 'person' THEN r.to_id ELSE r.from_id END AS organisation
+    FROM entity_relation r
+   WHERE (r.from_type = 'person' AND r.to_type IN ('company', 'deal'))
+      OR (r.to_type = 'person' AND r.from_type IN ('company', 'deal'))`;
+
+/**
+ * Each person's companies and deals (entity_relation: a CRM's associations, a company derived
+ * from the address's domain), both ends through the record a merge kept, live ones only.
+ */
+async function organisationsOf(tx: Queryable, people: readonly string[]): Promise<Map<string, string[]>> {
+  if (people.length === 0) return new Map();
+  const { rows } = await tx.query<{ person: string; organisation: string }>(
+    `SELECT DISTINCT COALESCE(p.merged_into, p.id) AS person, COALESCE(o.merged_into, o.id) AS organisation
+       FROM (${PERSON_ORGANISATION}) po
+       JOIN entity p ON p.id = po.person
+       JOIN entity o ON o.id = po.organisation
+      WHERE po.person IN (SELECT id FROM entity WHERE id = ANY($1::uuid[]) OR merged_into = ANY($1::uuid[]))
+      ORDER BY 1, 2`,
+    [people],
+  );
+  const out = new Map<string, string[]>();
+  for (const r of rows) out.set(r.person, [...(out.get(r.person) ?? []), r.organisation]);
+  return out;
+}
+
+/**
+ * Who works where and on which deals, for the people, companies and deals given: read before
+ * and after a batch writes relations, the people whose pairs differ are those whose activities
+ * count for other organisations now.
+ */
+export async function organisationPairs(tx: Queryable, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const { rows } = await tx.query<{ person: string; organisation: string }>(
+    `SELECT person, organisation FROM (${PERSON_ORGANISATION}) po
+      WHERE po.person = ANY($1::uuid[]) OR po.organisation = ANY($1::uuid[])`,
+    [ids],
+  );
+  return new Set(rows.map((r) => `${r.person}|${r.organisation}`));
+}
+
+/** The people of the pairs in one set and not the other. */
+export function peopleMoved(before: ReadonlySet<string>, after: ReadonlySet<string>): string[] {
+  const people = new Set<string>();
+  for (const pair of before) if (!after.has(pair)) people.add(pair.split('|')[0]!);
+  for (const pair of after) if (!before.has(pair)) people.add(pair.split('|')[0]!);
+  return [...people];
+}
+
 const contributionOfRow = (r: StoredRow): Contribution => ({
-  person: personId(r.person_id),
+  person: personId(r.entity_id),
   kind: r.kind,
   eventTime: r.event_time.getTime(),
   threadId: r.thread_id ?? undefined,
@@ -148,7 +231,7 @@ async function activitiesOf(
   }>(
     `SELECT e.id, e.workspace_id, e.entity_type, e.fields FROM entity e
       WHERE e.id IN (SELECT activity_id FROM entity_association WHERE party_id = ANY($1::uuid[])
-                     UNION SELECT activity_id FROM activity_contribution WHERE person_id = ANY($1::uuid[]))`,
+                     UNION SELECT activity_id FROM activity_contribution WHERE entity_id = ANY($1::uuid[]))`,
     [people],
   );
   return rows
@@ -205,9 +288,9 @@ async function replaceStored(
   ]);
   if (rows.length === 0) return;
   await tx.query(
-    `INSERT INTO activity_contribution (activity_id, person_id, kind, event_time, thread_id, connection_id, workspace_id)
-     SELECT activity_id, person_id, kind, event_time, thread_id, connection_id, workspace_id
-       FROM jsonb_to_recordset($1::jsonb) AS r(activity_id uuid, person_id uuid, kind text, event_time timestamptz,
+    `INSERT INTO activity_contribution (activity_id, entity_id, kind, event_time, thread_id, connection_id, workspace_id)
+     SELECT activity_id, entity_id, kind, event_time, thread_id, connection_id, workspace_id
+       FROM jsonb_to_recordset($1::jsonb) AS r(activity_id uuid, entity_id uuid, kind text, event_time timestamptz,
             thread_id text, connection_id uuid, workspace_id uuid)`,
     [JSON.stringify(rows)],
   );

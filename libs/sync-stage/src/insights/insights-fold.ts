@@ -53,7 +53,7 @@ interface Open {
 
 /**
  * The windowing stage (libs/insights) folded by the sync stage, in its transaction: its state
- * (`insights_state`), results (`person_insight_pane`) and side output (`insights_side_output`)
+ * (`insights_state`), results (`insight_pane`) and side output (`insights_side_output`)
  * commit with the group's offsets, so a crash replays the batch into the state before it and a
  * fold of the log from zero rebuilds the same results.
  *
@@ -229,20 +229,20 @@ export class InsightsSession {
     const kept = emissions.filter((e) => e.metrics !== null);
     if (gone.length > 0)
       await this.tx.query(
-        `DELETE FROM person_insight_pane p USING jsonb_to_recordset($1::jsonb) AS r(person_id uuid, window_end date)
-          WHERE p.person_id = r.person_id AND p.window_end = r.window_end`,
-        [JSON.stringify(gone.map((e) => ({ person_id: e.personId, window_end: e.windowEnd })))],
+        `DELETE FROM insight_pane p USING jsonb_to_recordset($1::jsonb) AS r(entity_id uuid, window_end date)
+          WHERE p.entity_id = r.entity_id AND p.window_end = r.window_end`,
+        [JSON.stringify(gone.map((e) => ({ entity_id: e.personId, window_end: e.windowEnd })))],
       );
     if (kept.length === 0) return;
     await this.tx.query(
-      `INSERT INTO person_insight_pane (person_id, window_end, workspace_id, metrics, trigger)
-       SELECT r.person_id, r.window_end, $2, r.metrics, r.trigger
-         FROM jsonb_to_recordset($1::jsonb) AS r(person_id uuid, window_end date, metrics jsonb, trigger text)
-       ON CONFLICT (person_id, window_end) DO UPDATE SET metrics = EXCLUDED.metrics, trigger = EXCLUDED.trigger`,
+      `INSERT INTO insight_pane (entity_id, window_end, workspace_id, metrics, trigger)
+       SELECT r.entity_id, r.window_end, $2, r.metrics, r.trigger
+         FROM jsonb_to_recordset($1::jsonb) AS r(entity_id uuid, window_end date, metrics jsonb, trigger text)
+       ON CONFLICT (entity_id, window_end) DO UPDATE SET metrics = EXCLUDED.metrics, trigger = EXCLUDED.trigger`,
       [
         JSON.stringify(
           kept.map((e) => ({
-            person_id: e.personId,
+            entity_id: e.personId,
             window_end: e.windowEnd,
             metrics: e.metrics,
             trigger: e.kind,
@@ -256,16 +256,16 @@ export class InsightsSession {
   private async writeSideOutput(workspaceId: string, records: readonly SideOutputRecord[]): Promise<void> {
     if (records.length === 0) return;
     await this.tx.query(
-      `INSERT INTO insights_side_output (workspace_id, activity_id, person_id, kind, event_time, sign, reason, connection_id)
-       SELECT $2, r.activity_id, r.person_id, r.kind, r.event_time, r.sign, r.reason, r.connection_id
-         FROM jsonb_to_recordset($1::jsonb) AS r(activity_id uuid, person_id uuid, kind text, event_time timestamptz,
+      `INSERT INTO insights_side_output (workspace_id, activity_id, entity_id, kind, event_time, sign, reason, connection_id)
+       SELECT $2, r.activity_id, r.entity_id, r.kind, r.event_time, r.sign, r.reason, r.connection_id
+         FROM jsonb_to_recordset($1::jsonb) AS r(activity_id uuid, entity_id uuid, kind text, event_time timestamptz,
               sign int, reason text, connection_id uuid)`,
       [
         JSON.stringify(
           records.flatMap(({ reason, diff }) =>
             diff.personIds.map((person) => ({
               activity_id: diff.activityId,
-              person_id: person,
+              entity_id: person,
               kind: diff.kind,
               event_time: new Date(diff.eventTime).toISOString(),
               sign: diff.sign,

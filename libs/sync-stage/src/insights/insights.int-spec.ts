@@ -87,7 +87,7 @@ const meeting = (
     title: `meeting ${id}`,
     startAt,
     organizer: ME,
-    attendees: [ME, 'ada@analytical.example'],
+    attendees: [ME, 'ada@analytical.example', 'bea@analytical.example'],
     status: 'confirmed',
     ...fields,
   },
@@ -121,6 +121,20 @@ const ada = contactEvent(WS, CRM, 'c-ada', iso('2026-11-01T00:00:00Z'), {
   email: 'ada@analytical.example',
   firstName: 'Ada',
 });
+// Ada and Bea work at Analytical (derived from their addresses' domain): the company counts a
+// meeting they both attended once.
+const analytical: StageEvent = {
+  ...contactEvent(WS, CRM, 'co-analytical', iso('2026-11-01T00:00:00Z'), {
+    name: 'Analytical Engines',
+    domain: 'analytical.example',
+  }),
+  entityType: 'company',
+  eventKey: 'companies:co-analytical:1',
+};
+const bea = contactEvent(WS, CRM, 'c-bea', iso('2026-11-01T00:00:00Z'), {
+  email: 'bea@analytical.example',
+  firstName: 'Bea',
+});
 const fromAda = mail('m-1', '2026-11-20T10:00:00.000Z', {
   direction: 'inbound',
   from: 'ada@analytical.example',
@@ -144,7 +158,7 @@ const ancient = mail('m-3', '2026-11-10T08:00:00.000Z', {
 
 /** The whole history, in log order, cut into the batches the live consumer met. */
 const BATCHES: StageEvent[][] = [
-  [ada, fromAda, roadmap, nextWeek],
+  [analytical, ada, bea, fromAda, roadmap, nextWeek],
   // Only two of the three connections vouch for 21 November: the day waits for the calendar.
   [...watermark(CRM, '2026-11-21T00:05:00Z'), ...watermark(GMAIL, '2026-11-21T00:05:00Z')],
   watermark(CALENDAR, '2026-11-21T00:05:00Z'),
@@ -171,8 +185,8 @@ const adaId = async (pool: Pool): Promise<string> =>
 const panesOf = async (pool: Pool, personId: string): Promise<Pane[]> =>
   (
     await pool.query<Pane>(
-      `SELECT window_end::text AS window_end, trigger, metrics FROM person_insight_pane
-        WHERE person_id = $1 ORDER BY window_end`,
+      `SELECT window_end::text AS window_end, trigger, metrics FROM insight_pane
+        WHERE entity_id = $1 ORDER BY window_end`,
       [personId],
     )
   ).rows;
@@ -189,7 +203,7 @@ const stateOf = async (pool: Pool) =>
 const results = async (pool: Pool): Promise<string[]> =>
   (
     await pool.query<{ row: string }>(
-      `SELECT to_jsonb(p)::text AS row FROM person_insight_pane p WHERE workspace_id = $1
+      `SELECT to_jsonb(p)::text AS row FROM insight_pane p WHERE workspace_id = $1
        UNION ALL SELECT to_jsonb(c)::text FROM activity_contribution c WHERE workspace_id = $1
        UNION ALL SELECT (to_jsonb(s) - 'id')::text FROM insights_side_output s WHERE workspace_id = $1
        ORDER BY 1`,
@@ -214,7 +228,7 @@ describe('activity insights in the sync stage', () => {
     await stage.handle(...first);
     const person = await adaId(pool);
     const contributions = await pool.query<{ kind: string; event_time: Date }>(
-      'SELECT kind, event_time FROM activity_contribution WHERE person_id = $1 ORDER BY event_time',
+      'SELECT kind, event_time FROM activity_contribution WHERE entity_id = $1 ORDER BY event_time',
       [person],
     );
     expect(contributions.rows.map((r) => [r.kind, r.event_time.toISOString()])).toEqual([
@@ -224,7 +238,7 @@ describe('activity insights in the sync stage', () => {
     ]);
     // Our own address counts for nothing, though a person was made for it.
     const mine = await pool.query(
-      `SELECT 1 FROM activity_contribution c JOIN match_key m ON m.entity_id = c.person_id
+      `SELECT 1 FROM activity_contribution c JOIN match_key m ON m.entity_id = c.entity_id
         WHERE m.kind = 'email' AND m.value = $1`,
       [ME],
     );
@@ -283,24 +297,39 @@ describe('activity insights in the sync stage', () => {
     // The meeting next week is cancelled: it no longer counts for her.
     await stage.handle(...cancel);
     const ahead = await pool.query(
-      `SELECT 1 FROM activity_contribution WHERE person_id = $1 AND kind = 'meeting' AND event_time > '2026-12-01'`,
+      `SELECT 1 FROM activity_contribution WHERE entity_id = $1 AND kind = 'meeting' AND event_time > '2026-12-01'`,
       [person],
     );
     expect(ahead.rowCount).toBe(0);
+
+    // The company counts over its people: Ada's mail and the meeting she and Bea attended, once.
+    const company = (
+      await pool.query<{ entity_id: string }>(
+        `SELECT entity_id FROM source_link WHERE connection_id = $1 AND external_id = 'co-analytical'`,
+        [CRM],
+      )
+    ).rows[0]!.entity_id;
+    expect((await panesOf(pool, company)).find((p) => p.window_end === '2026-11-20')?.metrics).toMatchObject({
+      last7: { mailsIn: 1, mailsOut: 1, meetings: 1 },
+      lastContactedVia: 'mail_out',
+    });
 
     // A week on, a mail from the 10th arrives: beyond the lateness, set aside and counted.
     await stage.handle(...weekLater);
     const before = await panesOf(pool, person);
     await stage.handle(...tooLate);
     expect(await panesOf(pool, person)).toEqual(before);
-    expect((await stateOf(pool))?.side_output).toBe(1);
-    const aside = await pool.query<{ person_id: string; reason: string; event_time: Date }>(
-      'SELECT person_id, reason, event_time FROM insights_side_output WHERE workspace_id = $1',
+    // Aside for her and for her company, each counted.
+    expect((await stateOf(pool))?.side_output).toBe(2);
+    const aside = await pool.query<{ entity_id: string; reason: string; event_time: Date }>(
+      'SELECT entity_id, reason, event_time FROM insights_side_output WHERE workspace_id = $1 ORDER BY entity_id',
       [WS],
     );
-    expect(aside.rows).toEqual([
-      { person_id: person, reason: 'beyond_allowed_lateness', event_time: iso('2026-11-10T08:00:00Z') },
-    ]);
+    expect(aside.rows).toEqual(
+      [person, company]
+        .sort()
+        .map((id) => ({ entity_id: id, reason: 'beyond_allowed_lateness', event_time: iso('2026-11-10T08:00:00Z') })),
+    );
   });
 
   it('are the same, row for row, when the log is folded from zero in other batches', async () => {

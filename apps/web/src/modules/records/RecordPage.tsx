@@ -23,6 +23,7 @@ import { AssociationsSection } from './components/AssociationsSection';
 import { FieldRow, ReadOnlyFieldRow } from './components/FieldRow';
 import { HistoryTab } from './components/HistoryTab';
 import { IdentityTab } from './components/IdentityTab';
+import { InsightsSection } from './components/InsightsSection';
 import { OpenConflicts } from './components/OpenConflicts';
 import { RecordHeader } from './components/RecordHeader';
 import { TimelineTab } from './components/TimelineTab';
@@ -248,6 +249,7 @@ export function RecordPage({ type, id: idInUrl, tab = 'timeline', asOf }: Record
               conflicts={view.openConflicts}
               sourceOf={sourceOf}
             />
+            {type === 'person' && <InsightsSection id={view.id} />}
             <Paper withBorder p="md">
               <AssociationsSection type={type} associations={view.associations} />
             </Paper>

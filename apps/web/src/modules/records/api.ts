@@ -35,6 +35,9 @@ export type IdentityEvent = HistoryPage['identity'][number];
 export type AsOfView = Ok<'/api/v1/people/{id}/as-of', 'get'>;
 export type IdentityOperationPage = Ok<'/api/v1/identity-operations', 'get'>;
 export type IdentityOperation = IdentityOperationPage['data'][number];
+export type PersonInsights = Ok<'/api/v1/people/{id}/insights', 'get'>;
+export type InsightCounts = PersonInsights['last7'];
+export type InsightHolder = PersonInsights['heldBy'][number];
 export type SourceLink = RecordView['sourceLinks'][number];
 export type Association = RecordView['associations'][number];
 export type OpenConflict = RecordView['openConflicts'][number];
@@ -138,6 +141,14 @@ export const identityOperationsQuery = (id: string) =>
           signal,
         }),
       ),
+  });
+
+/** A person's activity insights (people only: the API computes them for no other type). */
+export const insightsQuery = (id: string) =>
+  queryOptions({
+    queryKey: recordKeys.insights(id),
+    queryFn: async ({ signal }) =>
+      unwrap(api.GET('/api/v1/people/{id}/insights', { params: { path: { id } }, signal })),
   });
 
 /** Keeps the newer of two views of a record: a late answer must not undo a live update. */

@@ -17,6 +17,8 @@ export const recordKeys = {
   history: (type: RecordType, id: string) => ['record', id, 'history', type] as const,
   asOf: (type: RecordType, id: string, at: string) => ['record', id, 'as-of', type, at] as const,
   operations: (id: string) => ['record', id, 'identity-operations'] as const,
+  /** A person's activity insights: under the record, so a change of it refreshes them too. */
+  insights: (id: string) => ['record', id, 'insights'] as const,
 };
 
 /** The part of a record key that names what is read (`detail`, `timeline`…). */
