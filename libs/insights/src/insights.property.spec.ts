@@ -129,26 +129,41 @@ function equalsBatch(s: Scenario): void {
   expect(comparable(table.through(dayLabel(through)))).toEqual(expected);
 }
 
+// Each property runs in about a second alone; a machine busy with other suites can take several.
+const PROPERTY_TIMEOUT_MS = 60_000;
+
 describe('the windowing stage against the batch computation', () => {
-  it('gives the batch results for any arrival order and delay within the allowed lateness', () => {
-    fc.assert(fc.property(scenario, equalsBatch), { numRuns: 150 });
-  });
+  it(
+    'gives the batch results for any arrival order and delay within the allowed lateness',
+    () => {
+      fc.assert(fc.property(scenario, equalsBatch), { numRuns: 150 });
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 
-  it('stays exact over long busy histories, where old days are folded away', () => {
-    fc.assert(fc.property(dense, equalsBatch), { numRuns: 25 });
-  });
+  it(
+    'stays exact over long busy histories, where old days are folded away',
+    () => {
+      fc.assert(fc.property(dense, equalsBatch), { numRuns: 25 });
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 
-  it('is a fold: stopping anywhere, encoding and resuming gives the same emissions and the same state', () => {
-    fc.assert(
-      fc.property(scenario, (s) => {
-        const p = params({ timeZone: s.zone });
-        const inputs = inputsOf(s, p, diffsOf(s));
-        const straight = runAll(p, inputs);
-        const resumed = runAll(p, inputs, Math.floor(s.restoreAt * inputs.length));
-        expect(resumed.emissions).toEqual(straight.emissions);
-        expect(resumed.engine.encode()).toEqual(straight.engine.encode());
-      }),
-      { numRuns: 60 },
-    );
-  });
+  it(
+    'is a fold: stopping anywhere, encoding and resuming gives the same emissions and the same state',
+    () => {
+      fc.assert(
+        fc.property(scenario, (s) => {
+          const p = params({ timeZone: s.zone });
+          const inputs = inputsOf(s, p, diffsOf(s));
+          const straight = runAll(p, inputs);
+          const resumed = runAll(p, inputs, Math.floor(s.restoreAt * inputs.length));
+          expect(resumed.emissions).toEqual(straight.emissions);
+          expect(resumed.engine.encode()).toEqual(straight.engine.encode());
+        }),
+        { numRuns: 60 },
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 });

@@ -96,10 +96,9 @@ export async function contributionChanges(
     );
     counted.push({ id, activity, connectionId, people });
   }
-  const organisations = await organisationsOf(
-    tx,
-    [...new Set(counted.flatMap((c) => c.people.map((p) => p.person as string)))],
-  );
+  const organisations = await organisationsOf(tx, [
+    ...new Set(counted.flatMap((c) => c.people.map((p) => p.person as string))),
+  ]);
   const diffs = new Map<string, ActivityDiff[]>();
   const rows: StoredRow[] = [];
   for (const { id, activity, connectionId, people } of counted) {
