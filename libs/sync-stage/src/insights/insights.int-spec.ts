@@ -326,13 +326,11 @@ describe('activity insights in the sync stage', () => {
       [WS],
     );
     expect(aside.rows).toEqual(
-      [person, company]
-        .sort()
-        .map((id) => ({
-          entity_id: id,
-          reason: 'beyond_allowed_lateness',
-          event_time: iso('2026-11-10T08:00:00Z'),
-        })),
+      [person, company].sort().map((id) => ({
+        entity_id: id,
+        reason: 'beyond_allowed_lateness',
+        event_time: iso('2026-11-10T08:00:00Z'),
+      })),
     );
   });
 
