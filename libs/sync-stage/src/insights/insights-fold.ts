@@ -46,6 +46,8 @@ interface Cached {
 /** One workspace's engine inside a transaction, and what it emitted there. */
 interface Open {
   engine: InsightsEngine;
+  /** The engine was folded again from the contributions: its panes replace all the workspace's. */
+  replaced: boolean;
   version: string | null;
   panes: Map<string, InsightEmission>;
   sideOutput: SideOutputRecord[];
@@ -108,15 +110,70 @@ export class InsightsSession {
   /** A connection's watermark: its first one adds it to those the workspace's waits for. */
   async watermark(mark: Watermark): Promise<void> {
     const open = await this.engineOf(mark.workspaceId);
-    const known = open.engine.connections().some((c) => c.connectionId === mark.connectionId);
+    const known = open.engine.connections().find((c) => c.connectionId === mark.connectionId);
+    const closedBefore = open.engine.watermark > 0;
     const result = open.engine.step(
-      known
+      known !== undefined
         ? { type: 'watermark', connectionId: mark.connectionId, eventTime: mark.at }
         : { type: 'connect', connectionId: mark.connectionId, eventTime: mark.at },
     );
     // A watermark behind the connection's last (a cursor reset to a full backfill) holds nothing back.
     if (!result.ok && result.error.code === 'WatermarkRegressed') return;
     this.take(open, result);
+    const first = known === undefined || known.watermark <= 0;
+    const allVouched = open.engine.connections().every((c) => c.watermark > 0);
+    if (first && closedBefore && mark.at > 0 && allVouched) await this.rebuild(mark.workspaceId, open);
+  }
+
+  /**
+   * A connection that joined after the workspace's days had closed delivered its backfill as
+   * late, and what was older than the lateness went to the side output (a new mailbox's
+   * history is no late mail). Once every connection has vouched for its backfill, the windows
+   * are folded again from what every activity counts for now (activity_contribution holds all
+   * of it, side output included), and the results replace the old ones. In log order, from
+   * rows that are themselves a fold of the log: a fold from zero rebuilds at the same place.
+   */
+  private async rebuild(workspaceId: string, open: Open): Promise<void> {
+    const connections = open.engine.connections();
+    const fresh = unwrap(InsightsEngine.create(this.params));
+    open.engine = fresh;
+    open.panes.clear();
+    open.replaced = true;
+    for (const c of connections)
+      this.take(open, fresh.step({ type: 'connect', connectionId: c.connectionId, eventTime: 0 }));
+    const { rows } = await this.tx.query<{
+      activity_id: string;
+      entity_id: string;
+      kind: ActivityDiff['kind'];
+      event_time: Date;
+      thread_id: string | null;
+      connection_id: string;
+    }>(
+      `SELECT activity_id, entity_id, kind, event_time, thread_id, connection_id FROM activity_contribution
+        WHERE workspace_id = $1 ORDER BY entity_id, event_time, activity_id, kind`,
+      [workspaceId],
+    );
+    for (const r of rows)
+      this.take(
+        open,
+        fresh.step({
+          type: 'diff',
+          diff: {
+            activityId: r.activity_id,
+            personIds: [r.entity_id],
+            kind: r.kind,
+            eventTime: r.event_time.getTime(),
+            sign: 1,
+            sourceConnectionId: r.connection_id,
+            ...(r.thread_id === null ? {} : { threadId: r.thread_id }),
+          },
+        }),
+      );
+    for (const c of connections)
+      this.take(
+        open,
+        fresh.step({ type: 'watermark', connectionId: c.connectionId, eventTime: c.watermark }),
+      );
   }
 
   /** Ends the transaction's folding: early panes, then the rows. */
@@ -152,7 +209,13 @@ export class InsightsSession {
     if (row === undefined) engine = unwrap(InsightsEngine.create(this.params));
     else if (cached !== undefined && cached.version === row.version) engine = cached.engine;
     else engine = unwrap(InsightsEngine.decode(new Uint8Array(row.state), this.params));
-    const open: Open = { engine, version: row?.version ?? null, panes: new Map(), sideOutput: [] };
+    const open: Open = {
+      engine,
+      replaced: false,
+      version: row?.version ?? null,
+      panes: new Map(),
+      sideOutput: [],
+    };
     this.open.set(workspaceId, open);
     await this.followConnections(workspaceId, open);
     return open;
@@ -204,6 +267,7 @@ export class InsightsSession {
       ],
     );
     this.cache.set(workspaceId, { engine, version: rows[0]!.version });
+    if (open.replaced) await this.tx.query('DELETE FROM insight_pane WHERE workspace_id = $1', [workspaceId]);
     await this.writePanes(workspaceId, [...open.panes.values()]);
     await this.writeSideOutput(workspaceId, open.sideOutput);
     await this.announce([...new Set([...open.panes.values()].map((e) => e.personId))]);

@@ -20,7 +20,7 @@ const GMAIL = '0190b000-0000-7000-8000-0000000000c2';
 const CALENDAR = '0190b000-0000-7000-8000-0000000000c3';
 const ME = 'me@syncline.example';
 
-async function freshDatabase(name: string): Promise<Pool> {
+async function freshDatabase(name: string, { without = [] as string[] } = {}): Promise<Pool> {
   const db = await createTestDatabase(name);
   dbs.push(db);
   const pool = new Pool({ connectionString: db.url, max: 4 });
@@ -30,12 +30,14 @@ async function freshDatabase(name: string): Promise<Pool> {
     [CRM, 'hubspot'],
     [GMAIL, 'gmail'],
     [CALENDAR, 'google-calendar'],
-  ] as const)
+  ] as const) {
+    if (without.includes(id)) continue;
     await pool.query(
       `INSERT INTO connection (id, workspace_id, provider, external_account_id, status, account_address)
        VALUES ($1, $2, $3::provider, $4, 'live', $5)`,
       [id, WS, provider, `acct-${id}`, provider === 'hubspot' ? null : ME],
     );
+  }
   // A CRM in dry run: its changes and watermarks go to the staging log, so it holds nothing back.
   await pool.query(
     `INSERT INTO connection (id, workspace_id, provider, external_account_id, status, dry_run)
@@ -346,5 +348,36 @@ describe('activity insights in the sync stage', () => {
     expect(expected.length).toBeGreaterThan(5);
     expect(await results(pools[1]!)).toEqual(expected);
     expect(await results(pools[2]!)).toEqual(expected);
+  });
+
+  it('a mailbox connected after the days closed: its history is set aside, then counted once it has vouched', async () => {
+    const pool = await freshDatabase('insights_late_mailbox', { without: [GMAIL] });
+    const stage = syncStage(pool);
+    await stage.handle(ada, roadmap);
+    await stage.handle(
+      ...watermark(CRM, '2026-11-30T00:05:00Z'),
+      ...watermark(CALENDAR, '2026-11-30T00:05:00Z'),
+    );
+    const person = await adaId(pool);
+    const day = async () => (await panesOf(pool, person)).find((p) => p.window_end === '2026-11-20')?.metrics;
+    expect(await day()).toMatchObject({ last7: { mailsIn: 0, meetings: 1 }, lastInboundAt: null });
+
+    // Gmail is connected now; its backfill brings her mail of the 20th, a day closed for good.
+    await pool.query(
+      `INSERT INTO connection (id, workspace_id, provider, external_account_id, status, account_address)
+       VALUES ($1, $2, 'gmail', 'acct-gmail', 'backfilling', $3)`,
+      [GMAIL, WS, ME],
+    );
+    await stage.handle(fromAda);
+    expect((await stateOf(pool))?.side_output).toBe(1);
+    expect(await day()).toMatchObject({ last7: { mailsIn: 0, meetings: 1 }, lastInboundAt: null });
+
+    // Its backfill done, Gmail vouches: every connection has, and the windows are folded again.
+    await stage.handle(...watermark(GMAIL, '2026-11-30T00:05:00Z'));
+    expect(await day()).toMatchObject({
+      last7: { mailsIn: 1, mailsOut: 0, meetings: 1 },
+      lastInboundAt: Date.parse('2026-11-20T10:00:00Z'),
+    });
+    expect((await stateOf(pool))?.watermark?.toISOString()).toBe('2026-11-30T00:05:00.000Z');
   });
 });
