@@ -19,6 +19,7 @@ const BENCHES: Record<string, () => Promise<{ run(args: Record<string, number>):
   'web-admin': () => import('./web-admin.bench'),
   replay: () => import('./replay.bench'),
   insights: () => import('./insights.bench'),
+  'sync-activities': () => import('./sync-activities.bench'),
 };
 
 async function main(): Promise<void> {
