@@ -967,6 +967,44 @@ async function main(): Promise<void> {
       );
     }
 
+    // The person the most mails and meetings count for, as a salesperson opens them.
+    const { rows: busiest } = await pool.query<{ id: string; name: string | null }>(
+      `SELECT c.entity_id AS id, e.display_name AS name FROM activity_contribution c
+         JOIN entity e ON e.id = c.entity_id AND e.entity_type = 'person' AND e.merged_into IS NULL
+        GROUP BY c.entity_id, e.display_name ORDER BY count(*) DESC, c.entity_id LIMIT 1`,
+    );
+    say('\n   Activity insights, in event time (GET /api/v1/people/{id}/insights)');
+    if (busiest[0]) {
+      const insight = await call<{
+        lastContactedAt: string | null;
+        lastContactedVia: string | null;
+        nextMeetingAt: string | null;
+        last30: { mailsIn: number; mailsOut: number; meetings: number };
+        trend: string;
+        completeUpTo: string | null;
+        activities: number;
+        sources: { provider: string | null; activities: number }[];
+      }>('GET', `/api/v1/people/${busiest[0].id}/insights`);
+      const via = { mail_in: 'their mail', mail_out: 'our mail', meeting: 'a meeting' } as Record<
+        string,
+        string
+      >;
+      say(
+        `     ${busiest[0].name ?? busiest[0].id}: ${insight.activities} activities from ${insight.sources.map((x) => x.provider).join(', ')}`,
+      );
+      say(
+        `     ${check(insight.lastContactedAt !== null)} last contacted ${insight.lastContactedAt ?? 'never'}${
+          insight.lastContactedVia ? ` (${via[insight.lastContactedVia] ?? insight.lastContactedVia})` : ''
+        }; next meeting ${insight.nextMeetingAt ?? 'none scheduled'}`,
+      );
+      say(
+        `     last 30 days: ${insight.last30.mailsIn} mails in, ${insight.last30.mailsOut} out, ${insight.last30.meetings} meetings; trend ${insight.trend}`,
+      );
+      say(
+        `     ${check(insight.completeUpTo !== null)} complete up to ${insight.completeUpTo ?? '(not yet: a connection has vouched for nothing)'}: every connected mailbox, calendar and CRM has delivered everything before it`,
+      );
+    } else say(`     ${check(false)} no person has any mail or meeting counted`);
+
     const sample = dupes('contact').find(
       (d) => d.matchBy === 'email' && !world.conflicts.some((c) => c.key === d.key),
     );
