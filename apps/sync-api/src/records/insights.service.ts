@@ -35,13 +35,7 @@ export class RecordInsightsService {
   ): Promise<RecordInsights> {
     const { workspaceId } = principal;
     const entityType = ENTITY_TYPE_OF[resource];
-    const asked = await this.records.find(workspaceId, entityType, id);
-    const recordId =
-      asked === null
-        ? null
-        : asked.mergedInto === null
-          ? asked.id
-          : await this.records.survivorOf(workspaceId, entityType, id);
+    const recordId = await this.records.readableId(workspaceId, entityType, id);
     if (recordId === null) throw new NotFoundException(`no ${entityType} ${id}`);
     const [pane] = await this.prisma.$queryRaw<
       { window_end: string; trigger: RecordInsights['trigger']; metrics: InsightMetrics }[]

@@ -449,6 +449,16 @@ export class RecordsRepository {
     return rows[0]?.id ?? null;
   }
 
+  /**
+   * The id a read of a record's own routes (timeline, insights) answers for: the record, or the
+   * one it was merged into; null when the workspace has no such record of this type.
+   */
+  async readableId(workspaceId: WorkspaceId, entityType: EntityType, id: string): Promise<string | null> {
+    const asked = await this.find(workspaceId, entityType, id);
+    if (asked === null) return null;
+    return asked.mergedInto === null ? asked.id : this.survivorOf(workspaceId, entityType, id);
+  }
+
   /** A page of the workspace's conflicts, newest first (keyset on created_at, id). */
   async conflicts(
     workspaceId: WorkspaceId,

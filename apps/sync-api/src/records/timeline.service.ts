@@ -56,13 +56,7 @@ export class RecordTimelineService {
   ): Promise<TimelinePage> {
     const { workspaceId } = principal;
     const entityType = ENTITY_TYPE_OF[resource];
-    const asked = await this.records.find(workspaceId, entityType, id);
-    const recordId =
-      asked === null
-        ? null
-        : asked.mergedInto === null
-          ? asked.id
-          : await this.records.survivorOf(workspaceId, entityType, id);
+    const recordId = await this.records.readableId(workspaceId, entityType, id);
     if (recordId === null) throw new NotFoundException(`no ${entityType} ${id}`);
     const types = query.types ?? [...TIMELINE_TYPES];
     const after =

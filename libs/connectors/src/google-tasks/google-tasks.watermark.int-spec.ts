@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConnectionContext, Cursor, PullPage } from '../contract/connector';
 import { drain, unwrap } from '../contract/contract-suite';
+import { readRound, watermarks } from '../contract/testing/watermark-rounds';
 import { GoogleTestKit, type GoogleUser } from '../google-common/testing/google-test-kit';
 import { createGoogleTasksConnector } from './google-tasks.connector';
 
@@ -15,24 +16,10 @@ async function seed(user: GoogleUser, count: number): Promise<void> {
   for (let n = 0; n < count; n++) await kit.ui(user, 'POST', 'tasks', { title: `Task ${n}` });
 }
 
-/**
- * Every page of one round from `from`, the cursor stored and read back between pages as the
- * pull service does, and the clock a minute on at each page.
- */
-async function round(ctx: ConnectionContext, from: Cursor): Promise<PullPage[]> {
-  const pages: PullPage[] = [];
-  let cursor = from;
-  while (pages.length < 50) {
-    const page = unwrap(await connector.pull(ctx, cursor));
-    pages.push(page);
-    if (page.done) return pages;
-    cursor = JSON.parse(JSON.stringify(page.cursor)) as Cursor;
+const round = (ctx: ConnectionContext, from: Cursor): Promise<PullPage[]> =>
+  readRound(connector, 'pull', ctx, from, () => {
     clock += 60_000;
-  }
-  throw new Error('pull did not finish in 50 pages');
-}
-
-const watermarks = (pages: readonly PullPage[]) => pages.map((p) => p.watermark);
+  });
 
 beforeAll(async () => {
   kit = await GoogleTestKit.start();

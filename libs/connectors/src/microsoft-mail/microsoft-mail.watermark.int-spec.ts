@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConnectionContext, Cursor, PullPage } from '../contract/connector';
 import { drain, unwrap } from '../contract/contract-suite';
+import { expectWatermarkAtEnd, readRound, watermarks } from '../contract/testing/watermark-rounds';
 import { MicrosoftTestKit, type MicrosoftUser } from '../microsoft-common/testing/microsoft-test-kit';
 import { createMicrosoftMailConnector } from './microsoft-mail.connector';
 
 /** The clock-skew margin a watermark keeps behind its run's start. */
-const SKEW_MS = 5 * 60_000;
 let clock = Date.now();
 const connector = createMicrosoftMailConnector({ pageSize: 3, retry: { baseDelayMs: 10 }, now: () => clock });
 let kit: MicrosoftTestKit;
@@ -21,31 +21,10 @@ async function receive(user: MicrosoftUser, count: number, folder = 'inbox'): Pr
     });
 }
 
-/**
- * Every page of one run from `from`, the cursor stored and read back between pages as the
- * pull service does, and the clock a minute on at each page.
- */
-async function run(ctx: ConnectionContext, mode: 'backfill' | 'pull', from: Cursor): Promise<PullPage[]> {
-  const pages: PullPage[] = [];
-  let cursor = from;
-  while (pages.length < 50) {
-    const page = unwrap(await connector[mode](ctx, cursor));
-    pages.push(page);
-    if (page.done) return pages;
-    cursor = JSON.parse(JSON.stringify(page.cursor)) as Cursor;
+const run = (ctx: ConnectionContext, mode: 'backfill' | 'pull', from: Cursor): Promise<PullPage[]> =>
+  readRound(connector, mode, ctx, from, () => {
     clock += 60_000;
-  }
-  throw new Error(`${mode} did not finish in 50 pages`);
-}
-
-const watermarks = (pages: readonly PullPage[]) => pages.map((p) => p.watermark);
-
-/** No page of the run but its last carries a watermark; the last carries `startedAt` less the skew. */
-function expectWatermarkAtEnd(pages: readonly PullPage[], startedAt: number): void {
-  expect(pages.at(-1)!.done).toBe(true);
-  expect(watermarks(pages.slice(0, -1))).toEqual(pages.slice(0, -1).map(() => undefined));
-  expect(pages.at(-1)!.watermark).toEqual(new Date(startedAt - SKEW_MS));
-}
+  });
 
 beforeAll(async () => {
   kit = await MicrosoftTestKit.start();
