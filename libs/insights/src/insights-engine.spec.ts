@@ -215,4 +215,46 @@ describe('InsightsEngine', () => {
     expect(e.snapshot(personId('p1'), at(1))).toEqual(before);
     expect(e.stats()).toMatchObject({ invalidInput: bad.length, accepted: 1, entries: 1 });
   });
+
+  it('replaces what a person holds (activities moved to them by a merge): open days revised, closed ones kept', () => {
+    const e = engine();
+    const table = new PaneTable();
+    // p1 has one mail on day 0; the watermark closes days for good up to day 6 (lateness 3).
+    run(e, [connect(at(0)), d(diff('mail_in', at(0, 9))), wm(at(10))], table);
+    const closed = table.get('p1', '2026-03-02');
+    // A merge gives p1 another person's activities: a mail on day 1 (closed for good) and a
+    // meeting on day 8 (a day still open to late diffs).
+    const out = run(
+      e,
+      [
+        {
+          type: 'replace',
+          personId: 'p1',
+          contributions: [
+            { kind: 'mail_in', eventTime: at(0, 9) },
+            { kind: 'mail_out', eventTime: at(1, 12), threadId: 't' },
+            { kind: 'meeting', eventTime: at(8, 15) },
+          ],
+        },
+      ],
+      table,
+    );
+    // The days still open (from day 7, 2026-03-09) are revised as late panes: day 7's (her
+    // first mail leaves the 7-day window) now counts the moved mail in its 30 days, and day 8
+    // gets one for the meeting. Day 0 keeps what it said.
+    expect(kinds(out.emissions)).toEqual(['late 2026-03-09', 'late 2026-03-10']);
+    expect(table.get('p1', '2026-03-09')).toMatchObject({ last30: { mailsIn: 1, mailsOut: 1, meetings: 0 } });
+    expect(table.get('p1', '2026-03-02')).toEqual(closed);
+    expect(table.get('p1', '2026-03-10')).toMatchObject({
+      last30: { mailsIn: 1, mailsOut: 1, meetings: 1 },
+      lastOutboundAt: at(1, 12),
+      lastContactedAt: at(8, 15),
+    });
+    // Nothing was late or set aside: a replacement is no late event.
+    expect(e.stats()).toMatchObject({ accepted: 1, late: 0, beyondAllowedLateness: 0 });
+    expect(e.snapshot(personId('p1'), at(10)).metrics.last30).toEqual({ mailsIn: 1, mailsOut: 1, meetings: 1 });
+    // Replacing with nothing empties the person: the open days say so.
+    run(e, [{ type: 'replace', personId: 'p1', contributions: [] }], table);
+    expect(e.snapshot(personId('p1'), at(10)).metrics.lastContactedAt).toBeNull();
+  });
 });

@@ -22,6 +22,7 @@ import type {
   InsightsInput,
   InsightsParams,
   PersonId,
+  ReplacedContribution,
   StepOutput,
 } from './types';
 import type { ConnectionWatermark } from './watermark-tracker';
@@ -116,6 +117,9 @@ export class InsightsEngine {
       case 'tick':
         this.fireEarly(input.now, out);
         return ok(out);
+      case 'replace':
+        this.replacePerson(input.personId, input.contributions, out);
+        return ok(out);
       case 'connect':
         tracker.connect(input.connectionId, input.eventTime);
         break;
@@ -167,6 +171,40 @@ export class InsightsEngine {
       this.s.touched.add(p);
       this.dropIfEmpty(p);
     }
+  }
+
+  /**
+   * Replaces what a person holds with `contributions`, none of them late: entries for days
+   * still kept, the latest times per kind for days already folded away (as pruneDay keeps
+   * them). The days still open to late diffs are revised (late panes, retracting the old); the
+   * closed ones keep theirs; the open day's pane is recomputed at the next early firing.
+   */
+  private replacePerson(id: PersonId, contributions: readonly ReplacedContribution[], out: StepOutput): void {
+    const fired = Number.isFinite(this.s.lastFiredDay);
+    const from = this.oldestOpenDay();
+    let p = this.s.persons.get(id);
+    if (p === undefined) {
+      p = newPerson(id);
+      this.s.persons.set(id, p);
+    }
+    const before = fired ? this.resultsOver(p, from - 1, this.s.lastFiredDay) : [];
+    for (const e of p.entries) this.indexRemove(e.day, p);
+    p.entries = [];
+    p.floor = [-1, -1, -1];
+    const horizon = from - 92 - this.replyReachDays;
+    for (const c of contributions) {
+      const day = this.calendar.dayOf(c.eventTime);
+      const kind = KIND_CODE[c.kind];
+      if (fired && day < horizon) {
+        if (c.eventTime > p.floor[kind]) p.floor[kind] = c.eventTime;
+        continue;
+      }
+      if (addContribution(p, c.eventTime, day, kind, threadKey(c.threadId), 1).dayAdded) this.indexAdd(day, p);
+    }
+    linkReplies(p, this.params.maxReplyGapMs);
+    if (fired) this.emitRevisions(p, from, before, this.resultsOver(p, from - 1, this.s.lastFiredDay), out);
+    this.s.touched.add(p);
+    this.dropIfEmpty(p);
   }
 
   /** Diffs for days before this one go to the side output: their windows are closed for good. */

@@ -38,6 +38,15 @@ const input = z.discriminatedUnion('type', [
   z.object({ type: z.literal('status'), connectionId: id, status: z.enum(CONNECTION_STATUSES) }).strict(),
   z.object({ type: z.literal('disconnect'), connectionId: id }).strict(),
   z.object({ type: z.literal('tick'), now: z.number().int().min(0) }).strict(),
+  z
+    .object({
+      type: z.literal('replace'),
+      personId: id,
+      contributions: z.array(
+        z.object({ kind: z.enum(ACTIVITY_KINDS), eventTime, threadId: id.optional() }).strict(),
+      ),
+    })
+    .strict(),
 ]);
 
 /** Checks one input at the boundary; nothing unchecked reaches the state. */
@@ -45,6 +54,16 @@ export function parseInput(value: unknown): Result<InsightsInput, InsightsError>
   const parsed = input.safeParse(value);
   if (!parsed.success) return err({ code: 'InvalidInput', message: z.prettifyError(parsed.error) });
   const v = parsed.data;
+  if (v.type === 'replace')
+    return ok({
+      type: 'replace',
+      personId: v.personId as PersonId,
+      contributions: v.contributions.map((c) => ({
+        kind: c.kind,
+        eventTime: c.eventTime,
+        threadId: c.kind === 'meeting' ? undefined : c.threadId,
+      })),
+    });
   if (v.type !== 'diff') return ok(v);
   const diff: ActivityDiff = {
     ...v.diff,

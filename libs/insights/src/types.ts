@@ -38,7 +38,21 @@ export type InsightsInput =
   | { type: 'status'; connectionId: string; status: ConnectionStatus }
   | { type: 'disconnect'; connectionId: string }
   /** Processing time, given as input so that a replay sees the same clock. */
-  | { type: 'tick'; now: number };
+  | { type: 'tick'; now: number }
+  /**
+   * Everything a record counts for now, replacing what it held: for a record whose activities
+   * moved to it from another (a merge, an unmerge), which are no late events. Its closed days
+   * keep their panes; the days still open to late diffs are revised, and its current result
+   * (last contacted included) holds all of them.
+   */
+  | { type: 'replace'; personId: PersonId; contributions: readonly ReplacedContribution[] };
+
+/** One activity a replaced record counts for. */
+export interface ReplacedContribution {
+  kind: ActivityKind;
+  eventTime: number;
+  threadId?: string | undefined;
+}
 
 export interface InsightsParams {
   /** IANA zone the workspace's days are cut in. */

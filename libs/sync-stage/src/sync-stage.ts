@@ -397,7 +397,8 @@ export class SyncStage {
           c.accountAddress === null ? [] : [c.accountAddress],
         ),
     );
-    for (const [workspaceId, list] of diffs) await insights.diffs(workspaceId, list);
+    for (const [workspaceId, list] of diffs.diffs) await insights.diffs(workspaceId, list);
+    for (const [workspaceId, ids] of diffs.replaced) await insights.replace(workspaceId, ids);
     // Archives and provider merges first: pushed in outbox order, a copy (or the merged-away
     // record) is gone before a write that takes its unique values (its email) reaches the
     // record the connection keeps.

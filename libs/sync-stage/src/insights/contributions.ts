@@ -57,11 +57,15 @@ export async function contributionChanges(
   activities: readonly ActivityAfter[],
   movedPeople: readonly string[],
   ours: (workspaceId: string) => Promise<readonly string[]>,
-): Promise<Map<string, ActivityDiff[]>> {
+): Promise<ContributionChanges> {
   const byId = new Map<string, ActivityAfter>();
   for (const a of activities) if (isActivity(a.entityType)) byId.set(a.entityId, a);
-  for (const a of await activitiesOf(tx, movedPeople, byId)) byId.set(a.entityId, a);
-  if (byId.size === 0) return new Map();
+  const moved = new Set<string>();
+  for (const a of await activitiesOf(tx, movedPeople, byId)) {
+    byId.set(a.entityId, a);
+    moved.add(a.entityId);
+  }
+  if (byId.size === 0) return { diffs: new Map(), replaced: new Map() };
   const ids = [...byId.keys()].sort();
   const stored = await tx.query<StoredRow>(
     `SELECT activity_id, entity_id, kind, event_time, thread_id, connection_id, workspace_id
@@ -100,15 +104,26 @@ export async function contributionChanges(
     ...new Set(counted.flatMap((c) => c.people.map((p) => p.person as string))),
   ]);
   const diffs = new Map<string, ActivityDiff[]>();
+  const replaced = new Map<string, Set<string>>();
+  const changedActivities: string[] = [];
   const rows: StoredRow[] = [];
   for (const { id, activity, connectionId, people } of counted) {
     const old = (before.get(id) ?? []).map(contributionOfRow);
     const now = [...people, ...theirOrganisations(people, organisations)];
     const changed = contributionDiffs(id, old, now, connectionId);
     if (changed.length === 0) continue;
-    const list = diffs.get(activity.workspaceId) ?? [];
-    list.push(...changed);
-    diffs.set(activity.workspaceId, list);
+    changedActivities.push(id);
+    const { workspaceId } = activity;
+    if (moved.has(id)) {
+      // Moved between records, not changed: the records it left and joined are replaced whole.
+      const ids = replaced.get(workspaceId) ?? new Set<string>();
+      for (const d of changed) for (const person of d.personIds) ids.add(person);
+      replaced.set(workspaceId, ids);
+    } else {
+      const list = diffs.get(workspaceId) ?? [];
+      list.push(...changed);
+      diffs.set(workspaceId, list);
+    }
     for (const c of now)
       rows.push({
         activity_id: id,
@@ -120,12 +135,19 @@ export async function contributionChanges(
         workspace_id: activity.workspaceId,
       });
   }
-  await replaceStored(
-    tx,
-    [...diffs.values()].flatMap((list) => list.map((d) => d.activityId)),
-    rows,
-  );
-  return diffs;
+  await replaceStored(tx, changedActivities, rows);
+  return { diffs, replaced };
+}
+
+/** What a batch changed in what activities count for, per workspace. */
+export interface ContributionChanges {
+  /** ±1 diffs of the batch's own activities (new, edited, deleted, cancelled). */
+  diffs: Map<string, ActivityDiff[]>;
+  /**
+   * Records whose activities moved to or from them (a merge, an unmerge, an address claimed, a
+   * new company or deal): no late events, so each is replaced whole from what it counts for now.
+   */
+  replaced: Map<string, Set<string>>;
 }
 
 /**

@@ -5,6 +5,7 @@ import {
   type InsightEmission,
   InsightsEngine,
   type InsightsParams,
+  type ReplacedContribution,
   type SideOutputRecord,
   type StepOutput,
 } from '@syncline/insights';
@@ -105,6 +106,39 @@ export class InsightsSession {
     if (diffs.length === 0) return;
     const open = await this.engineOf(workspaceId);
     for (const diff of diffs) this.take(open, open.engine.step({ type: 'diff', diff }));
+  }
+
+  /** Records whose activities moved (ContributionChanges.replaced): each replaced by what it counts for now. */
+  async replace(workspaceId: string, ids: ReadonlySet<string>): Promise<void> {
+    if (ids.size === 0) return;
+    const open = await this.engineOf(workspaceId);
+    const sorted = [...ids].sort();
+    const { rows } = await this.tx.query<{
+      entity_id: string;
+      kind: ActivityDiff['kind'];
+      event_time: Date;
+      thread_id: string | null;
+    }>(
+      `SELECT entity_id, kind, event_time, thread_id FROM activity_contribution
+        WHERE workspace_id = $1 AND entity_id = ANY($2::uuid[])
+        ORDER BY entity_id, event_time, kind, thread_id`,
+      [workspaceId, sorted],
+    );
+    const byEntity = new Map<string, ReplacedContribution[]>();
+    for (const r of rows) {
+      const list = byEntity.get(r.entity_id) ?? [];
+      list.push({
+        kind: r.kind,
+        eventTime: r.event_time.getTime(),
+        ...(r.thread_id === null ? {} : { threadId: r.thread_id }),
+      });
+      byEntity.set(r.entity_id, list);
+    }
+    for (const id of sorted)
+      this.take(
+        open,
+        open.engine.step({ type: 'replace', personId: id, contributions: byEntity.get(id) ?? [] }),
+      );
   }
 
   /** A connection's watermark: its first one adds it to those the workspace's waits for. */

@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { ENTITY_CHANNEL } from '@syncline/core';
+import { identityOperationChange } from '@syncline/identity';
 import { Client, Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
@@ -379,5 +381,74 @@ describe('activity insights in the sync stage', () => {
       lastInboundAt: Date.parse('2026-11-20T10:00:00Z'),
     });
     expect((await stateOf(pool))?.watermark?.toISOString()).toBe('2026-11-30T00:05:00.000Z');
+  });
+
+  it('a merge moves the absorbed person’s history to the survivor, none of it late', async () => {
+    const pool = await freshDatabase('insights_merge');
+    const own = '0190b000-0000-7000-8000-0000000000c5';
+    await pool.query(
+      `INSERT INTO connection (id, workspace_id, provider, external_account_id, status)
+       VALUES ($1, $2, 'syncline', 'own', 'live')`,
+      [own, WS],
+    );
+    const stage = syncStage(pool);
+    const countess = contactEvent(WS, CRM, 'c-countess', iso('2026-11-01T00:00:00Z'), {
+      email: 'countess@lovelace.example',
+      firstName: 'Augusta',
+    });
+    const fromCountess = mail('m-c', '2026-11-20T10:00:00.000Z', {
+      direction: 'inbound',
+      from: 'countess@lovelace.example',
+      to: [ME],
+    });
+    const fromAdaLater = mail('m-a', '2026-11-28T10:00:00.000Z', {
+      direction: 'inbound',
+      from: 'ada@analytical.example',
+      to: [ME],
+    });
+    await stage.handle(ada, countess, fromCountess, fromAdaLater);
+    await stage.handle(...everyone('2026-11-30T00:05:00Z'));
+    const person = await adaId(pool);
+    const absorbed = (
+      await pool.query<{ entity_id: string }>(
+        `SELECT entity_id FROM source_link WHERE connection_id = $1 AND external_id = 'c-countess'`,
+        [CRM],
+      )
+    ).rows[0]!.entity_id;
+    const current = async (id: string) => (await panesOf(pool, id)).at(-1)?.metrics;
+    expect(await current(person)).toMatchObject({
+      last30: { mailsIn: 1 },
+      lastInboundAt: Date.parse('2026-11-28T10:00:00Z'),
+    });
+
+    // Someone merges the two: the countess's mail of the 20th, a day closed for good, is Ada's now.
+    const change = identityOperationChange(
+      {
+        kind: 'merge',
+        operationId: randomUUID(),
+        workspaceId: WS,
+        entityType: 'person',
+        survivorId: person,
+        absorbedId: absorbed,
+      },
+      own,
+      iso('2026-11-30T12:00:00Z'),
+    );
+    await stage.handle({
+      ...change,
+      eventTime: iso('2026-11-30T12:00:00Z'),
+      fields: change.fields ?? {},
+      fieldTimes: {},
+      origin: null,
+    });
+    expect(await current(person)).toMatchObject({ last30: { mailsIn: 2 }, last90: { mailsIn: 2 } });
+    expect((await stateOf(pool))?.side_output).toBe(0);
+    const moved = await pool.query<{ entity_id: string }>(
+      `SELECT entity_id FROM activity_contribution WHERE activity_id IN
+         (SELECT entity_id FROM source_link WHERE connection_id = $1 AND external_id = 'm-c')`,
+      [GMAIL],
+    );
+    expect(moved.rows.map((r) => r.entity_id)).toContain(person);
+    expect(moved.rows.map((r) => r.entity_id)).not.toContain(absorbed);
   });
 });
