@@ -12,6 +12,7 @@ interface ConnectionHealthBody {
 interface HealthBody {
   connections: ConnectionHealthBody[];
   deadLetters: { open: number };
+  insights: unknown;
   checkedAt: string;
 }
 
@@ -143,6 +144,14 @@ describe('sync health', () => {
     await deadLetter(a.workspaceId, 'retried');
     await deadLetter(a.workspaceId, 'discarded');
     await deadLetter(b.workspaceId, 'open');
+    await t.prisma.$executeRaw`
+      INSERT INTO insights_state (workspace_id, state, watermark, held_by, late)
+      VALUES (${a.workspaceId}::uuid, '\\x01'::bytea, '2026-11-20T10:00:00.000Z',
+              ${JSON.stringify([{ connectionId: calendar, watermark: '2026-11-20T10:00:00.000Z' }])}::jsonb, 3)`;
+    await t.prisma.$executeRaw`
+      INSERT INTO insights_side_output (workspace_id, activity_id, entity_id, kind, event_time, sign, reason, connection_id)
+      VALUES (${a.workspaceId}::uuid, gen_random_uuid(), gen_random_uuid(), 'mail_in', '2026-11-01T00:00:00Z', 1,
+              'beyond_allowed_lateness', ${calendar}::uuid)`;
   });
   afterAll(async () => {
     await t?.close();
@@ -151,6 +160,19 @@ describe('sync health', () => {
   it("reports each connection's progress, lag and pending writes, and the open dead letters", async () => {
     const body = await health(a.adminKey);
     expect(body.deadLetters).toEqual({ open: 2 });
+    // A's insights wait for its calendar; one activity came too late. B's are not A's.
+    expect(body.insights).toEqual({
+      completeUpTo: '2026-11-20T10:00:00.000Z',
+      heldBy: [{ connectionId: calendar, watermark: '2026-11-20T10:00:00.000Z' }],
+      late: 3,
+      sideOutput: 1,
+    });
+    expect((await health(b.adminKey)).insights).toEqual({
+      completeUpTo: null,
+      heldBy: [],
+      late: 0,
+      sideOutput: 0,
+    });
     expect(Date.now() - Date.parse(body.checkedAt)).toBeLessThan(60_000);
     expect(body.connections).toEqual([
       {

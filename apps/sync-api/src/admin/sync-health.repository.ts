@@ -23,6 +23,13 @@ export interface HistoryRange {
 
 export type ConnectionHealthRecord = ConnectionHealthRow;
 
+export interface InsightsHealthRecord {
+  completeUpTo: Date | null;
+  heldBy: { connectionId: string; watermark: string | null }[];
+  late: number;
+  sideOutput: number;
+}
+
 @Injectable()
 export class SyncHealthRepository {
   constructor(@Inject(PrismaClient) private readonly prisma: PrismaClient) {}
@@ -39,6 +46,15 @@ export class SyncHealthRepository {
 
   async openDeadLetters(workspaceId: WorkspaceId): Promise<number> {
     return this.prisma.deadLetter.count({ where: { workspaceId, status: 'open' } });
+  }
+
+  /** The activity insights' watermark, who holds it, and what came late (InsightsFold's row). */
+  async insights(workspaceId: WorkspaceId): Promise<InsightsHealthRecord> {
+    const [row] = await this.prisma.$queryRaw<InsightsHealthRecord[]>`
+      SELECT s.watermark AS "completeUpTo", s.held_by AS "heldBy", s.late,
+             (SELECT count(*)::int FROM insights_side_output o WHERE o.workspace_id = ${workspaceId}::uuid) AS "sideOutput"
+        FROM insights_state s WHERE s.workspace_id = ${workspaceId}::uuid`;
+    return row ?? { completeUpTo: null, heldBy: [], late: 0, sideOutput: 0 };
   }
 
   /** The workspace's provider connections (one, with `connectionId`) that the history shows. */

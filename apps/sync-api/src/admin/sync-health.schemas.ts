@@ -45,6 +45,24 @@ export type ConnectionHealth = z.output<typeof connectionHealth>;
 export const syncHealthView = z.object({
   connections: z.array(connectionHealth),
   deadLetters: z.object({ open: z.number().int().describe('Open dead letters of the workspace.') }),
+  insights: z
+    .object({
+      completeUpTo: z.iso
+        .datetime()
+        .nullable()
+        .describe(
+          'The activity insights are final before this instant (null before every connection vouched once).',
+        ),
+      heldBy: z
+        .array(z.object({ connectionId: z.uuid(), watermark: z.iso.datetime().nullable() }))
+        .describe('The connections the watermark waits for: a paused or failing one holds it here.'),
+      late: z.int().min(0).describe('Activities that came after their day closed and revised it.'),
+      sideOutput: z
+        .int()
+        .min(0)
+        .describe('Activities later than the allowed lateness: counted and kept, changing no result.'),
+    })
+    .describe('The activity insights’ event-time progress.'),
   checkedAt: z.iso.datetime(),
 });
 export type SyncHealthView = z.output<typeof syncHealthView>;

@@ -22,14 +22,16 @@ export class SyncHealthService {
   ) {}
 
   async check(principal: Principal): Promise<SyncHealthView> {
-    const [connections, openDeadLetters] = await Promise.all([
+    const [connections, openDeadLetters, insights] = await Promise.all([
       this.health.connections(principal.workspaceId),
       this.health.openDeadLetters(principal.workspaceId),
+      this.health.insights(principal.workspaceId),
     ]);
     const now = new Date();
     return {
       connections: connections.map((record) => toView(record, now)),
       deadLetters: { open: openDeadLetters },
+      insights: { ...insights, completeUpTo: insights.completeUpTo?.toISOString() ?? null },
       checkedAt: now.toISOString(),
     };
   }

@@ -14854,6 +14854,25 @@ export interface operations {
                             /** @description Open dead letters of the workspace. */
                             open: number;
                         };
+                        /** @description The activity insights’ event-time progress. */
+                        insights: {
+                            /**
+                             * Format: date-time
+                             * @description The activity insights are final before this instant (null before every connection vouched once).
+                             */
+                            completeUpTo: string | null;
+                            /** @description The connections the watermark waits for: a paused or failing one holds it here. */
+                            heldBy: {
+                                /** Format: uuid */
+                                connectionId: string;
+                                /** Format: date-time */
+                                watermark: string | null;
+                            }[];
+                            /** @description Activities that came after their day closed and revised it. */
+                            late: number;
+                            /** @description Activities later than the allowed lateness: counted and kept, changing no result. */
+                            sideOutput: number;
+                        };
                         /** Format: date-time */
                         checkedAt: string;
                     };
