@@ -252,7 +252,11 @@ describe('InsightsEngine', () => {
     });
     // Nothing was late or set aside: a replacement is no late event.
     expect(e.stats()).toMatchObject({ accepted: 1, late: 0, beyondAllowedLateness: 0 });
-    expect(e.snapshot(personId('p1'), at(10)).metrics.last30).toEqual({ mailsIn: 1, mailsOut: 1, meetings: 1 });
+    expect(e.snapshot(personId('p1'), at(10)).metrics.last30).toEqual({
+      mailsIn: 1,
+      mailsOut: 1,
+      meetings: 1,
+    });
     // Replacing with nothing empties the person: the open days say so.
     run(e, [{ type: 'replace', personId: 'p1', contributions: [] }], table);
     expect(e.snapshot(personId('p1'), at(10)).metrics.lastContactedAt).toBeNull();

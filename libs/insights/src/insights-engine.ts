@@ -199,7 +199,8 @@ export class InsightsEngine {
         if (c.eventTime > p.floor[kind]) p.floor[kind] = c.eventTime;
         continue;
       }
-      if (addContribution(p, c.eventTime, day, kind, threadKey(c.threadId), 1).dayAdded) this.indexAdd(day, p);
+      if (addContribution(p, c.eventTime, day, kind, threadKey(c.threadId), 1).dayAdded)
+        this.indexAdd(day, p);
     }
     linkReplies(p, this.params.maxReplyGapMs);
     if (fired) this.emitRevisions(p, from, before, this.resultsOver(p, from - 1, this.s.lastFiredDay), out);
