@@ -351,6 +351,8 @@ describe('the web app in Chromium', () => {
       await page.waitForURL(/[?&]q=grace/);
       await page.getByRole('row', { name: /Grace Hopper/ }).click();
       await field(page, 'Email').waitFor();
+      // The Activity section drawn too (its table is the widest thing on the page).
+      await page.getByRole('table', { name: 'Engagement over 7, 30 and 90 days' }).waitFor();
       // Nothing wider than the phone: no sideways scrolling (evaluated in the page, as a string).
       const width = await page.evaluate<number>('document.documentElement.scrollWidth');
       expect(width).toBeLessThanOrEqual(PHONE.width);

@@ -49,33 +49,36 @@ function Fact({ label, children }: { label: string; children: ReactNode }) {
 
 /** Mails in, mails out and meetings over 7, 30 and 90 days: one row per kind, one column per window. */
 function EngagementTable({ insights }: { insights: PersonInsights }) {
+  // On a phone the column is about 300 px: the table scrolls within it rather than widen the page.
   return (
-    <Table verticalSpacing={4} horizontalSpacing="xs" fz="sm" aria-label="Engagement over 7, 30 and 90 days">
-      <Table.Thead>
-        <Table.Tr>
-          <Table.Th>Engagement</Table.Th>
-          {WINDOWS.map(({ key, label }) => (
-            <Table.Th key={key} ta="right" style={{ whiteSpace: 'nowrap' }}>
-              {label}
-            </Table.Th>
-          ))}
-        </Table.Tr>
-      </Table.Thead>
-      <Table.Tbody>
-        {KINDS.map(({ key, label }) => (
-          <Table.Tr key={key}>
-            <Table.Th scope="row" fw={400}>
-              {label}
-            </Table.Th>
-            {WINDOWS.map((window) => (
-              <Table.Td key={window.key} ta="right">
-                {insights[window.key][key]}
-              </Table.Td>
+    <Table.ScrollContainer minWidth={0} type="native">
+      <Table verticalSpacing={4} horizontalSpacing={6} fz="sm" aria-label="Engagement over 7, 30 and 90 days">
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>Engagement</Table.Th>
+            {WINDOWS.map(({ key, label }) => (
+              <Table.Th key={key} ta="right" style={{ whiteSpace: 'nowrap' }}>
+                {label}
+              </Table.Th>
             ))}
           </Table.Tr>
-        ))}
-      </Table.Tbody>
-    </Table>
+        </Table.Thead>
+        <Table.Tbody>
+          {KINDS.map(({ key, label }) => (
+            <Table.Tr key={key}>
+              <Table.Th scope="row" fw={400}>
+                {label}
+              </Table.Th>
+              {WINDOWS.map((window) => (
+                <Table.Td key={window.key} ta="right">
+                  {insights[window.key][key]}
+                </Table.Td>
+              ))}
+            </Table.Tr>
+          ))}
+        </Table.Tbody>
+      </Table>
+    </Table.ScrollContainer>
   );
 }
 
@@ -139,7 +142,14 @@ export function InsightsSection({ id }: { id: string }) {
     refetchInterval: (q) => (q.state.data?.completeUpTo === null ? 10_000 : false),
   });
   return (
-    <Paper withBorder p="md" component="section" aria-labelledby="insights-title">
+    <Paper
+      withBorder
+      p="md"
+      component="section"
+      aria-labelledby="insights-title"
+      miw={0}
+      style={{ overflowWrap: 'anywhere' }}
+    >
       <Title order={2} size="h4" id="insights-title" mb="xs">
         Activity
       </Title>
