@@ -20,7 +20,8 @@ export interface ActivityAfter {
   connectionId: string | undefined;
 }
 
-interface StoredRow {
+/** A row of activity_contribution: one activity's contribution to one record. */
+export interface StoredRow {
   activity_id: string;
   entity_id: string;
   kind: ActivityKind;
@@ -219,6 +220,25 @@ export function peopleMoved(before: ReadonlySet<string>, after: ReadonlySet<stri
   return [...people];
 }
 
+/**
+ * What the workspace's records count for now, in (record, time) order: every record's, or
+ * those of `entityIds`. The windows are folded again from these (a rebuild, a replacement).
+ */
+export async function storedContributions(
+  tx: Queryable,
+  workspaceId: string,
+  entityIds?: readonly string[],
+): Promise<StoredRow[]> {
+  const { rows } = await tx.query<StoredRow>(
+    `SELECT activity_id, entity_id, kind, event_time, thread_id, connection_id, workspace_id
+       FROM activity_contribution
+      WHERE workspace_id = $1 AND ($2::uuid[] IS NULL OR entity_id = ANY($2::uuid[]))
+      ORDER BY entity_id, event_time, activity_id, kind`,
+    [workspaceId, entityIds ?? null],
+  );
+  return rows;
+}
+
 const contributionOfRow = (r: StoredRow): Contribution => ({
   person: personId(r.entity_id),
   kind: r.kind,
@@ -226,7 +246,7 @@ const contributionOfRow = (r: StoredRow): Contribution => ({
   threadId: r.thread_id ?? undefined,
 });
 
-function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
+export function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
   const out = new Map<string, T[]>();
   for (const item of items) {
     const k = key(item);

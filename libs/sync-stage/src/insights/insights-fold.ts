@@ -9,6 +9,7 @@ import {
   type SideOutputRecord,
   type StepOutput,
 } from '@syncline/insights';
+import { groupBy, storedContributions } from './contributions';
 import { WATERMARKED_TYPES, type Watermark } from './watermark-event';
 
 /** A connection of the workspace whose changes reach the log. */
@@ -113,31 +114,19 @@ export class InsightsSession {
     if (ids.size === 0) return;
     const open = await this.engineOf(workspaceId);
     const sorted = [...ids].sort();
-    const { rows } = await this.tx.query<{
-      entity_id: string;
-      kind: ActivityDiff['kind'];
-      event_time: Date;
-      thread_id: string | null;
-    }>(
-      `SELECT entity_id, kind, event_time, thread_id FROM activity_contribution
-        WHERE workspace_id = $1 AND entity_id = ANY($2::uuid[])
-        ORDER BY entity_id, event_time, kind, thread_id`,
-      [workspaceId, sorted],
-    );
-    const byEntity = new Map<string, ReplacedContribution[]>();
-    for (const r of rows) {
-      const list = byEntity.get(r.entity_id) ?? [];
-      list.push({
-        kind: r.kind,
-        eventTime: r.event_time.getTime(),
-        ...(r.thread_id === null ? {} : { threadId: r.thread_id }),
-      });
-      byEntity.set(r.entity_id, list);
-    }
+    const byEntity = groupBy(await storedContributions(this.tx, workspaceId, sorted), (r) => r.entity_id);
     for (const id of sorted)
       this.take(
         open,
-        open.engine.step({ type: 'replace', personId: id, contributions: byEntity.get(id) ?? [] }),
+        open.engine.step({
+          type: 'replace',
+          personId: id,
+          contributions: (byEntity.get(id) ?? []).map((r) => ({
+            kind: r.kind,
+            eventTime: r.event_time.getTime(),
+            ...(r.thread_id === null ? {} : { threadId: r.thread_id }),
+          })),
+        }),
       );
   }
 
@@ -175,18 +164,7 @@ export class InsightsSession {
     open.replaced = true;
     for (const c of connections)
       this.take(open, fresh.step({ type: 'connect', connectionId: c.connectionId, eventTime: 0 }));
-    const { rows } = await this.tx.query<{
-      activity_id: string;
-      entity_id: string;
-      kind: ActivityDiff['kind'];
-      event_time: Date;
-      thread_id: string | null;
-      connection_id: string;
-    }>(
-      `SELECT activity_id, entity_id, kind, event_time, thread_id, connection_id FROM activity_contribution
-        WHERE workspace_id = $1 ORDER BY entity_id, event_time, activity_id, kind`,
-      [workspaceId],
-    );
+    const rows = await storedContributions(this.tx, workspaceId);
     for (const r of rows)
       this.take(
         open,
@@ -224,8 +202,7 @@ export class InsightsSession {
   }
 
   private take(open: Open, result: ReturnType<InsightsEngine['step']>): void {
-    if (!result.ok) throw new Error(`insights: ${result.error.code}: ${result.error.message}`);
-    const out: StepOutput = result.value;
+    const out: StepOutput = unwrap(result);
     for (const e of out.emissions) open.panes.set(`${e.personId}|${e.windowEnd}`, e);
     open.sideOutput.push(...out.sideOutput);
   }
