@@ -5,7 +5,6 @@ import {
   type InsightEmission,
   InsightsEngine,
   type InsightsParams,
-  type ReplacedContribution,
   type SideOutputRecord,
   type StepOutput,
 } from '@syncline/insights';
