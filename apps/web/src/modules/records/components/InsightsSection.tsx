@@ -55,7 +55,8 @@ function EngagementTable({ insights }: { insights: PersonInsights }) {
       <Table verticalSpacing={4} horizontalSpacing={6} fz="sm" aria-label="Engagement over 7, 30 and 90 days">
         <Table.Thead>
           <Table.Tr>
-            <Table.Th>Engagement</Table.Th>
+            {/* The corner: rows are named by their kind, columns by their window, the table by its label. */}
+            <Table.Td />
             {WINDOWS.map(({ key, label }) => (
               <Table.Th key={key} ta="right" style={{ whiteSpace: 'nowrap' }}>
                 {label}
