@@ -1109,6 +1109,24 @@ const ROUND_TRIPS = {
     expect(second.id).toBeGreaterThan(first.id);
     expect(await prisma.insightsSideOutput.findUniqueOrThrow({ where: { id: first.id } })).toEqual(first);
   },
+  EntityInsight: async (prisma) => {
+    const workspace = await seedWorkspace(prisma);
+    const created = await prisma.entityInsight.create({
+      data: {
+        entityId: '0190a000-0000-7000-8000-0000000000b4',
+        workspaceId: workspace.id,
+        entityType: 'person',
+        lastContactedAt: AT,
+        lastContactedVia: 'mail_out',
+        trend: 'steady',
+        crm: { trend: 'steady', mailsOut30: 1 },
+      },
+    });
+    const read = await prisma.entityInsight.findUniqueOrThrow({ where: { entityId: created.entityId } });
+    expect(read).toEqual(created);
+    expect(read.engagement30).toBe(0);
+    expect(read.nextMeetingAt).toBeNull();
+  },
   // ── end activity insights round trips ──
 } satisfies Record<Prisma.ModelName, RoundTrip>;
 

@@ -146,6 +146,12 @@ export const DERIVED_TABLES: readonly DerivedTable[] = [
     entityColumns: ['entity_id'],
   },
   {
+    table: 'entity_insight',
+    owner: '@syncline/sync-stage',
+    workspaceRows: inWorkspace,
+    entityColumns: ['entity_id'],
+  },
+  {
     table: 'insights_side_output',
     owner: '@syncline/sync-stage',
     workspaceRows: inWorkspace,

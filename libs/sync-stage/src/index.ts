@@ -8,6 +8,12 @@ export {
   refusedCreateChange,
 } from './existing-record';
 export * from './idempotency-key';
+export {
+  type CrmInsightValues,
+  crmValuesOf,
+  holdsInsights,
+  INSIGHT_WRITE_PERIOD_MS,
+} from './insights/entity-insights';
 export type { InsightsFoldOptions } from './insights/insights-fold';
 export {
   WATERMARK_RECORD,

@@ -158,7 +158,10 @@ export class SyncStage {
     }
     if ([...firsts].some(([partition, offset]) => this.folded.get(partition) !== offset - 1))
       this.options.engine.invalidatePolicies();
-    const insights = this.insights.session(tx, (workspaceId) => liveConnections(tx, workspaceId));
+    const insights = this.insights.session(tx, {
+      live: (workspaceId) => liveConnections(tx, workspaceId),
+      targets: (workspaceId) => this.connections.of(tx, workspaceId),
+    });
     try {
       const taken = await withoutDisconnected(tx, events);
       for (const { writesBefore, events: reports, writesAfter } of segmentsOf(taken)) {
@@ -185,7 +188,9 @@ export class SyncStage {
         for (const id of await foldWriteEvents(tx, writesAfter)) owed.push.add(id);
       }
       // The batch's processing time is the log's (its latest ingest): a fold of the log sees the same.
-      await insights.finish(Math.max(0, ...events.map((e) => e.ingestedAt.getTime())));
+      const now = Math.max(0, ...events.map((e) => e.ingestedAt.getTime()));
+      for (const id of await insights.finish(now, new Set(events.map((e) => e.workspaceId))))
+        owed.push.add(id);
     } catch (error) {
       // The transaction rolls back: cached documents (and policies) ahead of the database must go.
       insights.abort();
@@ -381,6 +386,9 @@ export class SyncStage {
       const id = entityOf[i];
       if (id !== undefined) connectionOf.set(id, e.connectionId);
     }
+    for (const t of touched.values())
+      if (t.entityType === 'person' || t.entityType === 'company' || t.entityType === 'deal')
+        insights.touch(t.workspaceId, [t.entityId]);
     const diffs = await contributionChanges(
       tx,
       identity,

@@ -45,8 +45,12 @@ const claimSchema = z.strictObject({
 const receiptSchema = z.strictObject({
   idempotencyKey: z.string().min(1).max(400),
   entityId: z.uuid(),
-  /** A create links the record it made; a merge (the provider's) leaves only the version. */
-  op: z.enum(['create', 'update', 'merge']),
+  /**
+   * A create links the record it made; a merge (the provider's) leaves only the version, as
+   * does a write of the insight properties Syncline owns (entity-insights.ts): no field of
+   * the record moved.
+   */
+  op: z.enum(['create', 'update', 'merge', 'insights']),
   fields: values,
   prior: values,
   heads: z.array(z.string()),
@@ -258,7 +262,7 @@ async function foldClaimsAndReceipts(tx: LogTransaction, events: readonly LogEve
                                   content_hash, fields, prior, heads, provider_version, sent_at, created_at)
        SELECT connection_id, idempotency_key, workspace_id, entity_id, entity_type, external_id, content_hash,
               fields, prior, heads, provider_version, sent_at, created_at
-         FROM r WHERE r.op <> 'merge'
+         FROM r WHERE r.op NOT IN ('merge', 'insights')
        ON CONFLICT (connection_id, idempotency_key) DO UPDATE
          SET content_hash = EXCLUDED.content_hash, fields = EXCLUDED.fields, prior = EXCLUDED.prior,
              heads = EXCLUDED.heads, external_id = EXCLUDED.external_id,

@@ -33,6 +33,11 @@ const workersEnvObject = baseEnvSchema.extend({
   PULL_JOB_MAX_PAGES: wholeNumber(50, 1),
   /** Longest one pull job keeps reading before it hands over to a continuation job. */
   PULL_JOB_BUDGET_MS: wholeNumber(20_000, 100),
+  /**
+   * How often at most a record's activity insights are written to one CRM's properties (the
+   * early trigger's period): a busy inbox does not spend the CRM's rate budget.
+   */
+  INSIGHT_WRITE_PERIOD_MS: wholeNumber(30_000, 0),
   /** How long outbox rows for one target record gather before they are pushed. */
   SYNC_COALESCE_MS: wholeNumber(50, 0),
   /**

@@ -185,4 +185,42 @@ describe('claiming outbox rows', () => {
     const third = await claimOutbox(pool, ws.b, 500);
     expect(third.versions.get(sent.entity_id)).toBe('v3');
   });
+
+  it('hands out a record’s insight properties at most once per period, and nothing before its time', async () => {
+    const ws = await seedConnections(pool, { crm: 'hubspot' });
+    const { handle } = syncStage(pool);
+    await handle(contactEvent(ws.workspaceId, ws.crm, 'c-1', at(0), ada));
+    const { rows } = await pool.query<{ entity_id: string }>(
+      `SELECT entity_id FROM source_link WHERE connection_id = $1`,
+      [ws.crm],
+    );
+    const entityId = rows[0]!.entity_id;
+    const insights = async (key: string, status: string, extra: string) =>
+      (
+        await pool.query<{ id: string }>(
+          `INSERT INTO outbox (workspace_id, entity_id, entity_type, connection_id, op, external_id, fields, heads,
+                               idempotency_key, status, sent_at, not_before)
+           SELECT $1, $2, 'person', $3, 'insights', 'c-1', '{"trend":"cold"}', '{}', $4, $5, ${extra}
+           RETURNING id::text`,
+          [ws.workspaceId, entityId, ws.crm, key, status],
+        )
+      ).rows[0]!.id;
+    const claimed = async (periodMs: number) =>
+      (await claimOutbox(pool, ws.crm, 500, periodMs)).rows
+        .filter((r) => r.op === 'insights')
+        .map((r) => r.id);
+
+    // Written five seconds ago: the next waits for a 30-second period to pass, not for a 4-second one.
+    await insights('insights:sent', 'sent', `now() - interval '5 seconds', NULL`);
+    const next = await insights('insights:next', 'pending', 'NULL, NULL');
+    expect(await claimed(30_000)).toEqual([]);
+    expect(await claimed(4_000)).toEqual([next]);
+    await pool.query(`UPDATE outbox SET status = 'sent', sent_at = now() WHERE id = $1`, [next]);
+
+    // One not due yet (its not_before ahead) is left, whatever the period.
+    const later = await insights('insights:later', 'pending', `NULL, now() + interval '1 minute'`);
+    expect(await claimed(0)).toEqual([]);
+    await pool.query(`UPDATE outbox SET not_before = now() - interval '1 second' WHERE id = $1`, [later]);
+    expect(await claimed(0)).toEqual([later]);
+  });
 });

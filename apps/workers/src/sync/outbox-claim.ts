@@ -1,9 +1,19 @@
-import { type AssociationOp, type ClaimedOutboxRow, receiptEventKeySql } from '@syncline/sync-stage';
+import {
+  type AssociationOp,
+  type ClaimedOutboxRow,
+  INSIGHT_WRITE_PERIOD_MS,
+  receiptEventKeySql,
+} from '@syncline/sync-stage';
 import type { Pool } from 'pg';
 import { SYNC_GROUP } from './sync-group';
 
-/** A claimed row: an entity write, or an association between two entities (relation-writeback.ts). */
-export type ClaimedRow = Omit<ClaimedOutboxRow, 'op'> & { op: ClaimedOutboxRow['op'] | AssociationOp };
+/**
+ * A claimed row: an entity write, an association between two entities (relation-writeback.ts),
+ * or the insight properties of a record (`insights`, entity-insights.ts).
+ */
+export type ClaimedRow = Omit<ClaimedOutboxRow, 'op'> & {
+  op: ClaimedOutboxRow['op'] | AssociationOp | 'insights';
+};
 
 /** The rows a pusher took, with what it needs to send them. */
 export interface Claim {
@@ -29,7 +39,12 @@ export interface Claim {
  * pending rows aside) would be sent at the version that merge recorded, over the report's
  * values, which under `manual` overwrites one side of an open conflict.
  */
-export async function claimOutbox(pool: Pool, connectionId: string, limit: number): Promise<Claim> {
+export async function claimOutbox(
+  pool: Pool,
+  connectionId: string,
+  limit: number,
+  insightPeriodMs = INSIGHT_WRITE_PERIOD_MS,
+): Promise<Claim> {
   const { rows } = await pool.query<
     ClaimedRow & { link_external_id: string | null; link_version: string | null; outdated: boolean }
   >(
@@ -43,6 +58,14 @@ export async function claimOutbox(pool: Pool, connectionId: string, limit: numbe
           -- sync stage, however far behind, could merge what the provider holds.
           AND NOT (o.status = 'pending' AND o.claimed_at IS NOT NULL
                    AND o.claimed_at > now() - LEAST(o.attempts, 30) * interval '1 second')
+          AND (o.not_before IS NULL OR o.not_before <= now())
+          -- A record's insight properties go at most once per period: not while the last write
+          -- of them, sent or on its way, is younger than that (queueInsightWrites).
+          AND NOT (o.op = 'insights' AND EXISTS (
+                SELECT 1 FROM outbox s
+                 WHERE s.entity_id = o.entity_id AND s.connection_id = o.connection_id AND s.op = 'insights'
+                   AND s.id <> o.id AND s.status IN ('sent', 'sending')
+                   AND COALESCE(s.sent_at, s.claimed_at) > now() - make_interval(secs => $4::double precision / 1000)))
         ORDER BY o.id LIMIT $2 FOR UPDATE OF o SKIP LOCKED),
      outdated AS (
        UPDATE outbox o SET status = 'superseded', claimed_at = NULL
@@ -77,7 +100,7 @@ export async function claimOutbox(pool: Pool, connectionId: string, limit: numbe
           ORDER BY s.sent_at DESC NULLS LAST, s.id DESC LIMIT 1) unfolded ON true
      UNION ALL
      SELECT id::text, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, true FROM outdated`,
-    [connectionId, limit, SYNC_GROUP],
+    [connectionId, limit, SYNC_GROUP, insightPeriodMs],
   );
   const outdated = rows.filter((r) => r.outdated).length;
   const linked = new Map<string, string>();

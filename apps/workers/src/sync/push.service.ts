@@ -25,6 +25,7 @@ import { IngestLog } from '../connections/ingest-log';
 import { PG_POOL, ROOT_LOGGER } from '../infra/connections';
 import { JobQueue } from '../jobs/job-queue.service';
 import { WorkerMetrics } from '../metrics/worker-metrics';
+import { InsightPush, isInsightWrite } from './insight-push';
 import { type ClaimedRow, claimOutbox } from './outbox-claim';
 import { deadLetterWrite, holdStaleRows, type Refused, setRefusedCreateAside } from './refused-writes';
 import { SYNC_GROUP } from './sync-group';
@@ -51,7 +52,8 @@ export class RetryLater extends Error {
 
 const isAssociation = (row: ClaimedRow): row is Omit<ClaimedOutboxRow, 'op'> & { op: AssociationOp } =>
   (ASSOCIATION_OPS as readonly string[]).includes(row.op);
-const isEntityWrite = (row: ClaimedRow): row is ClaimedOutboxRow => !isAssociation(row);
+const isEntityWrite = (row: ClaimedRow): row is ClaimedOutboxRow =>
+  !isAssociation(row) && !isInsightWrite(row);
 
 /** The rows of one association write, with its calls (a removal may name several record pairs). */
 interface AssociationSend {
@@ -83,6 +85,7 @@ const NOTHING: Readonly<PushOutcome> = { sent: 0, failed: 0, dropped: 0, existin
 @Injectable()
 export class PushService {
   private readonly logger: Logger;
+  private readonly insights: InsightPush;
   /**
    * Connections this process is pushing now, each with whether another push was asked for
    * meanwhile: the push in progress drains again before it lets go, instead of the request
@@ -102,6 +105,19 @@ export class PushService {
     @Inject(ROOT_LOGGER) rootLogger: Logger,
   ) {
     this.logger = rootLogger.child({ scope: PushService.name });
+    this.insights = new InsightPush({
+      pool,
+      logger: this.logger,
+      append: async (changes) => {
+        const appended = await this.appendNow(changes);
+        if (!appended.ok)
+          throw new RetryLater(
+            `could not log the receipts of the writes: ${appended.error.message}`,
+            'Transient',
+          );
+      },
+      refused: (handle, error) => this.refused(handle, error),
+    });
   }
 
   /** Enqueues the push of a connection for the coalescing window now open (or `atMs`). */
@@ -175,7 +191,7 @@ export class PushService {
         linked,
         versions,
         outdated,
-      } = await claimOutbox(this.pool, handle.id, CLAIM_LIMIT);
+      } = await claimOutbox(this.pool, handle.id, CLAIM_LIMIT, this.config.INSIGHT_WRITE_PERIOD_MS);
       outcome.dropped += outdated;
       // Only rows set aside as out of date: the claim goes on to the rows after them.
       if (claimed.length === 0 && outdated > 0) continue;
@@ -222,6 +238,17 @@ export class PushService {
           await this.sendAssociations(handle, associations, outcome);
         } catch (error) {
           await this.releaseRows(associations.map((r) => r.id));
+          if (error instanceof RetryLater && error.code === 'AuthRevoked') return outcome;
+          throw error;
+        }
+      }
+      // A record's insight properties: no field of it, sent on their own.
+      const insights = claimed.filter(isInsightWrite);
+      if (insights.length > 0) {
+        try {
+          outcome.sent += await this.insights.send(handle, insights);
+        } catch (error) {
+          await this.releaseRows(insights.map((r) => r.id));
           if (error instanceof RetryLater && error.code === 'AuthRevoked') return outcome;
           throw error;
         }
@@ -674,7 +701,8 @@ export class PushService {
     const { rows } = await this.pool.query<{ connection_id: string }>(
       `SELECT DISTINCT o.connection_id FROM outbox o JOIN connection c ON c.id = o.connection_id
         WHERE c.status IN ('live', 'backfilling')
-          AND (o.status = 'pending' OR (o.status = 'sending' AND o.claimed_at < now() - interval '30 seconds'))`,
+          AND (o.status = 'pending' AND (o.not_before IS NULL OR o.not_before <= now())
+               OR (o.status = 'sending' AND o.claimed_at < now() - interval '30 seconds'))`,
     );
     for (const row of rows) await this.schedule(row.connection_id);
     return rows.length;

@@ -37,7 +37,11 @@ export class SyncConsumerService implements OnApplicationBootstrap, OnApplicatio
   ) {
     this.logger = rootLogger.child({ scope: SyncConsumerService.name });
     this.engine = new MergeEngine(new PgMergeStore(pool), { cacheBytes: 128 * 1024 * 1024 });
-    this.stage = new SyncStage({ identity: new IdentityService(), engine: this.engine });
+    this.stage = new SyncStage({
+      identity: new IdentityService(),
+      engine: this.engine,
+      insights: { timeZone: 'UTC', writePeriodMs: config.INSIGHT_WRITE_PERIOD_MS },
+    });
   }
 
   async onApplicationBootstrap(): Promise<void> {

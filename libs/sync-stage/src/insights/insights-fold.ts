@@ -8,7 +8,14 @@ import {
   type SideOutputRecord,
   type StepOutput,
 } from '@syncline/insights';
+import type { TargetConnection } from '../connections';
 import { groupBy, storedContributions } from './contributions';
+import {
+  INSIGHT_WRITE_PERIOD_MS,
+  meetingsBegun,
+  queueInsightWrites,
+  refreshEntityInsights,
+} from './entity-insights';
 import { WATERMARKED_TYPES, type Watermark } from './watermark-event';
 
 /** A connection of the workspace whose changes reach the log. */
@@ -37,6 +44,16 @@ export interface InsightsFoldOptions {
   timeZone: string;
   /** How long after a day's end (in watermark time) an activity still revises its results. */
   allowedLatenessMs?: number;
+  /** How often at most a record's insight properties are written to one CRM (INSIGHT_WRITE_PERIOD_MS). */
+  writePeriodMs?: number;
+}
+
+/** What the session needs of the workspace's connections. */
+export interface InsightsConnections {
+  /** The connections whose watermarks the workspace's waits for (liveConnections). */
+  live(workspaceId: string): Promise<readonly LiveConnection[]>;
+  /** The connections written to (the CRMs among them are told the insights). */
+  targets(workspaceId: string): Promise<readonly TargetConnection[]>;
 }
 
 interface Cached {
@@ -73,8 +90,10 @@ interface Open {
 export class InsightsFold {
   private readonly cache = new Map<string, Cached>();
   private readonly params: InsightsParams;
+  private readonly writePeriodMs: number;
 
   constructor(options: InsightsFoldOptions) {
+    this.writePeriodMs = options.writePeriodMs ?? INSIGHT_WRITE_PERIOD_MS;
     this.params = {
       ...DEFAULT_PARAMS,
       timeZone: options.timeZone,
@@ -84,26 +103,52 @@ export class InsightsFold {
     };
   }
 
-  session(
-    tx: Queryable,
-    liveConnections: (workspaceId: string) => Promise<readonly LiveConnection[]>,
-  ): InsightsSession {
-    return new InsightsSession(tx, this.params, this.cache, liveConnections);
+  session(tx: Queryable, connections: InsightsConnections): InsightsSession {
+    return new InsightsSession(tx, this.params, this.cache, connections, this.writePeriodMs);
   }
+}
+
+/** Per workspace: records whose current insights may have moved, records the batch touched. */
+interface Moved {
+  results: Set<string>;
+  touched: Set<string>;
 }
 
 export class InsightsSession {
   private readonly open = new Map<string, Open>();
+  private readonly moved = new Map<string, Moved>();
 
   constructor(
     private readonly tx: Queryable,
     private readonly params: InsightsParams,
     private readonly cache: Map<string, Cached>,
-    private readonly liveConnections: (workspaceId: string) => Promise<readonly LiveConnection[]>,
+    private readonly connections: InsightsConnections,
+    private readonly writePeriodMs: number,
   ) {}
+
+  private movedIn(workspaceId: string): Moved {
+    let moved = this.moved.get(workspaceId);
+    if (moved === undefined) {
+      moved = { results: new Set(), touched: new Set() };
+      this.moved.set(workspaceId, moved);
+    }
+    return moved;
+  }
+
+  /**
+   * Records the batch placed or moved (people, companies, deals): one newly linked in a CRM is
+   * owed its insight properties there.
+   */
+  touch(workspaceId: string, ids: Iterable<string>): void {
+    const moved = this.movedIn(workspaceId);
+    for (const id of ids) moved.touched.add(id);
+  }
 
   async diffs(workspaceId: string, diffs: readonly ActivityDiff[]): Promise<void> {
     if (diffs.length === 0) return;
+    // A future meeting moves no pane yet, but the record's next meeting.
+    const moved = this.movedIn(workspaceId);
+    for (const diff of diffs) for (const id of diff.personIds) moved.results.add(id);
     const open = await this.engineOf(workspaceId);
     for (const diff of diffs) this.take(open, open.engine.step({ type: 'diff', diff }));
   }
@@ -111,6 +156,8 @@ export class InsightsSession {
   /** Records whose activities moved (ContributionChanges.replaced): each replaced by what it counts for now. */
   async replace(workspaceId: string, ids: ReadonlySet<string>): Promise<void> {
     if (ids.size === 0) return;
+    const moved = this.movedIn(workspaceId);
+    for (const id of ids) moved.results.add(id);
     const open = await this.engineOf(workspaceId);
     const sorted = [...ids].sort();
     const byEntity = groupBy(await storedContributions(this.tx, workspaceId, sorted), (r) => r.entity_id);
@@ -187,12 +234,49 @@ export class InsightsSession {
       );
   }
 
-  /** Ends the transaction's folding: early panes, then the rows. */
-  async finish(now: number): Promise<void> {
+  /**
+   * Ends the transaction's folding at the log's time `now`: early panes, the rows, then each
+   * record's current insights (`entity_insight`: those the batch moved, and those whose next
+   * meeting has begun in the workspaces of the batch) and the CRM writes they owe. Returns the
+   * connections owed a push.
+   */
+  async finish(now: number, workspaceIds: Iterable<string>): Promise<string[]> {
     for (const [workspaceId, open] of this.open) {
       this.take(open, open.engine.step({ type: 'tick', now }));
       await this.save(workspaceId, open);
+      const moved = this.movedIn(workspaceId);
+      for (const e of open.panes.values()) moved.results.add(e.personId);
+      if (open.replaced) {
+        const { rows } = await this.tx.query<{ entity_id: string }>(
+          'SELECT entity_id FROM entity_insight WHERE workspace_id = $1',
+          [workspaceId],
+        );
+        for (const r of rows) moved.results.add(r.entity_id);
+      }
     }
+    const begun = await meetingsBegun(
+      this.tx,
+      [...new Set([...workspaceIds, ...this.moved.keys()])].sort(),
+      now,
+    );
+    for (const [workspaceId, ids] of begun) for (const id of ids) this.movedIn(workspaceId).results.add(id);
+    const owed = new Set<string>();
+    for (const [workspaceId, moved] of [...this.moved].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      const changed = await refreshEntityInsights(this.tx, workspaceId, [...moved.results], now);
+      const owing = [...new Set([...changed, ...moved.touched])];
+      if (owing.length === 0) continue;
+      const targets = await this.connections.targets(workspaceId);
+      for (const id of await queueInsightWrites(
+        this.tx,
+        workspaceId,
+        owing,
+        targets,
+        now,
+        this.writePeriodMs,
+      ))
+        owed.add(id);
+    }
+    return [...owed];
   }
 
   /** The transaction rolled back: engines it changed are ahead of the database. */
@@ -237,7 +321,7 @@ export class InsightsSession {
    * close before a mailbox still backfilling has delivered it; one gone no longer holds it.
    */
   private async followConnections(workspaceId: string, open: Open): Promise<void> {
-    const live = (await this.liveConnections(workspaceId)).filter(
+    const live = (await this.connections.live(workspaceId)).filter(
       (c) => WATERMARKED_TYPES[c.provider].length > 0,
     );
     const ids = new Set(live.map((c) => c.id));

@@ -20,7 +20,13 @@ export type StageEvent = Omit<LogEvent, 'partition' | 'offset' | 'ingestedAt' | 
  */
 export function syncStage(
   pool: Pool,
-  options: Pick<SyncStageOptions, 'providerMerges'> = {},
+  {
+    clock = () => new Date(),
+    ...options
+  }: Pick<SyncStageOptions, 'providerMerges' | 'insights'> & {
+    /** When each batch's events came (their `ingestedAt`): the log's time. */
+    clock?: () => Date;
+  } = {},
 ): { handle: (...batch: StageEvent[]) => Promise<StageOwed> } {
   const engine = new MergeEngine(new PgMergeStore(pool));
   const stage = new SyncStage({
@@ -38,7 +44,7 @@ export function syncStage(
           ...event,
           partition: 0,
           offset: ++offset,
-          ingestedAt: new Date(),
+          ingestedAt: clock(),
           providerVersion: event.providerVersion ?? null,
         })),
       ),
