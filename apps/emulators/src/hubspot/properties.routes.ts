@@ -24,7 +24,7 @@ export interface PropertyDefinition {
   fieldType: string;
   groupName: string;
   description: string;
-  options: { label: string; value: string; displayOrder: number; hidden: boolean }[];
+  options: PropertyOption[];
   hasUniqueValue: boolean;
   hubspotDefined: boolean;
   calculated: boolean;
@@ -35,6 +35,29 @@ export interface PropertyDefinition {
   archived: boolean;
   createdAt: string;
   updatedAt: string;
+  /** What a portal may change: HubSpot's own definitions are fixed, a custom one is the portal's. */
+  modificationMetadata: {
+    archivable: boolean;
+    readOnlyDefinition: boolean;
+    readOnlyValue: boolean;
+    readOnlyOptions: boolean;
+  };
+}
+
+export interface PropertyOption {
+  label: string;
+  value: string;
+  displayOrder: number;
+  hidden: boolean;
+  description?: string;
+}
+
+/** A property group (`GET /crm/v3/properties/{objectType}/groups`): where properties are shown. */
+export interface PropertyGroup {
+  name: string;
+  label: string;
+  displayOrder: number;
+  archived: boolean;
 }
 
 const FIELD_TYPE: Record<PropertyType, string> = {
@@ -133,6 +156,23 @@ const BUILT_IN: Readonly<Record<ObjectTypeName, Readonly<Record<string, Property
 
 const EPOCH = '2020-01-01T00:00:00.000Z';
 
+const BUILT_IN_METADATA = {
+  archivable: false,
+  readOnlyDefinition: true,
+  readOnlyValue: false,
+  readOnlyOptions: false,
+} as const;
+/** A portal's own property: HubSpot offers no way to make its value read-only for users. */
+const CUSTOM_METADATA = {
+  archivable: true,
+  readOnlyDefinition: false,
+  readOnlyValue: false,
+  readOnlyOptions: false,
+} as const;
+
+/** The group the emulator files its built-in properties under. */
+const BUILT_IN_GROUP = 'syncline_emulator';
+
 function definition(
   name: string,
   type: PropertyType,
@@ -143,7 +183,7 @@ function definition(
     label: name,
     type,
     fieldType: FIELD_TYPE[type],
-    groupName: 'syncline_emulator',
+    groupName: BUILT_IN_GROUP,
     description: '',
     options: [],
     hasUniqueValue: false,
@@ -156,8 +196,54 @@ function definition(
     archived: false,
     createdAt: EPOCH,
     updatedAt: EPOCH,
+    modificationMetadata: BUILT_IN_METADATA,
     ...extra,
   };
+}
+
+/**
+ * The groups every portal starts with, per type: the built-ins' group, a few of HubSpot's own,
+ * and the ones test portals file their custom properties under as an admin would (`custom`,
+ * `sales`).
+ */
+const DEFAULT_GROUPS: Readonly<Record<ObjectTypeName, readonly (readonly [string, string])[]>> = {
+  contacts: [
+    ['contactinformation', 'Contact information'],
+    ['emailinformation', 'Email information'],
+    ['sales_properties', 'Sales properties'],
+  ],
+  companies: [['companyinformation', 'Company information']],
+  deals: [['dealinformation', 'Deal information']],
+  meetings: [['meeting', 'Meeting information']],
+  tasks: [['task', 'Task information']],
+  emails: [['email', 'Email information']],
+};
+const SHARED_GROUPS = [
+  [BUILT_IN_GROUP, 'Emulator built-ins'],
+  ['custom', 'Custom properties'],
+  ['sales', 'Sales'],
+] as const;
+
+/** Property groups per portal (a new portal starts with the defaults; a reset forgets the portal). */
+const groupsByPortal = new WeakMap<Portal, Record<ObjectTypeName, Map<string, PropertyGroup>>>();
+
+function groupsOf(portal: Portal): Record<ObjectTypeName, Map<string, PropertyGroup>> {
+  let groups = groupsByPortal.get(portal);
+  if (!groups) {
+    groups = Object.fromEntries(
+      OBJECT_TYPE_NAMES.map((t) => [
+        t,
+        new Map(
+          [...SHARED_GROUPS, ...DEFAULT_GROUPS[t]].map(([name, label], displayOrder) => [
+            name,
+            { name, label, displayOrder, archived: false },
+          ]),
+        ),
+      ]),
+    ) as Record<ObjectTypeName, Map<string, PropertyGroup>>;
+    groupsByPortal.set(portal, groups);
+  }
+  return groups;
 }
 
 /** Custom properties per portal (a new portal starts with none; a reset forgets the portal). */
@@ -181,19 +267,93 @@ export function propertiesOf(portal: Portal, type: ObjectTypeName): PropertyDefi
   for (const [name, kind] of Object.entries(BUILT_IN[type])) out.set(name, definition(name, kind));
   for (const name of portal.settings.uniqueProperties[type] ?? [])
     if (!out.has(name))
-      out.set(name, definition(name, 'string', { hasUniqueValue: true, hubspotDefined: false }));
+      out.set(
+        name,
+        definition(name, 'string', {
+          hasUniqueValue: true,
+          hubspotDefined: false,
+          modificationMetadata: CUSTOM_METADATA,
+        }),
+      );
   for (const [name, def] of customOf(portal)[type]) out.set(name, def);
   return [...out.values()];
 }
 
 const NAME = /^[a-z][a-z0-9_]{0,99}$/;
 
+/** An enumeration's `options` as HubSpot takes them: a label and a distinct value each. */
+function optionsOf(raw: unknown): PropertyOption[] {
+  if (raw === undefined || raw === null) return [];
+  if (!Array.isArray(raw)) throw validationError('options must be an array.');
+  const seen = new Set<string>();
+  return raw.map((o: unknown, i): PropertyOption => {
+    const option = bodyObject(o);
+    const { label, value, displayOrder, hidden, description } = option;
+    if (typeof label !== 'string' || label.length === 0 || typeof value !== 'string' || value.length === 0)
+      throw validationError('Every option needs a label and a value.', { options: [String(i)] });
+    if (seen.has(value))
+      throw validationError(`Option values must be unique: ${value}.`, { options: [value] });
+    seen.add(value);
+    return {
+      label,
+      value,
+      displayOrder: typeof displayOrder === 'number' ? displayOrder : i,
+      hidden: hidden === true,
+      ...(typeof description === 'string' ? { description } : {}),
+    };
+  });
+}
+
 /**
  * `GET /crm/v3/properties/{objectType}`, `GET …/{propertyName}` and `POST …` (a custom
- * property). The emulator does not enforce the catalogue on record writes (HubSpot does):
- * it only answers what a portal declares, for callers that check mappings against it.
+ * property, in a group the portal has), and the groups: `GET` and `POST …/groups`,
+ * `GET …/groups/{groupName}`. The emulator does not enforce the catalogue on record writes
+ * (HubSpot does): it only answers what a portal declares, for callers that check mappings
+ * against it.
  */
 export function registerPropertyRoutes(api: FastifyInstance, now: () => number): void {
+  api.get<{ Params: { objectType: string } }>('/crm/v3/properties/:objectType/groups', async (req) => {
+    const { portal } = authOf(req);
+    return { results: [...groupsOf(portal)[objectTypeOf(req.params.objectType).name].values()] };
+  });
+
+  api.get<{ Params: { objectType: string; groupName: string } }>(
+    '/crm/v3/properties/:objectType/groups/:groupName',
+    async (req) => {
+      const { portal } = authOf(req);
+      const found = groupsOf(portal)[objectTypeOf(req.params.objectType).name].get(req.params.groupName);
+      if (!found) throw notFoundError(`Unable to find property group ${req.params.groupName}`);
+      return found;
+    },
+  );
+
+  api.post<{ Params: { objectType: string } }>(
+    '/crm/v3/properties/:objectType/groups',
+    async (req, reply) => {
+      const { portal } = authOf(req);
+      const groups = groupsOf(portal)[objectTypeOf(req.params.objectType).name];
+      const { name, label, displayOrder } = bodyObject(req.body);
+      if (typeof name !== 'string' || !NAME.test(name))
+        throw validationError('Property group name must be lower case letters, digits and underscores.', {
+          name: [String(name)],
+        });
+      if (typeof label !== 'string' || label.length === 0) throw validationError('label is required.');
+      if (groups.has(name))
+        throw new HubspotHttpError(409, {
+          message: `A property group named '${name}' already exists.`,
+          category: 'OBJECT_ALREADY_EXISTS',
+        });
+      const group: PropertyGroup = {
+        name,
+        label,
+        displayOrder: typeof displayOrder === 'number' ? displayOrder : -1,
+        archived: false,
+      };
+      groups.set(name, group);
+      return reply.code(201).send(group);
+    },
+  );
+
   api.get<{ Params: { objectType: string } }>('/crm/v3/properties/:objectType', async (req) => {
     const { portal } = authOf(req);
     return { results: propertiesOf(portal, objectTypeOf(req.params.objectType).name) };
@@ -215,7 +375,7 @@ export function registerPropertyRoutes(api: FastifyInstance, now: () => number):
     const { portal } = authOf(req);
     const type = objectTypeOf(req.params.objectType).name;
     const body = bodyObject(req.body);
-    const { name, label, type: dataType, fieldType, groupName, description } = body;
+    const { name, label, type: dataType, fieldType, groupName, description, options } = body;
     if (typeof name !== 'string' || !NAME.test(name))
       throw validationError('Property name must be lower case letters, digits and underscores.', {
         name: [String(name)],
@@ -223,6 +383,8 @@ export function registerPropertyRoutes(api: FastifyInstance, now: () => number):
     if (typeof label !== 'string' || label.length === 0) throw validationError('label is required.');
     if (typeof groupName !== 'string' || groupName.length === 0)
       throw validationError('groupName is required.');
+    if (!groupsOf(portal)[type].has(groupName))
+      throw validationError(`Property group ${groupName} does not exist.`, { groupName: [groupName] });
     if (!PROPERTY_TYPES.includes(dataType as PropertyType))
       throw validationError(`type must be one of ${PROPERTY_TYPES.join(', ')}.`);
     if (propertiesOf(portal, type).some((p) => p.name === name))
@@ -236,7 +398,9 @@ export function registerPropertyRoutes(api: FastifyInstance, now: () => number):
       groupName,
       fieldType: typeof fieldType === 'string' ? fieldType : FIELD_TYPE[dataType as PropertyType],
       description: typeof description === 'string' ? description : '',
+      options: optionsOf(options),
       hubspotDefined: false,
+      modificationMetadata: CUSTOM_METADATA,
       displayOrder: 0,
       createdAt: at,
       updatedAt: at,

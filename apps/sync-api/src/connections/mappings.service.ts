@@ -4,6 +4,7 @@ import {
   HUBSPOT_OBJECT_TYPES,
   type HubspotProperty,
   hubspotFieldMap,
+  isSynclineProperty,
   listHubspotProperties,
   propertyTypesFor,
   StaticTokenSource,
@@ -41,7 +42,10 @@ import type {
   ReplaceMappingsBody,
 } from './mappings.schemas';
 
-/** Properties HubSpot or Syncline own on every object: never a mapping's target. */
+/**
+ * Properties HubSpot or Syncline own on every object: never a mapping's target. The insight
+ * properties Syncline writes (`syncline_*`, isSynclineProperty) are its own too.
+ */
 const RESERVED_PROPERTIES = new Set([
   'syncline_id',
   'hs_object_id',
@@ -50,6 +54,7 @@ const RESERVED_PROPERTIES = new Set([
   'lastmodifieddate',
   'hs_lastmodifieddate',
 ]);
+const isReserved = (name: string): boolean => RESERVED_PROPERTIES.has(name) || isSynclineProperty(name);
 
 /** What a property must have for a mapping to name it; anything else the portal answers is left out. */
 const portalProperty = z.object({
@@ -198,7 +203,7 @@ export class MappingsService {
       entityType,
       objectType,
       properties: listed
-        .map((p) => ({ ...p, reserved: p.readOnly || RESERVED_PROPERTIES.has(p.name) }))
+        .map((p) => ({ ...p, reserved: p.readOnly || isReserved(p.name) }))
         .sort((a, b) => a.label.localeCompare(b.label) || a.name.localeCompare(b.name)),
       fieldTypes: Object.fromEntries(
         fields.map((f) => [f.field, [...propertyTypesFor(entityType, f.custom ? '' : f.field)]]),
@@ -228,7 +233,7 @@ export class MappingsService {
     return mappings.flatMap((m): Problem[] => {
       const objectType = HUBSPOT_OBJECT_TYPES[m.entityType] ?? '';
       const key = `${m.entityType}.${m.field}`;
-      if (RESERVED_PROPERTIES.has(m.property))
+      if (isReserved(m.property))
         return [
           {
             code: 'property_reserved',

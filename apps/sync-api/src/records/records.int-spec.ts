@@ -30,6 +30,7 @@ const RECORD_KEYS = [
   'fields',
   'flags',
   'id',
+  'insights',
   'mergedInto',
   'openConflicts',
   'provenance',

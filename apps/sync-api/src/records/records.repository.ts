@@ -4,7 +4,7 @@ import { Prisma, PrismaClient } from '@syncline/core/db';
 import DataLoader from 'dataloader';
 import { Pool } from 'pg';
 import { READ_POOL } from '../infra/database.module';
-import type { LinkedBecause, ListCursor, ListSort } from './records.schemas';
+import type { LinkedBecause, ListCursor, ListSort, Trend } from './records.schemas';
 
 /** An entity row of the merged view with its links and open conflicts. */
 export interface EntityRecord {
@@ -19,6 +19,10 @@ export interface EntityRecord {
   updatedAt: Date;
   /** The name as a list sorted by name compares it (lists only). */
   nameKey?: string;
+  /** The last contact as a list sorted by it compares it (lists only). */
+  contactedAt?: Date | null;
+  /** Its activity insights at a glance (entity_insight); null for types without insights. */
+  insights: RecordInsightSummary | null;
   sourceLinks: {
     connectionId: string;
     provider: string | null;
@@ -56,6 +60,16 @@ export interface EntityRecord {
   }[];
 }
 
+export interface RecordInsightSummary {
+  lastContactedAt: Date | null;
+  lastContactedVia: 'mail_in' | 'mail_out' | 'meeting' | null;
+  nextMeetingAt: Date | null;
+  trend: Trend;
+}
+
+/** The types the sync stage keeps insights of: a record of one without a row was never contacted. */
+const INSIGHT_TYPES: ReadonlySet<EntityType> = new Set<EntityType>(['person', 'company', 'deal']);
+
 export interface EntityFilter {
   /** Lower-cased; matches `email` or an element of `emails`. */
   email?: string | undefined;
@@ -69,6 +83,8 @@ export interface EntityFilter {
   stage?: { field: string; value: string } | undefined;
   /** Only rows whose view changed at or after this time. */
   updatedSince?: Date | undefined;
+  /** Only records of this activity trend; `cold` takes in those without insights. */
+  trend?: Trend | undefined;
   sort: ListSort;
   /** Rows after this one in the sort order (keyset paging). */
   after?: ListCursor | undefined;
@@ -107,6 +123,11 @@ interface EntityRow {
   merged_into: string | null;
   flags: Prisma.JsonValue;
   updated_at: Date;
+  /** entity_insight's columns; null without a row. */
+  contacted_at: Date | null;
+  contacted_via: RecordInsightSummary['lastContactedVia'];
+  next_meeting_at: Date | null;
+  trend: Trend | null;
 }
 
 export interface ConflictCursor {
@@ -132,8 +153,17 @@ export interface ConflictRow {
 const CONFLICT_COLUMNS = Prisma.sql`c.id::text, c.entity_id::text, e.entity_type, c.field, c.kind, c.policy,
   c.status::text AS status, c.candidates, c.resolution, c.created_at, c.resolved_at`;
 
-const COLUMNS = `id::text, entity_type, display_name, fields, provenance, version::text AS version,
-  merged_into::text, flags, updated_at`;
+const COLUMNS = `entity.id::text, entity.entity_type, entity.display_name, entity.fields, entity.provenance,
+  entity.version::text AS version, entity.merged_into::text, entity.flags, entity.updated_at`;
+
+/**
+ * A record's insights at a glance, from the row the sync stage keeps (joined as \`insight\`).
+ * The next meeting was the next one when the row was written: once it has started it is not
+ * ahead any more, and the row says nothing of the one after it.
+ */
+const INSIGHT_COLUMNS = `insight.last_contacted_at AS contacted_at, insight.last_contacted_via AS contacted_via,
+  CASE WHEN insight.next_meeting_at > now() THEN insight.next_meeting_at END AS next_meeting_at,
+  insight.trend`;
 
 /**
  * A record's associations (entity_relation, written by the sync stage): the rows of the record
@@ -196,9 +226,10 @@ const RELATIONS = `
   END AS deleted,
   ${RELATED}`;
 
-/** Records of one workspace by id, with their relations: a list's page, or a batch of gets. */
-const ROWS_SQL = `SELECT ${COLUMNS}, ${RELATIONS} FROM entity
-  WHERE id = ANY($1::uuid[]) AND workspace_id = $2::uuid`;
+/** Records of one workspace by id, with their relations and insights: a list's page, or a batch of gets. */
+const ROWS_SQL = `SELECT ${COLUMNS}, ${INSIGHT_COLUMNS}, ${RELATIONS} FROM entity
+  LEFT JOIN entity_insight insight ON insight.entity_id = entity.id AND insight.workspace_id = entity.workspace_id
+  WHERE entity.id = ANY($1::uuid[]) AND entity.workspace_id = $2::uuid`;
 
 /** One get: a record's id in a workspace, and the type it was asked as. */
 interface FindKey {
@@ -218,7 +249,8 @@ interface PageQuery {
   values: unknown[];
 }
 
-type PageRow = { id: string; name_key: string };
+/** A page's row: its id and its sort values (the last contact only under `-lastContacted`). */
+type PageRow = { id: string; name_key: string; contacted_at: Date | null };
 
 /** The most page queries one statement runs side by side. */
 const PAGE_BATCH = 16;
@@ -304,10 +336,13 @@ export class RecordsRepository {
       params.push(value);
       return `$${params.length}`;
     };
+    const workspace = p(workspaceId);
+    const type = p(entityType);
+    // Qualified: the last-contacted order joins entity_insight, which has these columns too.
     const conditions = [
-      `workspace_id = ${p(workspaceId)}::uuid`,
-      `entity_type = ${p(entityType)}`,
-      'merged_into IS NULL',
+      `entity.workspace_id = ${workspace}::uuid`,
+      `entity.entity_type = ${type}`,
+      'entity.merged_into IS NULL',
     ];
     if (filter.email !== undefined) {
       const email = p(filter.email);
@@ -330,12 +365,20 @@ export class RecordsRepository {
       conditions.push(`(fields->>${p(filter.stage.field)}) = ${p(filter.stage.value)}`);
     if (filter.updatedSince !== undefined)
       conditions.push(`updated_at >= ${p(filter.updatedSince)}::timestamptz`);
+    // A record without an insight row was never contacted: cold. The trend index finds the others.
+    if (filter.trend === 'cold')
+      conditions.push(`NOT EXISTS (SELECT 1 FROM entity_insight t
+        WHERE t.entity_id = entity.id AND t.workspace_id = entity.workspace_id AND t.trend <> 'cold')`);
+    else if (filter.trend !== undefined)
+      conditions.push(`EXISTS (SELECT 1 FROM entity_insight t
+        WHERE t.entity_id = entity.id AND t.workspace_id = entity.workspace_id AND t.trend = ${p(filter.trend)})`);
     const after = filter.after;
     // The id in the order is the table's (a uuid, as the indexes and the keyset conditions
     // have it), not the page's `id::text` column, which a bare `id` would name: sorted as
     // text, a name-ordered list could not use its index (measured on a broad search: an
     // incremental sort over 1,000 rows of one name, 493 ms instead of 101 ms).
-    let order: string;
+    let order = '';
+    let text: string | undefined;
     switch (filter.sort) {
       case 'id':
         order = 'entity.id';
@@ -356,6 +399,9 @@ export class RecordsRepository {
         if (after !== undefined)
           conditions.push(`(${NAME_KEY}, id) > (${p(after.value ?? '')}, ${p(after.id)}::uuid)`);
         break;
+      case '-lastContacted':
+        text = lastContactedPage(conditions.join(' AND '), { workspace, type }, after, p, filter.limit);
+        break;
     }
     // Two statements: the page's ids, planned for its filters, then its rows with their
     // relations by one prepared statement (shared with the gets of the same turn). Planning
@@ -365,7 +411,9 @@ export class RecordsRepository {
     // The name key comes from PostgreSQL: its lower() (under the database's collation) is what
     // the next page compares with, which JavaScript's toLowerCase need not match.
     const page = await this.pager.load({
-      text: `SELECT id::text, ${NAME_KEY} AS name_key FROM entity
+      text:
+        text ??
+        `SELECT id::text, ${NAME_KEY} AS name_key, NULL::timestamptz AS contacted_at FROM entity
         WHERE ${conditions.join(' AND ')}
         ORDER BY ${order}
         LIMIT ${p(filter.limit)}`,
@@ -375,11 +423,11 @@ export class RecordsRepository {
     // The page's rows are read as gets are, in the batch of the turn (see `finder`).
     const rows = await Promise.all(page.map(({ id }) => this.find(workspaceId, entityType, id)));
     const records: EntityRecord[] = [];
-    for (const [index, { name_key }] of page.entries()) {
+    for (const [index, { name_key, contacted_at }] of page.entries()) {
       const row = rows[index];
       // A row deleted between the two reads (its connection erased) is left out, as a read a
       // moment later would have.
-      if (row) records.push({ ...row, nameKey: name_key });
+      if (row) records.push({ ...row, nameKey: name_key, contactedAt: contacted_at });
     }
     return records;
   }
@@ -496,6 +544,48 @@ export class RecordsRepository {
   }
 }
 
+/**
+ * A page in last-contacted order: the contacted records, latest first (ties by id, latest
+ * first: the index `entity_insight_contacted_idx` read backwards, with its keyset), then those
+ * never contacted (no row, or no time in it) by id. Each part stops at a page, so the first
+ * never sorts the workspace's contacts; a cursor in the second part skips the first.
+ * `conditions` speak of `entity` (the list's filters, the workspace's among them).
+ */
+function lastContactedPage(
+  conditions: string,
+  { workspace, type }: { workspace: string; type: string },
+  after: ListCursor | undefined,
+  p: (value: unknown) => string,
+  limit: number,
+): string {
+  const size = p(limit);
+  const parts: string[] = [];
+  if (after?.value !== null) {
+    const keyset =
+      after === undefined
+        ? ''
+        : `AND (insight.last_contacted_at, insight.entity_id) < (${p(after.value)}::timestamptz, ${p(after.id)}::uuid)`;
+    parts.push(`(SELECT entity.id AS uid, 0 AS part, ${NAME_KEY} AS name_key, insight.last_contacted_at AS contacted_at
+        FROM entity_insight insight JOIN entity ON entity.id = insight.entity_id
+       WHERE insight.workspace_id = ${workspace}::uuid AND insight.entity_type = ${type}
+         AND insight.last_contacted_at IS NOT NULL ${keyset} AND ${conditions}
+       ORDER BY insight.last_contacted_at DESC, insight.entity_id DESC
+       LIMIT ${size})`);
+  }
+  const idAfter = after?.value === null ? `AND entity.id > ${p(after.id)}::uuid` : '';
+  parts.push(`(SELECT entity.id AS uid, 1 AS part, ${NAME_KEY} AS name_key, NULL::timestamptz AS contacted_at
+      FROM entity
+     WHERE ${conditions} ${idAfter}
+       AND NOT EXISTS (SELECT 1 FROM entity_insight c
+                        WHERE c.entity_id = entity.id AND c.workspace_id = entity.workspace_id
+                          AND c.last_contacted_at IS NOT NULL)
+     ORDER BY entity.id
+     LIMIT ${size})`);
+  return `SELECT uid::text AS id, name_key, contacted_at FROM (${parts.join(' UNION ALL ')}) AS ranked
+    ORDER BY part, contacted_at DESC, CASE WHEN part = 0 THEN uid END DESC, uid
+    LIMIT ${size}`;
+}
+
 function toRecord(row: EntityRow & RelationColumns): EntityRecord {
   return {
     id: row.id,
@@ -511,5 +601,13 @@ function toRecord(row: EntityRow & RelationColumns): EntityRecord {
     associations: row.related,
     openConflicts: row.conflicts.map((c) => ({ ...c, createdAt: new Date(c.createdAt) })),
     deletedIn: row.deleted,
+    insights: INSIGHT_TYPES.has(row.entity_type)
+      ? {
+          lastContactedAt: row.contacted_at,
+          lastContactedVia: row.contacted_via,
+          nextMeetingAt: row.next_meeting_at,
+          trend: row.trend ?? 'cold',
+        }
+      : null,
   };
 }

@@ -38,14 +38,25 @@ const page = {
 };
 
 /** How a record list is ordered: by id (the default), by last change, or by name. */
-export const LIST_SORTS = ['id', 'updatedAt', '-updatedAt', 'name'] as const;
+const BASE_SORTS = ['id', 'updatedAt', '-updatedAt', 'name'] as const;
+/** People, companies and deals may also be ordered by their activity insights. */
+const INSIGHT_SORTS = [...BASE_SORTS, '-lastContacted'] as const;
+export const LIST_SORTS = INSIGHT_SORTS;
 export type ListSort = (typeof LIST_SORTS)[number];
+
+/** The activity trends (entity_insight.trend); a record without insights is `cold`. */
+export const TRENDS = ['warming', 'steady', 'cooling', 'cold'] as const;
+export type Trend = (typeof TRENDS)[number];
+export const CONTACT_VIAS = ['mail_in', 'mail_out', 'meeting'] as const;
 
 /** Where a page of a record list ended: the sort it was read under, its sort value and id. */
 export interface ListCursor {
   sort: ListSort;
-  /** The last record's sort value (ISO time or lower-cased name); absent for `id`. */
-  value?: string;
+  /**
+   * The last record's sort value (ISO time or lower-cased name); absent for `id`. Null under
+   * `-lastContacted` once the page reached the records never contacted.
+   */
+  value?: string | null;
   id: string;
 }
 
@@ -57,7 +68,23 @@ export interface ListCursor {
 export const encodeListCursor = (cursor: ListCursor): string =>
   cursor.sort === 'id'
     ? encodeCursor(cursor.id)
-    : Buffer.from(JSON.stringify([cursor.sort, cursor.value ?? '', cursor.id]), 'utf8').toString('base64url');
+    : Buffer.from(
+        JSON.stringify([
+          cursor.sort,
+          cursor.sort === '-lastContacted' ? (cursor.value ?? null) : (cursor.value ?? ''),
+          cursor.id,
+        ]),
+        'utf8',
+      ).toString('base64url');
+
+const isoTime = z.iso.datetime({ offset: true });
+
+/** Whether a cursor's sort value is one its sort makes: a name, an ISO time, or (last contacted) null. */
+const validSortValue = (sort: ListSort, value: unknown): value is string | null => {
+  if (sort === 'name') return typeof value === 'string';
+  if (sort === '-lastContacted' && value === null) return true;
+  return typeof value === 'string' && isoTime.safeParse(value).success;
+};
 
 const listCursor = z
   .string()
@@ -72,12 +99,15 @@ const listCursor = z
         parsed.length === 3 &&
         (LIST_SORTS as readonly unknown[]).includes(parsed[0]) &&
         parsed[0] !== 'id' &&
-        typeof parsed[1] === 'string' &&
+        validSortValue(parsed[0] as ListSort, parsed[1]) &&
         typeof parsed[2] === 'string' &&
-        UUID.test(parsed[2]) &&
-        (parsed[0] === 'name' || !Number.isNaN(Date.parse(parsed[1])))
+        UUID.test(parsed[2])
       )
-        return { sort: parsed[0] as ListSort, value: parsed[1], id: parsed[2].toLowerCase() };
+        return {
+          sort: parsed[0] as ListSort,
+          value: parsed[1] as string | null,
+          id: parsed[2].toLowerCase(),
+        };
     } catch {
       // not JSON: refused below
     }
@@ -102,9 +132,25 @@ const listBase = {
     .optional()
     .describe('Only records whose merged view changed at or after this time.'),
   sort: z
-    .enum(LIST_SORTS)
+    .enum(BASE_SORTS)
     .default('id')
     .describe('`id` (default), `updatedAt` (oldest change first), `-updatedAt` (newest first) or `name`.'),
+};
+
+/** The list query of a collection with activity insights: their order and the trend filter too. */
+const insightListBase = {
+  ...listBase,
+  sort: z
+    .enum(INSIGHT_SORTS)
+    .default('id')
+    .describe(
+      '`id` (default), `updatedAt` (oldest change first), `-updatedAt` (newest first), `name`, or ' +
+        '`-lastContacted` (most recently contacted first, then the records never contacted, by id).',
+    ),
+  trend: z
+    .enum(TRENDS)
+    .optional()
+    .describe('Only records of this activity trend; `cold` includes the records never contacted.'),
 };
 
 /** A cursor continues only the order it was made under. */
@@ -129,10 +175,10 @@ const stage = (field: string) =>
 
 /** The query each collection takes: paging, search, filters and order for all; a lookup key where the type has one. */
 export const listQueries = {
-  people: z.object({ ...listBase, email, stage: stage('lifecycleStage') }).superRefine(sameSort),
+  people: z.object({ ...insightListBase, email, stage: stage('lifecycleStage') }).superRefine(sameSort),
   companies: z
     .object({
-      ...listBase,
+      ...insightListBase,
       domain: z
         .string()
         .trim()
@@ -142,7 +188,7 @@ export const listQueries = {
         .describe('Matches `domain`, without regard to case.'),
     })
     .superRefine(sameSort),
-  deals: z.object({ ...listBase, stage: stage('stage') }).superRefine(sameSort),
+  deals: z.object({ ...insightListBase, stage: stage('stage') }).superRefine(sameSort),
   meetings: z.object(listBase).superRefine(sameSort),
   tasks: z.object(listBase).superRefine(sameSort),
   'email-activities': z.object(listBase).superRefine(sameSort),
@@ -159,6 +205,7 @@ export interface ListQuery {
   email?: string | undefined;
   domain?: string | undefined;
   stage?: string | undefined;
+  trend?: Trend | undefined;
 }
 
 /** The field `stage` filters on, per entity type. */
@@ -305,6 +352,21 @@ export const recordView = z.object({
     ),
   flags: z.record(z.string(), z.unknown()).describe('Markers such as `deletedIn` (raw; see `deletedIn`).'),
   updatedAt: z.iso.datetime(),
+  insights: z
+    .object({
+      lastContactedAt: z.iso.datetime().nullable().describe('The latest mail in or out or meeting held.'),
+      lastContactedVia: z.enum(CONTACT_VIAS).nullable(),
+      nextMeetingAt: z.iso
+        .datetime()
+        .nullable()
+        .describe('The earliest meeting ahead as of the last activity change; null once it has started.'),
+      trend: z.enum(TRENDS).describe('`cold` for a record never contacted (see `/insights`).'),
+    })
+    .nullable()
+    .describe(
+      'Activity insights at a glance, as lists sort and filter by them (the full figures are at ' +
+        '`/{id}/insights`); null for meetings, tasks and email activities.',
+    ),
 });
 export type RecordView = z.output<typeof recordView>;
 

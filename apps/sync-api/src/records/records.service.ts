@@ -61,6 +61,7 @@ export class RecordsService {
       owner: query.owner,
       stage: query.stage !== undefined && stageField ? { field: stageField, value: query.stage } : undefined,
       updatedSince: query.updatedSince === undefined ? undefined : new Date(query.updatedSince),
+      trend: query.trend,
       sort: query.sort,
       after: query.cursor,
       limit: query.limit + 1,
@@ -271,10 +272,14 @@ function toConflictView(row: ConflictRow): ConflictView {
 const asObject = (value: Prisma.JsonValue): Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value) ? value : {};
 
-/** The value a list sorted by `sort` continues after (as the repository compares it). */
-function sortValue(sort: ListSort, record: EntityRecord): string | undefined {
+/**
+ * The value a list sorted by `sort` continues after (as the repository compares it); under
+ * `-lastContacted`, null once the page reached the records never contacted.
+ */
+function sortValue(sort: ListSort, record: EntityRecord): string | null | undefined {
   if (sort === 'name') return record.nameKey ?? '';
   if (sort === 'updatedAt' || sort === '-updatedAt') return record.updatedAt.toISOString();
+  if (sort === '-lastContacted') return record.contactedAt?.toISOString() ?? null;
   return undefined;
 }
 
@@ -293,5 +298,14 @@ function toView(record: EntityRecord, webUrls: ProviderWebUrls, labels: Labels):
     deletedIn: record.deletedIn,
     flags: asObject(record.flags),
     updatedAt: record.updatedAt.toISOString(),
+    insights:
+      record.insights === null
+        ? null
+        : {
+            lastContactedAt: record.insights.lastContactedAt?.toISOString() ?? null,
+            lastContactedVia: record.insights.lastContactedVia,
+            nextMeetingAt: record.insights.nextMeetingAt?.toISOString() ?? null,
+            trend: record.insights.trend,
+          },
   };
 }

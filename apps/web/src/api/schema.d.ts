@@ -5022,8 +5022,10 @@ export interface operations {
                 owner?: string;
                 /** @description Only records whose merged view changed at or after this time. */
                 updatedSince?: string;
-                /** @description `id` (default), `updatedAt` (oldest change first), `-updatedAt` (newest first) or `name`. */
-                sort?: "id" | "updatedAt" | "-updatedAt" | "name";
+                /** @description `id` (default), `updatedAt` (oldest change first), `-updatedAt` (newest first), `name`, or `-lastContacted` (most recently contacted first, then the records never contacted, by id). */
+                sort?: "id" | "updatedAt" | "-updatedAt" | "name" | "-lastContacted";
+                /** @description Only records of this activity trend; `cold` includes the records never contacted. */
+                trend?: "warming" | "steady" | "cooling" | "cold";
                 /** @description Matches `email` or any of `emails`, without regard to case. */
                 email?: string;
                 /** @description Only records whose `lifecycleStage` is this. */
@@ -5176,6 +5178,26 @@ export interface operations {
                             };
                             /** Format: date-time */
                             updatedAt: string;
+                            /** @description Activity insights at a glance, as lists sort and filter by them (the full figures are at `/{id}/insights`); null for meetings, tasks and email activities. */
+                            insights: {
+                                /**
+                                 * Format: date-time
+                                 * @description The latest mail in or out or meeting held.
+                                 */
+                                lastContactedAt: string | null;
+                                /** @enum {string|null} */
+                                lastContactedVia: "mail_in" | "mail_out" | "meeting" | null;
+                                /**
+                                 * Format: date-time
+                                 * @description The earliest meeting ahead as of the last activity change; null once it has started.
+                                 */
+                                nextMeetingAt: string | null;
+                                /**
+                                 * @description `cold` for a record never contacted (see `/insights`).
+                                 * @enum {string}
+                                 */
+                                trend: "warming" | "steady" | "cooling" | "cold";
+                            } | null;
                         }[];
                         /** @description Pass as `cursor` for the next page; null on the last page. */
                         nextCursor: string | null;
@@ -5365,6 +5387,26 @@ export interface operations {
                         };
                         /** Format: date-time */
                         updatedAt: string;
+                        /** @description Activity insights at a glance, as lists sort and filter by them (the full figures are at `/{id}/insights`); null for meetings, tasks and email activities. */
+                        insights: {
+                            /**
+                             * Format: date-time
+                             * @description The latest mail in or out or meeting held.
+                             */
+                            lastContactedAt: string | null;
+                            /** @enum {string|null} */
+                            lastContactedVia: "mail_in" | "mail_out" | "meeting" | null;
+                            /**
+                             * Format: date-time
+                             * @description The earliest meeting ahead as of the last activity change; null once it has started.
+                             */
+                            nextMeetingAt: string | null;
+                            /**
+                             * @description `cold` for a record never contacted (see `/insights`).
+                             * @enum {string}
+                             */
+                            trend: "warming" | "steady" | "cooling" | "cold";
+                        } | null;
                     };
                 };
             };
@@ -5580,6 +5622,26 @@ export interface operations {
                         };
                         /** Format: date-time */
                         updatedAt: string;
+                        /** @description Activity insights at a glance, as lists sort and filter by them (the full figures are at `/{id}/insights`); null for meetings, tasks and email activities. */
+                        insights: {
+                            /**
+                             * Format: date-time
+                             * @description The latest mail in or out or meeting held.
+                             */
+                            lastContactedAt: string | null;
+                            /** @enum {string|null} */
+                            lastContactedVia: "mail_in" | "mail_out" | "meeting" | null;
+                            /**
+                             * Format: date-time
+                             * @description The earliest meeting ahead as of the last activity change; null once it has started.
+                             */
+                            nextMeetingAt: string | null;
+                            /**
+                             * @description `cold` for a record never contacted (see `/insights`).
+                             * @enum {string}
+                             */
+                            trend: "warming" | "steady" | "cooling" | "cold";
+                        } | null;
                     };
                 };
             };
@@ -5671,8 +5733,10 @@ export interface operations {
                 owner?: string;
                 /** @description Only records whose merged view changed at or after this time. */
                 updatedSince?: string;
-                /** @description `id` (default), `updatedAt` (oldest change first), `-updatedAt` (newest first) or `name`. */
-                sort?: "id" | "updatedAt" | "-updatedAt" | "name";
+                /** @description `id` (default), `updatedAt` (oldest change first), `-updatedAt` (newest first), `name`, or `-lastContacted` (most recently contacted first, then the records never contacted, by id). */
+                sort?: "id" | "updatedAt" | "-updatedAt" | "name" | "-lastContacted";
+                /** @description Only records of this activity trend; `cold` includes the records never contacted. */
+                trend?: "warming" | "steady" | "cooling" | "cold";
                 /** @description Matches `domain`, without regard to case. */
                 domain?: string;
             };
@@ -5823,6 +5887,26 @@ export interface operations {
                             };
                             /** Format: date-time */
                             updatedAt: string;
+                            /** @description Activity insights at a glance, as lists sort and filter by them (the full figures are at `/{id}/insights`); null for meetings, tasks and email activities. */
+                            insights: {
+                                /**
+                                 * Format: date-time
+                                 * @description The latest mail in or out or meeting held.
+                                 */
+                                lastContactedAt: string | null;
+                                /** @enum {string|null} */
+                                lastContactedVia: "mail_in" | "mail_out" | "meeting" | null;
+                                /**
+                                 * Format: date-time
+                                 * @description The earliest meeting ahead as of the last activity change; null once it has started.
+                                 */
+                                nextMeetingAt: string | null;
+                                /**
+                                 * @description `cold` for a record never contacted (see `/insights`).
+                                 * @enum {string}
+                                 */
+                                trend: "warming" | "steady" | "cooling" | "cold";
+                            } | null;
                         }[];
                         /** @description Pass as `cursor` for the next page; null on the last page. */
                         nextCursor: string | null;
@@ -6012,6 +6096,26 @@ export interface operations {
                         };
                         /** Format: date-time */
                         updatedAt: string;
+                        /** @description Activity insights at a glance, as lists sort and filter by them (the full figures are at `/{id}/insights`); null for meetings, tasks and email activities. */
+                        insights: {
+                            /**
+                             * Format: date-time
+                             * @description The latest mail in or out or meeting held.
+                             */
+                            lastContactedAt: string | null;
+                            /** @enum {string|null} */
+                            lastContactedVia: "mail_in" | "mail_out" | "meeting" | null;
+                            /**
+                             * Format: date-time
+                             * @description The earliest meeting ahead as of the last activity change; null once it has started.
+                             */
+                            nextMeetingAt: string | null;
+                            /**
+                             * @description `cold` for a record never contacted (see `/insights`).
+                             * @enum {string}
+                             */
+                            trend: "warming" | "steady" | "cooling" | "cold";
+                        } | null;
                     };
                 };
             };
@@ -6227,6 +6331,26 @@ export interface operations {
                         };
                         /** Format: date-time */
                         updatedAt: string;
+                        /** @description Activity insights at a glance, as lists sort and filter by them (the full figures are at `/{id}/insights`); null for meetings, tasks and email activities. */
+                        insights: {
+                            /**
+                             * Format: date-time
+                             * @description The latest mail in or out or meeting held.
+                             */
+                            lastContactedAt: string | null;
+                            /** @enum {string|null} */
+                            lastContactedVia: "mail_in" | "mail_out" | "meeting" | null;
+                            /**
+                             * Format: date-time
+                             * @description The earliest meeting ahead as of the last activity change; null once it has started.
+                             */
+                            nextMeetingAt: string | null;
+                            /**
+                             * @description `cold` for a record never contacted (see `/insights`).
+                             * @enum {string}
+                             */
+                            trend: "warming" | "steady" | "cooling" | "cold";
+                        } | null;
                     };
                 };
             };
@@ -6318,8 +6442,10 @@ export interface operations {
                 owner?: string;
                 /** @description Only records whose merged view changed at or after this time. */
                 updatedSince?: string;
-                /** @description `id` (default), `updatedAt` (oldest change first), `-updatedAt` (newest first) or `name`. */
-                sort?: "id" | "updatedAt" | "-updatedAt" | "name";
+                /** @description `id` (default), `updatedAt` (oldest change first), `-updatedAt` (newest first), `name`, or `-lastContacted` (most recently contacted first, then the records never contacted, by id). */
+                sort?: "id" | "updatedAt" | "-updatedAt" | "name" | "-lastContacted";
+                /** @description Only records of this activity trend; `cold` includes the records never contacted. */
+                trend?: "warming" | "steady" | "cooling" | "cold";
                 /** @description Only records whose `stage` is this. */
                 stage?: string;
             };
@@ -6470,6 +6596,26 @@ export interface operations {
                             };
                             /** Format: date-time */
                             updatedAt: string;
+                            /** @description Activity insights at a glance, as lists sort and filter by them (the full figures are at `/{id}/insights`); null for meetings, tasks and email activities. */
+                            insights: {
+                                /**
+                                 * Format: date-time
+                                 * @description The latest mail in or out or meeting held.
+                                 */
+                                lastContactedAt: string | null;
+                                /** @enum {string|null} */
+                                lastContactedVia: "mail_in" | "mail_out" | "meeting" | null;
+                                /**
+                                 * Format: date-time
+                                 * @description The earliest meeting ahead as of the last activity change; null once it has started.
+                                 */
+                                nextMeetingAt: string | null;
+                                /**
+                                 * @description `cold` for a record never contacted (see `/insights`).
+                                 * @enum {string}
+                                 */
+                                trend: "warming" | "steady" | "cooling" | "cold";
+                            } | null;
                         }[];
                         /** @description Pass as `cursor` for the next page; null on the last page. */
                         nextCursor: string | null;
@@ -6659,6 +6805,26 @@ export interface operations {
                         };
                         /** Format: date-time */
                         updatedAt: string;
+                        /** @description Activity insights at a glance, as lists sort and filter by them (the full figures are at `/{id}/insights`); null for meetings, tasks and email activities. */
+                        insights: {
+                            /**
+                             * Format: date-time
+                             * @description The latest mail in or out or meeting held.
+                             */
+                            lastContactedAt: string | null;
+                            /** @enum {string|null} */
+                            lastContactedVia: "mail_in" | "mail_out" | "meeting" | null;
+                            /**
+                             * Format: date-time
+                             * @description The earliest meeting ahead as of the last activity change; null once it has started.
+                             */
+                            nextMeetingAt: string | null;
+                            /**
+                             * @description `cold` for a record never contacted (see `/insights`).
+                             * @enum {string}
+                             */
+                            trend: "warming" | "steady" | "cooling" | "cold";
+                        } | null;
                     };
                 };
             };
@@ -6874,6 +7040,26 @@ export interface operations {
                         };
                         /** Format: date-time */
                         updatedAt: string;
+                        /** @description Activity insights at a glance, as lists sort and filter by them (the full figures are at `/{id}/insights`); null for meetings, tasks and email activities. */
+                        insights: {
+                            /**
+                             * Format: date-time
+                             * @description The latest mail in or out or meeting held.
+                             */
+                            lastContactedAt: string | null;
+                            /** @enum {string|null} */
+                            lastContactedVia: "mail_in" | "mail_out" | "meeting" | null;
+                            /**
+                             * Format: date-time
+                             * @description The earliest meeting ahead as of the last activity change; null once it has started.
+                             */
+                            nextMeetingAt: string | null;
+                            /**
+                             * @description `cold` for a record never contacted (see `/insights`).
+                             * @enum {string}
+                             */
+                            trend: "warming" | "steady" | "cooling" | "cold";
+                        } | null;
                     };
                 };
             };
@@ -7115,6 +7301,26 @@ export interface operations {
                             };
                             /** Format: date-time */
                             updatedAt: string;
+                            /** @description Activity insights at a glance, as lists sort and filter by them (the full figures are at `/{id}/insights`); null for meetings, tasks and email activities. */
+                            insights: {
+                                /**
+                                 * Format: date-time
+                                 * @description The latest mail in or out or meeting held.
+                                 */
+                                lastContactedAt: string | null;
+                                /** @enum {string|null} */
+                                lastContactedVia: "mail_in" | "mail_out" | "meeting" | null;
+                                /**
+                                 * Format: date-time
+                                 * @description The earliest meeting ahead as of the last activity change; null once it has started.
+                                 */
+                                nextMeetingAt: string | null;
+                                /**
+                                 * @description `cold` for a record never contacted (see `/insights`).
+                                 * @enum {string}
+                                 */
+                                trend: "warming" | "steady" | "cooling" | "cold";
+                            } | null;
                         }[];
                         /** @description Pass as `cursor` for the next page; null on the last page. */
                         nextCursor: string | null;
@@ -7304,6 +7510,26 @@ export interface operations {
                         };
                         /** Format: date-time */
                         updatedAt: string;
+                        /** @description Activity insights at a glance, as lists sort and filter by them (the full figures are at `/{id}/insights`); null for meetings, tasks and email activities. */
+                        insights: {
+                            /**
+                             * Format: date-time
+                             * @description The latest mail in or out or meeting held.
+                             */
+                            lastContactedAt: string | null;
+                            /** @enum {string|null} */
+                            lastContactedVia: "mail_in" | "mail_out" | "meeting" | null;
+                            /**
+                             * Format: date-time
+                             * @description The earliest meeting ahead as of the last activity change; null once it has started.
+                             */
+                            nextMeetingAt: string | null;
+                            /**
+                             * @description `cold` for a record never contacted (see `/insights`).
+                             * @enum {string}
+                             */
+                            trend: "warming" | "steady" | "cooling" | "cold";
+                        } | null;
                     };
                 };
             };
@@ -7519,6 +7745,26 @@ export interface operations {
                         };
                         /** Format: date-time */
                         updatedAt: string;
+                        /** @description Activity insights at a glance, as lists sort and filter by them (the full figures are at `/{id}/insights`); null for meetings, tasks and email activities. */
+                        insights: {
+                            /**
+                             * Format: date-time
+                             * @description The latest mail in or out or meeting held.
+                             */
+                            lastContactedAt: string | null;
+                            /** @enum {string|null} */
+                            lastContactedVia: "mail_in" | "mail_out" | "meeting" | null;
+                            /**
+                             * Format: date-time
+                             * @description The earliest meeting ahead as of the last activity change; null once it has started.
+                             */
+                            nextMeetingAt: string | null;
+                            /**
+                             * @description `cold` for a record never contacted (see `/insights`).
+                             * @enum {string}
+                             */
+                            trend: "warming" | "steady" | "cooling" | "cold";
+                        } | null;
                     };
                 };
             };
@@ -7760,6 +8006,26 @@ export interface operations {
                             };
                             /** Format: date-time */
                             updatedAt: string;
+                            /** @description Activity insights at a glance, as lists sort and filter by them (the full figures are at `/{id}/insights`); null for meetings, tasks and email activities. */
+                            insights: {
+                                /**
+                                 * Format: date-time
+                                 * @description The latest mail in or out or meeting held.
+                                 */
+                                lastContactedAt: string | null;
+                                /** @enum {string|null} */
+                                lastContactedVia: "mail_in" | "mail_out" | "meeting" | null;
+                                /**
+                                 * Format: date-time
+                                 * @description The earliest meeting ahead as of the last activity change; null once it has started.
+                                 */
+                                nextMeetingAt: string | null;
+                                /**
+                                 * @description `cold` for a record never contacted (see `/insights`).
+                                 * @enum {string}
+                                 */
+                                trend: "warming" | "steady" | "cooling" | "cold";
+                            } | null;
                         }[];
                         /** @description Pass as `cursor` for the next page; null on the last page. */
                         nextCursor: string | null;
@@ -7949,6 +8215,26 @@ export interface operations {
                         };
                         /** Format: date-time */
                         updatedAt: string;
+                        /** @description Activity insights at a glance, as lists sort and filter by them (the full figures are at `/{id}/insights`); null for meetings, tasks and email activities. */
+                        insights: {
+                            /**
+                             * Format: date-time
+                             * @description The latest mail in or out or meeting held.
+                             */
+                            lastContactedAt: string | null;
+                            /** @enum {string|null} */
+                            lastContactedVia: "mail_in" | "mail_out" | "meeting" | null;
+                            /**
+                             * Format: date-time
+                             * @description The earliest meeting ahead as of the last activity change; null once it has started.
+                             */
+                            nextMeetingAt: string | null;
+                            /**
+                             * @description `cold` for a record never contacted (see `/insights`).
+                             * @enum {string}
+                             */
+                            trend: "warming" | "steady" | "cooling" | "cold";
+                        } | null;
                     };
                 };
             };
@@ -8164,6 +8450,26 @@ export interface operations {
                         };
                         /** Format: date-time */
                         updatedAt: string;
+                        /** @description Activity insights at a glance, as lists sort and filter by them (the full figures are at `/{id}/insights`); null for meetings, tasks and email activities. */
+                        insights: {
+                            /**
+                             * Format: date-time
+                             * @description The latest mail in or out or meeting held.
+                             */
+                            lastContactedAt: string | null;
+                            /** @enum {string|null} */
+                            lastContactedVia: "mail_in" | "mail_out" | "meeting" | null;
+                            /**
+                             * Format: date-time
+                             * @description The earliest meeting ahead as of the last activity change; null once it has started.
+                             */
+                            nextMeetingAt: string | null;
+                            /**
+                             * @description `cold` for a record never contacted (see `/insights`).
+                             * @enum {string}
+                             */
+                            trend: "warming" | "steady" | "cooling" | "cold";
+                        } | null;
                     };
                 };
             };
@@ -8405,6 +8711,26 @@ export interface operations {
                             };
                             /** Format: date-time */
                             updatedAt: string;
+                            /** @description Activity insights at a glance, as lists sort and filter by them (the full figures are at `/{id}/insights`); null for meetings, tasks and email activities. */
+                            insights: {
+                                /**
+                                 * Format: date-time
+                                 * @description The latest mail in or out or meeting held.
+                                 */
+                                lastContactedAt: string | null;
+                                /** @enum {string|null} */
+                                lastContactedVia: "mail_in" | "mail_out" | "meeting" | null;
+                                /**
+                                 * Format: date-time
+                                 * @description The earliest meeting ahead as of the last activity change; null once it has started.
+                                 */
+                                nextMeetingAt: string | null;
+                                /**
+                                 * @description `cold` for a record never contacted (see `/insights`).
+                                 * @enum {string}
+                                 */
+                                trend: "warming" | "steady" | "cooling" | "cold";
+                            } | null;
                         }[];
                         /** @description Pass as `cursor` for the next page; null on the last page. */
                         nextCursor: string | null;
@@ -8594,6 +8920,26 @@ export interface operations {
                         };
                         /** Format: date-time */
                         updatedAt: string;
+                        /** @description Activity insights at a glance, as lists sort and filter by them (the full figures are at `/{id}/insights`); null for meetings, tasks and email activities. */
+                        insights: {
+                            /**
+                             * Format: date-time
+                             * @description The latest mail in or out or meeting held.
+                             */
+                            lastContactedAt: string | null;
+                            /** @enum {string|null} */
+                            lastContactedVia: "mail_in" | "mail_out" | "meeting" | null;
+                            /**
+                             * Format: date-time
+                             * @description The earliest meeting ahead as of the last activity change; null once it has started.
+                             */
+                            nextMeetingAt: string | null;
+                            /**
+                             * @description `cold` for a record never contacted (see `/insights`).
+                             * @enum {string}
+                             */
+                            trend: "warming" | "steady" | "cooling" | "cold";
+                        } | null;
                     };
                 };
             };
@@ -8809,6 +9155,26 @@ export interface operations {
                         };
                         /** Format: date-time */
                         updatedAt: string;
+                        /** @description Activity insights at a glance, as lists sort and filter by them (the full figures are at `/{id}/insights`); null for meetings, tasks and email activities. */
+                        insights: {
+                            /**
+                             * Format: date-time
+                             * @description The latest mail in or out or meeting held.
+                             */
+                            lastContactedAt: string | null;
+                            /** @enum {string|null} */
+                            lastContactedVia: "mail_in" | "mail_out" | "meeting" | null;
+                            /**
+                             * Format: date-time
+                             * @description The earliest meeting ahead as of the last activity change; null once it has started.
+                             */
+                            nextMeetingAt: string | null;
+                            /**
+                             * @description `cold` for a record never contacted (see `/insights`).
+                             * @enum {string}
+                             */
+                            trend: "warming" | "steady" | "cooling" | "cold";
+                        } | null;
                     };
                 };
             };
@@ -11207,6 +11573,26 @@ export interface operations {
                         };
                         /** Format: date-time */
                         updatedAt: string;
+                        /** @description Activity insights at a glance, as lists sort and filter by them (the full figures are at `/{id}/insights`); null for meetings, tasks and email activities. */
+                        insights: {
+                            /**
+                             * Format: date-time
+                             * @description The latest mail in or out or meeting held.
+                             */
+                            lastContactedAt: string | null;
+                            /** @enum {string|null} */
+                            lastContactedVia: "mail_in" | "mail_out" | "meeting" | null;
+                            /**
+                             * Format: date-time
+                             * @description The earliest meeting ahead as of the last activity change; null once it has started.
+                             */
+                            nextMeetingAt: string | null;
+                            /**
+                             * @description `cold` for a record never contacted (see `/insights`).
+                             * @enum {string}
+                             */
+                            trend: "warming" | "steady" | "cooling" | "cold";
+                        } | null;
                     };
                 };
             };
@@ -12671,6 +13057,26 @@ export interface operations {
                             };
                             /** Format: date-time */
                             updatedAt: string;
+                            /** @description Activity insights at a glance, as lists sort and filter by them (the full figures are at `/{id}/insights`); null for meetings, tasks and email activities. */
+                            insights: {
+                                /**
+                                 * Format: date-time
+                                 * @description The latest mail in or out or meeting held.
+                                 */
+                                lastContactedAt: string | null;
+                                /** @enum {string|null} */
+                                lastContactedVia: "mail_in" | "mail_out" | "meeting" | null;
+                                /**
+                                 * Format: date-time
+                                 * @description The earliest meeting ahead as of the last activity change; null once it has started.
+                                 */
+                                nextMeetingAt: string | null;
+                                /**
+                                 * @description `cold` for a record never contacted (see `/insights`).
+                                 * @enum {string}
+                                 */
+                                trend: "warming" | "steady" | "cooling" | "cold";
+                            } | null;
                         };
                         /** @description The record split off again, with its systems back. */
                         restored: {
@@ -12807,6 +13213,26 @@ export interface operations {
                             };
                             /** Format: date-time */
                             updatedAt: string;
+                            /** @description Activity insights at a glance, as lists sort and filter by them (the full figures are at `/{id}/insights`); null for meetings, tasks and email activities. */
+                            insights: {
+                                /**
+                                 * Format: date-time
+                                 * @description The latest mail in or out or meeting held.
+                                 */
+                                lastContactedAt: string | null;
+                                /** @enum {string|null} */
+                                lastContactedVia: "mail_in" | "mail_out" | "meeting" | null;
+                                /**
+                                 * Format: date-time
+                                 * @description The earliest meeting ahead as of the last activity change; null once it has started.
+                                 */
+                                nextMeetingAt: string | null;
+                                /**
+                                 * @description `cold` for a record never contacted (see `/insights`).
+                                 * @enum {string}
+                                 */
+                                trend: "warming" | "steady" | "cooling" | "cold";
+                            } | null;
                         };
                     };
                 };
@@ -13161,6 +13587,26 @@ export interface operations {
                         };
                         /** Format: date-time */
                         updatedAt: string;
+                        /** @description Activity insights at a glance, as lists sort and filter by them (the full figures are at `/{id}/insights`); null for meetings, tasks and email activities. */
+                        insights: {
+                            /**
+                             * Format: date-time
+                             * @description The latest mail in or out or meeting held.
+                             */
+                            lastContactedAt: string | null;
+                            /** @enum {string|null} */
+                            lastContactedVia: "mail_in" | "mail_out" | "meeting" | null;
+                            /**
+                             * Format: date-time
+                             * @description The earliest meeting ahead as of the last activity change; null once it has started.
+                             */
+                            nextMeetingAt: string | null;
+                            /**
+                             * @description `cold` for a record never contacted (see `/insights`).
+                             * @enum {string}
+                             */
+                            trend: "warming" | "steady" | "cooling" | "cold";
+                        } | null;
                     };
                 };
             };
@@ -13409,6 +13855,26 @@ export interface operations {
                         };
                         /** Format: date-time */
                         updatedAt: string;
+                        /** @description Activity insights at a glance, as lists sort and filter by them (the full figures are at `/{id}/insights`); null for meetings, tasks and email activities. */
+                        insights: {
+                            /**
+                             * Format: date-time
+                             * @description The latest mail in or out or meeting held.
+                             */
+                            lastContactedAt: string | null;
+                            /** @enum {string|null} */
+                            lastContactedVia: "mail_in" | "mail_out" | "meeting" | null;
+                            /**
+                             * Format: date-time
+                             * @description The earliest meeting ahead as of the last activity change; null once it has started.
+                             */
+                            nextMeetingAt: string | null;
+                            /**
+                             * @description `cold` for a record never contacted (see `/insights`).
+                             * @enum {string}
+                             */
+                            trend: "warming" | "steady" | "cooling" | "cold";
+                        } | null;
                     };
                 };
             };
@@ -13657,6 +14123,26 @@ export interface operations {
                         };
                         /** Format: date-time */
                         updatedAt: string;
+                        /** @description Activity insights at a glance, as lists sort and filter by them (the full figures are at `/{id}/insights`); null for meetings, tasks and email activities. */
+                        insights: {
+                            /**
+                             * Format: date-time
+                             * @description The latest mail in or out or meeting held.
+                             */
+                            lastContactedAt: string | null;
+                            /** @enum {string|null} */
+                            lastContactedVia: "mail_in" | "mail_out" | "meeting" | null;
+                            /**
+                             * Format: date-time
+                             * @description The earliest meeting ahead as of the last activity change; null once it has started.
+                             */
+                            nextMeetingAt: string | null;
+                            /**
+                             * @description `cold` for a record never contacted (see `/insights`).
+                             * @enum {string}
+                             */
+                            trend: "warming" | "steady" | "cooling" | "cold";
+                        } | null;
                     };
                 };
             };

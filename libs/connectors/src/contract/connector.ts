@@ -163,6 +163,40 @@ export interface AssociationWrite {
   idempotencyKey: string;
 }
 
+/** The values of the properties Syncline owns in a CRM (activity insights), for one record. */
+export interface InsightValues {
+  /** ISO instant. */
+  lastContactedAt: string | null;
+  lastContactedVia: 'mail_in' | 'mail_out' | 'meeting' | null;
+  /** ISO instant. */
+  nextMeetingAt: string | null;
+  mailsIn30: number;
+  mailsOut30: number;
+  meetings30: number;
+  trend: 'warming' | 'steady' | 'cooling' | 'cold';
+}
+
+/** One record's insight properties to write. */
+export interface InsightWrite {
+  /** 'person' | 'company' | 'deal' (others refused as Validation). */
+  entityType: EntityType;
+  /** The record's id in the provider. */
+  externalId: string;
+  idempotencyKey: string;
+  values: InsightValues;
+}
+
+/** What became of one InsightWrite: written, or the record is gone (deleted/merged away in the provider). */
+export interface InsightWriteResult {
+  idempotencyKey: string;
+  outcome: 'written' | 'gone';
+  /**
+   * `written`: the record's version after the write, as pulls report it (`providerVersion`), so
+   * the pull that sees the write's echo (the record changed, no field did) can recognise it.
+   */
+  providerVersion?: string;
+}
+
 /** What a write left in the provider: how its echo will be recognised. */
 export interface WriteReceipt {
   idempotencyKey: string;
@@ -317,6 +351,14 @@ export interface Connector {
     endpoints: ProviderEndpoints,
     now?: Date,
   ): Promise<ConnectorResult<ProvenAccount>>;
+
+  /** Creates the properties Syncline owns (activity insights) where missing; idempotent. Returns the names it created. */
+  ensureInsightProperties?(ctx: ConnectionContext): Promise<ConnectorResult<{ created: string[] }>>;
+  /** Writes insight properties, batched per object type; idempotent per key. */
+  pushInsights?(
+    ctx: ConnectionContext,
+    writes: readonly InsightWrite[],
+  ): Promise<ConnectorResult<InsightWriteResult[]>>;
 
   /** Registers (or renews) push notifications, where the provider needs it. */
   subscribe?(

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { OBJECT_SPECS, specOfEntity, specsFor, toHubspot, toUnified } from './hubspot.mapper';
+import {
+  OBJECT_SPECS,
+  requestedProperties,
+  specOfEntity,
+  specsFor,
+  toHubspot,
+  toUnified,
+} from './hubspot.mapper';
+import { INSIGHT_PROPERTIES } from './hubspot-insight-properties';
+import { checkHubspotFieldMappings } from './hubspot-properties';
 
 describe('HubSpot field mappings per connection', () => {
   const mappings = {
@@ -58,6 +67,37 @@ describe('HubSpot field mappings per connection', () => {
     ).toMatchObject({ priority: 'low', stage: 'WAITING' });
   });
 });
+
+describe("Syncline's own properties and field mappings", () => {
+  it('refuses a mapping onto a syncline_ property as Validation, naming it', () => {
+    expect(checkHubspotFieldMappings(mappings0).ok).toBe(true);
+    const refused = checkHubspotFieldMappings({
+      ...mappings0,
+      'person.lastContacted': 'syncline_last_contacted',
+      'deal.trend': 'syncline_engagement_trend',
+    });
+    if (refused.ok) throw new Error('expected a refusal');
+    expect(refused.error.code).toBe('Validation');
+    expect(refused.error.message).toContain('person.lastContacted: syncline_last_contacted');
+    expect(refused.error.message).toContain('deal.trend: syncline_engagement_trend');
+    expect(refused.error.message).not.toContain('lead_score');
+    expect(checkHubspotFieldMappings({ 'company.origin': 'syncline_id' }).ok).toBe(false);
+  });
+
+  it('never reads an insight property: not requested by default, and a stored mapping onto one is ignored', () => {
+    const names = INSIGHT_PROPERTIES.map((p) => p.name);
+    expect(names).toHaveLength(7);
+    for (const spec of OBJECT_SPECS)
+      expect(requestedProperties(spec).filter((p) => names.includes(p))).toEqual([]);
+    const specs = specsFor({ ...mappings0, 'person.lastContacted': 'syncline_last_contacted' });
+    const person = specOfEntity('person', specs)!;
+    expect(person.fields).not.toHaveProperty('lastContacted');
+    expect(person.fields.leadScore).toEqual(['lead_score', 'string']);
+    expect(requestedProperties(person)).not.toContain('syncline_last_contacted');
+  });
+});
+
+const mappings0 = { 'person.leadScore': 'lead_score' };
 
 const raw0 = {
   id: '2',

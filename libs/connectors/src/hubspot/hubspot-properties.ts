@@ -1,6 +1,6 @@
-import { type EntityType, isUnifiedField, ok } from '@syncline/core';
+import { type EntityType, err, isUnifiedField, ok } from '@syncline/core';
 import type { ConnectionContext, ConnectorResult, FieldMappings } from '../contract/connector';
-import { OBJECT_SPECS, type ObjectSpec, specOfEntity, specsFor } from './hubspot.mapper';
+import { isSynclineProperty, OBJECT_SPECS, type ObjectSpec, specOfEntity, specsFor } from './hubspot.mapper';
 import { HubspotSession } from './hubspot-session';
 
 /** A property of a portal as its properties API describes it. */
@@ -71,6 +71,25 @@ export function hubspotFieldMap(mappings: FieldMappings): Partial<Record<EntityT
       return [spec.entityType, [...carried, ...dropped]];
     }),
   );
+}
+
+/**
+ * What the connector itself refuses of a connection's field mappings: a mapping onto one of the
+ * properties Syncline owns (`syncline_id`, the activity insights: every `syncline_` property).
+ * Syncline writes those and never reads them back; carried as a field, an insight would come
+ * back as the record's own edit on every write. `Validation`, naming every mapping at fault.
+ */
+export function checkHubspotFieldMappings(mappings: FieldMappings): ConnectorResult<void> {
+  const refused = Object.entries(mappings).filter(([, property]) => isSynclineProperty(property));
+  if (refused.length === 0) return ok(undefined);
+  return err({
+    code: 'Validation',
+    message: `${refused
+      .map(([key, property]) => `${key}: ${property}`)
+      .join(
+        '; ',
+      )}: properties named syncline_ are Syncline's own (written by Syncline, never read) and cannot carry a field`,
+  });
 }
 
 /**

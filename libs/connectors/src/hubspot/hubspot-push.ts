@@ -525,7 +525,7 @@ const firstBatchError = (answer: object): BatchFailure | undefined =>
   (answer as { errors?: BatchFailure[] }).errors?.[0];
 
 /** A 207's first error, mapped (the rest of the batch was applied; a retry is idempotent). */
-function batchError(answer: object): ConnectorError | undefined {
+export function batchError(answer: object): ConnectorError | undefined {
   const first = firstBatchError(answer);
   if (!first) return undefined;
   const message = `HubSpot batch: ${first.message ?? first.category ?? 'error'}`;

@@ -163,6 +163,28 @@ describe('HubSpot webhooks', () => {
     expect(keys(first)).toHaveLength(4);
   });
 
+  it("drops a property change of Syncline's own insight properties, even where a mapping names one", () => {
+    const insight = {
+      ...events[0],
+      eventId: 105,
+      propertyName: 'syncline_last_contacted',
+      propertyValue: '2026-11-28T09:00:00.000Z',
+    };
+    const batch = JSON.stringify([events[0], insight]);
+    for (const fieldMappings of [undefined, { 'person.lastContacted': 'syncline_last_contacted' }]) {
+      const outcome = hubspotConnector.parseWebhook(signed(batch), {
+        ...ctx,
+        ...(fieldMappings ? { fieldMappings } : {}),
+      });
+      if (!outcome.ok || outcome.value.kind !== 'changes') throw new Error('expected changes');
+      // Only the firstname change of the batch: none for the insight property.
+      expect(outcome.value.changes.map((c) => c.eventKey)).toEqual([
+        `contacts:151:${now.getTime() - 1_000}:firstname`,
+      ]);
+      expect(outcome.value.changes[0]!.fields).toEqual({ firstName: 'Ada' });
+    }
+  });
+
   it('refuses a body that is not a JSON array', () => {
     const r = hubspotConnector.parseWebhook(signed('{"a":1}'), ctx);
     expect(r.ok ? 'ok' : r.error.code).toBe('Validation');

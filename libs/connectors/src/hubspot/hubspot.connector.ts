@@ -1,6 +1,7 @@
 import type { Connector } from '../contract/connector';
 import { OBJECT_SPECS } from './hubspot.mapper';
 import { identifyHubspotAccount } from './hubspot-account';
+import { ensureInsightProperties, pushInsights } from './hubspot-insights';
 import { MERGEABLE_OBJECTS, pushAssociations, pushWrites } from './hubspot-push';
 import { backfillPage, pullPage } from './hubspot-sync';
 import { parseHubspotWebhook, verifyHubspotWebhook } from './hubspot-webhook';
@@ -17,5 +18,7 @@ export const hubspotConnector: Connector = {
   parseWebhook: parseHubspotWebhook,
   push: pushWrites,
   pushAssociations,
+  ensureInsightProperties,
+  pushInsights,
   identifyAccount: identifyHubspotAccount,
 };

@@ -183,6 +183,14 @@ export const OBJECT_SPECS: readonly ObjectSpec[] = [
 /** Our unique property on every object type: the canonical entity id (upsert key, origin tag). */
 export const SYNCLINE_ID_PROPERTY = 'syncline_id';
 
+/**
+ * What every property Syncline owns in a portal is named with (our id, the activity insights):
+ * Syncline writes them and never reads them as fields, so no field mapping may name one.
+ */
+export const SYNCLINE_PROPERTY_PREFIX = 'syncline_';
+export const isSynclineProperty = (property: string): boolean =>
+  property.startsWith(SYNCLINE_PROPERTY_PREFIX);
+
 export const specOfObject = (
   objectType: string,
   specs: readonly ObjectSpec[] = OBJECT_SPECS,
@@ -207,7 +215,11 @@ export function specsFor(mappings: Readonly<Record<string, string>> | undefined)
   if (cached) return cached;
   const specs = OBJECT_SPECS.map((spec) => {
     const prefix = `${spec.entityType}.`;
-    const overrides = Object.entries(mappings).filter(([key]) => key.startsWith(prefix));
+    // A mapping onto one of our own properties is refused where mappings are checked; one that
+    // got stored all the same is ignored, so neither pull nor webhook ever reads such a property.
+    const overrides = Object.entries(mappings).filter(
+      ([key, property]) => key.startsWith(prefix) && !isSynclineProperty(property),
+    );
     if (overrides.length === 0) return spec;
     const taken = new Set(overrides.map(([, property]) => property));
     const fields: Record<string, readonly [string, Kind]> = {};

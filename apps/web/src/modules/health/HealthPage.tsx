@@ -31,6 +31,7 @@ import {
 } from './api';
 import { ChartFigure } from './components/ChartFigure';
 import { HealthCard } from './components/HealthCard';
+import { InsightsHealthSection } from './components/InsightsHealthSection';
 import {
   byAttention,
   consumerLagRows,
@@ -81,6 +82,8 @@ export function HealthPage() {
         </Title>
         <ConnectionCards now={now} />
       </Stack>
+
+      <InsightsHealthSection now={now} />
 
       <Stack gap="sm" component="section" aria-labelledby="health-history">
         <Group justify="space-between" align="flex-end" gap="sm">

@@ -30,6 +30,10 @@ export interface HealthNow {
   /** Every connection but the disconnected, each with its health. */
   connections: ConnectionHealth[];
   deadLettersOpen: number;
+  /** The activity insights' watermark, what holds it, and what came late. */
+  insights: SyncHealth['insights'];
+  /** The connections holding the insights back, disconnected ones too, to name them. */
+  insightsHolders: ConnectionHealth[];
   checkedAt: string;
 }
 
@@ -42,6 +46,10 @@ export const healthNowQuery = () =>
       return {
         connections: health.connections.filter((c) => c.status !== 'disconnected'),
         deadLettersOpen: health.deadLetters.open,
+        insights: health.insights,
+        insightsHolders: health.connections.filter((c) =>
+          health.insights.heldBy.some((h) => h.connectionId === c.id),
+        ),
         checkedAt: health.checkedAt,
       };
     },

@@ -9,10 +9,12 @@ import { AnchorLink } from '../../ui/AnchorLink';
 import { EmptyState } from '../../ui/EmptyState';
 import { ErrorState } from '../../ui/ErrorState';
 import { LoadMore } from '../../ui/LoadMore';
+import { toneProps } from '../../ui/StatusBadge';
 import { formatDateTime, relativeTime } from '../../ui/utils/time';
 import { providerName } from '../records/utils/format';
 import { type ListType, listQuery } from './api';
 import { ListFilters } from './components/ListFilters';
+import { lastContactedCell, type RowInsights } from './utils/last-contacted';
 import { type ListSearch, sourceProviders } from './utils/list-search';
 
 type Row = {
@@ -21,7 +23,26 @@ type Row = {
   fields: Record<string, unknown>;
   sourceLinks: { provider: string | null }[];
   updatedAt: string;
+  insights: RowInsights | null;
 };
+
+/** When they were last in touch, relative, and the trend as a badge; the exact time on hover. */
+function LastContacted({ row }: { row: Row }) {
+  const cell = lastContactedCell(row.insights);
+  const text = (
+    <Text span size="sm">
+      {cell.text}
+    </Text>
+  );
+  return (
+    <Group gap={6} wrap="nowrap">
+      {cell.detail === null ? text : <Tooltip label={cell.detail}>{text}</Tooltip>}
+      <Badge size="xs" {...toneProps(cell.trend.tone)}>
+        {cell.trend.label}
+      </Badge>
+    </Group>
+  );
+}
 
 const VIEW = {
   person: {
@@ -121,6 +142,11 @@ export function ListPage({
           },
         ]
       : []),
+    {
+      accessor: 'insights.lastContactedAt',
+      title: 'Last contacted',
+      render: (row) => <LastContacted row={row} />,
+    },
     {
       accessor: 'updatedAt',
       title: 'Updated',

@@ -1,13 +1,15 @@
 import { Autocomplete, Button, Group, Select, TextInput, type TextInputProps } from '@mantine/core';
 import { useDebouncedCallback } from '@mantine/hooks';
 import { useEffect, useState } from 'react';
-import { DEFAULT_SORT, LIST_SORTS, type ListSearch, type ListSort } from '../utils/list-search';
+import { TREND_OPTIONS } from '../utils/last-contacted';
+import { DEFAULT_SORT, LIST_SORTS, type ListSearch, type ListSort, type Trend } from '../utils/list-search';
 
 const SORT_LABELS: Record<ListSort, string> = {
   '-updatedAt': 'Recently updated',
   updatedAt: 'Least recently updated',
   name: 'Name',
   id: 'Oldest first',
+  '-lastContacted': 'Last contacted',
 };
 
 /** A text filter that writes to the URL once typing pauses; with suggestions, it offers them. */
@@ -95,6 +97,15 @@ export function ListFilters({
         value={search.updatedSince?.slice(0, 10) ?? ''}
         onChange={(event) => set('updatedSince', event.currentTarget.value || undefined)}
         w={160}
+      />
+      <Select
+        label="Trend"
+        placeholder="Any"
+        data={[...TREND_OPTIONS]}
+        value={search.trend ?? null}
+        onChange={(value) => set('trend', (value ?? undefined) as Trend | undefined)}
+        clearable
+        w={{ base: '100%', xs: 220 }}
       />
       <Select
         label="Sort by"

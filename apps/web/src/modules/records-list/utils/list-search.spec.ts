@@ -9,6 +9,15 @@ describe('parseListSearch', () => {
     expect(parseListSearch({ sort: 'bogus', updatedSince: 'yesterday' })).toEqual({});
   });
 
+  it('reads the last-contacted order and a trend, and drops an unknown trend', () => {
+    expect(parseListSearch({ sort: '-lastContacted', trend: 'cold' })).toEqual({
+      sort: '-lastContacted',
+      trend: 'cold',
+    });
+    expect(parseListSearch({ trend: 'hot' })).toEqual({});
+    expect(parseListSearch({ trend: 'Cold' })).toEqual({});
+  });
+
   it('leaves the default order out of the URL', () => {
     expect(parseListSearch({ sort: '-updatedAt' })).toEqual({});
   });
@@ -21,9 +30,14 @@ describe('toApiQuery', () => {
       owner: undefined,
       stage: 'lead',
       updatedSince: '2026-11-01T00:00:00Z',
+      trend: undefined,
       sort: '-updatedAt',
     });
     expect(toApiQuery({ stage: 'lead' }, false).stage).toBeUndefined();
+    expect(toApiQuery({ trend: 'cold', sort: '-lastContacted' }, true)).toMatchObject({
+      trend: 'cold',
+      sort: '-lastContacted',
+    });
   });
 });
 

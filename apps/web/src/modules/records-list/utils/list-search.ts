@@ -1,6 +1,10 @@
 /** The list routes' search params: every filter, and the order, is part of the URL. */
-export const LIST_SORTS = ['id', 'updatedAt', '-updatedAt', 'name'] as const;
+export const LIST_SORTS = ['id', 'updatedAt', '-updatedAt', 'name', '-lastContacted'] as const;
 export type ListSort = (typeof LIST_SORTS)[number];
+
+/** The activity trends a list filters by; `cold` takes in the records never contacted. */
+export const TRENDS = ['warming', 'steady', 'cooling', 'cold'] as const;
+export type Trend = (typeof TRENDS)[number];
 
 /** What the list shows when the URL names no order: the latest changes first. */
 export const DEFAULT_SORT: ListSort = '-updatedAt';
@@ -11,6 +15,7 @@ export interface ListSearch {
   stage?: string;
   /** A date (YYYY-MM-DD) or an ISO time. */
   updatedSince?: string;
+  trend?: Trend;
   sort?: ListSort;
 }
 
@@ -35,6 +40,7 @@ export function parseListSearch(raw: Record<string, unknown>): ListSearch {
   if (stage !== undefined) search.stage = stage;
   if (since !== undefined && (DATE.test(since) || !Number.isNaN(Date.parse(since))))
     search.updatedSince = since;
+  if ((TRENDS as readonly unknown[]).includes(raw.trend)) search.trend = raw.trend as Trend;
   if ((LIST_SORTS as readonly unknown[]).includes(raw.sort) && raw.sort !== DEFAULT_SORT)
     search.sort = raw.sort as ListSort;
   return search;
@@ -48,6 +54,7 @@ export function toApiQuery(search: ListSearch, withStage: boolean) {
     owner: search.owner,
     stage: withStage ? search.stage : undefined,
     updatedSince: since === undefined ? undefined : DATE.test(since) ? `${since}T00:00:00Z` : since,
+    trend: search.trend,
     sort: search.sort ?? DEFAULT_SORT,
   };
 }
