@@ -115,7 +115,8 @@ describe('activity insights in both CRMs', () => {
     onTestFailed,
   }) => {
     onTestFailed(() => dumpSyncState(s, 'activity insights'));
-    const mailAt = new Date(Date.now() - DAY).toISOString();
+    // A mail's date is whole seconds (its Date header).
+    const mailAt = new Date(Math.floor((Date.now() - DAY) / 1000) * 1000).toISOString();
     await s.emulator.google.gmail.insert(ME, {
       from: `Ada Lovelace <${ADA}>`,
       to: [ME],
