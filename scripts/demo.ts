@@ -656,6 +656,9 @@ async function main(): Promise<void> {
     REDIS_PREFIX,
     LOG_LEVEL: process.env.DEMO_LOG_LEVEL ?? 'warn',
     SYNCLINE_ENCRYPTION_KEYS: demoKey(),
+    // Insight properties reach the CRMs at most every 5 s here (30 s by default), so the demo
+    // can show the latest ones in both portals before it ends.
+    INSIGHT_WRITE_PERIOD_MS: process.env.INSIGHT_WRITE_PERIOD_MS ?? '5000',
     ...providerSettings({
       emulators: emulatorUrls,
       hubspotApp: DEMO_HUBSPOT_APP,
@@ -1003,6 +1006,31 @@ async function main(): Promise<void> {
       say(
         `     ${check(insight.completeUpTo !== null)} complete up to ${insight.completeUpTo ?? '(not yet: a connection has vouched for nothing)'}: every connected mailbox, calendar and CRM has delivered everything before it`,
       );
+      say(`     The same, in each CRM's Syncline properties (read-only, "Last contacted (Syncline)", …):`);
+      for (const portal of [a, b]) {
+        const { rows: link } = await pool.query<{ external_id: string }>(
+          `SELECT l.external_id FROM source_link l JOIN connection c ON c.id = l.connection_id
+            WHERE l.entity_id = $1 AND c.provider = 'hubspot' AND c.external_account_id = $2 LIMIT 1`,
+          [busiest[0].id, String(portal.portalId)],
+        );
+        const contactId = link[0]?.external_id;
+        const written = async () =>
+          (await emu.hubspot.objects(portal.portalId, 'contacts')).find((c) => c.id === contactId)
+            ?.properties;
+        // The latest values go at most once per period: wait for them a little.
+        let props = await written();
+        for (let i = 0; i < 30 && props?.syncline_last_contacted !== insight.lastContactedAt; i++) {
+          await new Promise((r) => setTimeout(r, 500));
+          props = await written();
+        }
+        const same =
+          contactId !== undefined &&
+          Date.parse(props?.syncline_last_contacted ?? '') === Date.parse(insight.lastContactedAt ?? '') &&
+          Number(props?.syncline_mails_in_30d) === insight.last30.mailsIn;
+        say(
+          `     ${check(same)} portal ${portal.portalId}: syncline_last_contacted ${props?.syncline_last_contacted ?? '(none)'}, syncline_next_meeting ${props?.syncline_next_meeting || '(none)'}, syncline_mails_in_30d ${props?.syncline_mails_in_30d ?? '(none)'}, syncline_engagement_trend ${props?.syncline_engagement_trend ?? '(none)'}`,
+        );
+      }
     } else say(`     ${check(false)} no person has any mail or meeting counted`);
 
     const sample = dupes('contact').find(

@@ -30,17 +30,18 @@ type Row = {
 function LastContacted({ row }: { row: Row }) {
   const cell = lastContactedCell(row.insights);
   const text = (
-    <Text span size="sm">
+    <Text span size="sm" style={{ whiteSpace: 'nowrap' }}>
       {cell.text}
     </Text>
   );
+  // The trend under the time: side by side, a narrow column cut the badge's word short.
   return (
-    <Group gap={6} wrap="nowrap">
+    <Stack gap={2} align="flex-start">
       {cell.detail === null ? text : <Tooltip label={cell.detail}>{text}</Tooltip>}
-      <Badge size="xs" {...toneProps(cell.trend.tone)}>
+      <Badge size="xs" style={{ flexShrink: 0 }} {...toneProps(cell.trend.tone)}>
         {cell.trend.label}
       </Badge>
-    </Group>
+    </Stack>
   );
 }
 
