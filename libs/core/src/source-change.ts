@@ -12,6 +12,7 @@ export type EntityType = (typeof ENTITY_TYPES)[number];
  * for one entity type (libs/conflicts policy-event.ts), in force from its place on the log.
  * `watermark` is a pull's guarantee that its connection has delivered every activity of the
  * type named that happened before the event's time (libs/sync-stage insights/watermark-event.ts).
+ * `time_zone` is an admin's new zone for the workspace's days (insights/time-zone-event.ts).
  */
 export const CHANGE_OPS = [
   'upsert',
@@ -23,6 +24,7 @@ export const CHANGE_OPS = [
   'version',
   'policy',
   'watermark',
+  'time_zone',
 ] as const;
 export type ChangeOp = (typeof CHANGE_OPS)[number];
 

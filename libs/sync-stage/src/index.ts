@@ -16,6 +16,14 @@ export {
 } from './insights/entity-insights';
 export type { InsightsFoldOptions } from './insights/insights-fold';
 export {
+  isTimeZone,
+  TIME_ZONE_RECORD,
+  type TimeZoneChange,
+  timeZoneChangeInput,
+  timeZoneChangeOf,
+  UnreadableTimeZoneEvent,
+} from './insights/time-zone-event';
+export {
   WATERMARK_RECORD,
   WATERMARKED_TYPES,
   watermarkChanges,

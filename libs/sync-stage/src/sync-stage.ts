@@ -17,6 +17,7 @@ import {
   type InsightsSession,
   liveConnections,
 } from './insights/insights-fold';
+import { timeZoneChangeOf } from './insights/time-zone-event';
 import { watermarkOf } from './insights/watermark-event';
 import { applyUserEdit, mergeReport, userEditOf } from './merge';
 import type { OutboxRow } from './outbox/outbox-row';
@@ -42,7 +43,8 @@ export interface Segment {
 /**
  * A batch as the stage takes it: a merge or unmerge (op `merge`: ours, or a provider's merge
  * notice) alone, a new set of field policies (op `policy`) alone, a connection's watermark
- * (op `watermark`: the insights take it after the activities before it) alone, the events
+ * (op `watermark`: the insights take it after the activities before it) alone, a workspace's
+ * new time zone (op `time_zone`) alone, the events
  * between them together. The events before a policy event are merged under the set before it, those after
  * it under the new one. A merge moves links and reads which records
  * each connection holds; the events before it must be placed on the entities they named then,
@@ -70,7 +72,7 @@ export function segmentsOf(events: readonly LogEvent[]): Segment[] {
     connections.clear();
   };
   for (const event of events) {
-    if (event.op === 'merge' || event.op === 'policy' || event.op === 'watermark') {
+    if (event.op === 'merge' || event.op === 'policy' || event.op === 'watermark' || event.op === 'time_zone') {
       close();
       segments.push({ writesBefore: [], events: [event], writesAfter: [] });
       continue;
@@ -168,6 +170,11 @@ export class SyncStage {
         const mark = reports.length === 1 ? watermarkOf(reports[0]!) : undefined;
         if (mark !== undefined) {
           await insights.watermark(mark);
+          continue;
+        }
+        const zone = reports.length === 1 ? timeZoneChangeOf(reports[0]!) : undefined;
+        if (zone !== undefined) {
+          await insights.timeZone(zone);
           continue;
         }
         const policy = reports.length === 1 ? policyChangeOf(reports[0]!) : undefined;

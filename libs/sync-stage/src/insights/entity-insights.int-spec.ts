@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
 import { contactEvent, type StageEvent, seedConnections, syncStage } from '../testing/sync-stage';
 import { INSIGHT_WRITE_PERIOD_MS } from './entity-insights';
+import { timeZoneChangeInput } from './time-zone-event';
 import { watermarkChanges } from './watermark-event';
 
 /**
@@ -250,5 +251,57 @@ describe('current insights and the CRM writes they owe', () => {
       (await writesOf(ids)).filter((w) => w.status === 'pending').map((w) => w.fields);
     expect(await pending(folded)).toEqual(await pending(live));
     expect(await pending(live)).toHaveLength(1);
+  });
+
+  it('are cut in the workspace’s zone from the log: a new zone folds the windows again', async () => {
+    const live = await workspace();
+    const own = async (ids: Ids) =>
+      (
+        await pool.query<{ id: string }>(
+          `INSERT INTO connection (id, workspace_id, provider, external_account_id, status)
+           VALUES (gen_random_uuid(), $1, 'syncline', 'workspace', 'live') RETURNING id`,
+          [ids.workspaceId],
+        )
+      ).rows[0]!.id;
+    const tokyo = (ids: Ids, connection: string): StageEvent => ({
+      ...timeZoneChangeInput(ids.workspaceId, connection, { timeZone: 'Asia/Tokyo', version: 1 }),
+      fields: { timeZone: 'Asia/Tokyo', version: 1 },
+      fieldTimes: {},
+      eventTime: new Date('2026-12-05T09:58:00Z'),
+      origin: null,
+    });
+    // 23:30 on 4 December in UTC is 08:30 on the 5th in Tokyo.
+    const late = (ids: Ids) => [
+      ...marks(ids),
+      history(ids).first.find((e) => e.externalId === 'c-ada')!,
+      mail(ids, 'm-9', '2026-12-04T23:30:00.000Z', 'inbound'),
+    ];
+    const now = new Date('2026-12-05T10:00:00.000Z');
+    const stage = syncStage(pool, { clock: () => now });
+    await stage.handle(...late(live));
+    const days = async (ids: Ids) =>
+      (
+        await pool.query<{ window_end: string; mails: number }>(
+          `SELECT p.window_end::text AS window_end, (p.metrics->'last7'->>'mailsIn')::int AS mails
+             FROM insight_pane p JOIN source_link l ON l.entity_id = p.entity_id
+            WHERE l.connection_id = $1 AND l.external_id = 'c-ada' ORDER BY 1`,
+          [ids.crm],
+        )
+      ).rows;
+    const firstDay = async (ids: Ids) => (await days(ids)).find((d) => d.mails > 0)?.window_end;
+    expect(await firstDay(live)).toBe('2026-12-04');
+
+    await stage.handle(tokyo(live, await own(live)));
+    expect(await firstDay(live)).toBe('2026-12-05');
+    const zone = await pool.query<{ time_zone: string | null }>(
+      'SELECT time_zone FROM insights_state WHERE workspace_id = $1',
+      [live.workspaceId],
+    );
+    expect(zone.rows[0]?.time_zone).toBe('Asia/Tokyo');
+
+    // A fold of the same log in one batch meets the zone at the same place.
+    const folded = await workspace();
+    await syncStage(pool, { clock: () => now }).handle(...late(folded), tokyo(folded, await own(folded)));
+    expect(await days(folded)).toEqual(await days(live));
   });
 });

@@ -40,7 +40,7 @@ export async function liveConnections(tx: Queryable, workspaceId: string): Promi
 }
 
 export interface InsightsFoldOptions {
-  /** IANA zone the days are cut in. */
+  /** IANA zone the days are cut in, until a workspace's `time_zone` event names its own. */
   timeZone: string;
   /** How long after a day's end (in watermark time) an activity still revises its results. */
   allowedLatenessMs?: number;
@@ -64,6 +64,10 @@ interface Cached {
 /** One workspace's engine inside a transaction, and what it emitted there. */
 interface Open {
   engine: InsightsEngine;
+  /** Its parameters: the zone its days are cut in is the workspace's. */
+  params: InsightsParams;
+  /** The zone a `time_zone` event put in force (null: none yet, the stage's default). */
+  zone: string | null;
   /** The engine was folded again from the contributions: its panes replace all the workspace's. */
   replaced: boolean;
   version: string | null;
@@ -177,6 +181,19 @@ export class InsightsSession {
   }
 
   /** A connection's watermark: its first one adds it to those the workspace's waits for. */
+  /**
+   * A new zone for the workspace's days: the windows are folded again from what every
+   * activity counts for, cut in it, and the results replace the workspace's (as a rebuild).
+   */
+  async timeZone(change: { workspaceId: string; timeZone: string }): Promise<void> {
+    const open = await this.engineOf(change.workspaceId);
+    const same = open.params.timeZone === change.timeZone;
+    open.zone = change.timeZone;
+    if (same) return;
+    open.params = { ...open.params, timeZone: change.timeZone };
+    await this.rebuild(change.workspaceId, open);
+  }
+
   async watermark(mark: Watermark): Promise<void> {
     const open = await this.engineOf(mark.workspaceId);
     const known = open.engine.connections().find((c) => c.connectionId === mark.connectionId);
@@ -204,7 +221,7 @@ export class InsightsSession {
    */
   private async rebuild(workspaceId: string, open: Open): Promise<void> {
     const connections = open.engine.connections();
-    const fresh = unwrap(InsightsEngine.create(this.params));
+    const fresh = unwrap(InsightsEngine.create(open.params));
     open.engine = fresh;
     open.panes.clear();
     open.replaced = true;
@@ -293,18 +310,22 @@ export class InsightsSession {
   private async engineOf(workspaceId: string): Promise<Open> {
     const already = this.open.get(workspaceId);
     if (already !== undefined) return already;
-    const { rows } = await this.tx.query<{ state: Buffer; version: string }>(
-      'SELECT state, version::text AS version FROM insights_state WHERE workspace_id = $1',
+    const { rows } = await this.tx.query<{ state: Buffer; version: string; time_zone: string | null }>(
+      'SELECT state, version::text AS version, time_zone FROM insights_state WHERE workspace_id = $1',
       [workspaceId],
     );
     const row = rows[0];
+    const zone = row?.time_zone ?? null;
+    const params = zone === null ? this.params : { ...this.params, timeZone: zone };
     const cached = this.cache.get(workspaceId);
     let engine: InsightsEngine;
-    if (row === undefined) engine = unwrap(InsightsEngine.create(this.params));
+    if (row === undefined) engine = unwrap(InsightsEngine.create(params));
     else if (cached !== undefined && cached.version === row.version) engine = cached.engine;
-    else engine = unwrap(InsightsEngine.decode(new Uint8Array(row.state), this.params));
+    else engine = unwrap(InsightsEngine.decode(new Uint8Array(row.state), params));
     const open: Open = {
       engine,
+      params,
+      zone,
       replaced: false,
       version: row?.version ?? null,
       panes: new Map(),
@@ -344,11 +365,12 @@ export class InsightsSession {
       watermark: instant(c.watermark),
     }));
     const { rows } = await this.tx.query<{ version: string }>(
-      `INSERT INTO insights_state (workspace_id, state, watermark, held_by, late, side_output, version, updated_at)
-       VALUES ($1, $2, $3, $4::jsonb, $5, $6, 1, now())
+      `INSERT INTO insights_state (workspace_id, state, watermark, held_by, late, side_output, time_zone, version,
+                                   updated_at)
+       VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, 1, now())
        ON CONFLICT (workspace_id) DO UPDATE
           SET state = EXCLUDED.state, watermark = EXCLUDED.watermark, held_by = EXCLUDED.held_by,
-              late = EXCLUDED.late, side_output = EXCLUDED.side_output,
+              late = EXCLUDED.late, side_output = EXCLUDED.side_output, time_zone = EXCLUDED.time_zone,
               version = insights_state.version + 1, updated_at = now()
        RETURNING version::text AS version`,
       [
@@ -358,6 +380,7 @@ export class InsightsSession {
         JSON.stringify(heldBy),
         stats.late,
         stats.beyondAllowedLateness,
+        open.zone,
       ],
     );
     this.cache.set(workspaceId, { engine, version: rows[0]!.version });
