@@ -57,6 +57,8 @@ export interface Segment {
  * `existing`: a refused create's) links a record that identity may weigh in placing any report
  * of its connection: after one, it opens the next segment.
  */
+const SEGMENTS_OF_THEIR_OWN: ReadonlySet<string> = new Set(['merge', 'policy', 'watermark', 'time_zone']);
+
 export function segmentsOf(events: readonly LogEvent[]): Segment[] {
   const segments: Segment[] = [];
   let current: Segment = { writesBefore: [], events: [], writesAfter: [] };
@@ -72,7 +74,7 @@ export function segmentsOf(events: readonly LogEvent[]): Segment[] {
     connections.clear();
   };
   for (const event of events) {
-    if (event.op === 'merge' || event.op === 'policy' || event.op === 'watermark' || event.op === 'time_zone') {
+    if (SEGMENTS_OF_THEIR_OWN.has(event.op)) {
       close();
       segments.push({ writesBefore: [], events: [event], writesAfter: [] });
       continue;
