@@ -1,3 +1,4 @@
+import type { InsightValues } from '@syncline/connectors';
 import type { Queryable } from '@syncline/core';
 import { EMPTY_METRICS, type InsightMetrics } from '@syncline/insights';
 import type { TargetConnection } from '../connections';
@@ -10,16 +11,8 @@ import { CONNECTORS } from '../writeback-rules';
  */
 export const INSIGHT_WRITE_PERIOD_MS = 30_000;
 
-/** The values of the CRM properties Syncline owns for one record (the connectors' InsightValues). */
-export interface CrmInsightValues {
-  lastContactedAt: string | null;
-  lastContactedVia: 'mail_in' | 'mail_out' | 'meeting' | null;
-  nextMeetingAt: string | null;
-  mailsIn30: number;
-  mailsOut30: number;
-  meetings30: number;
-  trend: 'warming' | 'steady' | 'cooling' | 'cold';
-}
+/** The values of the CRM properties Syncline owns for one record. */
+export type CrmInsightValues = InsightValues;
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
