@@ -40,7 +40,8 @@ interface Insights {
   last30: { mailsIn: number; mailsOut: number; meetings: number };
 }
 
-describe('activity insights in both CRMs', () => {
+// Each scenario waits for both CRMs (up to 90 s a wait) more than once.
+describe('activity insights in both CRMs', { timeout: 240_000 }, () => {
   let s: SyncSystem;
   let tokens: Record<number, string>;
   let adaId: string;
@@ -74,7 +75,7 @@ describe('activity insights in both CRMs', () => {
   const bothCrmsCount = (mailsIn: number) =>
     waitFor(async () => [await adaIn(PORTAL_A), await adaIn(PORTAL_B)], {
       until: (records) => records.every((r) => r?.properties.syncline_mails_in_30d === String(mailsIn)),
-      timeoutMs: 120_000,
+      timeoutMs: 90_000,
       describe: `both CRMs to count ${mailsIn} mails from Ada in 30 days`,
     });
 
@@ -214,5 +215,30 @@ describe('activity insights in both CRMs', () => {
     });
     expect(shown.last30.mailsIn).toBe(701);
     expect(shown.last30.meetings).toBe(0);
+  });
+
+  it('4. a mail deleted in Gmail is taken back from the counts, in the API and both CRMs', async ({
+    onTestFailed,
+  }) => {
+    onTestFailed(() => dumpSyncState(s, 'activity insights'));
+    const mistake = await s.emulator.google.gmail.insert(ME, {
+      from: `Ada Lovelace <${ADA}>`,
+      to: [ME],
+      subject: 'Sent by mistake',
+      text: 'Ignore this one.',
+      date: new Date(Date.now() - 60 * 60_000).toISOString(),
+      messageId: '<sent-by-mistake@analytical-e2e.example>',
+    });
+    sentSoFar += 1;
+    await bothCrmsCount(sentSoFar);
+    await s.emulator.google.gmail.remove(ME, mistake.id);
+    sentSoFar -= 1;
+    await bothCrmsCount(sentSoFar);
+    const shown = await waitFor(insights, {
+      until: (r) => r.last30.mailsIn === sentSoFar,
+      timeoutMs: 30_000,
+      describe: 'the API to take the deleted mail back',
+    });
+    expect(shown.last30.mailsIn).toBe(701);
   });
 });

@@ -28,6 +28,7 @@ import { RecordsModule } from './records/records.module';
 import { ReplaysModule } from './replays/replays.module';
 import { StreamModule } from './stream/stream.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
+import { WorkspaceSettingsModule } from './workspace-settings/workspace-settings.module';
 
 export interface AppOptions {
   /** Where log lines go; stdout when absent. Tests pass a stream to read them. */
@@ -64,6 +65,7 @@ export class AppModule {
         QueueDashboardModule,
         PoliciesModule,
         ReplaysModule,
+        WorkspaceSettingsModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ApiExceptionFilter },

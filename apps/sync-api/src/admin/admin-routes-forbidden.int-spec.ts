@@ -80,6 +80,7 @@ describe('admin routes and a session', () => {
         'DELETE /api/v1/members/{id}',
         'POST /api/v1/connections/{id}/pause',
         'PUT /api/v1/policies/{entityType}',
+        'PUT /api/v1/workspace/time-zone',
         'POST /api/v1/replays',
       ])
         expect(keys, key).toContain(key);
@@ -188,6 +189,7 @@ describe('admin routes and a session', () => {
       await call('PUT', `/api/v1/connections/${live}/mappings`, { mappings: [] });
       await call('PUT', '/api/v1/policies/person', { fields: { jobTitle: { kind: 'manual' } } });
       await call('POST', '/api/v1/replays', { from: 'beginning', mode: 'preview' });
+      await call('PUT', '/api/v1/workspace/time-zone', { timeZone: 'Europe/Paris' });
       const [retried, discarded, inBulk] = [
         await seedLetter(live, 'contact-1:1'),
         await seedLetter(live, 'contact-2:1'),

@@ -22,6 +22,7 @@ export const AUDIT_ACTIONS = {
   'member.removed': 'member',
   'api_key.created': 'api_key',
   'api_key.revoked': 'api_key',
+  'workspace.time_zone_changed': 'workspace',
 } as const;
 export type AuditAction = keyof typeof AUDIT_ACTIONS;
 export const AUDIT_ACTION_NAMES = Object.keys(AUDIT_ACTIONS) as [AuditAction, ...AuditAction[]];

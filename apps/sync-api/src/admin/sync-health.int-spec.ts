@@ -145,9 +145,10 @@ describe('sync health', () => {
     await deadLetter(a.workspaceId, 'discarded');
     await deadLetter(b.workspaceId, 'open');
     await t.prisma.$executeRaw`
-      INSERT INTO insights_state (workspace_id, state, watermark, held_by, late)
+      INSERT INTO insights_state (workspace_id, state, watermark, held_by, late, time_zone)
       VALUES (${a.workspaceId}::uuid, '\\x01'::bytea, '2026-11-20T10:00:00.000Z',
-              ${JSON.stringify([{ connectionId: calendar, watermark: '2026-11-20T10:00:00.000Z' }])}::jsonb, 3)`;
+              ${JSON.stringify([{ connectionId: calendar, watermark: '2026-11-20T10:00:00.000Z' }])}::jsonb, 3,
+              'Europe/Paris')`;
     await t.prisma.$executeRaw`
       INSERT INTO insights_side_output (workspace_id, activity_id, entity_id, kind, event_time, sign, reason, connection_id)
       VALUES (${a.workspaceId}::uuid, gen_random_uuid(), gen_random_uuid(), 'mail_in', '2026-11-01T00:00:00Z', 1,
@@ -160,18 +161,21 @@ describe('sync health', () => {
   it("reports each connection's progress, lag and pending writes, and the open dead letters", async () => {
     const body = await health(a.adminKey);
     expect(body.deadLetters).toEqual({ open: 2 });
-    // A's insights wait for its calendar; one activity came too late. B's are not A's.
+    // A's insights wait for its calendar; one activity came too late; its days are cut in its
+    // zone. B's are not A's: B has none yet (no row), in the stage's default zone.
     expect(body.insights).toEqual({
       completeUpTo: '2026-11-20T10:00:00.000Z',
       heldBy: [{ connectionId: calendar, watermark: '2026-11-20T10:00:00.000Z' }],
       late: 3,
       sideOutput: 1,
+      timeZone: 'Europe/Paris',
     });
     expect((await health(b.adminKey)).insights).toEqual({
       completeUpTo: null,
       heldBy: [],
       late: 0,
       sideOutput: 0,
+      timeZone: 'UTC',
     });
     expect(Date.now() - Date.parse(body.checkedAt)).toBeLessThan(60_000);
     expect(body.connections).toEqual([

@@ -7,6 +7,7 @@ import {
 } from '@syncline/core';
 import { PrismaClient } from '@syncline/core/db';
 import { SYNC_CONSUMER_GROUP } from '../connections/connections.repository';
+import { DEFAULT_TIME_ZONE } from '../workspace-settings/time-zone.schemas';
 import type {
   HistoryBucketRow,
   HistoryConnectionInfo,
@@ -28,6 +29,8 @@ export interface InsightsHealthRecord {
   heldBy: { connectionId: string; watermark: string | null }[];
   late: number;
   sideOutput: number;
+  /** The zone the insights' days are cut in (`insights_state.time_zone`, else the stage's default). */
+  timeZone: string;
 }
 
 @Injectable()
@@ -52,9 +55,10 @@ export class SyncHealthRepository {
   async insights(workspaceId: WorkspaceId): Promise<InsightsHealthRecord> {
     const [row] = await this.prisma.$queryRaw<InsightsHealthRecord[]>`
       SELECT s.watermark AS "completeUpTo", s.held_by AS "heldBy", s.late,
+             coalesce(s.time_zone, ${DEFAULT_TIME_ZONE}) AS "timeZone",
              (SELECT count(*)::int FROM insights_side_output o WHERE o.workspace_id = ${workspaceId}::uuid) AS "sideOutput"
         FROM insights_state s WHERE s.workspace_id = ${workspaceId}::uuid`;
-    return row ?? { completeUpTo: null, heldBy: [], late: 0, sideOutput: 0 };
+    return row ?? { completeUpTo: null, heldBy: [], late: 0, sideOutput: 0, timeZone: DEFAULT_TIME_ZONE };
   }
 
   /** The workspace's provider connections (one, with `connectionId`) that the history shows. */

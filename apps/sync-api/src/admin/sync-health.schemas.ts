@@ -61,6 +61,12 @@ export const syncHealthView = z.object({
         .int()
         .min(0)
         .describe('Activities later than the allowed lateness: counted and kept, changing no result.'),
+      timeZone: z
+        .string()
+        .describe(
+          'The IANA zone the insights’ days are cut in now; after a change of the workspace’s zone ' +
+            '(PUT /api/v1/workspace/time-zone), the new one once the sync stage has recomputed in it.',
+        ),
     })
     .describe('The activity insights’ event-time progress.'),
   checkedAt: z.iso.datetime(),

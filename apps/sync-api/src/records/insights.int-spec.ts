@@ -182,6 +182,7 @@ describe('GET /api/v1/people/{id}/insights', () => {
       ],
       completeUpTo: '2026-11-21T00:05:00.000Z',
       heldBy: expect.arrayContaining([expect.objectContaining({ connectionId: conn.calendar })]),
+      timeZone: 'UTC',
       windowEnd: '2026-11-20',
       trigger: 'on_time',
       lastContactedAt: '2026-11-20T12:30:00.000Z',

@@ -44,6 +44,11 @@ export const recordInsights = z.object({
       'The workspace’s watermark: every connected mailbox, calendar and CRM has delivered its mails and meetings from before it, so the days before it are final. Null before the first.',
     ),
   heldBy: z.array(holder).describe('The connections the watermark waits for (the lowest).'),
+  timeZone: z
+    .string()
+    .describe(
+      'The IANA zone the days of these windows are cut in (the workspace’s, once the sync stage has put it in force).',
+    ),
   windowEnd: z.iso
     .date()
     .nullable()

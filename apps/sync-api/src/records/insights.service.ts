@@ -3,6 +3,7 @@ import type { EntityType } from '@syncline/core';
 import { PrismaClient } from '@syncline/core/db';
 import { EMPTY_METRICS, type InsightMetrics } from '@syncline/insights';
 import type { Principal } from '../auth/principal';
+import { DEFAULT_TIME_ZONE } from '../workspace-settings/time-zone.schemas';
 import type { InsightsResource, RecordInsights } from './insights.schemas';
 import { RecordsRepository } from './records.repository';
 
@@ -16,9 +17,9 @@ const ENTITY_TYPE_OF = { people: 'person', companies: 'company', deals: 'deal' }
 /**
  * A record's activity insights as the sync stage folded them (libs/insights): the latest pane
  * is the result for the open day (a record's result on a day is the latest pane on or before
- * it), read with the workspace's watermark and who holds it. The next meeting is read from
- * what activities count for now, against the request's time. A company or deal counts the
- * activities of its people, each once.
+ * it), read with the workspace's watermark, who holds it, and the zone its days are cut in.
+ * The next meeting is read from what activities count for now, against the request's time. A
+ * company or deal counts the activities of its people, each once.
  */
 @Injectable()
 export class RecordInsightsService {
@@ -43,8 +44,12 @@ export class RecordInsightsService {
        WHERE workspace_id = ${workspaceId}::uuid AND entity_id = ${recordId}::uuid
        ORDER BY window_end DESC LIMIT 1`;
     const [state] = await this.prisma.$queryRaw<
-      { watermark: Date | null; held_by: { connectionId: string; watermark: string | null }[] }[]
-    >`SELECT watermark, held_by FROM insights_state WHERE workspace_id = ${workspaceId}::uuid`;
+      {
+        watermark: Date | null;
+        held_by: { connectionId: string; watermark: string | null }[];
+        time_zone: string | null;
+      }[]
+    >`SELECT watermark, held_by, time_zone FROM insights_state WHERE workspace_id = ${workspaceId}::uuid`;
     const holders = state?.held_by ?? [];
     const connections = await this.prisma.$queryRaw<
       { id: string; provider: string; display_name: string | null; status: string }[]
@@ -70,6 +75,7 @@ export class RecordInsightsService {
       activities: total?.n ?? 0,
       sources,
       completeUpTo: state?.watermark?.toISOString() ?? null,
+      timeZone: state?.time_zone ?? DEFAULT_TIME_ZONE,
       heldBy: holders.map((h) => {
         const c = byId.get(h.connectionId);
         return {

@@ -1463,6 +1463,22 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workspace/time-zone": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["TimeZoneController_get"];
+        put: operations["TimeZoneController_replace"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -11767,6 +11783,8 @@ export interface operations {
                              */
                             watermark: string | null;
                         }[];
+                        /** @description The IANA zone the days of these windows are cut in (the workspace’s, once the sync stage has put it in force). */
+                        timeZone: string;
                         /**
                          * Format: date
                          * @description The last day the windows cover (in the workspace’s zone); null while nothing counts.
@@ -11937,6 +11955,8 @@ export interface operations {
                              */
                             watermark: string | null;
                         }[];
+                        /** @description The IANA zone the days of these windows are cut in (the workspace’s, once the sync stage has put it in force). */
+                        timeZone: string;
                         /**
                          * Format: date
                          * @description The last day the windows cover (in the workspace’s zone); null while nothing counts.
@@ -12107,6 +12127,8 @@ export interface operations {
                              */
                             watermark: string | null;
                         }[];
+                        /** @description The IANA zone the days of these windows are cut in (the workspace’s, once the sync stage has put it in force). */
+                        timeZone: string;
                         /**
                          * Format: date
                          * @description The last day the windows cover (in the workspace’s zone); null while nothing counts.
@@ -15358,6 +15380,8 @@ export interface operations {
                             late: number;
                             /** @description Activities later than the allowed lateness: counted and kept, changing no result. */
                             sideOutput: number;
+                            /** @description The IANA zone the insights’ days are cut in now; after a change of the workspace’s zone (PUT /api/v1/workspace/time-zone), the new one once the sync stage has recomputed in it. */
+                            timeZone: string;
                         };
                         /** Format: date-time */
                         checkedAt: string;
@@ -15544,7 +15568,7 @@ export interface operations {
                 /** @description What `actorId` names; `apiKey` when absent. */
                 actorKind?: "member" | "apiKey";
                 /** @description Only the entries of this action. */
-                action?: "connection.created" | "connection.credentials_replaced" | "connection.oauth_connected" | "connection.paused" | "connection.resumed" | "connection.resync_requested" | "connection.disconnected" | "connection.enabled" | "connection.mappings_replaced" | "dead_letter.retried" | "dead_letter.discarded" | "field_policy.replaced" | "replay.requested" | "member.invited" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked";
+                action?: "connection.created" | "connection.credentials_replaced" | "connection.oauth_connected" | "connection.paused" | "connection.resumed" | "connection.resync_requested" | "connection.disconnected" | "connection.enabled" | "connection.mappings_replaced" | "dead_letter.retried" | "dead_letter.discarded" | "field_policy.replaced" | "replay.requested" | "member.invited" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "workspace.time_zone_changed";
             };
             header?: never;
             path?: never;
@@ -15563,9 +15587,9 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             /** @enum {string} */
-                            action: "connection.created" | "connection.credentials_replaced" | "connection.oauth_connected" | "connection.paused" | "connection.resumed" | "connection.resync_requested" | "connection.disconnected" | "connection.enabled" | "connection.mappings_replaced" | "dead_letter.retried" | "dead_letter.discarded" | "field_policy.replaced" | "replay.requested" | "member.invited" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked";
+                            action: "connection.created" | "connection.credentials_replaced" | "connection.oauth_connected" | "connection.paused" | "connection.resumed" | "connection.resync_requested" | "connection.disconnected" | "connection.enabled" | "connection.mappings_replaced" | "dead_letter.retried" | "dead_letter.discarded" | "field_policy.replaced" | "replay.requested" | "member.invited" | "member.role_changed" | "member.removed" | "api_key.created" | "api_key.revoked" | "workspace.time_zone_changed";
                             /** @enum {string} */
-                            targetType: "connection" | "dead_letter" | "field_policy" | "replay" | "member" | "api_key";
+                            targetType: "connection" | "dead_letter" | "field_policy" | "replay" | "member" | "api_key" | "workspace";
                             targetId: string | null;
                             actor: {
                                 /**
@@ -16729,6 +16753,148 @@ export interface operations {
             };
             /** @description No such record in this workspace. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    TimeZoneController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The zone the workspace's days are cut in; `ETag` carries the setting's version. A new zone goes on the change log as it is saved; the sync stage then recomputes every record's activity insights in it (`inForce` shows the zone the current results are cut in). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The IANA zone the workspace’s days are cut in (activity insights: last contacted, 7/30/90-day windows, trend). */
+                        timeZone: string;
+                        /** @description The setting's version (also the `ETag`): 0 until the first change, then one more per change. */
+                        version: number;
+                        /** @description The zone the current insights are computed in. It catches up with `timeZone` once the sync stage has read the change from the log and recomputed the windows in the new zone. */
+                        inForce: string;
+                    };
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    TimeZoneController_replace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The setting's version (`version`, `ETag`): change it only if nobody has since. */
+                "If-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description An IANA time zone name, such as `Europe/Paris`, `America/New_York` or `UTC`.
+                     * @example Europe/Paris
+                     */
+                    timeZone: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The zone set under the next version and audited; the same zone again changes nothing. A new zone goes on the change log as it is saved; the sync stage then recomputes every record's activity insights in it (`inForce` shows the zone the current results are cut in). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The IANA zone the workspace’s days are cut in (activity insights: last contacted, 7/30/90-day windows, trend). */
+                        timeZone: string;
+                        /** @description The setting's version (also the `ETag`): 0 until the first change, then one more per change. */
+                        version: number;
+                        /** @description The zone the current insights are computed in. It catches up with `timeZone` once the sync stage has read the change from the log and recomputed the windows in the new zone. */
+                        inForce: string;
+                    };
+                };
+            };
+            /** @description The request does not match its schema (`validation_failed`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description The key's role may not do this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_request" | "validation_failed" | "invalid_payload" | "invalid_signature" | "unauthorized" | "forbidden" | "not_found" | "not_yet_existing" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal" | "oauth_state_invalid" | "oauth_consent_denied" | "oauth_failed" | "credentials_required" | "connection_paused" | "connection_disconnected" | "account_mismatch" | "account_unproven" | "credentials_refused" | "mappings_unsupported" | "unknown_property" | "property_type_mismatch" | "property_taken" | "property_reserved" | "same_record" | "type_mismatch" | "already_merged" | "already_undone" | "not_a_merge" | "not_applied" | "merged_since" | "replay_running" | "csrf_failed" | "link_invalid" | "last_admin" | "member_exists";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description The record changed since the version in `If-Match` (`precondition_failed`): read it again, then retry. */
+            412: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -75,6 +75,7 @@ export async function contributionChanges(
   );
   const before = groupBy(stored.rows, (r) => r.activity_id);
   const parties = await partiesOf(tx, ids);
+  const gone = await goneFromTheirOwners(tx, ids);
   const ownPeople = new Map<string, Set<string>>();
   // What each activity counts for per person first: their companies and deals are read at once.
   const counted: { id: string; activity: ActivityAfter; connectionId: string; people: Contribution[] }[] = [];
@@ -89,16 +90,18 @@ export async function contributionChanges(
     const connectionId = activity.connectionId ?? before.get(id)?.[0]?.connection_id;
     // An activity no connection ever reported (none in the batch, none stored) counts for nothing.
     if (connectionId === undefined) continue;
-    const people = contributionsOf(
-      {
-        activityId: id,
-        entityType: activity.entityType as 'meeting' | 'email_activity',
-        values: activity.values,
-        parties: parties.get(id) ?? [],
-        sourceConnectionId: connectionId,
-      },
-      own,
-    );
+    const people = gone.has(id)
+      ? []
+      : contributionsOf(
+          {
+            activityId: id,
+            entityType: activity.entityType as 'meeting' | 'email_activity',
+            values: activity.values,
+            parties: parties.get(id) ?? [],
+            sourceConnectionId: connectionId,
+          },
+          own,
+        );
     counted.push({ id, activity, connectionId, people });
   }
   const organisations = await organisationsOf(tx, [
@@ -138,6 +141,36 @@ export async function contributionChanges(
   }
   await replaceStored(tx, changedActivities, rows);
   return { diffs, replaced };
+}
+
+/** The providers whose records are the activity itself, per type: a mailbox's mail, a calendar's meeting. */
+const OWNERS = {
+  email_activity: ['gmail', 'microsoft-mail'],
+  meeting: ['google-calendar', 'microsoft-calendar'],
+} as const;
+
+/**
+ * Activities deleted where they live: a mail deleted from the mailboxes that held it (Gmail's
+ * permanent delete, not its Trash), a meeting deleted from the calendars that held it. They
+ * count for nothing, whatever copies the CRMs keep (a CRM's logged copy of a mail is our own
+ * write, and a delete there is not followed by default: `unlink`). A mail only a CRM ever
+ * held (logged there by hand) counts for as long as it is there. A mail that comes back (a
+ * mailbox reports it again, and is linked again) counts again.
+ */
+async function goneFromTheirOwners(tx: Queryable, ids: readonly string[]): Promise<Set<string>> {
+  const { rows } = await tx.query<{ id: string }>(
+    `SELECT e.id FROM entity e
+       JOIN (VALUES ('email_activity', $2::text[]), ('meeting', $3::text[])) AS o(entity_type, providers)
+         ON o.entity_type = e.entity_type
+      WHERE e.id = ANY($1::uuid[])
+        AND EXISTS (SELECT 1 FROM jsonb_array_elements(COALESCE(e.flags->'deletedIn', '[]'::jsonb)) d
+                      JOIN connection c ON c.id::text = d->>'connectionId'
+                     WHERE c.provider::text = ANY(o.providers))
+        AND NOT EXISTS (SELECT 1 FROM source_link l JOIN connection c ON c.id = l.connection_id
+                         WHERE l.entity_id = e.id AND c.provider::text = ANY(o.providers))`,
+    [ids, OWNERS.email_activity, OWNERS.meeting],
+  );
+  return new Set(rows.map((r) => r.id));
 }
 
 /** What a batch changed in what activities count for, per workspace. */

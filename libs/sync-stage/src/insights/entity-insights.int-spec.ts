@@ -233,6 +233,26 @@ describe('current insights and the CRM writes they owe', () => {
     expect(last?.fields).toMatchObject({ nextMeetingAt: null });
   });
 
+  it('take back a mail deleted in the mailbox, and tell the CRM its values are gone', async () => {
+    const ids = await workspace();
+    const events = history(ids);
+    const now = new Date('2026-12-05T10:00:00.000Z');
+    const stage = syncStage(pool, { clock: () => now });
+    await stage.handle(...events.first.filter((e) => e.externalId !== 'evt-1'));
+    expect(await insightOf(ids)).toMatchObject({ last_contacted_via: 'mail_in', engagement_30: 1 });
+    await stage.handle({
+      ...mail(ids, 'm-1', '2026-12-04T10:00:00.000Z', 'inbound'),
+      op: 'delete',
+      eventKey: 'messages:m-1:deleted',
+      fields: {},
+    });
+    const insight = await insightOf(ids);
+    expect(insight).toMatchObject({ last_contacted_at: null, last_contacted_via: null, engagement_30: 0 });
+    expect(insight?.trend).toBe('cold');
+    const last = (await writesOf(ids)).at(-1);
+    expect(last?.fields).toMatchObject({ lastContactedAt: null, mailsIn30: 0, trend: 'cold' });
+  });
+
   it('are the same when the log is folded again in one batch', async () => {
     const live = await workspace();
     const e = history(live);

@@ -23,6 +23,8 @@ export interface JsonSchema {
   enum?: unknown[];
   const?: unknown;
   default?: unknown;
+  /** A value the API documents as valid: the generators' pick where no rule describes them (a time zone). */
+  example?: unknown;
   nullable?: boolean;
   format?: string;
   pattern?: string;

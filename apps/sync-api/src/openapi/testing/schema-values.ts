@@ -76,6 +76,7 @@ function validString(schema: JsonSchema, options: SampleOptions): string {
       return 'https://example.test/probe';
   }
   if (typeof schema.default === 'string') return schema.default;
+  if (typeof schema.example === 'string') return schema.example;
   if (schema.pattern !== undefined) {
     const matching = fc.stringMatching(new RegExp(schema.pattern)).filter((s) => fitsLength(schema, s));
     const [sample] = fc.sample(matching, { numRuns: 1, seed: 1 });
@@ -146,7 +147,14 @@ export function schemaArbitrary(
           .map((d) => d.toISOString());
       if (schema.pattern !== undefined) return fc.stringMatching(new RegExp(schema.pattern));
       const minLength = schema.minLength ?? 0;
-      return fc.string({ minLength, maxLength: Math.max(minLength, Math.min(schema.maxLength ?? 20, 20)) });
+      const any = fc.string({
+        minLength,
+        maxLength: Math.max(minLength, Math.min(schema.maxLength ?? 20, 20)),
+      });
+      // A value no rule describes (a time zone): mostly the document's example, now and then any text.
+      return typeof schema.example !== 'string'
+        ? any
+        : fc.oneof({ arbitrary: fc.constant(schema.example), weight: 3 }, { arbitrary: any, weight: 1 });
     }
     case 'integer':
       return fc.integer({ min: lowerBound(schema) ?? -1_000, max: upperBound(schema) ?? 1_000_000 });

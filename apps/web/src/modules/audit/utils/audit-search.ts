@@ -24,6 +24,7 @@ export const ACTION_LABELS: Readonly<Record<AuditAction, string>> = {
   'member.removed': 'Removed a member',
   'api_key.created': 'Created an API key',
   'api_key.revoked': 'Revoked an API key',
+  'workspace.time_zone_changed': 'Changed the time zone',
 };
 
 export const ACTION_GROUPS: Readonly<Record<string, string>> = {
@@ -33,6 +34,7 @@ export const ACTION_GROUPS: Readonly<Record<string, string>> = {
   replay: 'Replays',
   member: 'Members',
   api_key: 'API keys',
+  workspace: 'Workspace',
 };
 
 export type ActorKind = 'member' | 'apiKey';

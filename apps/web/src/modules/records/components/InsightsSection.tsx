@@ -12,6 +12,7 @@ import {
   TREND_LABEL,
   TREND_RULE,
   whenWords,
+  zoneWords,
 } from '../utils/insights';
 
 const TREND_TONE: Record<PersonInsights['trend'], Tone> = {
@@ -89,7 +90,7 @@ function Completeness({ insights }: { insights: PersonInsights }) {
   return (
     <Stack gap={2}>
       <Text size="xs" c="dimmed">
-        {headline}
+        {headline} · {zoneWords(insights.timeZone)}
       </Text>
       {waiting.length > 0 && (
         <Stack component="ul" gap={0} p={0} m={0} aria-label="Waiting for">

@@ -10,6 +10,7 @@ import {
   replyWords,
   viaWords,
   whenWords,
+  zoneWords,
 } from './insights';
 
 const NOW = Date.parse('2026-12-03T12:00:00Z');
@@ -150,5 +151,12 @@ describe('completeness', () => {
         `Waiting for Google Calendar (complete up to ${formatDateTime('2026-12-01T00:00:00Z')})`,
       ],
     });
+  });
+});
+
+describe('zoneWords', () => {
+  it('names the zone the days are cut in', () => {
+    expect(zoneWords('Europe/Paris')).toBe('days in Europe/Paris');
+    expect(zoneWords('UTC')).toBe('days in UTC');
   });
 });

@@ -124,6 +124,9 @@ export function completeness(insights: Pick<PersonInsights, 'completeUpTo' | 'he
   };
 }
 
+/** "days in Europe/Paris": the zone the windows' days are cut in, beside how final they are. */
+export const zoneWords = (timeZone: string): string => `days in ${timeZone}`;
+
 /**
  * "Computed by Syncline from 12 activities in Gmail, Google Calendar": the total counts each
  * activity once (a meeting in two calendars is one), the providers each where it came from.
