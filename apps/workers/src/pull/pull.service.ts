@@ -199,6 +199,7 @@ export class PullService {
         // Live: watched if not yet (a refusal at the start, a backfill begun by a scheduled pull).
         // The incremental read that follows covers what changed before the watch opened.
         await this.watch(handle);
+        await this.makeInsightProperties(handle);
       }
       status = taken.next.status;
       cursors = taken.next.cursors;
@@ -334,6 +335,32 @@ export class PullService {
   }
 
   /** Opens the connection's push subscription if its provider has one and it has none lasting (never throws). */
+  /**
+   * Syncline's own properties in a CRM (activity insights: INSIGHT_PROPERTIES) are made once
+   * its backfill is in, when it is connected, before any of its records is owed them. Not in
+   * dry run: nothing is written to such a connection. A refusal is only logged: the first
+   * write of the properties makes them again (InsightPush).
+   */
+  private async makeInsightProperties(handle: ConnectionHandle): Promise<void> {
+    if (handle.connector.ensureInsightProperties === undefined) return;
+    const { rows } = await this.pool.query<{ dry_run: boolean }>(
+      'SELECT dry_run FROM connection WHERE id = $1',
+      [handle.id],
+    );
+    if (rows[0]?.dry_run !== false) return;
+    const made = await handle.connector.ensureInsightProperties(handle.ctx);
+    if (made.ok)
+      this.logger.info(
+        { connectionId: handle.id, created: made.value.created.length },
+        'insight properties in place',
+      );
+    else
+      this.logger.warn(
+        { connectionId: handle.id, code: made.error.code, err: made.error.message },
+        'insight properties not made; the first write of them makes them',
+      );
+  }
+
   private async watch(handle: ConnectionHandle): Promise<void> {
     if (RENEWED_PROVIDERS.includes(handle.provider)) await this.subscriptions.ensure(handle.id);
   }
