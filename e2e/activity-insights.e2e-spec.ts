@@ -23,6 +23,8 @@ const SYNCLINE_PROPERTIES = [
   'syncline_mails_in_30d',
   'syncline_mails_out_30d',
   'syncline_meetings_30d',
+  'syncline_engagement_7d',
+  'syncline_engagement_90d',
   'syncline_engagement_trend',
 ];
 

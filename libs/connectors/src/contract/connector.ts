@@ -173,6 +173,9 @@ export interface InsightValues {
   mailsIn30: number;
   mailsOut30: number;
   meetings30: number;
+  /** Mails in and out and meetings held in the last 7 days, and in the last 90. */
+  engagement7: number;
+  engagement90: number;
   trend: 'warming' | 'steady' | 'cooling' | 'cold';
 }
 

@@ -15,11 +15,13 @@ const values: InsightValues = {
   mailsIn30: 4,
   mailsOut30: 0,
   meetings30: 2,
+  engagement7: 1,
+  engagement90: 11,
   trend: 'cooling',
 };
 
 describe('HubSpot insight properties', () => {
-  it('declares seven syncline_ properties in the syncline group, labelled and described as Syncline’s', () => {
+  it('declares nine syncline_ properties in the syncline group, labelled and described as Syncline’s', () => {
     expect(INSIGHT_PROPERTY_GROUP.name).toBe('syncline');
     expect(INSIGHT_PROPERTIES.map((p) => [p.name, p.type])).toEqual([
       ['syncline_last_contacted', 'datetime'],
@@ -28,6 +30,8 @@ describe('HubSpot insight properties', () => {
       ['syncline_mails_in_30d', 'number'],
       ['syncline_mails_out_30d', 'number'],
       ['syncline_meetings_30d', 'number'],
+      ['syncline_engagement_7d', 'number'],
+      ['syncline_engagement_90d', 'number'],
       ['syncline_engagement_trend', 'enumeration'],
     ]);
     for (const p of INSIGHT_PROPERTIES) {
@@ -57,6 +61,8 @@ describe('HubSpot insight properties', () => {
       syncline_mails_in_30d: '4',
       syncline_mails_out_30d: '0',
       syncline_meetings_30d: '2',
+      syncline_engagement_7d: '1',
+      syncline_engagement_90d: '11',
       syncline_engagement_trend: 'cooling',
     });
     expect(toHubspotInsightProperties(values).syncline_last_contacted).toBe(

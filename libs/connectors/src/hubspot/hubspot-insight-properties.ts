@@ -96,6 +96,22 @@ export const INSIGHT_PROPERTIES: readonly InsightPropertyDefinition[] = [
     carries: 'meetings30',
   },
   {
+    name: 'syncline_engagement_7d',
+    label: 'Mails and meetings, last 7 days (Syncline)',
+    description: `Mails from and to them and meetings held with them in the last 7 days. ${OVERWRITTEN}`,
+    type: 'number',
+    fieldType: 'number',
+    carries: 'engagement7',
+  },
+  {
+    name: 'syncline_engagement_90d',
+    label: 'Mails and meetings, last 90 days (Syncline)',
+    description: `Mails from and to them and meetings held with them in the last 90 days. ${OVERWRITTEN}`,
+    type: 'number',
+    fieldType: 'number',
+    carries: 'engagement90',
+  },
+  {
     name: 'syncline_engagement_trend',
     label: 'Engagement trend (Syncline)',
     description: `Whether contact with them is warming, steady, cooling or has gone cold. ${OVERWRITTEN}`,

@@ -16,6 +16,8 @@ const values: InsightValues = {
   mailsIn30: 7,
   mailsOut30: 3,
   meetings30: 1,
+  engagement7: 2,
+  engagement90: 20,
   trend: 'warming',
 };
 
@@ -36,7 +38,7 @@ async function insightsOf(client: Client, objectType: (typeof TYPES)[number], id
 describe('hubspot insight properties against the emulator', () => {
   const { portal, control } = hubspotTestPortals('connectors-hubspot-insights', 10_000);
 
-  it('creates the syncline group and its seven properties on contacts, companies and deals, once', async () => {
+  it('creates the syncline group and its nine properties on contacts, companies and deals, once', async () => {
     const { ctx, requests } = await portal();
     const client = await sdkOf(ctx);
     for (const type of TYPES) {
@@ -71,7 +73,8 @@ describe('hubspot insight properties against the emulator', () => {
     const posts = (await requests()).filter(
       (r) => r.method === 'POST' && r.path.startsWith('/crm/v3/properties'),
     );
-    expect(posts).toHaveLength(3 * 8);
+    // Per type: the group, then each property.
+    expect(posts).toHaveLength(3 * (1 + INSIGHT_PROPERTIES.length));
     // Idempotent: a second call finds everything and creates nothing.
     expect(unwrap(await hubspotConnector.ensureInsightProperties!(ctx)).created).toEqual([]);
     const again = (await requests()).filter(
@@ -144,6 +147,8 @@ describe('hubspot insight properties against the emulator', () => {
       syncline_mails_in_30d: '7',
       syncline_mails_out_30d: '3',
       syncline_meetings_30d: '1',
+      syncline_engagement_7d: '2',
+      syncline_engagement_90d: '20',
       syncline_engagement_trend: 'warming',
     };
     expect(await insightsOf(client, 'contacts', contact.id)).toEqual(expected);

@@ -177,6 +177,8 @@ describe('current insights and the CRM writes they owe', () => {
       mailsIn30: 1,
       mailsOut30: 0,
       meetings30: 0,
+      engagement7: 1,
+      engagement90: 1,
       trend: 'warming',
     };
     expect(insight?.crm).toEqual(firstValues);

@@ -29,6 +29,8 @@ export function crmValuesOf(metrics: InsightMetrics, nextMeetingAt: Date | null)
     mailsIn30: metrics.last30.mailsIn,
     mailsOut30: metrics.last30.mailsOut,
     meetings30: metrics.last30.meetings,
+    engagement7: metrics.last7.mailsIn + metrics.last7.mailsOut + metrics.last7.meetings,
+    engagement90: metrics.last90.mailsIn + metrics.last90.mailsOut + metrics.last90.meetings,
     trend: metrics.trend,
   };
 }
