@@ -23,7 +23,7 @@ CREATE TABLE "entity_insight" (
 -- People by last contacted (a keyset over it), the cold ones, and meetings that have started.
 CREATE INDEX "entity_insight_contacted_idx" ON "entity_insight" ("workspace_id", "entity_type", "last_contacted_at", "entity_id");
 CREATE INDEX "entity_insight_trend_idx" ON "entity_insight" ("workspace_id", "entity_type", "trend");
-CREATE INDEX "entity_insight_next_meeting_idx" ON "entity_insight" ("workspace_id", "next_meeting_at") WHERE "next_meeting_at" IS NOT NULL;
+CREATE INDEX "entity_insight_next_meeting_idx" ON "entity_insight" ("workspace_id", "next_meeting_at");
 
 -- A write that may wait: not claimed before this instant (the CRM properties of insights are
 -- written at most once per record per trigger period).
