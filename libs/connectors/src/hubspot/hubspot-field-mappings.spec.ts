@@ -86,7 +86,7 @@ describe("Syncline's own properties and field mappings", () => {
 
   it('never reads an insight property: not requested by default, and a stored mapping onto one is ignored', () => {
     const names = INSIGHT_PROPERTIES.map((p) => p.name);
-    expect(names).toHaveLength(7);
+    expect(names).toHaveLength(9);
     for (const spec of OBJECT_SPECS)
       expect(requestedProperties(spec).filter((p) => names.includes(p))).toEqual([]);
     const specs = specsFor({ ...mappings0, 'person.lastContacted': 'syncline_last_contacted' });
