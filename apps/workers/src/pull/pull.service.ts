@@ -187,6 +187,9 @@ export class PullService {
         await this.runtime.setStatus(connectionId, 'error', message);
         throw new PermanentConnectorError('Validation', message);
       }
+      // Syncline's properties are in place before the connection is live: its reconcile, and
+      // any write of insights to it, come after.
+      if (status === 'backfilling' && taken.next.status === 'live') await this.makeInsightProperties(handle);
       const committed = await this.commitPages(connectionId, status, cursors, taken);
       if (!committed) {
         this.logger.info({ connectionId, pages }, 'another pull moved this connection on; stopping');
@@ -199,7 +202,6 @@ export class PullService {
         // Live: watched if not yet (a refusal at the start, a backfill begun by a scheduled pull).
         // The incremental read that follows covers what changed before the watch opened.
         await this.watch(handle);
-        await this.makeInsightProperties(handle);
       }
       status = taken.next.status;
       cursors = taken.next.cursors;
@@ -336,8 +338,8 @@ export class PullService {
 
   /** Opens the connection's push subscription if its provider has one and it has none lasting (never throws). */
   /**
-   * Syncline's own properties in a CRM (activity insights: INSIGHT_PROPERTIES) are made once
-   * its backfill is in, when it is connected, before any of its records is owed them. Not in
+   * Syncline's own properties in a CRM (activity insights: INSIGHT_PROPERTIES) are made when
+   * its backfill is in, before it goes live, so before any of its records is owed them. Not in
    * dry run: nothing is written to such a connection. A refusal is only logged: the first
    * write of the properties makes them again (InsightPush).
    */
