@@ -3,6 +3,7 @@ import { type Queryable, storableJson, storableText } from '@syncline/core';
 import { Client, type ClientConfig } from 'pg';
 import { asOid, groupLockKey, MEMBERSHIP } from './advisory-keys';
 import { LOG_NOTIFY_CHANNEL } from './change-log';
+import { withGenericPlans } from './generic-plans';
 import { LOG_EVENT_COLUMNS, type LogEvent, type LogEventRow, toLogEvent } from './log-event';
 
 /** The transaction a handler runs in; it commits together with the new offset. */
@@ -124,7 +125,9 @@ export class LogConsumer {
 
   private newClient(): Client {
     const { connection } = this.options;
-    const client = new Client(typeof connection === 'string' ? { connectionString: connection } : connection);
+    const client = new Client(
+      withGenericPlans(typeof connection === 'string' ? { connectionString: connection } : connection),
+    );
     // A lost connection also loses the leases; the loop reconnects and leases again.
     client.on('error', () => {
       this.broken = true;
@@ -311,7 +314,11 @@ export class LogConsumer {
     const tx = this.client;
     await tx.query('BEGIN');
     try {
-      const heads = await tx.query<{ partition: number; committed_offset: string; head: string | null }>(
+      const heads = await this.handlerTx.query<{
+        partition: number;
+        committed_offset: string;
+        head: string | null;
+      }>(
         `SELECT o.partition, o.committed_offset, h.next_offset - 1 AS head
            FROM consumer_offset o LEFT JOIN log_partition h ON h.partition = o.partition
           WHERE o.group_name = $1 AND o.partition = ANY($2::int[]) ORDER BY o.partition FOR UPDATE OF o`,
@@ -319,7 +326,7 @@ export class LogConsumer {
       );
       const waiting = heads.rows.map((h) => Math.max(0, Number(h.head ?? 0) - Number(h.committed_offset)));
       const limits = shareOut(this.batchSize, waiting);
-      const { rows } = await tx.query<LogEventRow>(
+      const { rows } = await this.handlerTx.query<LogEventRow>(
         `SELECT e.* FROM unnest($1::int[], $2::bigint[], $3::int[]) WITH ORDINALITY AS o(p, committed, n, i)
            CROSS JOIN LATERAL (
              SELECT ${LOG_EVENT_COLUMNS} FROM change_event
@@ -346,7 +353,7 @@ export class LogConsumer {
       const since = new Map(heads.rows.map((h) => [h.partition, h.committed_offset]));
       // The offsets move and the batch is journaled (consumer_batch) in one statement, the
       // transaction's last: its seq is taken once the handler's work holds its locks.
-      await tx.query(
+      await this.handlerTx.query(
         `WITH batch AS (SELECT nextval('consumer_batch_seq') AS seq),
          moved AS (
            UPDATE consumer_offset o SET committed_offset = t.committed, updated_at = now()

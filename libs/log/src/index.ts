@@ -1,6 +1,7 @@
 export * from './change-log';
 export * from './consumer-group';
 export * from './derived-tables';
+export * from './generic-plans';
 export * from './group-admin';
 export * from './log-event';
 export * from './partitioner';

@@ -1,4 +1,5 @@
 import type { FaultRegistry } from '../common/faults';
+import { postTo } from '../common/post';
 
 export interface PushDelivery {
   /** Deliveries with the same key go out one after another, in order (a channel, a mailbox). */
@@ -99,14 +100,11 @@ export class PushDispatcher {
     this.inFlight.add(controller);
     const timer = setTimeout(() => controller.abort(), RESPONSE_TIMEOUT_MS);
     try {
-      const res = await fetch(delivery.url, {
-        method: 'POST',
+      return await postTo(delivery.url, {
         headers: delivery.headers,
         body: delivery.body,
         signal: controller.signal,
       });
-      await res.arrayBuffer().catch(() => undefined);
-      return res.status;
     } catch {
       return 'failed';
     } finally {

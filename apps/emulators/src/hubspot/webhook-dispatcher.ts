@@ -1,4 +1,5 @@
 import type { EmulatorContext } from '../common/context';
+import { postTo } from '../common/post';
 import { OBJECT_TYPES } from './object-types';
 import type { CrmChange, Portal, WebhookSubscription } from './portal';
 import { webhookHeaders } from './webhook-signature';
@@ -162,14 +163,11 @@ export class WebhookDispatcher {
     let status: number | undefined;
     let error: string | undefined;
     try {
-      const response = await fetch(url, {
-        method: 'POST',
+      status = await postTo(url, {
         headers: webhookHeaders(clientSecret, url, body, this.ctx.now()),
         body,
         signal: controller.signal,
       });
-      await response.arrayBuffer();
-      status = response.status;
     } catch (e) {
       const reason = controller.signal.aborted ? controller.signal.reason : e;
       error = reason instanceof Error ? reason.message : String(reason);

@@ -1,5 +1,5 @@
 import { Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
-import { ChangeLog, StagingChangeLog } from '@syncline/log';
+import { ChangeLog, StagingChangeLog, withGenericPlans } from '@syncline/log';
 import { PinoLogger } from 'nestjs-pino';
 import { Pool } from 'pg';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
@@ -22,11 +22,9 @@ export { LOG_POOL } from './log-pool';
       inject: [APP_CONFIG, PinoLogger],
       useFactory: (config: AppConfig, logger: PinoLogger) => {
         logger.setContext('ChangeLogPool');
-        const pool = new Pool({
-          connectionString: config.DATABASE_URL,
-          max: 4,
-          connectionTimeoutMillis: 5_000,
-        });
+        const pool = new Pool(
+          withGenericPlans({ connectionString: config.DATABASE_URL, max: 4, connectionTimeoutMillis: 5_000 }),
+        );
         // An idle client losing its connection emits on the pool; unhandled it would crash the process.
         pool.on('error', (error) => logger.warn({ err: error }, 'idle postgres connection failed'));
         return pool;

@@ -1,4 +1,5 @@
 import type { Logger } from '@syncline/core';
+import { withGenericPlans } from '@syncline/log';
 import { Redis } from 'ioredis';
 import { Pool } from 'pg';
 
@@ -29,7 +30,9 @@ const REQUIRED_TABLES = ['change_event', 'consumer_offset', 'log_partition', 'de
 
 /** Opens the pool and proves the database answers and is migrated, or throws a StartupError. */
 export async function connectPostgres(url: string, logger: Logger): Promise<Pool> {
-  const pool = new Pool({ connectionString: url, max: 5, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  const pool = new Pool(
+    withGenericPlans({ connectionString: url, max: 5, connectionTimeoutMillis: CONNECT_TIMEOUT_MS }),
+  );
   // An idle client losing its connection emits on the pool; unhandled it would crash the process.
   pool.on('error', (error) => logger.warn({ err: error }, 'idle postgres connection failed'));
   try {

@@ -47,8 +47,10 @@ export async function claimOutbox(
 ): Promise<Claim> {
   const { rows } = await pool.query<
     ClaimedRow & { link_external_id: string | null; link_version: string | null; outdated: boolean }
-  >(
-    `WITH candidate AS (
+  >({
+    // Named: planned once per pooled connection (withGenericPlans), not at every claim.
+    name: 'outbox.claim',
+    text: `WITH candidate AS (
        SELECT o.id, (o.op = 'update' AND o.heads IS DISTINCT FROM e.heads) AS outdated
          FROM outbox o LEFT JOIN entity e ON e.id = o.entity_id
         WHERE o.connection_id = $1 AND o.status IN ('pending', 'sending')
@@ -89,19 +91,26 @@ export async function claimOutbox(
        -- The version our last write to the record left, while its receipt waits on the log for
        -- the sync stage (which moves it onto the link): the record holds what we wrote, so the
        -- next write is conditional on that version, not on the one before it (refused as stale).
+       -- Only the last write counts: one connection's receipts reach the log in the order its
+       -- writes were sent (one pusher at a time), so once the last is folded every earlier one
+       -- is, and a version an earlier write left is no longer the record's. The last write is
+       -- found first and its receipt looked up alone: walking every sent row of the record
+       -- for an unfolded receipt cost a probe of the log per write the record ever had.
        LEFT JOIN LATERAL (
-         SELECT ev.provider_version FROM outbox s
-           JOIN change_event ev ON ev.connection_id = s.connection_id
-                               AND ev.event_key = ${receiptEventKeySql('s.connection_id', 's.idempotency_key')}
+         SELECT ev.provider_version
+           FROM (SELECT s.connection_id, s.idempotency_key FROM outbox s
+                  WHERE s.entity_id = c.entity_id AND s.connection_id = $1 AND s.status = 'sent'
+                    AND s.op IN ('create', 'update', 'merge')
+                  ORDER BY s.sent_at DESC NULLS LAST, s.id DESC LIMIT 1) last
+           JOIN change_event ev ON ev.connection_id = last.connection_id
+                               AND ev.event_key = ${receiptEventKeySql('last.connection_id', 'last.idempotency_key')}
            LEFT JOIN consumer_offset co ON co.group_name = $3 AND co.partition = ev.partition
-          WHERE s.entity_id = c.entity_id AND s.connection_id = $1 AND s.status = 'sent'
-            AND s.op IN ('create', 'update', 'merge') AND ev.external_id = l.external_id
-            AND ev.provider_version IS NOT NULL AND ev."offset" > COALESCE(co.committed_offset, -1)
-          ORDER BY s.sent_at DESC NULLS LAST, s.id DESC LIMIT 1) unfolded ON true
+          WHERE ev.external_id = l.external_id AND ev.provider_version IS NOT NULL
+            AND ev."offset" > COALESCE(co.committed_offset, -1)) unfolded ON true
      UNION ALL
      SELECT id::text, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, true FROM outdated`,
-    [connectionId, limit, SYNC_GROUP, insightPeriodMs],
-  );
+    values: [connectionId, limit, SYNC_GROUP, insightPeriodMs],
+  });
   const outdated = rows.filter((r) => r.outdated).length;
   const linked = new Map<string, string>();
   const versions = new Map<string, string | null>();

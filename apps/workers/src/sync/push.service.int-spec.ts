@@ -30,7 +30,9 @@ function countingClaims(real: Pool, holdMs: number) {
   const query = real.query.bind(real) as (...args: unknown[]) => Promise<unknown>;
   const counted = Object.create(real) as Pool;
   (counted as unknown as { query: unknown }).query = async (...args: unknown[]) => {
-    const text = typeof args[0] === 'string' ? args[0] : '';
+    // The claim goes as a named statement ({ name, text, values }).
+    const text =
+      typeof args[0] === 'string' ? args[0] : ((args[0] as { text?: string } | undefined)?.text ?? '');
     if (!text.includes('FROM outbox o LEFT JOIN entity e')) return query(...args);
     claims.push(Date.now());
     const result = await query(...args);
