@@ -303,7 +303,11 @@ export class PushService {
    * append waits for) no longer than it runs.
    */
   private appendNow(changes: readonly SourceChangeInput[]) {
-    return this.log.appendWithin(async (sql, params) => (await this.pool.query(sql, params)).rows, changes);
+    // Named as the log's own appends are (the text is the same): planned once per connection.
+    return this.log.appendWithin(
+      async (sql, params) => (await this.pool.query({ name: 'log.append', text: sql, values: params })).rows,
+      changes,
+    );
   }
 
   private async release(writes: readonly CoalescedWrite[]): Promise<void> {
