@@ -297,7 +297,15 @@ export class LogConsumer {
 
   /** Handles one batch of one partition in one transaction; returns the events consumed. */
   private processPartitions(partitions: number[]): Promise<number> {
-    return this.exclusive(() => this.processPartitionsNow(partitions));
+    return this.exclusive(async () => {
+      try {
+        return await this.processPartitionsNow(partitions, false);
+      } catch (error) {
+        // The batch failed whole and was rolled back: taken again at once, event by event.
+        if (error instanceof BatchFailed) return this.processPartitionsNow(partitions, true);
+        throw error;
+      }
+    });
   }
 
   /**
@@ -308,7 +316,7 @@ export class LogConsumer {
    * committed with the state. A partition with a whole batch still waiting after this one (by
    * the log's head, as committed when read) is marked backlogged, and unmarked once it has not.
    */
-  private async processPartitionsNow(partitions: number[]): Promise<number> {
+  private async processPartitionsNow(partitions: number[], oneByOne: boolean): Promise<number> {
     const mine = partitions.filter((p) => this.owned.has(p));
     if (mine.length === 0) return 0;
     const tx = this.client;
@@ -347,7 +355,7 @@ export class LogConsumer {
         return 0;
       }
       const context = { group: this.group, partition: events[0]!.partition };
-      await this.handleBatch(events, context.partition);
+      await this.handleBatch(events, context.partition, oneByOne);
       const last = new Map<number, number>();
       for (const e of events) last.set(e.partition, e.offset);
       const since = new Map(heads.rows.map((h) => [h.partition, h.committed_offset]));
@@ -380,23 +388,25 @@ export class LogConsumer {
   }
 
   /**
-   * The whole batch first; if the handler fails, event by event, each behind a savepoint,
-   * so one poison event is tried `maxAttempts` times and then dead-lettered while the
-   * events around it still apply and the partition moves on.
+   * The whole batch at once, with no savepoint (two round trips a batch saved): if the handler
+   * fails, BatchFailed rolls the transaction back and processPartitions takes the same
+   * partitions again `oneByOne`: event by event, each behind a savepoint, so one poison event
+   * is tried `maxAttempts` times and then dead-lettered while the events around it still apply
+   * and the partition moves on.
    */
-  private async handleBatch(events: LogEvent[], partition: number): Promise<void> {
+  private async handleBatch(events: LogEvent[], partition: number, oneByOne: boolean): Promise<void> {
     const tx = this.client;
     const context = { group: this.group, partition };
-    await tx.query('SAVEPOINT batch');
-    try {
-      await this.handler(this.handlerTx, events, context);
-      await tx.query('RELEASE SAVEPOINT batch');
-      return;
-    } catch (error) {
-      // A deadlock or a serialization failure says nothing about the events: the whole
-      // transaction is rolled back and the batch tried again after a pause, never dead-lettered.
-      if (isTransient(error)) throw error;
-      await tx.query('ROLLBACK TO SAVEPOINT batch');
+    if (!oneByOne) {
+      try {
+        await this.handler(this.handlerTx, events, context);
+        return;
+      } catch (error) {
+        // A deadlock or a serialization failure says nothing about the events: the whole
+        // transaction is rolled back and the batch tried again after a pause, never dead-lettered.
+        if (isTransient(error)) throw error;
+        throw new BatchFailed(error);
+      }
     }
     for (const event of events) {
       let lastError: unknown;
@@ -445,6 +455,13 @@ export class LogConsumer {
 
 /** Distinct handler statements a member prepares; a handler building texts without end stays bounded. */
 const MAX_NAMED = 500;
+
+/** A batch's handler failed on something in the batch: it is taken again event by event. */
+class BatchFailed extends Error {
+  constructor(readonly reason: unknown) {
+    super(`batch failed: ${reason instanceof Error ? reason.message : String(reason)}`);
+  }
+}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -218,10 +218,14 @@ async function deriveIn(tx: LogTransaction, workspaceId: string, subjects: reado
     .map((s) => s.entityId);
   if (people.length === 0 && companies.length === 0 && activities.length === 0) return;
   // A company "has" the domain its merged view names now (identity keeps every key it ever had).
-  const { rows: batchCompanies } = await tx.query<{ domain: string | null }>(
-    `SELECT fields->>'domain' AS domain FROM entity WHERE id = ANY($1::uuid[]) AND merged_into IS NULL`,
-    [companies],
-  );
+  // (Statements whose answer is known to be empty are not sent: each is a round trip of the batch.)
+  const { rows: batchCompanies } =
+    companies.length === 0
+      ? { rows: [] }
+      : await tx.query<{ domain: string | null }>(
+          `SELECT fields->>'domain' AS domain FROM entity WHERE id = ANY($1::uuid[]) AND merged_into IS NULL`,
+          [companies],
+        );
   const batchDomains = [
     ...new Set(
       batchCompanies
@@ -267,13 +271,16 @@ async function deriveIn(tx: LogTransaction, workspaceId: string, subjects: reado
       }
     wanted.set(f.id, evidence);
   }
-  const { rows: found } = await tx.query<{ id: string; domain: string; current: string | null }>(
-    `SELECT DISTINCT m.entity_id::text AS id, m.value AS domain, e.fields->>'domain' AS current FROM match_key m
+  const { rows: found } =
+    domains.size === 0
+      ? { rows: [] }
+      : await tx.query<{ id: string; domain: string; current: string | null }>(
+          `SELECT DISTINCT m.entity_id::text AS id, m.value AS domain, e.fields->>'domain' AS current FROM match_key m
        JOIN entity e ON e.id = m.entity_id AND e.merged_into IS NULL
       WHERE m.workspace_id = $1 AND m.entity_type = 'company' AND m.kind = 'domain' AND m.value = ANY($2::text[])
       ORDER BY 1`,
-    [workspaceId, [...domains]],
-  );
+          [workspaceId, [...domains]],
+        );
   const holders = found.filter((h) => registrableDomain(h.current) === h.domain);
   const rows: Record<string, unknown>[] = [];
   for (const [personId, evidence] of wanted)
