@@ -91,22 +91,15 @@ export async function claimOutbox(
        -- The version our last write to the record left, while its receipt waits on the log for
        -- the sync stage (which moves it onto the link): the record holds what we wrote, so the
        -- next write is conditional on that version, not on the one before it (refused as stale).
-       -- Only the last write counts: one connection's receipts reach the log in the order its
-       -- writes were sent (one pusher at a time), so once the last is folded every earlier one
-       -- is, and a version an earlier write left is no longer the record's. The last write is
-       -- found first and its receipt looked up alone: walking every sent row of the record
-       -- for an unfolded receipt cost a probe of the log per write the record ever had.
        LEFT JOIN LATERAL (
-         SELECT ev.provider_version
-           FROM (SELECT s.connection_id, s.idempotency_key FROM outbox s
-                  WHERE s.entity_id = c.entity_id AND s.connection_id = $1 AND s.status = 'sent'
-                    AND s.op IN ('create', 'update', 'merge')
-                  ORDER BY s.sent_at DESC NULLS LAST, s.id DESC LIMIT 1) last
-           JOIN change_event ev ON ev.connection_id = last.connection_id
-                               AND ev.event_key = ${receiptEventKeySql('last.connection_id', 'last.idempotency_key')}
+         SELECT ev.provider_version FROM outbox s
+           JOIN change_event ev ON ev.connection_id = s.connection_id
+                               AND ev.event_key = ${receiptEventKeySql('s.connection_id', 's.idempotency_key')}
            LEFT JOIN consumer_offset co ON co.group_name = $3 AND co.partition = ev.partition
-          WHERE ev.external_id = l.external_id AND ev.provider_version IS NOT NULL
-            AND ev."offset" > COALESCE(co.committed_offset, -1)) unfolded ON true
+          WHERE s.entity_id = c.entity_id AND s.connection_id = $1 AND s.status = 'sent'
+            AND s.op IN ('create', 'update', 'merge') AND ev.external_id = l.external_id
+            AND ev.provider_version IS NOT NULL AND ev."offset" > COALESCE(co.committed_offset, -1)
+          ORDER BY s.sent_at DESC NULLS LAST, s.id DESC LIMIT 1) unfolded ON true
      UNION ALL
      SELECT id::text, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, true FROM outdated`,
     values: [connectionId, limit, SYNC_GROUP, insightPeriodMs],
