@@ -1,3 +1,4 @@
+import { contactEditor } from './contact-editor';
 import { cpuBetween } from './cpu-accounting';
 import { pooled, type Stack, startStack, waitUntil } from './e2e-stack';
 import { emit, log } from './support';
@@ -68,14 +69,16 @@ async function measure(
     await emu.hubspot.updatePortal(A, { webhookTiming: { held: true } });
     await emu.fault({ service: 'hubspot', kind: 'rate-limit', account: A });
   }
+  const editor = contactEditor(emu.urls.hubspot);
   const editsStarted = Date.now();
   await pooled(changes, concurrency, async (k) => {
     const id = ids[k % ids.length]!;
     const value = `t${k}`;
-    await emu.hubspot.updateContact(A, id, { jobtitle: value });
+    await editor.update(A, id, { jobtitle: value });
     last.set(id, value);
   });
   const offeredMs = Date.now() - editsStarted;
+  editor.close();
   log(`${changes} edits made in ${offeredMs} ms${held ? ', webhooks held' : ''}`);
   // Values are compared by email: B's copies have other ids.
   const emailOf = new Map((await emu.hubspot.objects(A, 'contacts')).map((c) => [c.id, c.properties.email]));

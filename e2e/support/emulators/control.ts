@@ -11,8 +11,6 @@ export type FaultKind =
   | 'invalidate-cursors'
   | 'validation-error';
 
-import http from 'node:http';
-import https from 'node:https';
 import type { EmulatedService, LoggedRequest } from '@syncline/emulators';
 
 export type { EmulatedService, LoggedRequest };
@@ -40,52 +38,16 @@ export class EmulatorError extends Error {
   }
 }
 
-// Kept-alive sockets to the emulators: a bench drives hundreds of edits a second through
-// `call`, on the machine the measured system runs on, and `fetch` costs several times the CPU
-// of a plain request on a warm socket.
-const agents = {
-  'http:': new http.Agent({ keepAlive: true, maxSockets: 64 }),
-  'https:': new https.Agent({ keepAlive: true, maxSockets: 64 }),
-};
-
 export async function call<T>(base: string, method: string, path: string, body?: unknown): Promise<T> {
   const url = `${base.replace(/\/+$/, '')}${path}`;
-  const { status, text } = await send(url, method, body === undefined ? undefined : JSON.stringify(body));
-  if (status < 200 || status > 299) throw new EmulatorError(method, url, status, text);
-  return (text ? JSON.parse(text) : undefined) as T;
-}
-
-function send(
-  url: string,
-  method: string,
-  body: string | undefined,
-): Promise<{ status: number; text: string }> {
-  const target = new URL(url);
-  const secure = target.protocol === 'https:';
-  const payload = body === undefined ? undefined : Buffer.from(body);
-  return new Promise((resolve, reject) => {
-    const request = (secure ? https : http).request(
-      target,
-      {
-        method,
-        agent: secure ? agents['https:'] : agents['http:'],
-        headers:
-          payload === undefined
-            ? {}
-            : { 'content-type': 'application/json', 'content-length': String(payload.length) },
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('error', reject);
-        response.on('end', () =>
-          resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
-        );
-      },
-    );
-    request.on('error', reject);
-    request.end(payload);
+  const res = await fetch(url, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
   });
+  const text = await res.text();
+  if (!res.ok) throw new EmulatorError(method, url, res.status, text);
+  return (text ? JSON.parse(text) : undefined) as T;
 }
 
 /**
