@@ -76,7 +76,6 @@ export async function measure(stack: Stack, rate: number, seconds: number) {
     inflight.push(editor.update(A, inA[k % people]!.id, { jobtitle: `e${k}` }));
   }
   await Promise.all(inflight);
-  editor.close();
   const achieved = (total / (Date.now() - started)) * 1000;
   const bByEmail = async () =>
     new Map((await emu.hubspot.objects(B, 'contacts')).map((c) => [c.properties.email, c]));

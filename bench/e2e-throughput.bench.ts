@@ -78,7 +78,6 @@ async function measure(
     last.set(id, value);
   });
   const offeredMs = Date.now() - editsStarted;
-  editor.close();
   log(`${changes} edits made in ${offeredMs} ms${held ? ', webhooks held' : ''}`);
   // Values are compared by email: B's copies have other ids.
   const emailOf = new Map((await emu.hubspot.objects(A, 'contacts')).map((c) => [c.id, c.properties.email]));

@@ -1,5 +1,6 @@
 export type { EmulatedProvider, EmulatorContext } from './common/context';
 export type { EmulatedService, FaultSpec } from './common/faults';
+export { requestKeptAlive } from './common/kept-alive';
 export type { LoggedRequest } from './common/request-log';
 export { emulatorControl } from './control-client';
 export { type EmulatorOptions, type RunningEmulators, startEmulators } from './emulators';

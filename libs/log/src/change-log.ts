@@ -72,6 +72,13 @@ interface PreparedRow extends PreparedChange {
  * never skip a row. A dropped redelivery leaves its number unused: offsets increase but
  * are not dense.
  */
+/**
+ * The name the append goes under as a prepared statement: the log's own flushes use it, and so
+ * may a caller of appendWithin that runs the query on a pool of its own (the text is always
+ * APPEND_SQL, so one name serves them on the same connection).
+ */
+export const APPEND_STATEMENT = 'log.append';
+
 const APPEND_SQL = `
 WITH input AS (
   SELECT * FROM json_to_recordset($1::json)
@@ -302,7 +309,7 @@ export class ChangeLog {
     try {
       const { rows } = await this.pool.query<AppendedRow>({
         // Named: each pooled connection parses and plans the statement once.
-        name: 'log.append',
+        name: APPEND_STATEMENT,
         text: APPEND_SQL,
         values: appendValues(batch),
       });

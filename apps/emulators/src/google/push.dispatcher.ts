@@ -1,5 +1,5 @@
 import type { FaultRegistry } from '../common/faults';
-import { postTo } from '../common/post';
+import { requestKeptAlive } from '../common/kept-alive';
 
 export interface PushDelivery {
   /** Deliveries with the same key go out one after another, in order (a channel, a mailbox). */
@@ -100,11 +100,13 @@ export class PushDispatcher {
     this.inFlight.add(controller);
     const timer = setTimeout(() => controller.abort(), RESPONSE_TIMEOUT_MS);
     try {
-      return await postTo(delivery.url, {
+      const { status } = await requestKeptAlive(delivery.url, {
+        method: 'POST',
         headers: delivery.headers,
-        body: delivery.body,
+        ...(delivery.body === undefined ? {} : { body: delivery.body }),
         signal: controller.signal,
       });
+      return status;
     } catch {
       return 'failed';
     } finally {

@@ -1,5 +1,5 @@
 import type { EmulatorContext } from '../common/context';
-import { postTo } from '../common/post';
+import { requestKeptAlive } from '../common/kept-alive';
 import { OBJECT_TYPES } from './object-types';
 import type { CrmChange, Portal, WebhookSubscription } from './portal';
 import { webhookHeaders } from './webhook-signature';
@@ -163,11 +163,12 @@ export class WebhookDispatcher {
     let status: number | undefined;
     let error: string | undefined;
     try {
-      status = await postTo(url, {
+      ({ status } = await requestKeptAlive(url, {
+        method: 'POST',
         headers: webhookHeaders(clientSecret, url, body, this.ctx.now()),
         body,
         signal: controller.signal,
-      });
+      }));
     } catch (e) {
       const reason = controller.signal.aborted ? controller.signal.reason : e;
       error = reason instanceof Error ? reason.message : String(reason);

@@ -10,7 +10,6 @@ import {
 } from '@syncline/core';
 import { type Prisma, PrismaClient } from '@syncline/core/db';
 import { Pool } from 'pg';
-import { DB_PROVIDER } from '../connections/connections.repository';
 import type { ConnectionStatus } from '../connections/connections.schemas';
 import { READ_POOL } from '../infra/database.module';
 
@@ -33,17 +32,18 @@ export interface PushSubscriptionRow {
   token: { keyId: string; ciphertext: Buffer };
 }
 
-const CONNECTION = {
-  id: true,
-  workspaceId: true,
-  externalAccountId: true,
-  status: true,
-  fieldMappings: true,
-  credentialsVerifiedAt: true,
-} as const satisfies Prisma.ConnectionSelect;
-type ConnectionRow = Prisma.ConnectionGetPayload<{ select: typeof CONNECTION }>;
+/** A connection as its columns are read here (CONNECTION_COLUMNS). */
+interface ConnectionRow {
+  id: string;
+  workspaceId: string;
+  externalAccountId: string;
+  status: ConnectionStatus;
+  fieldMappings: unknown;
+  credentialsVerifiedAt: Date | null;
+}
 
-/** The same columns as CONNECTION, read through pg. */
+// The connection lookups run for every webhook POST: through pg, as the other hot reads
+// (database.module.ts), at a fraction of Prisma's CPU a query.
 const CONNECTION_COLUMNS = `id, workspace_id AS "workspaceId", external_account_id AS "externalAccountId",
   status::text AS status, field_mappings AS "fieldMappings", credentials_verified_at AS "credentialsVerifiedAt"`;
 
@@ -53,9 +53,6 @@ export class WebhooksRepository {
     @Inject(PrismaClient) private readonly prisma: PrismaClient,
     @Inject(READ_POOL) private readonly pool: Pool,
   ) {}
-
-  // The connection lookups run for every webhook POST: through pg, as the other hot reads
-  // (database.module.ts), at a fraction of Prisma's CPU a query.
 
   /** Every HubSpot connection of these portals, in any workspace (one portal may be connected twice). */
   async hubspotConnections(portalIds: readonly string[]): Promise<WebhookConnection[]> {
@@ -102,11 +99,12 @@ export class WebhooksRepository {
   ): Promise<{ subscriptions: PushSubscriptionRow[]; connections: WebhookConnection[] }> {
     if (ids.length === 0) return { subscriptions: [], connections: [] };
     const rows = await this.prisma.pushSubscription.findMany({ where: { id: { in: [...ids] } } });
-    const owners = await this.prisma.connection.findMany({
-      where: { id: { in: [...new Set(rows.map((r) => r.connectionId))] }, provider: DB_PROVIDER[provider] },
-      select: CONNECTION,
-      orderBy: { id: 'asc' },
-    });
+    // The provider's key is the stored value (the enum's @map).
+    const { rows: owners } = await this.pool.query<ConnectionRow>(
+      `SELECT ${CONNECTION_COLUMNS} FROM connection
+        WHERE id = ANY($1::uuid[]) AND provider::text = $2 ORDER BY id`,
+      [[...new Set(rows.map((r) => r.connectionId))], provider],
+    );
     const connections = owners.map(toConnection);
     const owned = new Set(connections.map((c) => c.id as string));
     return {
@@ -177,7 +175,7 @@ function toConnection(row: ConnectionRow): WebhookConnection {
 }
 
 /** Only string → string entries; anything else in the column is ignored rather than trusted. */
-function fieldMappingsOf(value: Prisma.JsonValue): FieldMappings {
+function fieldMappingsOf(value: unknown): FieldMappings {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return {};
   return Object.fromEntries(
     Object.entries(value).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),

@@ -6,6 +6,7 @@ import {
   type WriteReceipt,
 } from '@syncline/connectors';
 import { type Logger, type ProviderKey, type SourceChangeInput, storableText } from '@syncline/core';
+import { APPEND_STATEMENT } from '@syncline/log';
 import {
   ASSOCIATION_OPS,
   type AssociationFields,
@@ -303,9 +304,10 @@ export class PushService {
    * append waits for) no longer than it runs.
    */
   private appendNow(changes: readonly SourceChangeInput[]) {
-    // Named as the log's own appends are (the text is the same): planned once per connection.
+    // Named as the log's own appends are: planned once per connection.
     return this.log.appendWithin(
-      async (sql, params) => (await this.pool.query({ name: 'log.append', text: sql, values: params })).rows,
+      async (sql, params) =>
+        (await this.pool.query({ name: APPEND_STATEMENT, text: sql, values: params })).rows,
       changes,
     );
   }
