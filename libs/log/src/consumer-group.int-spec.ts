@@ -280,6 +280,52 @@ describe('LogConsumer', () => {
     }
   });
 
+  it('tells afterCommit whether a whole batch or more still waits after each batch (behind)', async () => {
+    const own = await createTestDatabase('consumer_behind');
+    const ownPool = new Pool({ connectionString: own.url, max: 2 });
+    try {
+      const ownLog = new ChangeLog(ownPool, { partitions: 1 });
+      await ownLog.init();
+      await createDerivedTables(ownPool);
+      const only = await seedConnection(ownPool);
+      const appended = await ownLog.append(
+        Array.from({ length: 230 }, (_, i) =>
+          change(only, { externalId: `b-${i % 7}`, eventKey: `behind:${i}`, fields: { v: i } }),
+        ),
+      );
+      await ownLog.close();
+      expect(appended.ok).toBe(true);
+      const seen: { events: number; behind: boolean }[] = [];
+      const c = new LogConsumer({
+        connection: own.url,
+        group: 'g-behind',
+        partitions: 1,
+        batchSize: 50,
+        handler: derivedStateHandler,
+        pollMs: 20,
+        afterCommit: (events, { behind }) => {
+          seen.push({ events: events.length, behind });
+        },
+      });
+      consumers.push(c);
+      await c.start();
+      await until(async () => seen.reduce((n, s) => n + s.events, 0) === 230);
+      // 180, 130, 80, 30 and 0 events left after the five batches; a batch is 50.
+      expect(seen).toEqual([
+        { events: 50, behind: true },
+        { events: 50, behind: true },
+        { events: 50, behind: true },
+        { events: 50, behind: false },
+        { events: 30, behind: false },
+      ]);
+      expect(c.behind()).toBe(false);
+    } finally {
+      await Promise.all(consumers.splice(0).map((c) => c.stop()));
+      await ownPool.end();
+      await own.drop();
+    }
+  });
+
   it('replays from offset 0 into a fresh group with byte-identical derived state', async () => {
     await appendMany('replay', 300, 17);
     const first = consumer('g-live', { batchSize: 25 });

@@ -42,10 +42,16 @@ export interface ConsumerOptions {
    * for side effects that must not run before the state is durable, such as enqueueing the
    * jobs that act on it. Errors are reported to `onError` and do not stop the consumer.
    */
-  afterCommit?: (
-    events: readonly LogEvent[],
-    context: { group: string; partition: number },
-  ) => void | Promise<void>;
+  afterCommit?: (events: readonly LogEvent[], context: CommitContext) => void | Promise<void>;
+}
+
+/** What afterCommit is told of the batch that committed. */
+export interface CommitContext {
+  group: string;
+  /** The batch's first partition. */
+  partition: number;
+  /** Whether the member is behind: a whole batch or more waiting on its partitions (LogConsumer.behind). */
+  behind: boolean;
 }
 
 export interface PartitionProgress {
@@ -76,6 +82,8 @@ export class LogConsumer {
   private readonly owned = new Set<number>();
   /** Partitions whose last shared batch took a full share: they go alone next time. */
   private readonly backlogged = new Set<number>();
+  /** Events each partition still had waiting after its last read (by the log's head as read then). */
+  private readonly waitingAfter = new Map<number, number>();
   private running = false;
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
@@ -133,6 +141,16 @@ export class LogConsumer {
       this.broken = true;
     });
     return client;
+  }
+
+  /**
+   * Whether this member is behind: its leased partitions, after their last reads, still had at
+   * least a whole batch waiting between them.
+   */
+  behind(): boolean {
+    let waiting = 0;
+    for (const [partition, left] of this.waitingAfter) if (this.owned.has(partition)) waiting += left;
+    return waiting >= this.batchSize;
   }
 
   /** Partitions this member holds right now. */
@@ -347,6 +365,7 @@ export class LogConsumer {
       for (const e of events) taken.set(e.partition, (taken.get(e.partition) ?? 0) + 1);
       heads.rows.forEach((h, i) => {
         const left = waiting[i]! - (taken.get(h.partition) ?? 0);
+        this.waitingAfter.set(h.partition, left);
         if (left >= this.batchSize) this.backlogged.add(h.partition);
         else this.backlogged.delete(h.partition);
       });
@@ -375,7 +394,7 @@ export class LogConsumer {
       await tx.query('COMMIT');
       if (this.options.afterCommit) {
         try {
-          await this.options.afterCommit(events, context);
+          await this.options.afterCommit(events, { ...context, behind: this.behind() });
         } catch (error) {
           this.options.onError?.(error);
         }

@@ -41,6 +41,12 @@ const workersEnvObject = baseEnvSchema.extend({
   /** How long outbox rows for one target record gather before they are pushed. */
   SYNC_COALESCE_MS: wholeNumber(50, 0),
   /**
+   * Longest the pushes owed by a sync stage that is behind (a backlog on its partitions) are
+   * held, so that the backlog sends each record's latest values rather than every value it
+   * went through (PushHold); 0 never holds them.
+   */
+  SYNC_BACKLOG_HOLD_MS: wholeNumber(2_000, 0, 60_000),
+  /**
    * Leased partitions the sync stage takes in one transaction (each in offset order): the
    * fixed cost of a batch is paid once for all of them instead of once per partition.
    */

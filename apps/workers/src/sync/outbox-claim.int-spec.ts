@@ -117,6 +117,19 @@ describe('claiming outbox rows', () => {
     expect(again.rows.map((r) => r.op)).toEqual(['create']);
   });
 
+  it('takes no row queued after the outbox as the push found it (upTo), which the next push takes', async () => {
+    const { ws, handle } = await adaInBothCrms();
+    await handle(contactEvent(ws.workspaceId, ws.a, 'a-1', at(10), { ...ada, jobTitle: 'Professor' }));
+    const { rows: found } = await pool.query<{ id: string }>('SELECT max(id)::text AS id FROM outbox');
+    // A edits again after the push began: the pending row is replaced by one the push did not find.
+    await handle(contactEvent(ws.workspaceId, ws.a, 'a-1', at(11), { ...ada, jobTitle: 'Countess' }));
+    const bounded = await claimOutbox(pool, ws.b, 500, undefined, found[0]!.id);
+    expect(bounded.rows).toEqual([]);
+    const next = await claimOutbox(pool, ws.b, 500);
+    expect(next.rows.map((r) => r.fields)).toEqual([{ jobTitle: 'Countess' }]);
+    expect(BigInt(next.rows[0]!.id)).toBeGreaterThan(BigInt(found[0]!.id));
+  });
+
   it('waits a second longer after each refusal before taking a write the provider refused as stale again', async () => {
     const { ws, handle } = await adaInBothCrms();
     await handle(contactEvent(ws.workspaceId, ws.a, 'a-1', at(20), { ...ada, jobTitle: 'Countess' }));

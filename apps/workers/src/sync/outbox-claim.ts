@@ -44,6 +44,8 @@ export async function claimOutbox(
   connectionId: string,
   limit: number,
   insightPeriodMs = INSIGHT_WRITE_PERIOD_MS,
+  /** The last row id this claim may take (the outbox as the push found it); none: every row. */
+  upTo = '9223372036854775807',
 ): Promise<Claim> {
   const { rows } = await pool.query<
     ClaimedRow & { link_external_id: string | null; link_version: string | null; outdated: boolean }
@@ -53,7 +55,7 @@ export async function claimOutbox(
     text: `WITH candidate AS (
        SELECT o.id, (o.op = 'update' AND o.heads IS DISTINCT FROM e.heads) AS outdated
          FROM outbox o LEFT JOIN entity e ON e.id = o.entity_id
-        WHERE o.connection_id = $1 AND o.status IN ('pending', 'sending')
+        WHERE o.connection_id = $1 AND o.status IN ('pending', 'sending') AND o.id <= $5::bigint
           -- A write the provider refused as stale waits for its record's fresh version to be
           -- merged, a second longer after each refusal (setAside stamps claimed_at): taken again
           -- by every push of the connection meanwhile, it would use up its attempts before the
@@ -82,7 +84,8 @@ export async function claimOutbox(
                  o.fields, o.prior, o.heads, o.idempotency_key, o.attempts)
      SELECT c.id::text AS id, c.workspace_id, c.entity_id, c.entity_type, c.op, c.external_id, c.fields,
             c.prior, c.heads, c.idempotency_key, c.attempts, l.external_id AS link_external_id,
-            COALESCE(unfolded.provider_version, l.provider_version) AS link_version,
+            COALESCE(CASE WHEN last_sent."offset" > COALESCE(co.committed_offset, -1) THEN last_sent.provider_version END,
+                     l.provider_version) AS link_version,
             -- This target merged the entity's own record away at our asking (an unmerge since).
             c.op = 'create' AND COALESCE((SELECT e.flags->'recreateIn' ? $1::uuid::text FROM entity e
                                            WHERE e.id = c.entity_id), false) AS after_provider_merge,
@@ -91,18 +94,24 @@ export async function claimOutbox(
        -- The version our last write to the record left, while its receipt waits on the log for
        -- the sync stage (which moves it onto the link): the record holds what we wrote, so the
        -- next write is conditional on that version, not on the one before it (refused as stale).
+       -- Only the last receipt can be waiting: one pusher at a time sends a connection's writes
+       -- and logs their receipts on the workspace's partition before it marks them sent, so a
+       -- later write's receipt has a later offset, and once the stage has folded the last one it
+       -- has folded every one before it. The read walks the record's sent writes newest first
+       -- (outbox_sent_entity_idx) and stops at the first with a receipt, not at every write the
+       -- record ever had.
        LEFT JOIN LATERAL (
-         SELECT ev.provider_version FROM outbox s
+         SELECT ev.provider_version, ev.partition, ev."offset" FROM outbox s
            JOIN change_event ev ON ev.connection_id = s.connection_id
                                AND ev.event_key = ${receiptEventKeySql('s.connection_id', 's.idempotency_key')}
-           LEFT JOIN consumer_offset co ON co.group_name = $3 AND co.partition = ev.partition
           WHERE s.entity_id = c.entity_id AND s.connection_id = $1 AND s.status = 'sent'
             AND s.op IN ('create', 'update', 'merge') AND ev.external_id = l.external_id
-            AND ev.provider_version IS NOT NULL AND ev."offset" > COALESCE(co.committed_offset, -1)
-          ORDER BY s.sent_at DESC NULLS LAST, s.id DESC LIMIT 1) unfolded ON true
+            AND ev.provider_version IS NOT NULL
+          ORDER BY s.sent_at DESC NULLS LAST, s.id DESC LIMIT 1) last_sent ON true
+       LEFT JOIN consumer_offset co ON co.group_name = $3 AND co.partition = last_sent.partition
      UNION ALL
      SELECT id::text, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, true FROM outdated`,
-    values: [connectionId, limit, SYNC_GROUP, insightPeriodMs],
+    values: [connectionId, limit, SYNC_GROUP, insightPeriodMs, upTo],
   });
   const outdated = rows.filter((r) => r.outdated).length;
   const linked = new Map<string, string>();

@@ -69,6 +69,22 @@ describe('PushService', () => {
     expect(claims).toHaveLength(2);
     expect(enqueued).toEqual([]);
 
+    // A push scheduled while one is in progress in this process (the sync stage's request after
+    // a commit) is served by it too: no job, no wait for the next window.
+    claims.length = 0;
+    const { pool: held, claims: heldClaims } = countingClaims(pool, 300);
+    (service as unknown as { pool: Pool }).pool = held;
+    const third = service.push(connectionId);
+    while (heldClaims.length === 0) await new Promise((r) => setTimeout(r, 5));
+    await service.schedule(connectionId);
+    await third;
+    expect(heldClaims).toHaveLength(2);
+    expect(enqueued).toEqual([]);
+    // Scheduled when none is in progress: a job.
+    await service.schedule(connectionId);
+    expect(enqueued).toHaveLength(1);
+    enqueued.length = 0;
+
     // With nothing asked for meanwhile, one claim; and a push after it runs on its own.
     claims.length = 0;
     const { pool: again, claims: alone } = countingClaims(pool, 0);

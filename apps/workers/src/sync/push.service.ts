@@ -121,8 +121,20 @@ export class PushService {
     });
   }
 
-  /** Enqueues the push of a connection for the coalescing window now open (or `atMs`). */
+  /**
+   * Enqueues the push of a connection for the coalescing window now open (or `atMs`). A push
+   * of it in progress in this process drains again once done instead: no job, no window.
+   */
   async schedule(connectionId: string, atMs = Date.now()): Promise<void> {
+    const inProgress = this.pushing.get(connectionId);
+    if (inProgress !== undefined && atMs <= Date.now()) {
+      inProgress.again = true;
+      return;
+    }
+    await this.enqueue(connectionId, atMs);
+  }
+
+  private async enqueue(connectionId: string, atMs: number): Promise<void> {
     const window = Math.max(1, this.config.SYNC_COALESCE_MS);
     const slot = Math.floor(atMs / window) + 1;
     const delayMs = Math.max(0, slot * window - Date.now());
@@ -182,17 +194,23 @@ export class PushService {
     }
   }
 
-  /** Sends until a claim finds nothing (`drained`), its time budget is used, or credentials are refused. */
+  /**
+   * Sends what the outbox held when it began, until a claim finds nothing more of it
+   * (`drained`), its time budget is used, or credentials are refused. Rows queued since come
+   * with the push their queueing asked for (in this process: the drain again, at once), so a
+   * push held back while the sync stage is behind (PushHold) is not sent by one in progress.
+   */
   private async drain(handle: ConnectionHandle): Promise<PushOutcome & { drained: boolean }> {
     const outcome = { ...NOTHING, drained: false };
     const started = Date.now();
+    const upTo = await lastOutboxId(this.pool);
     for (;;) {
       const {
         rows: claimed,
         linked,
         versions,
         outdated,
-      } = await claimOutbox(this.pool, handle.id, CLAIM_LIMIT, this.config.INSIGHT_WRITE_PERIOD_MS);
+      } = await claimOutbox(this.pool, handle.id, CLAIM_LIMIT, this.config.INSIGHT_WRITE_PERIOD_MS, upTo);
       outcome.dropped += outdated;
       // Only rows set aside as out of date: the claim goes on to the rows after them.
       if (claimed.length === 0 && outdated > 0) continue;
@@ -255,7 +273,8 @@ export class PushService {
         }
       }
       if (Date.now() - started > JOB_BUDGET_MS) {
-        await this.schedule(handle.id);
+        // A job of its own: the queue's other work goes first.
+        await this.enqueue(handle.id, Date.now());
         return outcome;
       }
     }
@@ -713,6 +732,14 @@ export class PushService {
     for (const row of rows) await this.schedule(row.connection_id);
     return rows.length;
   }
+}
+
+/** The id of the outbox's latest row (0 before the first). */
+async function lastOutboxId(pool: Pool): Promise<string> {
+  const { rows } = await pool.query<{ id: string }>(
+    `SELECT CASE WHEN is_called THEN last_value ELSE 0 END::text AS id FROM outbox_id_seq`,
+  );
+  return rows[0]?.id ?? '0';
 }
 
 /** For tests and callers that hold a pool client: whether an outbox is empty. */

@@ -10,12 +10,14 @@ import { PG_POOL, ROOT_LOGGER } from '../infra/connections';
 import { JobQueue } from '../jobs/job-queue.service';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { PushService } from './push.service';
+import { PushHold } from './push-hold';
 import { SYNC_GROUP } from './sync-group';
 
 /**
  * Runs this process's member of the `sync` consumer group: the partitions it leases go
  * through identity, merge and the outbox in the transaction that commits their offsets;
- * after each commit the connections owed writes get a push job for the current window.
+ * after each commit the connections owed writes get a push job for the current window, or,
+ * while the stage is behind, once it has caught up or held them for long enough (PushHold).
  */
 @Injectable()
 export class SyncConsumerService implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -26,6 +28,7 @@ export class SyncConsumerService implements OnApplicationBootstrap, OnApplicatio
   /** What the batches of the open transaction owe, acted on once it commits. */
   private readonly owedPush = new Set<string>();
   private readonly owedPull = new Set<string>();
+  private readonly hold: PushHold;
 
   constructor(
     @Inject(PG_POOL) pool: Pool,
@@ -37,6 +40,13 @@ export class SyncConsumerService implements OnApplicationBootstrap, OnApplicatio
   ) {
     this.logger = rootLogger.child({ scope: SyncConsumerService.name });
     this.engine = new MergeEngine(new PgMergeStore(pool), { cacheBytes: 128 * 1024 * 1024 });
+    this.hold = new PushHold({
+      maxHoldMs: config.SYNC_BACKLOG_HOLD_MS,
+      push: async (connectionIds) => {
+        for (const connectionId of connectionIds) await this.push.schedule(connectionId);
+      },
+      onError: (error) => this.logger.error({ err: error }, 'held push failed to enqueue'),
+    });
     this.stage = new SyncStage({
       identity: new IdentityService(),
       engine: this.engine,
@@ -66,8 +76,8 @@ export class SyncConsumerService implements OnApplicationBootstrap, OnApplicatio
           end();
         }
       },
-      afterCommit: async () => {
-        for (const connectionId of drain(this.owedPush)) await this.push.schedule(connectionId);
+      afterCommit: async (_events, { behind }) => {
+        await this.hold.owed(drain(this.owedPush), behind);
         for (const connectionId of drain(this.owedPull))
           await this.jobs.enqueue('connection.pull', { connectionId, reason: 'unknown record notified' });
       },
@@ -79,6 +89,7 @@ export class SyncConsumerService implements OnApplicationBootstrap, OnApplicatio
 
   async onApplicationShutdown(): Promise<void> {
     await this.consumer?.stop();
+    await this.hold.release();
   }
 }
 
