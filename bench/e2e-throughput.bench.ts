@@ -91,12 +91,6 @@ async function measure(
     for (const [email, value] of want) if (got.get(email) !== value) lost++;
     return lost;
   };
-    const { Client } = await import('pg');
-    const c = new Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
-    await c.connect();
-    await c.query('SELECT pg_stat_statements_reset()');
-    await c.end();
-  }
   const started = held ? Date.now() : editsStarted;
   const cpuBefore = held ? stack.cpu() : undefined;
   if (held) {
@@ -123,7 +117,7 @@ async function measure(
       `SELECT left(COALESCE(last_error, '(none)'), 60) AS reason, count(*)::int AS n FROM outbox
         WHERE status = 'superseded' GROUP BY 1 ORDER BY 2 DESC LIMIT 5`,
     );
-    // When the log took each portal's events after the release, in ms from it (with the sync stage's lag behind them).
+    // When the log took each portal's events after the release, in ms from it.
     const { rows: timeline } = await stack.pool.query(
       `SELECT c.external_account_id AS portal, e.op,
               round(extract(epoch FROM min(e.ingested_at)) * 1000 - $1)::int AS first_ms,
