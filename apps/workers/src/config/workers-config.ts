@@ -45,7 +45,7 @@ const workersEnvObject = baseEnvSchema.extend({
    * held, so that the backlog sends each record's latest values rather than every value it
    * went through (PushHold); 0 never holds them.
    */
-  SYNC_BACKLOG_HOLD_MS: wholeNumber(2_000, 0, 60_000),
+  SYNC_BACKLOG_HOLD_MS: wholeNumber(5_000, 0, 60_000),
   /**
    * Leased partitions the sync stage takes in one transaction (each in offset order): the
    * fixed cost of a batch is paid once for all of them instead of once per partition.
