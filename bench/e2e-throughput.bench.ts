@@ -126,6 +126,20 @@ async function measure(
         WHERE e.ingested_at >= to_timestamp($1 / 1000.0) GROUP BY 1, 2 ORDER BY 1, 2`,
       [started],
     );
+    // Per second from the release: events the log took, and events the sync stage folded.
+    const { rows: perSecond } = await stack.pool.query(
+      `WITH appended AS (
+         SELECT floor(extract(epoch FROM ingested_at) - $1 / 1000.0)::int AS s, count(*)::int AS n
+           FROM change_event WHERE ingested_at >= to_timestamp($1 / 1000.0) GROUP BY 1),
+       folded AS (
+         SELECT floor(extract(epoch FROM committed_at) - $1 / 1000.0)::int AS s,
+                sum(last_offset - since_offset)::int AS n, count(*)::int AS batches
+           FROM consumer_batch WHERE group_name = 'sync' AND committed_at >= to_timestamp($1 / 1000.0) GROUP BY 1)
+       SELECT s, COALESCE(a.n, 0) AS appended, COALESCE(f.n, 0) AS folded, COALESCE(f.batches, 0) AS batches
+         FROM appended a FULL JOIN folded f USING (s) ORDER BY s`,
+      [started],
+    );
+    log(`per second (s, appended, folded, batches): ${perSecond.map((r) => `${r.s}:${r.appended}/${r.folded}/${r.batches}`).join(' ')}`);
     log(`events: ${JSON.stringify(events)}`);
     log(`after the release: ${JSON.stringify(timeline)}`);
     log(`set aside: ${JSON.stringify(setAside)}`);
