@@ -139,7 +139,9 @@ async function measure(
          FROM appended a FULL JOIN folded f USING (s) ORDER BY s`,
       [started],
     );
-    log(`per second (s, appended, folded, batches): ${perSecond.map((r) => `${r.s}:${r.appended}/${r.folded}/${r.batches}`).join(' ')}`);
+    log(
+      `per second (s, appended, folded, batches): ${perSecond.map((r) => `${r.s}:${r.appended}/${r.folded}/${r.batches}`).join(' ')}`,
+    );
     log(`events: ${JSON.stringify(events)}`);
     log(`after the release: ${JSON.stringify(timeline)}`);
     log(`set aside: ${JSON.stringify(setAside)}`);

@@ -1,16 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import {
-  type AssociationWrite,
-  type ConnectorError,
-  type PushWrite,
-  type WriteReceipt,
-} from '@syncline/connectors';
+import { type ConnectorError, type PushWrite, type WriteReceipt } from '@syncline/connectors';
 import { type Logger, type ProviderKey, type SourceChangeInput, storableText } from '@syncline/core';
 import { APPEND_STATEMENT } from '@syncline/log';
 import {
-  ASSOCIATION_OPS,
-  type AssociationFields,
-  type AssociationOp,
   type ClaimedOutboxRow,
   type CoalescedWrite,
   coalesce,
@@ -26,6 +18,7 @@ import { IngestLog } from '../connections/ingest-log';
 import { PG_POOL, ROOT_LOGGER } from '../infra/connections';
 import { JobQueue } from '../jobs/job-queue.service';
 import { WorkerMetrics } from '../metrics/worker-metrics';
+import { AssociationPush, isAssociation } from './association-push';
 import { InsightPush, isInsightWrite } from './insight-push';
 import { type ClaimedRow, claimOutbox } from './outbox-claim';
 import { deadLetterWrite, holdStaleRows, type Refused, setRefusedCreateAside } from './refused-writes';
@@ -51,16 +44,8 @@ export class RetryLater extends Error {
   }
 }
 
-const isAssociation = (row: ClaimedRow): row is Omit<ClaimedOutboxRow, 'op'> & { op: AssociationOp } =>
-  (ASSOCIATION_OPS as readonly string[]).includes(row.op);
 const isEntityWrite = (row: ClaimedRow): row is ClaimedOutboxRow =>
   !isAssociation(row) && !isInsightWrite(row);
-
-/** The rows of one association write, with its calls (a removal may name several record pairs). */
-interface AssociationSend {
-  row: Omit<ClaimedOutboxRow, 'op'> & { op: AssociationOp };
-  calls: AssociationWrite[];
-}
 
 export interface PushOutcome {
   sent: number;
@@ -82,11 +67,13 @@ const NOTHING: Readonly<PushOutcome> = { sent: 0, failed: 0, dropped: 0, existin
  * carried) that turns the provider's later report of it into an echo. A write the provider
  * refuses is isolated by splitting its batch, then dead-lettered alone; the rest go on. A create
  * refused because the provider holds the record already is settled on that record instead.
+ * Associations (AssociationPush) and insight properties (InsightPush) go after the records.
  */
 @Injectable()
 export class PushService {
   private readonly logger: Logger;
   private readonly insights: InsightPush;
+  private readonly associations: AssociationPush;
   /**
    * Connections this process is pushing now, each with whether another push was asked for
    * meanwhile: the push in progress drains again before it lets go, instead of the request
@@ -118,6 +105,16 @@ export class PushService {
           );
       },
       refused: (handle, error) => this.refused(handle, error),
+    });
+    this.associations = new AssociationPush({
+      pool,
+      batch: BATCH,
+      refused: (handle, error) => this.refused(handle, error),
+      fail: (handle, write, error) => this.fail(handle, write, error),
+      sent: async (handle, ops) => {
+        for (const op of ops) this.metrics.pushWrites.inc({ provider: handle.provider, op });
+        await this.runtime.recordSuccess(handle.id);
+      },
     });
   }
 
@@ -254,7 +251,7 @@ export class PushService {
       const associations = claimed.filter(isAssociation);
       if (associations.length > 0) {
         try {
-          await this.sendAssociations(handle, associations, outcome);
+          await this.associations.send(handle, associations, outcome);
         } catch (error) {
           await this.releaseRows(associations.map((r) => r.id));
           if (error instanceof RetryLater && error.code === 'AuthRevoked') return outcome;
@@ -405,121 +402,6 @@ export class PushService {
       return;
     }
     await this.fail(handle, writes[0]!, error);
-    outcome.failed++;
-  }
-
-  /**
-   * Association writes (relation-writeback.ts): both ends resolved to the connection's records
-   * now, after the batch's creates were linked. One whose end has no record yet waits for the
-   * create that makes it (`waiting`, made pending again when the sync stage folds the create's
-   * receipt, see write-events.ts, or by the sweep); one whose end has neither is set aside. Sent per pair of types in batches.
-   */
-  private async sendAssociations(
-    handle: ConnectionHandle,
-    rows: readonly (Omit<ClaimedOutboxRow, 'op'> & { op: AssociationOp })[],
-    outcome: PushOutcome,
-  ): Promise<void> {
-    const ends = [
-      ...new Set(rows.flatMap((r) => [r.entity_id, (r.fields as unknown as AssociationFields).toId])),
-    ];
-    // An entity with two records in the connection: the first by external id.
-    const { rows: links } = await this.pool.query<{ entity_id: string; external_id: string }>(
-      `SELECT DISTINCT ON (entity_id) entity_id::text AS entity_id, external_id FROM source_link
-        WHERE connection_id = $1 AND entity_id = ANY($2::uuid[]) ORDER BY entity_id, external_id COLLATE "C"`,
-      [handle.id, ends],
-    );
-    const idOf = new Map(links.map((l) => [l.entity_id, l.external_id]));
-    const ready: AssociationSend[] = [];
-    const unresolved: string[] = [];
-    for (const row of rows) {
-      const fields = row.fields as unknown as AssociationFields;
-      const base = {
-        op: row.op,
-        fromType: row.entity_type,
-        toType: fields.toType as AssociationWrite['toType'],
-        idempotencyKey: row.idempotency_key,
-      };
-      if (row.op === 'dissociate' && fields.pairs && fields.pairs.length > 0) {
-        ready.push({ row, calls: fields.pairs.map(([fromId, toId]) => ({ ...base, fromId, toId })) });
-        continue;
-      }
-      const fromId = idOf.get(row.entity_id);
-      const toId = idOf.get(fields.toId);
-      if (fromId === undefined || toId === undefined) unresolved.push(row.id);
-      else ready.push({ row, calls: [{ ...base, fromId, toId }] });
-    }
-    if (unresolved.length > 0)
-      await this.pool.query(
-        `UPDATE outbox o
-            SET status = CASE
-                -- Linked since the look above (the sync stage folded a create's receipt): goes now.
-                WHEN EXISTS (SELECT 1 FROM source_link l WHERE l.connection_id = o.connection_id AND l.entity_id = o.entity_id)
-                 AND EXISTS (SELECT 1 FROM source_link l WHERE l.connection_id = o.connection_id
-                                AND l.entity_id::text = o.fields->>'toId')
-                THEN 'pending'
-                -- A create of an end is owed, on its way, or sent with its receipt not folded yet.
-                WHEN EXISTS (
-                  SELECT 1 FROM outbox c WHERE c.connection_id = o.connection_id AND c.op = 'create'
-                     AND c.status IN ('pending', 'sending', 'sent') AND c.entity_id::text IN (o.entity_id::text, o.fields->>'toId'))
-                THEN 'waiting' ELSE 'superseded' END,
-                claimed_at = NULL, last_error = 'an end has no record in the connection'
-          WHERE o.id = ANY($1::bigint[])`,
-        [unresolved],
-      );
-    for (let i = 0; i < ready.length; i += BATCH)
-      await this.sendAssociationBatch(handle, ready.slice(i, i + BATCH), outcome);
-  }
-
-  private async sendAssociationBatch(
-    handle: ConnectionHandle,
-    sends: readonly AssociationSend[],
-    outcome: PushOutcome,
-  ): Promise<void> {
-    if (sends.length === 0) return;
-    const ids = sends.map((s) => s.row.id);
-    const push = handle.connector.pushAssociations;
-    if (push === undefined) {
-      await this.pool.query(
-        `UPDATE outbox SET status = 'superseded', last_error = 'the provider has no associations' WHERE id = ANY($1::bigint[])`,
-        [ids],
-      );
-      return;
-    }
-    const result = await push(
-      handle.ctx,
-      sends.flatMap((s) => s.calls),
-    );
-    if (result.ok) {
-      await this.pool.query(
-        `UPDATE outbox SET status = 'sent', sent_at = now() WHERE id = ANY($1::bigint[])`,
-        [ids],
-      );
-      outcome.sent += sends.length;
-      for (const s of sends) this.metrics.pushWrites.inc({ provider: handle.provider, op: s.row.op });
-      await this.runtime.recordSuccess(handle.id);
-      return;
-    }
-    const error = result.error;
-    await this.refused(handle, error);
-    // One write at fault (a record gone): split until it stands alone, dead-letter it, send the rest.
-    if (sends.length > 1) {
-      const half = Math.ceil(sends.length / 2);
-      await this.sendAssociationBatch(handle, sends.slice(0, half), outcome);
-      await this.sendAssociationBatch(handle, sends.slice(half), outcome);
-      return;
-    }
-    const { row } = sends[0]!;
-    await this.fail(
-      handle,
-      {
-        rowIds: [row.id],
-        entityId: row.entity_id,
-        op: row.op,
-        fields: row.fields,
-        workspaceId: row.workspace_id,
-      },
-      error,
-    );
     outcome.failed++;
   }
 
