@@ -295,7 +295,7 @@ describe('LogConsumer', () => {
       );
       await ownLog.close();
       expect(appended.ok).toBe(true);
-      const seen: { events: number; behind: boolean }[] = [];
+      const seen: { events: number; partitions: readonly number[]; behind: boolean }[] = [];
       const c = new LogConsumer({
         connection: own.url,
         group: 'g-behind',
@@ -303,8 +303,8 @@ describe('LogConsumer', () => {
         batchSize: 50,
         handler: derivedStateHandler,
         pollMs: 20,
-        afterCommit: (events, { behind }) => {
-          seen.push({ events: events.length, behind });
+        afterCommit: (events, { partitions, behind }) => {
+          seen.push({ events: events.length, partitions, behind });
         },
       });
       consumers.push(c);
@@ -312,11 +312,11 @@ describe('LogConsumer', () => {
       await until(async () => seen.reduce((n, s) => n + s.events, 0) === 230);
       // 180, 130, 80, 30 and 0 events left after the five batches; a batch is 50.
       expect(seen).toEqual([
-        { events: 50, behind: true },
-        { events: 50, behind: true },
-        { events: 50, behind: true },
-        { events: 50, behind: false },
-        { events: 30, behind: false },
+        { events: 50, partitions: [0], behind: true },
+        { events: 50, partitions: [0], behind: true },
+        { events: 50, partitions: [0], behind: true },
+        { events: 50, partitions: [0], behind: false },
+        { events: 30, partitions: [0], behind: false },
       ]);
       expect(c.behind()).toBe(false);
     } finally {

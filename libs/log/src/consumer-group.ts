@@ -50,7 +50,12 @@ export interface CommitContext {
   group: string;
   /** The batch's first partition. */
   partition: number;
-  /** Whether the member is behind: a whole batch or more waiting on its partitions (LogConsumer.behind). */
+  /** The partitions whose events the batch held. */
+  partitions: readonly number[];
+  /**
+   * Whether those partitions are behind: after the batch, a whole batch or more still waited
+   * on them (LogConsumer.behind).
+   */
   behind: boolean;
 }
 
@@ -144,12 +149,13 @@ export class LogConsumer {
   }
 
   /**
-   * Whether this member is behind: its leased partitions, after their last reads, still had at
-   * least a whole batch waiting between them.
+   * Whether these partitions (default: all this member leases) are behind: after their last
+   * reads, they still had at least a whole batch waiting between them.
    */
-  behind(): boolean {
+  behind(partitions: Iterable<number> = this.owned): boolean {
     let waiting = 0;
-    for (const [partition, left] of this.waitingAfter) if (this.owned.has(partition)) waiting += left;
+    for (const partition of partitions)
+      if (this.owned.has(partition)) waiting += this.waitingAfter.get(partition) ?? 0;
     return waiting >= this.batchSize;
   }
 
@@ -394,7 +400,8 @@ export class LogConsumer {
       await tx.query('COMMIT');
       if (this.options.afterCommit) {
         try {
-          await this.options.afterCommit(events, { ...context, behind: this.behind() });
+          const read = heads.rows.map((h) => h.partition);
+          await this.options.afterCommit(events, { ...context, partitions: read, behind: this.behind(read) });
         } catch (error) {
           this.options.onError?.(error);
         }

@@ -76,8 +76,8 @@ export class SyncConsumerService implements OnApplicationBootstrap, OnApplicatio
           end();
         }
       },
-      afterCommit: async (_events, { behind }) => {
-        await this.hold.owed(drain(this.owedPush), behind);
+      afterCommit: async (_events, batch) => {
+        await this.hold.owed(drain(this.owedPush), batch);
         for (const connectionId of drain(this.owedPull))
           await this.jobs.enqueue('connection.pull', { connectionId, reason: 'unknown record notified' });
       },
