@@ -89,7 +89,10 @@ export class SyncConsumerService implements OnApplicationBootstrap, OnApplicatio
 
   async onApplicationShutdown(): Promise<void> {
     await this.consumer?.stop();
-    await this.hold.release();
+    // Held pushes go now; if the queue is gone already, the outbox sweep sends their rows.
+    await this.hold
+      .release()
+      .catch((error: unknown) => this.logger.warn({ err: error }, 'held pushes not enqueued at shutdown'));
   }
 }
 
