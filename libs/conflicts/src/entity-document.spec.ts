@@ -1,6 +1,6 @@
 import * as Automerge from '@automerge/automerge';
 import { describe, expect, it } from 'vitest';
-import { CRM_A, CRM_B, change, conn, T0, USER } from '../test/fixtures';
+import { CRM_A, CRM_B, CRM_C, change, conn, T0, USER } from '../test/fixtures';
 import { actorOf } from './actor';
 import { EntityDocument } from './entity-document';
 import type { PolicyMap } from './types';
@@ -428,6 +428,73 @@ describe('EntityDocument', () => {
     );
     expect(doc.state({})).toEqual(copy.state({}));
     expect(doc.getHeads()).toEqual(copy.getHeads());
+  });
+
+  it('a receipt of a write made many merges ago reads the fields kept for the heads written, as Automerge would', () => {
+    const backend = Object.getPrototypeOf(Automerge.getBackend(Automerge.init())) as {
+      loadIncremental: (bytes: Uint8Array) => number;
+    };
+    // The same history twice (the same event keys, so the same changes), the write's heads kept in one.
+    const receiptOf = (keep: boolean) => {
+      const doc = EntityDocument.create('e');
+      const edit = (id: string, at: number, fields: Record<string, unknown>) =>
+        doc.applyInbound(change(id, at, fields, { eventKey: `k${at}` }), {});
+      edit(CRM_B, 1, { owner: 'Dana', stage: 'Lead' });
+      edit(CRM_A, 2, { stage: 'Proposal' });
+      const written = doc.getHeads();
+      if (keep) doc.keepWritten(CRM_B, written);
+      // A backlog: A edits a dozen times before B's receipt is folded.
+      for (let at = 3; at < 15; at++) edit(CRM_A, at, { amount: at * 10 });
+      const original = backend.loadIncremental;
+      let reads = 0;
+      backend.loadIncremental = function (this: unknown, bytes: Uint8Array) {
+        reads++;
+        return original.call(this, bytes);
+      };
+      try {
+        doc.markSeen(CRM_B, written);
+      } finally {
+        backend.loadIncremental = original;
+      }
+      return { doc, reads };
+    };
+    const kept = receiptOf(true);
+    const read = receiptOf(false);
+    expect(kept.reads).toBe(0);
+    // Without the kept fields the heads have left the recent ones: Automerge reads them.
+    expect(read.reads).toBeGreaterThan(0);
+    expect(kept.doc.syncedState(CRM_B)).toEqual(read.doc.syncedState(CRM_B));
+    expect(owedOf(kept.doc)).toEqual(owedOf(read.doc));
+    expect(owedOf(kept.doc)[CRM_B]).toEqual(['amount']);
+    // B's next edit is placed where B stands in both.
+    const next = change(CRM_B, 20, { stage: 'Lost' }, { eventKey: 'k20' });
+    expect(kept.doc.applyInbound(next, {}).outcome.conflicts).toEqual(
+      read.doc.applyInbound(next, {}).outcome.conflicts,
+    );
+    expect(kept.doc.state({})).toEqual(read.doc.state({}));
+    expect(kept.doc.getHeads()).toEqual(read.doc.getHeads());
+  });
+
+  it("a connection's receipt lets go of the fields kept for its heads and its older ones, not another connection's", () => {
+    const doc = EntityDocument.create('e');
+    doc.applyInbound(change(CRM_A, 1, { stage: 'Lead' }), {});
+    const first = doc.getHeads();
+    doc.applyInbound(change(CRM_A, 2, { stage: 'Won' }), {});
+    const second = doc.getHeads();
+    const bare = doc.memoryBytes();
+    doc.keepWritten(CRM_B, first);
+    doc.keepWritten(CRM_C, first);
+    doc.keepWritten(CRM_B, second);
+    const kept = doc.memoryBytes();
+    expect(kept).toBeGreaterThan(bare);
+    // B's receipt of its later write: B's earlier write (set aside unsent) is no longer owed;
+    // C's receipt of the first heads is still to come.
+    doc.markSeen(CRM_B, second);
+    const afterB = doc.memoryBytes();
+    expect(afterB).toBeLessThan(kept);
+    expect(afterB).toBeGreaterThan(bare);
+    doc.markSeen(CRM_C, first);
+    expect(doc.memoryBytes()).toBe(bare);
   });
 
   it('changes merged without a read through Automerge are all there, at the heads the document named, when one comes', () => {

@@ -91,7 +91,17 @@ interface View {
 const ROOT = '_root';
 /** How many recent heads a document keeps the fields of (see `recent`). */
 const RECENT_VIEWS = 4;
+/** At most how many heads written out a document keeps the fields of (see `written`). */
+const WRITTEN_VIEWS = 32;
 const headsKey = (heads: readonly string[]): string => [...heads].sort().join(',');
+
+/** The fields at some heads, as they were when the document had them (see `recent`). */
+interface RecentView {
+  maxOp: number;
+  /** How many changes the document held then: every one of them is an ancestor of those heads. */
+  changes: number;
+  fields: Map<string, Candidate[]>;
+}
 const emptyView = (): View => ({ heads: [], maxOp: 0, fields: new Map(), stale: new Map() });
 
 /**
@@ -122,10 +132,17 @@ export class EntityDocument {
    * through Automerge, which would first have to apply every deferred change. `changes` is
    * how many changes the document held then: every one of them is an ancestor of those heads.
    */
-  private readonly recent = new Map<
-    string,
-    { maxOp: number; changes: number; fields: Map<string, Candidate[]> }
-  >();
+  private readonly recent = new Map<string, RecentView>();
+  /**
+   * The fields at heads written out to connections (`keepWritten`), oldest first, with the
+   * connections whose receipt is still to come. A write's receipt comes back through the log
+   * after whatever was folded meanwhile: behind a backlog, many merges later, when its heads
+   * have left `recent`. Read there, a receipt costs an Automerge read at past heads, which
+   * first applies every deferred change. A connection's receipt lets go of its older heads
+   * too: one pusher per connection sends an entity's writes in the order they were queued and
+   * logs their receipts in that order, so an older write still waiting was set aside unsent.
+   */
+  private readonly written = new Map<string, RecentView & { owed: Set<string> }>();
   private readonly eventKeys = new Set<string>();
   private readonly resolutions = new WeakMap<
     readonly Candidate[],
@@ -278,6 +295,7 @@ export class EntityDocument {
     this.lastByActor.clear();
     this.lastAtCount.clear();
     this.recent.clear();
+    this.written.clear();
     this.eventKeys.clear();
     this.current.clear();
     this.maxOp = 0;
@@ -290,7 +308,7 @@ export class EntityDocument {
     const at = [...heads];
     const view: View = { heads: at, maxOp: 0, fields: new Map(), stale: new Map(Object.entries(stale)) };
     if (at.length === 0) return view;
-    const recent = this.recent.get(headsKey(at));
+    const recent = this.recentAt(headsKey(at));
     if (recent !== undefined) {
       view.maxOp = recent.maxOp;
       view.fields = new Map(recent.fields);
@@ -494,6 +512,7 @@ export class EntityDocument {
     if (heads !== undefined && this.knownHeads(heads).length !== heads.length) return null;
     const at = heads === undefined ? undefined : this.withOwnLatest(connectionId, heads);
     const view = at === undefined || sameHeads(at, this.heads) ? this.currentView() : this.viewAt(at);
+    if (heads !== undefined) this.received(connectionId, headsKey(heads));
     this.views.set(connectionId, view);
     return this.syncedOf(view);
   }
@@ -509,7 +528,7 @@ export class EntityDocument {
     const own = this.lastByActor.get(actor);
     if (own === undefined || heads.includes(own)) return [...heads];
     // Its latest change was in the document when it had these heads: an ancestor of them.
-    const recent = this.recent.get(headsKey(heads));
+    const recent = this.recentAt(headsKey(heads));
     if (recent !== undefined && (this.lastAtCount.get(actor) ?? Number.POSITIVE_INFINITY) <= recent.changes)
       return [...heads];
     const unseen = this.backend.getChangesMeta([...heads]);
@@ -869,6 +888,42 @@ export class EntityDocument {
     return this.loadedChanges + this.appliedChanges;
   }
 
+  private recentAt(key: string): RecentView | undefined {
+    return this.recent.get(key) ?? this.written.get(key);
+  }
+
+  /** A connection's receipt of these heads: they, and its older ones, are no longer owed it. */
+  private received(connectionId: string, key: string): void {
+    if (!this.written.get(key)?.owed.has(connectionId)) return;
+    for (const [k, view] of this.written) {
+      view.owed.delete(connectionId);
+      if (view.owed.size === 0) this.written.delete(k);
+      if (k === key) break;
+    }
+  }
+
+  /**
+   * These heads were written out to a connection: their fields are kept (see `written`) until
+   * its receipt. Heads whose fields are not at hand (neither current nor recent) are left to
+   * Automerge.
+   */
+  keepWritten(connectionId: string, heads: readonly string[]): void {
+    const key = headsKey(heads);
+    const kept = this.written.get(key);
+    const view =
+      kept ??
+      this.recent.get(key) ??
+      (sameHeads(heads, this.heads)
+        ? { maxOp: this.maxOp, changes: this.changeCount(), fields: new Map(this.current) }
+        : undefined);
+    if (view === undefined) return;
+    const owed = kept?.owed ?? new Set<string>();
+    owed.add(connectionId);
+    this.written.delete(key);
+    this.written.set(key, { ...view, owed });
+    if (this.written.size > WRITTEN_VIEWS) this.written.delete(this.written.keys().next().value as string);
+  }
+
   /** Keeps the fields at the current heads among the recent ones (see `recent`). */
   private remember(): void {
     const key = headsKey(this.heads);
@@ -1105,10 +1160,11 @@ export class EntityDocument {
    * document, about 240 bytes per change it was loaded with, and about 510 bytes per change
    * merged into it since, deferred or applied (Automerge keeps more per change taken in after
    * a load than per change loaded in bulk); the coefficients round those up, so a budget errs
-   * on the safe side.
+   * on the safe side. The fields kept for heads written out (`written`) are a map each.
    */
   memoryBytes(): number {
-    return 16 * 1024 + 320 * this.loadedChanges + 576 * this.appliedChanges;
+    const kept = this.written.size * (128 + 64 * this.current.size);
+    return 16 * 1024 + 320 * this.loadedChanges + 576 * this.appliedChanges + kept;
   }
 
   /** Releases the document's WebAssembly memory; the object is unusable afterwards. */

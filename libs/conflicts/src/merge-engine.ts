@@ -251,6 +251,11 @@ export class MergeEngine {
   }
 
   /** Heads of the cached copy of a document, if one is cached (no load, no recency bump). */
+  /** See EntityDocument.keepWritten: a cached document keeps the fields at heads written out. */
+  keepWritten(entityId: string, connectionId: string, heads: readonly string[]): void {
+    this.cache.peek(entityId)?.doc.keepWritten(connectionId, heads);
+  }
+
   cachedHeads(entityId: string): string[] | undefined {
     return this.cache.peek(entityId)?.doc.getHeads();
   }

@@ -422,7 +422,11 @@ export class SyncStage {
     for (const id of await queueFoldWrites(tx, foldWrites)) owed.push.add(id);
     // A merged-away entity owes nothing (its pending rows were dropped by the merge).
     const owing = [...touched.values()].filter((t) => !t.frozen);
-    for (const id of await writeOutbox(tx, owing, connectionsOf)) owed.push.add(id);
+    for (const row of await writeOutbox(tx, owing, connectionsOf)) {
+      owed.push.add(row.connection_id);
+      // Its receipt reads the fields at these heads, likely many merges later.
+      if (row.op !== 'delete') engine.keepWritten(row.entity_id, row.connection_id, row.heads);
+    }
     // Associations one CRM made, owed to the others (and who took part in an activity, to its
     // engagements): after the creates above, which an association to a new record waits for.
     for (const id of await oweAssociations(tx, ends, removals, connectionsOf)) owed.push.add(id);

@@ -25,13 +25,14 @@ export async function queueFoldWrites(tx: LogTransaction, rows: readonly OutboxR
 /**
  * Queues what the batch's entities owe each connection (owedWrites), reading where their
  * records stand first. Every row carries all a target is owed at its heads, so a pending update
- * or delete that the new rows do not replace is set aside. Returns the connections owed writes.
+ * or delete that the new rows do not replace is set aside. Returns the rows owed (some may have
+ * been queued already).
  */
 export async function writeOutbox(
   tx: LogTransaction,
   touched: readonly Touched[],
   connectionsOf: (workspaceId: string) => Promise<readonly TargetConnection[]>,
-): Promise<string[]> {
+): Promise<OutboxRow[]> {
   if (touched.length === 0) return [];
   const { rows: linkRows } = await tx.query<{
     entity_id: string;
@@ -138,5 +139,5 @@ export async function writeOutbox(
      ON CONFLICT (connection_id, idempotency_key) DO NOTHING`,
     [JSON.stringify(outbox)],
   );
-  return outbox.map((row) => row.connection_id);
+  return outbox;
 }
