@@ -17,7 +17,7 @@ import {
   duplicateApplications,
 } from '../test/derived-state';
 import { ChangeLog } from './change-log';
-import { LogConsumer } from './consumer-group';
+import { type ConsumerOptions, LogConsumer } from './consumer-group';
 import { enforceRetention, GroupBusyError, groupLag, resetGroup } from './group-admin';
 
 const PARTITIONS = 8;
@@ -319,6 +319,55 @@ describe('LogConsumer', () => {
         { events: 30, partitions: [0], behind: false },
       ]);
       expect(c.behind()).toBe(false);
+    } finally {
+      await Promise.all(consumers.splice(0).map((c) => c.stop()));
+      await ownPool.end();
+      await own.drop();
+    }
+  });
+
+  it('grows its batches while they come back full and quick, up to maxBatchSize, and folds the same state', async () => {
+    const own = await createTestDatabase('consumer_grows');
+    const ownPool = new Pool({ connectionString: own.url, max: 2 });
+    try {
+      const ownLog = new ChangeLog(ownPool, { partitions: 1 });
+      await ownLog.init();
+      await createDerivedTables(ownPool);
+      const only = await seedConnection(ownPool);
+      const appended = await ownLog.append(
+        Array.from({ length: 1_000 }, (_, i) =>
+          change(only, { externalId: `g-${i % 13}`, eventKey: `grows:${i}`, fields: { v: i } }),
+        ),
+      );
+      await ownLog.close();
+      expect(appended.ok).toBe(true);
+      const run = async (group: string, options: Partial<ConsumerOptions>) => {
+        const sizes: number[] = [];
+        const c = new LogConsumer({
+          connection: own.url,
+          group,
+          partitions: 1,
+          batchSize: 50,
+          handler: derivedStateHandler,
+          pollMs: 20,
+          afterCommit: (events) => {
+            sizes.push(events.length);
+          },
+          ...options,
+        });
+        consumers.push(c);
+        await c.start();
+        await until(async () => sizes.reduce((n, s) => n + s, 0) === 1_000);
+        await c.stop();
+        return sizes;
+      };
+      // A target no batch here comes near: each full batch doubles, to the max.
+      expect(await run('g-grows', { maxBatchSize: 300, batchTargetMs: 60_000 })).toEqual([
+        50, 100, 200, 300, 300, 50,
+      ]);
+      // Without a max above the base, batches stay at the base.
+      expect(await run('g-fixed', {})).toEqual(Array.from({ length: 20 }, () => 50));
+      expect(await derivedSnapshot(ownPool, 'g-grows')).toBe(await derivedSnapshot(ownPool, 'g-fixed'));
     } finally {
       await Promise.all(consumers.splice(0).map((c) => c.stop()));
       await ownPool.end();

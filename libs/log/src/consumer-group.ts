@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { type Queryable, storableJson, storableText } from '@syncline/core';
 import { Client, type ClientConfig } from 'pg';
 import { asOid, groupLockKey, MEMBERSHIP } from './advisory-keys';
+import { BatchSizer } from './batch-sizer';
 import { LOG_NOTIFY_CHANNEL } from './change-log';
 import { withGenericPlans } from './generic-plans';
 import { LOG_EVENT_COLUMNS, type LogEvent, type LogEventRow, toLogEvent } from './log-event';
@@ -20,8 +21,18 @@ export interface ConsumerOptions {
   partitions: number;
   handler: LogHandler;
   connection: string | ClientConfig;
-  /** Most events handed to the handler in one transaction. */
+  /**
+   * Most events handed to the handler in one transaction (default 500), and what counts as a
+   * backlog: a partition with a whole batch still waiting after one.
+   */
   batchSize?: number;
+  /**
+   * Up to how many events a batch grows to while batches come back full (BatchSizer); default
+   * `batchSize`, so batches never grow.
+   */
+  maxBatchSize?: number;
+  /** How long a grown batch aims to take, from its read to its commit (default 500 ms). */
+  batchTargetMs?: number;
   /** Longest idle wait between polls; appends wake consumers sooner through NOTIFY. */
   pollMs?: number;
   /** How often membership is counted and partitions are taken or given back. */
@@ -77,6 +88,7 @@ export class LogConsumer {
   private readonly groupKey: number;
   private readonly partitions: number;
   private readonly batchSize: number;
+  private readonly sizer: BatchSizer;
   private readonly pollMs: number;
   private readonly rebalanceMs: number;
   private readonly maxAttempts: number;
@@ -128,6 +140,11 @@ export class LogConsumer {
     this.groupKey = groupLockKey(options.group);
     this.partitions = options.partitions;
     this.batchSize = options.batchSize ?? 500;
+    this.sizer = new BatchSizer(
+      this.batchSize,
+      Math.max(this.batchSize, options.maxBatchSize ?? this.batchSize),
+      options.batchTargetMs ?? 500,
+    );
     this.pollMs = options.pollMs ?? 1000;
     this.rebalanceMs = options.rebalanceMs ?? 1000;
     this.maxAttempts = options.maxAttempts ?? 3;
@@ -326,7 +343,10 @@ export class LogConsumer {
         return await this.processPartitionsNow(partitions, false);
       } catch (error) {
         // The batch failed whole and was rolled back: taken again at once, event by event.
-        if (error instanceof BatchFailed) return this.processPartitionsNow(partitions, true);
+        if (error instanceof BatchFailed) {
+          this.sizer.failed();
+          return this.processPartitionsNow(partitions, true);
+        }
         throw error;
       }
     });
@@ -334,7 +354,7 @@ export class LogConsumer {
 
   /**
    * Handles one batch of one or several partitions in one transaction: their offset rows
-   * locked in partition order, up to batchSize events read from them (shareOut: what each has
+   * locked in partition order, up to the sizer's limit of events read from them (shareOut: what each has
    * waiting, or shares of the batch in proportion to it), handled in
    * one call (partition after partition, each in offset order), and every partition's offset
    * committed with the state. A partition with a whole batch still waiting after this one (by
@@ -343,6 +363,8 @@ export class LogConsumer {
   private async processPartitionsNow(partitions: number[], oneByOne: boolean): Promise<number> {
     const mine = partitions.filter((p) => this.owned.has(p));
     if (mine.length === 0) return 0;
+    const began = performance.now();
+    const limit = this.sizer.limit;
     const tx = this.client;
     await tx.query('BEGIN');
     try {
@@ -357,7 +379,7 @@ export class LogConsumer {
         [this.group, mine],
       );
       const waiting = heads.rows.map((h) => Math.max(0, Number(h.head ?? 0) - Number(h.committed_offset)));
-      const limits = shareOut(this.batchSize, waiting);
+      const limits = shareOut(limit, waiting);
       const { rows } = await this.handlerTx.query<LogEventRow>(
         `SELECT e.* FROM unnest($1::int[], $2::bigint[], $3::int[]) WITH ORDINALITY AS o(p, committed, n, i)
            CROSS JOIN LATERAL (
@@ -398,6 +420,7 @@ export class LogConsumer {
         [this.group, [...last.keys()], [...last.values()], [...last.keys()].map((p) => since.get(p))],
       );
       await tx.query('COMMIT');
+      this.sizer.observe(events.length, limit, performance.now() - began);
       if (this.options.afterCommit) {
         try {
           const read = heads.rows.map((h) => h.partition);

@@ -56,6 +56,17 @@ const workersEnvObject = baseEnvSchema.extend({
    * partitions sharing a transaction split them): a batch's fixed cost is paid once for all.
    */
   SYNC_BATCH_SIZE: wholeNumber(200, 1, 10_000),
+  /**
+   * Up to how many events a batch grows to while the stage is behind (batches come back full):
+   * each record's changes in a batch share one save, so a backlog folds faster in larger
+   * batches (BatchSizer in libs/log). SYNC_BATCH_SIZE never grows.
+   */
+  SYNC_BATCH_MAX: wholeNumber(5_000, 1, 50_000),
+  /**
+   * How long a grown batch aims to take, read to commit. The other partitions a member leases
+   * wait for a batch: this bounds how long a backlog in one workspace delays the others.
+   */
+  SYNC_BATCH_TARGET_MS: wholeNumber(1_000, 10, 60_000),
   /** Whether this process runs a member of the `sync` consumer group (identity, merge, outbox). */
   SYNC_CONSUMER: z.preprocess(
     (v) =>

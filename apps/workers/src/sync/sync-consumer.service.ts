@@ -64,6 +64,8 @@ export class SyncConsumerService implements OnApplicationBootstrap, OnApplicatio
       partitions: this.config.LOG_PARTITIONS,
       connection: this.config.DATABASE_URL,
       batchSize: this.config.SYNC_BATCH_SIZE,
+      maxBatchSize: this.config.SYNC_BATCH_MAX,
+      batchTargetMs: this.config.SYNC_BATCH_TARGET_MS,
       partitionsPerBatch: this.config.SYNC_PARTITIONS_PER_BATCH,
       pollMs: 500,
       handler: async (tx, events, context) => {
