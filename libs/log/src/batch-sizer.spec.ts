@@ -47,6 +47,33 @@ describe('BatchSizer', () => {
     expect(sizer.limit).toBe(200);
   });
 
+  it('goes back to the size before a growth that folded clearly slower per event, and grows no further until the backlog ends', () => {
+    const sizer = new BatchSizer(200, 5_000, 1_000);
+    // 0.1 ms an event up to 800 events; past that, the handler's memory no longer holds the
+    // batch's records and each event costs 0.5 ms.
+    const costOf = (events: number) => events * (events > 800 ? 0.5 : 0.1);
+    const seen: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const limit = sizer.limit;
+      sizer.observe(limit, limit, costOf(limit));
+      seen.push(sizer.limit);
+    }
+    expect(seen).toEqual([400, 800, 1_600, 800, 800, 800]);
+    // The backlog ends (a batch that is not full): the next one may grow again.
+    sizer.observe(300, 800, 30);
+    sizer.observe(800, 800, 80);
+    expect(sizer.limit).toBe(1_600);
+  });
+
+  it('keeps growing through a grown batch only a little slower per event (a busy box)', () => {
+    const sizer = new BatchSizer(200, 5_000, 1_000);
+    sizer.observe(200, 200, 20);
+    expect(sizer.limit).toBe(400);
+    // 0.12 against 0.1 ms an event.
+    sizer.observe(400, 400, 48);
+    expect(sizer.limit).toBe(800);
+  });
+
   it('goes back to the base after a failed batch', () => {
     const sizer = new BatchSizer(200, 5_000, 500);
     sizer.observe(200, 200, 1);
