@@ -37,7 +37,7 @@ export interface OwingEntity {
  * | holds none, is another person's calendar or task list (belongsIn) | nothing                 |
  * | holds none                                        | `create` of every non-null value       |
  *
- * Creates wait for the target's reconcile (see PushService.reconcile): before it, the target's
+ * Creates wait for the target's reconcile (see OutboxSweep.reconcile): before it, the target's
  * own copy of the record may not be linked yet.
  */
 export function owedWrites(entity: OwingEntity, targets: readonly TargetConnection[]): OutboxRow[] {

@@ -6,7 +6,7 @@ import { belongsIn, CONNECTORS, CRM_RECORD_TYPES, isPersonal, type PersonalTarge
  * Queues a create in the connection of every record of its workspace it lacks (people,
  * companies and deals only from another CRM; in a person's own calendar or task list only
  * what is theirs: see writeback-rules), keyed per (entity, target) so that running it twice
- * never makes a second record. Returns how many were queued. PushService.reconcile runs it
+ * never makes a second record. Returns how many were queued. OutboxSweep.reconcile runs it
  * once a connection's backfill is linked; the dry run of a connection runs it too, to report
  * the creates that enabling the connection leads to.
  */

@@ -584,7 +584,7 @@ describe('dry run of a new connection', () => {
       (await rows<{ max: string | null }>('SELECT max(id)::text AS max FROM outbox'))[0]?.max ?? 0,
     );
     await runSyncStage();
-    // PushService.reconcile's turn: B is live, out of dry run, and the stage has read all of it.
+    // OutboxSweep.reconcile's turn: B is live, out of dry run, and the stage has read all of it.
     await queueReconcileCreates(pool, { id: crmB, workspace_id: ws.workspaceId, provider: 'hubspot' });
 
     // Links: the same records to the same entities, new entities under the ids reported.

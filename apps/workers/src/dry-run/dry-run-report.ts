@@ -207,7 +207,7 @@ export async function computeDryRunReport(
     await options.aroundStage?.(client, 'before');
     const failures = await runStaged(client, tx, handler, connectionId, options);
     const complete = connection.cursors !== null && 'live' in connection.cursors;
-    // The records it lacks are queued for it once its backfill is linked (PushService.reconcile).
+    // The records it lacks are queued for it once its backfill is linked (OutboxSweep.reconcile).
     if (complete) await queueReconcileCreates(tx, connection);
     await options.aroundStage?.(client, 'after');
 
