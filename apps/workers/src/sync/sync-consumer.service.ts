@@ -39,7 +39,12 @@ export class SyncConsumerService implements OnApplicationBootstrap, OnApplicatio
     @Inject(ROOT_LOGGER) rootLogger: Logger,
   ) {
     this.logger = rootLogger.child({ scope: SyncConsumerService.name });
-    this.engine = new MergeEngine(new PgMergeStore(pool), { cacheBytes: 128 * 1024 * 1024 });
+    // Room for every document a batch grown to its largest touches (one per event at most), so
+    // a batch never evicts documents it is about to merge into; the bytes bound the memory.
+    this.engine = new MergeEngine(new PgMergeStore(pool), {
+      cacheBytes: 128 * 1024 * 1024,
+      cacheSize: Math.max(2_000, 2 * config.SYNC_BATCH_MAX),
+    });
     this.hold = new PushHold({
       maxHoldMs: config.SYNC_BACKLOG_HOLD_MS,
       push: async (connectionIds) => {
