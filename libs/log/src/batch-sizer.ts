@@ -6,7 +6,8 @@
 const SLOWER = 2 / 3;
 
 /**
- * How many events a consumer's next batch reads. A batch pays a fixed cost (its round trips,
+ * How many events a partition's next batch reads when it goes alone (a consumer keeps one per
+ * partition: what a batch costs depends on the records its partition holds). A batch pays a fixed cost (its round trips,
  * and per record it touches, its view, writes and locks) however few events it folds, so a
  * partition behind folds faster in larger batches: more of each record's changes share one
  * save. A larger batch also holds the member longer, and every other partition it leases waits

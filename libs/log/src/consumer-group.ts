@@ -27,8 +27,9 @@ export interface ConsumerOptions {
    */
   batchSize?: number;
   /**
-   * Up to how many events a batch grows to while batches come back full (BatchSizer); default
-   * `batchSize`, so batches never grow.
+   * Up to how many events a partition's batch grows to while it goes alone and its batches come
+   * back full (BatchSizer, one per partition); default `batchSize`, so batches never grow.
+   * Batches several partitions share stay at `batchSize`.
    */
   maxBatchSize?: number;
   /** How long a grown batch aims to take, from its read to its commit (default 500 ms). */
@@ -88,7 +89,10 @@ export class LogConsumer {
   private readonly groupKey: number;
   private readonly partitions: number;
   private readonly batchSize: number;
-  private readonly sizer: BatchSizer;
+  private readonly maxBatchSize: number;
+  private readonly batchTargetMs: number;
+  /** Per partition: how many events its batches read when it goes alone (BatchSizer). */
+  private readonly sizers = new Map<number, BatchSizer>();
   private readonly pollMs: number;
   private readonly rebalanceMs: number;
   private readonly maxAttempts: number;
@@ -140,11 +144,8 @@ export class LogConsumer {
     this.groupKey = groupLockKey(options.group);
     this.partitions = options.partitions;
     this.batchSize = options.batchSize ?? 500;
-    this.sizer = new BatchSizer(
-      this.batchSize,
-      Math.max(this.batchSize, options.maxBatchSize ?? this.batchSize),
-      options.batchTargetMs ?? 500,
-    );
+    this.maxBatchSize = Math.max(this.batchSize, options.maxBatchSize ?? this.batchSize);
+    this.batchTargetMs = options.batchTargetMs ?? 500;
     this.pollMs = options.pollMs ?? 1000;
     this.rebalanceMs = options.rebalanceMs ?? 1000;
     this.maxAttempts = options.maxAttempts ?? 3;
@@ -344,7 +345,7 @@ export class LogConsumer {
       } catch (error) {
         // The batch failed whole and was rolled back: taken again at once, event by event.
         if (error instanceof BatchFailed) {
-          this.sizer.failed();
+          for (const partition of partitions) this.sizers.get(partition)?.failed();
           return this.processPartitionsNow(partitions, true);
         }
         throw error;
@@ -352,9 +353,18 @@ export class LogConsumer {
     });
   }
 
+  private sizerOf(partition: number): BatchSizer {
+    let sizer = this.sizers.get(partition);
+    if (sizer === undefined) {
+      sizer = new BatchSizer(this.batchSize, this.maxBatchSize, this.batchTargetMs);
+      this.sizers.set(partition, sizer);
+    }
+    return sizer;
+  }
+
   /**
    * Handles one batch of one or several partitions in one transaction: their offset rows
-   * locked in partition order, up to the sizer's limit of events read from them (shareOut: what each has
+   * locked in partition order, up to a batch of events read from them (shareOut: what each has
    * waiting, or shares of the batch in proportion to it), handled in
    * one call (partition after partition, each in offset order), and every partition's offset
    * committed with the state. A partition with a whole batch still waiting after this one (by
@@ -364,7 +374,10 @@ export class LogConsumer {
     const mine = partitions.filter((p) => this.owned.has(p));
     if (mine.length === 0) return 0;
     const began = performance.now();
-    const limit = this.sizer.limit;
+    // A partition alone (a backlog, or no other to share with) reads what its sizer says; one
+    // sharing a transaction, its share of the base size.
+    const sizer = mine.length === 1 ? this.sizerOf(mine[0]!) : undefined;
+    const limit = sizer?.limit ?? this.batchSize;
     const tx = this.client;
     await tx.query('BEGIN');
     try {
@@ -420,7 +433,7 @@ export class LogConsumer {
         [this.group, [...last.keys()], [...last.values()], [...last.keys()].map((p) => since.get(p))],
       );
       await tx.query('COMMIT');
-      this.sizer.observe(events.length, limit, performance.now() - began);
+      sizer?.observe(events.length, limit, performance.now() - began);
       if (this.options.afterCommit) {
         try {
           const read = heads.rows.map((h) => h.partition);
