@@ -8,6 +8,25 @@ import type { PolicyMap } from './types';
 const owedOf = (doc: EntityDocument, policies: PolicyMap = {}) =>
   Object.fromEntries(doc.outcome(policies).owed);
 
+/** How many times Automerge loaded changes (applied deferred ones) while `read` ran. */
+function automergeLoadsDuring(read: () => void): number {
+  const backend = Object.getPrototypeOf(Automerge.getBackend(Automerge.init())) as {
+    loadIncremental: (bytes: Uint8Array) => number;
+  };
+  const original = backend.loadIncremental;
+  let loads = 0;
+  backend.loadIncremental = function (this: unknown, bytes: Uint8Array) {
+    loads++;
+    return original.call(this, bytes);
+  };
+  try {
+    read();
+  } finally {
+    backend.loadIncremental = original;
+  }
+  return loads;
+}
+
 describe('EntityDocument', () => {
   it('merges the seeds’ example: concurrent edits of different fields, each CRM owed what it lacks', () => {
     const doc = EntityDocument.create('e');
@@ -400,21 +419,7 @@ describe('EntityDocument', () => {
     doc.applyInbound(change(CRM_A, 3, { amount: 100 }), {});
     doc.applyInbound(change(CRM_A, 4, { stage: 'Won' }), {});
     const before = new Map([CRM_A, CRM_B].map((id) => [id, doc.syncedState(id)!] as const));
-    const backend = Object.getPrototypeOf(Automerge.getBackend(Automerge.init())) as {
-      loadIncremental: (bytes: Uint8Array) => number;
-    };
-    const original = backend.loadIncremental;
-    let reads = 0;
-    backend.loadIncremental = function (this: unknown, bytes: Uint8Array) {
-      reads++;
-      return original.call(this, bytes);
-    };
-    try {
-      doc.markSeen(CRM_B, written);
-    } finally {
-      backend.loadIncremental = original;
-    }
-    expect(reads).toBe(0);
+    expect(automergeLoadsDuring(() => doc.markSeen(CRM_B, written))).toBe(0);
     // The same receipt on a copy that knows no recent views reads them through Automerge.
     const copy = EntityDocument.load('e', doc.save(), [], before);
     copy.markSeen(CRM_B, written);
@@ -431,9 +436,6 @@ describe('EntityDocument', () => {
   });
 
   it('a receipt of a write made many merges ago reads the fields kept for the heads written, as Automerge would', () => {
-    const backend = Object.getPrototypeOf(Automerge.getBackend(Automerge.init())) as {
-      loadIncremental: (bytes: Uint8Array) => number;
-    };
     // The same history twice (the same event keys, so the same changes), the write's heads kept in one.
     const receiptOf = (keep: boolean) => {
       const doc = EntityDocument.create('e');
@@ -445,18 +447,7 @@ describe('EntityDocument', () => {
       if (keep) doc.keepWritten(CRM_B, written);
       // A backlog: A edits a dozen times before B's receipt is folded.
       for (let at = 3; at < 15; at++) edit(CRM_A, at, { amount: at * 10 });
-      const original = backend.loadIncremental;
-      let reads = 0;
-      backend.loadIncremental = function (this: unknown, bytes: Uint8Array) {
-        reads++;
-        return original.call(this, bytes);
-      };
-      try {
-        doc.markSeen(CRM_B, written);
-      } finally {
-        backend.loadIncremental = original;
-      }
-      return { doc, reads };
+      return { doc, reads: automergeLoadsDuring(() => doc.markSeen(CRM_B, written)) };
     };
     const kept = receiptOf(true);
     const read = receiptOf(false);

@@ -86,6 +86,38 @@ async function until(check: () => Promise<boolean>, timeoutMs = 15_000): Promise
   }
 }
 
+/**
+ * A database of its own with a one-partition log holding `n` changes of `records` records, for a
+ * test that reads exactly how its batches fall; its consumers are stopped and it is dropped after.
+ */
+async function withOwnLog(
+  name: string,
+  n: number,
+  records: number,
+  test: (own: { url: string; pool: Pool }) => Promise<void>,
+): Promise<void> {
+  const own = await createTestDatabase(name);
+  const ownPool = new Pool({ connectionString: own.url, max: 2 });
+  try {
+    const ownLog = new ChangeLog(ownPool, { partitions: 1 });
+    await ownLog.init();
+    await createDerivedTables(ownPool);
+    const only = await seedConnection(ownPool);
+    const appended = await ownLog.append(
+      Array.from({ length: n }, (_, i) =>
+        change(only, { externalId: `${name}-${i % records}`, eventKey: `${name}:${i}`, fields: { v: i } }),
+      ),
+    );
+    await ownLog.close();
+    expect(appended.ok).toBe(true);
+    await test({ url: own.url, pool: ownPool });
+  } finally {
+    await Promise.all(consumers.splice(0).map((c) => c.stop()));
+    await ownPool.end();
+    await own.drop();
+  }
+}
+
 const caughtUp = (group: string) => async () => (await groupLag(pool, group)).every((p) => p.lag === 0);
 
 describe('LogConsumer', () => {
@@ -281,20 +313,7 @@ describe('LogConsumer', () => {
   });
 
   it('tells afterCommit whether a whole batch or more still waits after each batch (behind)', async () => {
-    const own = await createTestDatabase('consumer_behind');
-    const ownPool = new Pool({ connectionString: own.url, max: 2 });
-    try {
-      const ownLog = new ChangeLog(ownPool, { partitions: 1 });
-      await ownLog.init();
-      await createDerivedTables(ownPool);
-      const only = await seedConnection(ownPool);
-      const appended = await ownLog.append(
-        Array.from({ length: 230 }, (_, i) =>
-          change(only, { externalId: `b-${i % 7}`, eventKey: `behind:${i}`, fields: { v: i } }),
-        ),
-      );
-      await ownLog.close();
-      expect(appended.ok).toBe(true);
+    await withOwnLog('consumer_behind', 230, 7, async (own) => {
       const seen: { events: number; partitions: readonly number[]; behind: boolean }[] = [];
       const c = new LogConsumer({
         connection: own.url,
@@ -319,28 +338,11 @@ describe('LogConsumer', () => {
         { events: 30, partitions: [0], behind: false },
       ]);
       expect(c.behind()).toBe(false);
-    } finally {
-      await Promise.all(consumers.splice(0).map((c) => c.stop()));
-      await ownPool.end();
-      await own.drop();
-    }
+    });
   });
 
   it('grows its batches while they come back full and quick, up to maxBatchSize, and folds the same state', async () => {
-    const own = await createTestDatabase('consumer_grows');
-    const ownPool = new Pool({ connectionString: own.url, max: 2 });
-    try {
-      const ownLog = new ChangeLog(ownPool, { partitions: 1 });
-      await ownLog.init();
-      await createDerivedTables(ownPool);
-      const only = await seedConnection(ownPool);
-      const appended = await ownLog.append(
-        Array.from({ length: 1_000 }, (_, i) =>
-          change(only, { externalId: `g-${i % 13}`, eventKey: `grows:${i}`, fields: { v: i } }),
-        ),
-      );
-      await ownLog.close();
-      expect(appended.ok).toBe(true);
+    await withOwnLog('consumer_grows', 1_000, 13, async (own) => {
       const run = async (group: string, options: Partial<ConsumerOptions>) => {
         const sizes: number[] = [];
         const c = new LogConsumer({
@@ -369,12 +371,8 @@ describe('LogConsumer', () => {
       for (let i = 1; i < grown.length; i++) expect(grown[i]!).toBeLessThanOrEqual(2 * grown[i - 1]!);
       // Without a max above the base, batches stay at the base.
       expect(await run('g-fixed', {})).toEqual(Array.from({ length: 20 }, () => 50));
-      expect(await derivedSnapshot(ownPool, 'g-grows')).toBe(await derivedSnapshot(ownPool, 'g-fixed'));
-    } finally {
-      await Promise.all(consumers.splice(0).map((c) => c.stop()));
-      await ownPool.end();
-      await own.drop();
-    }
+      expect(await derivedSnapshot(own.pool, 'g-grows')).toBe(await derivedSnapshot(own.pool, 'g-fixed'));
+    });
   });
 
   it('replays from offset 0 into a fresh group with byte-identical derived state', async () => {
