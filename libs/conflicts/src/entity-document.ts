@@ -910,12 +910,7 @@ export class EntityDocument {
   keepWritten(connectionId: string, heads: readonly string[]): void {
     const key = headsKey(heads);
     const kept = this.written.get(key);
-    const view =
-      kept ??
-      this.recent.get(key) ??
-      (sameHeads(heads, this.heads)
-        ? { maxOp: this.maxOp, changes: this.changeCount(), fields: new Map(this.current) }
-        : undefined);
+    const view = kept ?? this.recent.get(key) ?? (sameHeads(heads, this.heads) ? this.viewNow() : undefined);
     if (view === undefined) return;
     const owed = kept?.owed ?? new Set<string>();
     owed.add(connectionId);
@@ -924,11 +919,16 @@ export class EntityDocument {
     if (this.written.size > WRITTEN_VIEWS) this.written.delete(this.written.keys().next().value as string);
   }
 
+  /** The fields at the current heads, as `recent` and `written` keep them. */
+  private viewNow(): RecentView {
+    return { maxOp: this.maxOp, changes: this.changeCount(), fields: new Map(this.current) };
+  }
+
   /** Keeps the fields at the current heads among the recent ones (see `recent`). */
   private remember(): void {
     const key = headsKey(this.heads);
     this.recent.delete(key);
-    this.recent.set(key, { maxOp: this.maxOp, changes: this.changeCount(), fields: new Map(this.current) });
+    this.recent.set(key, this.viewNow());
     if (this.recent.size > RECENT_VIEWS) this.recent.delete(this.recent.keys().next().value as string);
   }
 

@@ -7,8 +7,9 @@ const SLOWER = 2 / 3;
 
 /**
  * How many events a partition's next batch reads when it goes alone (a consumer keeps one per
- * partition: what a batch costs depends on the records its partition holds). A batch pays a fixed cost (its round trips,
- * and per record it touches, its view, writes and locks) however few events it folds, so a
+ * partition: what a batch costs depends on the records its partition holds). A batch pays a
+ * fixed cost (its round trips, and per record it touches, its view, writes and locks) however
+ * few events it folds, so a
  * partition behind folds faster in larger batches: more of each record's changes share one
  * save. A larger batch also holds the member longer, and every other partition it leases waits
  * for it. So the size starts at `base` and grows while batches come back full (a backlog)
@@ -50,7 +51,7 @@ export class BatchSizer {
       // Not full: no backlog (any more). The next one may grow again as far as the max.
       this.ceiling = this.max;
       this.grownFrom = undefined;
-      if (elapsed > this.targetMs) this.size = Math.max(this.base, Math.min(this.size, fitting));
+      if (elapsed > this.targetMs) this.size = this.within(this.size, fitting);
       return;
     }
     if (this.grownFrom !== undefined && limit > this.grownFrom.size) {
@@ -58,18 +59,22 @@ export class BatchSizer {
       this.grownFrom = undefined;
       if (rate < before.rate * SLOWER) {
         this.ceiling = before.size;
-        this.size =
-          elapsed > this.targetMs ? Math.max(this.base, Math.min(before.size, fitting)) : before.size;
+        this.size = elapsed > this.targetMs ? this.within(before.size, fitting) : before.size;
         return;
       }
     }
     if (elapsed > this.targetMs) {
-      this.size = Math.max(this.base, Math.min(this.size, fitting));
+      this.size = this.within(this.size, fitting);
       return;
     }
     const next = Math.min(this.max, this.ceiling, 2 * limit, Math.max(this.size, fitting));
     if (next > limit) this.grownFrom = { size: limit, rate };
     this.size = next;
+  }
+
+  /** A size brought down after a slow batch: what fits the target, below `upTo`, never below the base. */
+  private within(upTo: number, fitting: number): number {
+    return Math.max(this.base, Math.min(upTo, fitting));
   }
 
   /** The batch failed: the next one is as small as a quiet one. */
