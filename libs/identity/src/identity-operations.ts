@@ -163,6 +163,37 @@ export async function dismissPair(
   );
 }
 
+/**
+ * Of the entities a record's keys would join into `survivorId`, those identity must leave apart:
+ * a pair it joined before (a join is made once; if it stands they are one already), a pair a
+ * merge of either direction put together and someone undid (an unmerge says they are two), and
+ * a pair a person dismissed as not the same. A record naming both says nothing new against a
+ * person's decision; it links to the entity its first key names and joins nobody.
+ */
+export async function pairsKeptApart(
+  tx: Queryable,
+  survivorId: string,
+  absorbed: readonly { entityId: string; joinId: string; pairId: string }[],
+): Promise<Set<string>> {
+  if (absorbed.length === 0) return new Set();
+  const { rows } = await tx.query<{ absorbed: string }>(
+    `SELECT t.absorbed FROM unnest($2::text[], $3::uuid[], $4::uuid[]) AS t(absorbed, join_id, pair_id)
+      WHERE EXISTS (SELECT 1 FROM identity_operation o WHERE o.id = t.join_id)
+         OR EXISTS (SELECT 1 FROM possible_duplicate d WHERE d.id = t.pair_id AND d.status = 'dismissed')
+         OR EXISTS (SELECT 1 FROM identity_operation o
+                     WHERE o.undone_at IS NOT NULL
+                       AND ((o.payload->>'absorbedId' = t.absorbed AND o.payload->>'survivorId' = $1)
+                         OR (o.payload->>'absorbedId' = $1 AND o.payload->>'survivorId' = t.absorbed)))`,
+    [
+      survivorId,
+      absorbed.map((a) => a.entityId),
+      absorbed.map((a) => a.joinId),
+      absorbed.map((a) => a.pairId),
+    ],
+  );
+  return new Set(rows.map((r) => r.absorbed));
+}
+
 const sortLinks = (links: MovedLink[]): MovedLink[] =>
   [...links].sort(
     (a, b) =>

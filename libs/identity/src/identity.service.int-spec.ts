@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
 import { type IdentityChange, IdentityService } from './identity.service';
 import type { IdentitySettings } from './match-record';
-import { identityOperationChange, type MergeIntent } from './operations';
+import { dismissOperationId, identityOperationChange, type MergeIntent } from './operations';
 import { seedWorkspace as seedWorkspaceWith } from './testing/seed-workspace';
 
 let db: TestDatabase;
@@ -276,6 +276,117 @@ describe('IdentityService on Postgres', () => {
       }),
     );
     expect(twice).toMatchObject({ ok: false, error: { code: 'Conflict' } });
+  });
+
+  it('a record naming two people someone kept apart (a merge undone, a pair dismissed) joins neither into the other', async () => {
+    const ws = await seedWorkspace();
+    const identity = new IdentityService({ settings: () => US });
+    const resolve = (change: IdentityChange) => inTx((tx) => identity.resolveChange(tx, change));
+    const asEvent = (change: ReturnType<typeof identityOperationChange>): IdentityChange => ({
+      ...change,
+      entityType: change.entityType as IdentityChange['entityType'],
+      op: 'merge',
+      fields: change.fields ?? {},
+    });
+    const twoOf = async (name: string, first: string, second: string) => {
+      const a = await resolve(person(ws.workspaceId, ws.hubspotA, `${first}-a`, { email: first, name }));
+      const b = await resolve(person(ws.workspaceId, ws.hubspotB, `${second}-b`, { email: second, name }));
+      expect(b?.entityId).not.toBe(a?.entityId);
+      return { a: a!.entityId, b: b!.entityId };
+    };
+    const mergedInto = async (id: string) =>
+      (await pool.query('SELECT merged_into FROM entity WHERE id = $1', [id])).rows[0]?.merged_into ?? null;
+
+    // Merged by a person (the survivor either way round), then unmerged.
+    const undone = await twoOf('Ana Lima', 'ana@acme.com', 'ana.lima@fastmail.example');
+    const merge: MergeIntent = {
+      kind: 'merge',
+      operationId: randomUUID(),
+      workspaceId: ws.workspaceId,
+      entityType: 'person',
+      survivorId: undone.b,
+      absorbedId: undone.a,
+      requestedBy: 'key-1',
+    };
+    await inTx((tx) => identity.handle(tx, [asEvent(identityOperationChange(merge, ws.hubspotA))]));
+    await inTx((tx) =>
+      identity.handle(tx, [
+        asEvent(
+          identityOperationChange(
+            {
+              kind: 'unmerge',
+              operationId: randomUUID(),
+              workspaceId: ws.workspaceId,
+              entityType: 'person',
+              undoes: merge.operationId,
+            },
+            ws.hubspotA,
+          ),
+        ),
+      ]),
+    );
+    // Dismissed as not the same.
+    const dismissed = await twoOf('Boris Stone', 'boris@beta.io', 'boris.stone@fastmail.example');
+    const [pair] = (await inTx((tx) => identity.possibleDuplicates(tx, ws.workspaceId))).filter((d) =>
+      [d.entityA, d.entityB].includes(dismissed.a),
+    );
+    expect(pair).toBeDefined();
+    await inTx((tx) =>
+      identity.handle(tx, [
+        asEvent(
+          identityOperationChange(
+            {
+              kind: 'dismiss',
+              operationId: dismissOperationId(ws.workspaceId, pair!.id),
+              workspaceId: ws.workspaceId,
+              entityType: 'person',
+              duplicateId: pair!.id,
+              requestedBy: 'key-1',
+            },
+            ws.hubspotA,
+          ),
+        ),
+      ]),
+    );
+    // Nobody decided on this pair: a record naming both joins them.
+    const free = await twoOf('Cleo Park', 'cleo@acme.com', 'cleo.park@fastmail.example');
+
+    const before = await snapshot(ws.workspaceId);
+    for (const [name, first, second] of [
+      ['Ana Lima', 'ana@acme.com', 'ana.lima@fastmail.example'],
+      ['Boris Stone', 'boris@beta.io', 'boris.stone@fastmail.example'],
+    ] as const) {
+      const both = await resolve(
+        person(ws.workspaceId, ws.gmail, `both-${first}`, { emails: [first, second], name }),
+      );
+      expect(both).toMatchObject({ decision: 'linked-deterministic', absorbs: [] });
+    }
+    for (const id of [undone.a, undone.b, dismissed.a, dismissed.b]) expect(await mergedInto(id)).toBeNull();
+    const after = await snapshot(ws.workspaceId);
+    const identities = (rows: typeof before.entities) => rows.map((e) => [e.id, e.merged_into]);
+    expect(identities(after.entities)).toEqual(identities(before.entities));
+    expect(after.duplicates).toEqual(before.duplicates);
+    // In a fresh process too (its index read from the database).
+    const fresh = await inTx((tx) =>
+      new IdentityService({ settings: () => US }).resolveChange(
+        tx,
+        person(ws.workspaceId, ws.hubspotB, 'both-again', {
+          emails: ['ana.lima@fastmail.example', 'ana@acme.com'],
+          name: 'Ana Lima',
+        }),
+      ),
+    );
+    expect(fresh?.absorbs).toEqual([]);
+    expect(await mergedInto(undone.a)).toBeNull();
+
+    const joined = await resolve(
+      person(ws.workspaceId, ws.gmail, 'both-cleo', {
+        emails: ['cleo@acme.com', 'cleo.park@fastmail.example'],
+        name: 'Cleo Park',
+      }),
+    );
+    expect(joined?.absorbs).toHaveLength(1);
+    expect([await mergedInto(free.a), await mergedInto(free.b)].filter((m) => m !== null)).toHaveLength(1);
   });
 
   it('rebuilds its index from the database after a restart, for deterministic matches and review', async () => {

@@ -1,5 +1,11 @@
 import { type ChangeOp, type EntityType, ok, type Queryable, type Result } from '@syncline/core';
-import { dismissPair, type IdentityError, mergeEntities, unmergeEntities } from './identity-operations';
+import {
+  dismissPair,
+  type IdentityError,
+  mergeEntities,
+  pairsKeptApart,
+  unmergeEntities,
+} from './identity-operations';
 import type { MatchIndex } from './match-index';
 import { MatchIndexes } from './match-indexes';
 import {
@@ -556,8 +562,13 @@ export class IdentityService {
       );
     }
     // The record's keys name further entities: they are one person (company, meeting), so they
-    // are joined into the one it links to, whatever order their records came in. A join moves
-    // match keys in the database: what the records before it hold is stored first.
+    // are joined into the one it links to, whatever order their records came in, unless someone
+    // kept them apart. A join moves match keys in the database: what the records before it hold
+    // is stored first.
+    if (resolution.absorbs.length > 0) {
+      const apart = await this.keptApart(tx, resolution);
+      resolution = { ...resolution, absorbs: resolution.absorbs.filter((a) => !apart.has(a.entityId)) };
+    }
     if (resolution.absorbs.length > 0 && unstored !== undefined) await this.flushStores(tx, unstored);
     for (const absorbed of resolution.absorbs) {
       const joined = await this.join(tx, change, resolution, absorbed);
@@ -596,20 +607,30 @@ export class IdentityService {
     return resolution;
   }
 
-  /** Whether linking by this resolution joins an entity not joined before (see join). */
+  /** Whether linking by this resolution joins an entity (see join). */
   private async joinsAhead(tx: Queryable, resolution: Resolution): Promise<boolean> {
     if (resolution.absorbs.length === 0) return false;
-    const ids = resolution.absorbs.map((a) => joinOperationIdFor(resolution.entityId, a.entityId));
-    const { rows } = await tx.query<{ n: number }>(
-      'SELECT count(*)::int AS n FROM identity_operation WHERE id = ANY($1::uuid[])',
-      [ids],
+    const apart = await this.keptApart(tx, resolution);
+    return resolution.absorbs.some((a) => !apart.has(a.entityId));
+  }
+
+  /** The entities of `resolution.absorbs` that are not to be joined into its entity (pairsKeptApart). */
+  private keptApart(tx: Queryable, resolution: Resolution): Promise<Set<string>> {
+    return pairsKeptApart(
+      tx,
+      resolution.entityId,
+      resolution.absorbs.map((a) => ({
+        entityId: a.entityId,
+        joinId: joinOperationIdFor(resolution.entityId, a.entityId),
+        pairId: possibleDuplicateIdFor(resolution.entityId, a.entityId),
+      })),
     );
-    return (rows[0]?.n ?? 0) < ids.length;
   }
 
   /**
-   * Merges an entity a record's key named into the entity it links to. Once per pair: a join a
-   * person has undone (unmerged) is not made again by the next record that names both.
+   * Merges an entity a record's key named into the entity it links to. Once per pair, and never
+   * a pair someone kept apart: a merge undone (whoever made it) or a pair dismissed is not made
+   * again by the next record that names both.
    */
   private async join(
     tx: Queryable,
@@ -618,8 +639,6 @@ export class IdentityService {
     absorbed: Candidate,
   ): Promise<OperationPayload | undefined> {
     const operationId = joinOperationIdFor(resolution.entityId, absorbed.entityId);
-    const done = await tx.query('SELECT 1 FROM identity_operation WHERE id = $1', [operationId]);
-    if (done.rows.length > 0) return undefined;
     const applied = await this.merge(tx, {
       kind: 'merge',
       operationId,
