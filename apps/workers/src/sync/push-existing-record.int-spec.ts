@@ -148,8 +148,8 @@ describe('writes HubSpot refuses: a create because the record exists, an update 
 
   /**
    * An entity with its create owed to the connection, as the sync stage queues it. `recreate`:
-   * HubSpot merged the entity's own record away at our asking and Syncline unmerged it since,
-   * so the create is keyed on our id, never matched by address (PushWrite.afterProviderMerge).
+   * HubSpot merged the entity's own record away at our asking and Syncline unmerged it since
+   * (PushWrite.afterProviderMerge: the address is freed from the contact it went into first).
    */
   async function owedCreate(
     at: { workspaceId: string; connectionId: string },
@@ -269,12 +269,11 @@ describe('writes HubSpot refuses: a create because the record exists, an update 
       firstname: 'Ada',
       jobtitle: 'Analyst',
     });
-    const entityId = await owedCreate(
-      portal,
-      'person',
-      { email: 'Ada@Analytical.example', firstName: 'Ada', lastName: 'Lovelace' },
-      { recreate: true },
-    );
+    const entityId = await owedCreate(portal, 'person', {
+      email: 'Ada@Analytical.example',
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+    });
 
     const outcome = await push.push(portal.connectionId);
 
@@ -327,20 +326,10 @@ describe('writes HubSpot refuses: a create because the record exists, an update 
   it('settles a refused create among others of one batch on its record; the others are made once', async () => {
     const portal = await connectPortal();
     const existing = await portal.uiCreate('contacts', { email: 'ada@analytical.example' });
-    const refused = await owedCreate(
-      portal,
-      'person',
-      { email: 'ada@analytical.example' },
-      { recreate: true },
-    );
-    // Grace's create is keyed on our id too: one call with the refused one, applied while it is refused.
+    const refused = await owedCreate(portal, 'person', { email: 'ada@analytical.example' });
+    // Every create is keyed on our id: one call with the refused one, applied while it is refused.
     const others = [
-      await owedCreate(
-        portal,
-        'person',
-        { email: 'grace@navy.example', firstName: 'Grace' },
-        { recreate: true },
-      ),
+      await owedCreate(portal, 'person', { email: 'grace@navy.example', firstName: 'Grace' }),
       await owedCreate(portal, 'person', { email: 'alan@bletchley.example', firstName: 'Alan' }),
     ];
 
@@ -367,16 +356,15 @@ describe('writes HubSpot refuses: a create because the record exists, an update 
     expect((await outboxOf(portal.connectionId)).map((r) => r.status)).toEqual(['sent', 'sent', 'sent']);
   });
 
-  it('puts the two entities up for review when the contact holding the address is another entity’s', async () => {
+  it('puts the two entities up for review when the contact holding the address is another entity’s: a create never writes over it', async () => {
     const portal = await connectPortal();
     const holder = await portal.uiCreate('contacts', { email: 'ada@analytical.example', firstname: 'Ada' });
     const other = await linkedEntity(portal, 'person', holder.id, { email: 'ada@analytical.example' });
-    const entityId = await owedCreate(
-      portal,
-      'person',
-      { email: 'ada@analytical.example', firstName: 'Ada', lastName: 'Byron' },
-      { recreate: true },
-    );
+    const entityId = await owedCreate(portal, 'person', {
+      email: 'ada@analytical.example',
+      firstName: 'Ada',
+      lastName: 'Byron',
+    });
 
     const outcome = await push.push(portal.connectionId);
 
@@ -404,7 +392,11 @@ describe('writes HubSpot refuses: a create because the record exists, an update 
         ),
       },
     ]);
-    expect((await portal.objects('contacts')).map((c) => c.id)).toEqual([holder.id]);
+    // Its owner's values, as they were: nothing of the create was written to it.
+    const contacts = await portal.objects('contacts');
+    expect(
+      contacts.map((c) => [c.id, c.properties.lastname ?? null, c.properties.syncline_id ?? null]),
+    ).toEqual([[holder.id, null, null]]);
   });
 
   it('links a company whose domain the portal holds unique, by that domain', async () => {
@@ -426,7 +418,7 @@ describe('writes HubSpot refuses: a create because the record exists, an update 
     expect((await portal.objects('companies')).map((c) => c.id)).toEqual([existing.id]);
   });
 
-  it('links the contact an earlier create of the entity made (its receipt lost), found by our id under another address', async () => {
+  it('a create sent again finds the contact its earlier attempt made (its answer lost) by our id, under another address', async () => {
     const portal = await connectPortal();
     const entityId = await owedCreate(portal, 'person', { email: 'ada@new.example', firstName: 'Ada' });
     // The first attempt made the contact under the entity's address then; its answer never came back.
@@ -443,18 +435,16 @@ describe('writes HubSpot refuses: a create because the record exists, an update 
     if (!first.ok) throw new Error(first.error.message);
     const made = first.value[0]!.externalId;
 
-    expect(await push.push(portal.connectionId)).toMatchObject({ sent: 0, existing: 1, failed: 0 });
+    // The create is an upsert on our id: it lands on that contact, with the entity's values.
+    expect(await push.push(portal.connectionId)).toMatchObject({ sent: 1, existing: 0, failed: 0 });
     await fold(portal.connectionId);
 
     expect(await deadLetters(portal.connectionId)).toEqual([]);
-    expect(await linksOf(portal.connectionId)).toEqual([
-      {
-        external_id: made,
-        entity_id: entityId,
-        link_reason: { rule: 'provider-existing-record', evidence: [`syncline_id:${entityId}`], score: 1 },
-      },
+    expect((await linksOf(portal.connectionId)).map((l) => [l.external_id, l.entity_id])).toEqual([
+      [made, entityId],
     ]);
-    expect((await portal.objects('contacts')).map((c) => c.id)).toEqual([made]);
+    const contacts = await portal.objects('contacts');
+    expect(contacts.map((c) => [c.id, c.properties.email])).toEqual([[made, 'ada@new.example']]);
   });
 
   it('leaves a record linked nowhere whose keys do not agree to identity: settled, its change on the log', async () => {

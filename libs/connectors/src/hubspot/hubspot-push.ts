@@ -205,15 +205,17 @@ const emailOf = (w: PushWrite): string | undefined =>
     : undefined;
 
 /**
- * A record made again after HubSpot merged the entity's own one away (`afterProviderMerge`) is
- * keyed on our id: by its address it would land on the record the old one went into.
+ * A create is an upsert on our id: sent again (a retry, a redelivered push), it finds the record
+ * it made. Never on the address: a contact already holding it may be another person's record
+ * (another entity's, or one whose address was written there moments ago), and an upsert would
+ * write this person over it. HubSpot refuses the create instead ("already exists", the address
+ * unique), and the sync stage settles on the record it names (linked to the entity, linked to
+ * nobody with the same address, or put up for review beside the other person).
  */
-const upsertKey = (w: PushWrite): { idProperty: string; id: string } => {
-  const email = emailOf(w);
-  return email && !w.afterProviderMerge
-    ? { idProperty: 'email', id: email }
-    : { idProperty: SYNCLINE_ID_PROPERTY, id: w.entityId };
-};
+const upsertKey = (w: PushWrite): { idProperty: string; id: string } => ({
+  idProperty: SYNCLINE_ID_PROPERTY,
+  id: w.entityId,
+});
 
 /** Batches of ≤100 of one op and type; a repeated id starts a new batch (HubSpot refuses repeats). */
 function groupWrites(writes: readonly PushWrite[]): Group[] {
@@ -279,7 +281,7 @@ async function upsert(
   const byKey = new Map<string, HubspotRecord>();
   for (const r of answer.value.results) {
     const key = r.properties[idProperty];
-    if (key) byKey.set(idProperty === 'email' ? key.toLowerCase() : key, r as HubspotRecord);
+    if (key) byKey.set(key, r as HubspotRecord);
   }
   const receipts: WriteReceipt[] = [];
   for (const w of writes) {
