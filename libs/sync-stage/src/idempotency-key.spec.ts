@@ -8,7 +8,7 @@ import {
   foldArchiveKey,
   headsDigest,
   providerMergeKey,
-  replayedUpdateKey,
+  updateKeyByValues,
   updateKey,
 } from './idempotency-key';
 
@@ -25,10 +25,10 @@ describe('idempotency keys', () => {
   });
 
   it('keys the final values a replay owes by the update key and a digest of the values, in any order', () => {
-    const key = replayedUpdateKey(ENTITY, CONNECTION, ['b', 'a'], { phone: null, jobTitle: 'CTO' });
+    const key = updateKeyByValues(ENTITY, CONNECTION, ['b', 'a'], { phone: null, jobTitle: 'CTO' });
     expect(key).toBe(`${ENTITY}.${CONNECTION}.HrfFTVKDG7_olCrwscVrdA.KIcOUGBo8BzjYIcW`);
-    expect(replayedUpdateKey(ENTITY, CONNECTION, ['b', 'a'], { jobTitle: 'CTO', phone: null })).toBe(key);
-    expect(replayedUpdateKey(ENTITY, CONNECTION, ['b', 'a'], { jobTitle: 'CEO', phone: null })).not.toBe(key);
+    expect(updateKeyByValues(ENTITY, CONNECTION, ['b', 'a'], { jobTitle: 'CTO', phone: null })).toBe(key);
+    expect(updateKeyByValues(ENTITY, CONNECTION, ['b', 'a'], { jobTitle: 'CEO', phone: null })).not.toBe(key);
   });
 
   it('digests heads whatever their order', () => {

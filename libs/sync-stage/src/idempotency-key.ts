@@ -12,7 +12,7 @@ import { canonicalJson } from '@syncline/core';
  * |-------------------------------|---------------------------------------------------------|
  * | create                        | `<entity>.<connection>.create`                          |
  * | update at heads               | `<entity>.<connection>.<heads digest>`                  |
- * | final values owed by a replay | `<update key>.<values digest>`                          |
+ * | update owed again at heads    | `<update key>.<values digest>`                          |
  * | delete                        | `<entity>.<connection>.delete`                          |
  * | archive of a folded copy      | `<absorbed>.<connection>.fold:<operation>:<record>`     |
  * | provider merge                | `<absorbed>.<connection>.merge:<operation>:<record>`    |
@@ -48,11 +48,12 @@ export const updateKey = (entityId: string, connectionId: string, heads: readonl
   `${entityId}.${connectionId}.${headsDigest(heads)}`;
 
 /**
- * The final values a replay owes a target at heads whose update was sent with other values (a
- * new policy over the same history gives the same heads): the update key, told apart by a
- * digest of the values.
+ * An update owed at heads whose write was sent with other values: the update key, told apart
+ * by a digest of the values. Live, a receipt folded after the write was computed shows the
+ * target holding other values than it assumed (outbox-writer.ts); in a replay, a new policy
+ * over the same history gives the same heads and other final values.
  */
-export const replayedUpdateKey = (
+export const updateKeyByValues = (
   entityId: string,
   connectionId: string,
   heads: readonly string[],

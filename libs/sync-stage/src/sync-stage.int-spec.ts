@@ -1,8 +1,19 @@
 import { randomUUID } from 'node:crypto';
+import { inTransaction } from '@syncline/core';
 import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
-import { claimPush, contactEvent, playPush, seedConnections, syncStage } from './testing/sync-stage';
+import type { OutboxRow } from './outbox/outbox-row';
+import {
+  claimPush,
+  contactEvent,
+  logEventOf,
+  playPush,
+  receiptOf,
+  seedConnections,
+  syncStage,
+} from './testing/sync-stage';
+import { foldWriteEvents } from './write-events';
 
 let db: TestDatabase;
 let pool: Pool;
@@ -237,6 +248,43 @@ describe('the sync stage and write receipts', () => {
       ws.workspaceId,
     ]);
     expect(conflicts).toEqual([]);
+  });
+
+  it('a write of an earlier state landing after the next was computed: the target is owed what that next write lacked', async () => {
+    const ws = await seedConnections(pool, { a: 'hubspot', b: 'hubspot' });
+    const { handle } = syncStage(pool);
+    const t0 = Date.now() - 60_000;
+    const at = (s: number) => new Date(t0 + s * 1000);
+    const ed = { email: 'ed@initech.example', firstName: 'Ed', jobTitle: 'Analyst', phone: null };
+    await handle(contactEvent(ws.workspaceId, ws.a, 'a-5', at(0), ed));
+    await handle(contactEvent(ws.workspaceId, ws.b, 'b-5', at(1), ed));
+    // A promotes Ed at 10 s; a pusher takes B's write of it at 11 s.
+    await handle(contactEvent(ws.workspaceId, ws.a, 'a-5', at(10), { ...ed, jobTitle: 'CTO' }));
+    expect(await claimPush(pool, ws.b, at(11))).toBe(1);
+    // A takes it back at 20 s and adds a phone. B, as far as its receipts say, still holds the
+    // old title: it is owed the phone alone, and a pusher takes that write at 21 s too.
+    await handle(contactEvent(ws.workspaceId, ws.a, 'a-5', at(20), { ...ed, phone: '+1 415 555 0142' }));
+    expect(await pendingFor(ws.b)).toEqual([{ phone: '+1 415 555 0142' }]);
+    expect(await claimPush(pool, ws.b, at(21))).toBe(1);
+    // The first write lands (B holds CTO now), its receipt comes, and B reports the record.
+    const { rows: first } = await pool.query<OutboxRow>(
+      `UPDATE outbox SET status = 'sent' WHERE connection_id = $1 AND status = 'sending' AND fields ? 'jobTitle'
+       RETURNING workspace_id, entity_id, entity_type, op, external_id, fields, prior, heads, idempotency_key`,
+      [ws.b],
+    );
+    expect(first).toHaveLength(1);
+    await inTransaction(pool, (client) =>
+      foldWriteEvents(client, [
+        logEventOf(
+          receiptOf(first[0]!, { connectionId: ws.b, entityType: 'person', externalId: 'b-5' }, at(11)),
+        ),
+      ]),
+    );
+    await handle(contactEvent(ws.workspaceId, ws.b, 'b-5', at(12), { ...ed, jobTitle: 'CTO' }));
+    // The write on its way carries the phone alone: B is owed the title back as well.
+    expect(await entityFields(ws.a, 'a-5')).toMatchObject({ jobTitle: 'Analyst', phone: '+1 415 555 0142' });
+    expect(await pendingFor(ws.b)).toEqual([{ jobTitle: 'Analyst', phone: '+1 415 555 0142' }]);
+    expect(await pendingFor(ws.a)).toEqual([]);
   });
 
   it("a person's edit in Syncline merges as theirs and is owed to every CRM; only from the workspace's own connection", async () => {

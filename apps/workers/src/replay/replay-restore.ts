@@ -4,7 +4,7 @@ import type { LogTransaction } from '@syncline/log';
 import {
   isInvitationCopy,
   isWritable,
-  replayedUpdateKey,
+  updateKeyByValues,
   updateKey,
   writableField,
 } from '@syncline/sync-stage';
@@ -192,7 +192,7 @@ export async function oweFinalValues(
         prior: outcome.held.get(target.connection_id) ?? {},
         heads: outcome.heads,
         key: updateKey(entity.id, target.connection_id, outcome.heads),
-        own_key: replayedUpdateKey(entity.id, target.connection_id, outcome.heads, fields),
+        own_key: updateKeyByValues(entity.id, target.connection_id, outcome.heads, fields),
       });
     }
   }

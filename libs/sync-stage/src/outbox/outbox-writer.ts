@@ -1,5 +1,6 @@
 import type { LogTransaction } from '@syncline/log';
 import type { TargetConnection } from '../connections';
+import { updateKeyByValues } from '../idempotency-key';
 import { owedWrites } from '../owed-writes';
 import type { Touched } from '../touched';
 import type { OutboxRow } from './outbox-row';
@@ -100,8 +101,35 @@ export async function writeOutbox(
   // queued are updated by an UPDATE, which passes over a row that stopped matching while it
   // waited (a pusher took it) without keeping its lock, and only keys not queued at all are
   // inserted.
+  // An update owed at heads whose write to the target is already taken (on its way, or sent)
+  // without some of its fields or values: a receipt folded since showed the target holding
+  // other values than that write assumed (a write of an earlier state landed after it was
+  // computed), so the target is owed what that write lacked. Queued under the key told apart by
+  // its values; the same owed values again are the same write.
+  const rows = outbox.map((row) => ({
+    ...row,
+    values_key:
+      row.op === 'update' ? updateKeyByValues(row.entity_id, row.connection_id, row.heads, row.fields) : null,
+  }));
   await tx.query(
-    `WITH r AS (
+    `WITH given AS (
+       SELECT r.* FROM jsonb_to_recordset($1::jsonb) AS r(workspace_id uuid, entity_id uuid, entity_type text,
+              connection_id uuid, op text, external_id text, fields jsonb, prior jsonb, heads text[],
+              idempotency_key text, values_key text)
+        -- The connection list is cached for a moment: nothing is owed to one disconnected since.
+        WHERE NOT EXISTS (SELECT 1 FROM connection c WHERE c.id = r.connection_id AND c.status = 'disconnected')),
+     keyed AS (
+       SELECT g.workspace_id, g.entity_id, g.entity_type, g.connection_id, g.op, g.external_id, g.fields,
+              g.prior, g.heads,
+              CASE WHEN g.values_key IS NOT NULL AND EXISTS (
+                     SELECT 1 FROM outbox o
+                      WHERE o.connection_id = g.connection_id AND o.idempotency_key = g.idempotency_key
+                        AND o.status NOT IN ('pending', 'superseded')
+                        AND EXISTS (SELECT 1 FROM jsonb_each(g.fields) f
+                                     WHERE o.fields -> f.key IS DISTINCT FROM f.value))
+                   THEN g.values_key ELSE g.idempotency_key END AS idempotency_key
+         FROM given g),
+     r AS (
        SELECT r.*,
               -- When an update's receipt says it was sent (see the insert): a probe of the key
               -- per row, in the projection, so the rows keep the order they are owed in (their
@@ -110,11 +138,7 @@ export async function writeOutbox(
                 (SELECT w.sent_at FROM write_receipt w
                   WHERE w.connection_id = r.connection_id AND w.idempotency_key = r.idempotency_key)
               END AS receipt_sent_at
-         FROM jsonb_to_recordset($1::jsonb) AS r(workspace_id uuid, entity_id uuid, entity_type text,
-              connection_id uuid, op text, external_id text, fields jsonb, prior jsonb, heads text[],
-              idempotency_key text)
-        -- The connection list is cached for a moment: nothing is owed to one disconnected since.
-        WHERE NOT EXISTS (SELECT 1 FROM connection c WHERE c.id = r.connection_id AND c.status = 'disconnected')),
+         FROM keyed r),
      -- A row set aside (a stale write refused) is owed again if the target still lacks it.
      owed_again AS (
        UPDATE outbox o
@@ -137,7 +161,7 @@ export async function writeOutbox(
       WHERE NOT EXISTS (SELECT 1 FROM outbox o
                          WHERE o.connection_id = r.connection_id AND o.idempotency_key = r.idempotency_key)
      ON CONFLICT (connection_id, idempotency_key) DO NOTHING`,
-    [JSON.stringify(outbox)],
+    [JSON.stringify(rows)],
   );
   return outbox;
 }
