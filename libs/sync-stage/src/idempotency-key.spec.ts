@@ -8,8 +8,8 @@ import {
   foldArchiveKey,
   headsDigest,
   providerMergeKey,
-  updateKeyByValues,
   updateKey,
+  updateKeyByValues,
 } from './idempotency-key';
 
 const ENTITY = '0190a1b2-0000-7000-8000-000000000001';

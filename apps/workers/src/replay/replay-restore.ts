@@ -4,8 +4,8 @@ import type { LogTransaction } from '@syncline/log';
 import {
   isInvitationCopy,
   isWritable,
-  updateKeyByValues,
   updateKey,
+  updateKeyByValues,
   writableField,
 } from '@syncline/sync-stage';
 import type { PoolClient } from 'pg';
