@@ -13,4 +13,5 @@ export const EXPRESSION_INDEXES = [
   { table: 'match_key', name: 'match_key_email_host_idx' },
   { table: 'outbox', name: 'outbox_pending_entity_idx' },
   { table: 'outbox', name: 'outbox_sent_entity_idx' },
+  { table: 'identity_operation', name: 'identity_operation_undone_pair_idx' },
 ] as const;
