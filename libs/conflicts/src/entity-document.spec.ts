@@ -366,6 +366,22 @@ describe('EntityDocument', () => {
     expect(partial.outcome.status).toBe('applied');
   });
 
+  it('a value written to a connection for another entity, of a field this one has none of, is owed the clear', () => {
+    const doc = EntityDocument.create('e');
+    doc.applyInbound(change(CRM_A, 1, { stage: 'Won' }), {});
+    doc.applyInbound(change(CRM_B, 2, { stage: 'Won' }), {});
+    expect(owedOf(doc)).toEqual({ [CRM_A]: [], [CRM_B]: [] });
+    // B reports the owner a write of another entity put there (an entity this one was merged
+    // into, its write landed after the unmerge): our echo, not B's edit, so nothing merges.
+    const { outcome } = doc.applyInbound(change(CRM_B, 3, {}, { echo: { owner: 'Dana' } }), {});
+    expect(outcome.values).toEqual({ stage: 'Won' });
+    expect(Object.fromEntries(outcome.owed)).toEqual({ [CRM_A]: [], [CRM_B]: ['owner'] });
+    expect(outcome.held.get(CRM_B)).toEqual({ owner: 'Dana' });
+    // Cleared in B (its report of the clear after our write): nothing owed any more.
+    doc.markSeen(CRM_B);
+    expect(owedOf(doc)).toEqual({ [CRM_A]: [], [CRM_B]: [] });
+  });
+
   it('applies the same event key once', () => {
     const doc = EntityDocument.create('e');
     const first = change(CRM_A, 1, { stage: 'Won' });

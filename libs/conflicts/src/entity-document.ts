@@ -1023,6 +1023,14 @@ export class EntityDocument {
         fields.push(field);
         if (json !== undefined) holds[field] = JSON.parse(json);
       }
+      // A value the connection was written for another entity (a write of the entity this one
+      // was merged into, landed after the unmerge gave the record back), of a field this
+      // entity has no value for: it is owed the clear.
+      for (const [field, json] of view.stale) {
+        if (this.current.has(field) || json === 'null') continue;
+        fields.push(field);
+        holds[field] = JSON.parse(json);
+      }
       owed.set(connectionId, fields.sort());
       held.set(connectionId, holds);
     }
