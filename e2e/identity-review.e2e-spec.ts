@@ -21,6 +21,82 @@ interface RecordBody {
   fields: Record<string, unknown>;
 }
 
+const value = (record: HubspotRecord | undefined, property: string) => record?.properties[property] || null;
+
+/** Reads of a running system: the Adas in a portal, one contact, and everything to print on a failure. */
+function lookups(system: () => SyncSystem, label: string, portals: readonly number[]) {
+  const adas = async (portal: number) =>
+    (await system().emulator.hubspot.objects(portal, 'contacts')).filter(
+      (c) => c.properties.firstname === 'Ada' && c.properties.lastname === 'Lovelace',
+    );
+  const contact = async (portal: number, id: string) =>
+    (await system().emulator.hubspot.objects(portal, 'contacts')).find((c) => c.id === id);
+  const dumpState = async () => {
+    const s = system();
+    s.dumpLogs(label);
+    console.log(
+      await s.query('SELECT id, entity_type, merged_into, fields FROM entity ORDER BY created_at'),
+      await s.query('SELECT connection_id, external_id, entity_id FROM source_link ORDER BY created_at'),
+      await s.query(
+        'SELECT id, connection_id, op, status, external_id, fields, last_error FROM outbox ORDER BY id',
+      ),
+      await s.query('SELECT error_code, error_message FROM dead_letter'),
+      await s.query('SELECT entity_a, entity_b, score, evidence, status FROM possible_duplicate'),
+      await s.query('SELECT id, kind, payload, undone_at FROM identity_operation ORDER BY created_at'),
+      await s.query(
+        'SELECT connection_id, idempotency_key, external_id, entity_id, fields, applied_at FROM write_receipt ORDER BY created_at',
+      ),
+      await s.query(
+        'SELECT connection_id, external_id, op, fields, origin FROM change_event ORDER BY "offset"',
+      ),
+      ...(await Promise.all(portals.map(adas))),
+    );
+  };
+  return { adas, contact, dumpState };
+}
+
+/** Two portals, each with its own Ada (another address; A knows her title, B her phone), connected with webhooks on. */
+async function twoAdas(s: SyncSystem, portalA: number, portalB: number) {
+  // Webhooks on once connected: the backfill reads both whole records (a creation notification
+  // carries an address alone, and identity links it before any name could suggest a duplicate).
+  const a = await s.emulator.hubspot.createPortal({ portalId: portalA });
+  const b = await s.emulator.hubspot.createPortal({ portalId: portalB });
+  const adaInA = await s.emulator.hubspot.createContact(portalA, {
+    email: 'ada.lovelace@analytical.example',
+    firstname: 'Ada',
+    lastname: 'Lovelace',
+    jobtitle: 'Mathematician',
+  });
+  const adaInB = await s.emulator.hubspot.createContact(portalB, {
+    email: 'countess@lovelace.example',
+    firstname: 'Ada',
+    lastname: 'Lovelace',
+    phone: PHONE,
+  });
+  const crmA = (await s.connect('hubspot', String(portalA), grantCredentials(a), { displayName: 'CRM A' }))
+    .id;
+  await s.connect('hubspot', String(portalB), grantCredentials(b), { displayName: 'CRM B' });
+  await s.emulator.hubspot.setWebhookTarget(portalA);
+  await s.emulator.hubspot.setWebhookTarget(portalB);
+  return { adaInA, adaInB, crmA };
+}
+
+/** The open possible duplicate, once identity has suggested it. */
+async function openPair(s: SyncSystem): Promise<DuplicateBody> {
+  const pair = await waitFor(
+    async () => {
+      const res = await s.api<{ data: DuplicateBody[] }>(
+        'GET',
+        '/api/v1/possible-duplicates?entityType=person&status=open',
+      );
+      return res.body.data?.[0];
+    },
+    { timeoutMs: 60_000, describe: 'the possible duplicate' },
+  );
+  if (pair === undefined) throw new Error('no possible duplicate');
+  return pair;
+}
+
 describe('identity review: merge two people across two CRMs, then unmerge', () => {
   let s: SyncSystem;
   let crmA: string;
@@ -30,54 +106,11 @@ describe('identity review: merge two people across two CRMs, then unmerge', () =
   let absorbed: string;
   let mergeId: string;
 
-  const adas = async (portal: number) =>
-    (await s.emulator.hubspot.objects(portal, 'contacts')).filter(
-      (c) => c.properties.firstname === 'Ada' && c.properties.lastname === 'Lovelace',
-    );
-  const contact = async (portal: number, id: string) =>
-    (await s.emulator.hubspot.objects(portal, 'contacts')).find((c) => c.id === id);
-  const value = (record: HubspotRecord | undefined, property: string) => record?.properties[property] || null;
-
-  const dumpState = async () => {
-    s.dumpLogs('identity review');
-    console.log(
-      await s.query('SELECT id, entity_type, merged_into, fields FROM entity ORDER BY created_at'),
-      await s.query('SELECT connection_id, external_id, entity_id FROM source_link ORDER BY created_at'),
-      await s.query(
-        'SELECT id, connection_id, op, status, external_id, fields, last_error FROM outbox ORDER BY id',
-      ),
-      await s.query('SELECT error_code, error_message FROM dead_letter'),
-      await s.query('SELECT entity_a, entity_b, score, evidence, status FROM possible_duplicate'),
-      await s.query(
-        'SELECT connection_id, external_id, op, fields, origin FROM change_event ORDER BY "offset"',
-      ),
-      await adas(PORTAL_A),
-      await adas(PORTAL_B),
-    );
-  };
+  const { adas, contact, dumpState } = lookups(() => s, 'identity review', [PORTAL_A, PORTAL_B]);
 
   beforeAll(async () => {
     s = await startSystem({ label: 'identity_review', workers: 1 });
-    // Webhooks on once connected: the backfill reads both whole records (a creation notification
-    // carries an address alone, and identity links it before any name could suggest a duplicate).
-    const a = await s.emulator.hubspot.createPortal({ portalId: PORTAL_A });
-    const b = await s.emulator.hubspot.createPortal({ portalId: PORTAL_B });
-    adaInA = await s.emulator.hubspot.createContact(PORTAL_A, {
-      email: 'ada.lovelace@analytical.example',
-      firstname: 'Ada',
-      lastname: 'Lovelace',
-      jobtitle: 'Mathematician',
-    });
-    adaInB = await s.emulator.hubspot.createContact(PORTAL_B, {
-      email: 'countess@lovelace.example',
-      firstname: 'Ada',
-      lastname: 'Lovelace',
-      phone: PHONE,
-    });
-    crmA = (await s.connect('hubspot', String(PORTAL_A), grantCredentials(a), { displayName: 'CRM A' })).id;
-    await s.connect('hubspot', String(PORTAL_B), grantCredentials(b), { displayName: 'CRM B' });
-    await s.emulator.hubspot.setWebhookTarget(PORTAL_A);
-    await s.emulator.hubspot.setWebhookTarget(PORTAL_B);
+    ({ adaInA, adaInB, crmA } = await twoAdas(s, PORTAL_A, PORTAL_B));
   }, 120_000);
 
   afterAll(async () => {
@@ -86,17 +119,7 @@ describe('identity review: merge two people across two CRMs, then unmerge', () =
 
   it('suggests the two as a possible duplicate, and keeps them apart meanwhile', async ({ onTestFailed }) => {
     onTestFailed(dumpState);
-    const pair = await waitFor(
-      async () => {
-        const res = await s.api<{ data: DuplicateBody[] }>(
-          'GET',
-          '/api/v1/possible-duplicates?entityType=person&status=open',
-        );
-        return res.body.data?.[0];
-      },
-      { timeoutMs: 60_000, describe: 'the possible duplicate' },
-    );
-    if (pair === undefined) throw new Error('no possible duplicate');
+    const pair = await openPair(s);
     const ofA = [pair.a, pair.b].find((r) => r.sourceLinks.some((l) => l.externalId === adaInA.id));
     const ofB = [pair.a, pair.b].find((r) => r.sourceLinks.some((l) => l.externalId === adaInB.id));
     expect(ofA && ofB && ofA.id !== ofB.id).toBe(true);
@@ -209,5 +232,92 @@ describe('identity review: merge two people across two CRMs, then unmerge', () =
       timeoutMs: 60_000,
       describe: 'each CRM holds both Adas again',
     });
+  });
+});
+
+describe('identity review: a merge undone at once, before its writes come back', () => {
+  const portalA = 3203;
+  const portalB = 3204;
+  let s: SyncSystem;
+  let adaInA: HubspotRecord;
+  let adaInB: HubspotRecord;
+  const { adas, contact, dumpState } = lookups(() => s, 'identity undo', [portalA, portalB]);
+
+  beforeAll(async () => {
+    s = await startSystem({ label: 'identity_undo', workers: 1 });
+    ({ adaInA, adaInB } = await twoAdas(s, portalA, portalB));
+  }, 120_000);
+
+  afterAll(async () => {
+    await s?.stop();
+  });
+
+  it('a merge undone at once never joins the two again: each CRM record stays one person’s, under its own address', async ({
+    onTestFailed,
+  }) => {
+    onTestFailed(dumpState);
+    const pair = await openPair(s);
+    const ofA = [pair.a, pair.b].find((r) => r.sourceLinks.some((l) => l.externalId === adaInA.id))!;
+    const ofB = [pair.a, pair.b].find((r) => r.sourceLinks.some((l) => l.externalId === adaInB.id))!;
+    await waitFor(async () => ({ a: (await adas(portalA)).length, b: (await adas(portalB)).length }), {
+      until: (n) => n.a === 2 && n.b === 2,
+      timeoutMs: 60_000,
+      describe: 'each CRM holds both Adas',
+    });
+    const merged = await s.api<RecordBody>('POST', `/api/v1/people/${ofA.id}/merge`, { absorbedId: ofB.id });
+    expect([200, 202]).toContain(merged.status);
+    const mergeId = String(merged.headers.get('operation-id'));
+    // Undone without waiting: the merge's writes to both CRMs (each Ada given the other's
+    // values, the copies archived) may be queued, on their way, or echoing back while the
+    // unmerge is folded.
+    const undone = await s.api('POST', `/api/v1/identity-operations/${mergeId}/unmerge`);
+    expect([200, 202]).toContain(undone.status);
+
+    // Settled: nothing queued or on its way, and still nothing a few seconds later (an echo
+    // folded meanwhile may owe more).
+    const queued = async () =>
+      Number(
+        (
+          await s.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM outbox WHERE status IN ('pending', 'sending')`,
+          )
+        )[0]?.n,
+      );
+    await waitFor(
+      async () => {
+        if ((await queued()) !== 0) return false;
+        await new Promise((resolve) => setTimeout(resolve, 3_000));
+        return (await queued()) === 0;
+      },
+      { until: (quiet) => quiet === true, timeoutMs: 90_000, describe: 'nothing left to write' },
+    );
+    // Two people in Syncline; neither merged into the other again.
+    expect(
+      await s.query('SELECT id FROM entity WHERE id = ANY($1::uuid[]) AND merged_into IS NOT NULL', [
+        [ofA.id, ofB.id],
+      ]),
+    ).toEqual([]);
+    for (const id of [ofA.id, ofB.id])
+      expect((await s.api<RecordBody>('GET', `/api/v1/people/${id}`)).body.id).toBe(id);
+    // Each CRM's own Ada is linked to her own person and holds her own address.
+    const linkOf = async (externalId: string) =>
+      (
+        await s.query<{ entity_id: string }>('SELECT entity_id FROM source_link WHERE external_id = $1', [
+          externalId,
+        ])
+      ).map((r) => r.entity_id);
+    expect(await linkOf(adaInA.id)).toEqual([ofA.id]);
+    expect(await linkOf(adaInB.id)).toEqual([ofB.id]);
+    expect(value(await contact(portalA, adaInA.id), 'email')).toBe('ada.lovelace@analytical.example');
+    expect(value(await contact(portalB, adaInB.id), 'email')).toBe('countess@lovelace.example');
+    // No CRM record was written for the other person, nor linked to them: a record our create
+    // made carries the id of the person it is linked to. (A copy whose archive the unmerge
+    // overtook can be left linked to nobody: see the session notes.)
+    for (const portal of [portalA, portalB])
+      for (const c of await adas(portal)) {
+        const tagged = c.properties.syncline_id;
+        const linked = await linkOf(c.id);
+        if (tagged && linked.length > 0) expect(linked).toEqual([tagged]);
+      }
   });
 });

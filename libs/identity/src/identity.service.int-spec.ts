@@ -352,6 +352,16 @@ describe('IdentityService on Postgres', () => {
     const free = await twoOf('Cleo Park', 'cleo@acme.com', 'cleo.park@fastmail.example');
 
     const before = await snapshot(ws.workspaceId);
+    // A notification naming both (one property each, as our own create's come) says nothing of
+    // which one it is: it links nowhere until its full record or its receipt does.
+    const notified = await resolve({
+      ...person(ws.workspaceId, ws.hubspotB, 'notified', {
+        emails: ['ana@acme.com', 'ana.lima@fastmail.example'],
+      }),
+      partial: true,
+    });
+    expect(notified).toBeUndefined();
+    expect((await snapshot(ws.workspaceId)).links).toEqual(before.links);
     for (const [name, first, second] of [
       ['Ana Lima', 'ana@acme.com', 'ana.lima@fastmail.example'],
       ['Boris Stone', 'boris@beta.io', 'boris.stone@fastmail.example'],

@@ -554,6 +554,14 @@ export class IdentityService {
     // each, arrive before its receipt links the record): an entity is the full record's to make.
     // Unlinked, the record is read in full next (the sync stage pulls it).
     if (creates && change.partial) return undefined;
+    // Keys naming entities someone kept apart say nothing of which one the record is. A
+    // notification (our own create's, one property each, before its receipt links it) stays
+    // unlinked until its full record or its receipt says; a full record goes with its first key.
+    if (resolution.absorbs.length > 0) {
+      const apart = await this.keptApart(tx, resolution);
+      if (apart.size > 0 && change.partial) return undefined;
+      resolution = { ...resolution, absorbs: resolution.absorbs.filter((a) => !apart.has(a.entityId)) };
+    }
     if (creates) {
       await tx.query(
         `INSERT INTO entity (id, workspace_id, entity_type, display_name, match_keys)
@@ -563,12 +571,8 @@ export class IdentityService {
     }
     // The record's keys name further entities: they are one person (company, meeting), so they
     // are joined into the one it links to, whatever order their records came in, unless someone
-    // kept them apart. A join moves match keys in the database: what the records before it hold
-    // is stored first.
-    if (resolution.absorbs.length > 0) {
-      const apart = await this.keptApart(tx, resolution);
-      resolution = { ...resolution, absorbs: resolution.absorbs.filter((a) => !apart.has(a.entityId)) };
-    }
+    // kept them apart (above). A join moves match keys in the database: what the records before
+    // it hold is stored first.
     if (resolution.absorbs.length > 0 && unstored !== undefined) await this.flushStores(tx, unstored);
     for (const absorbed of resolution.absorbs) {
       const joined = await this.join(tx, change, resolution, absorbed);
