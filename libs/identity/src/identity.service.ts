@@ -546,14 +546,6 @@ export class IdentityService {
     const resolver = new Resolver(index, settings);
     let resolution = resolver.resolve(record, newId);
     resolution = await this.candidatesAsStored(tx, resolution, record.source);
-    // Nothing of the record is written yet: the caller ends its batch before it.
-    if (stopBeforeJoin && (await this.joinsAhead(tx, resolution))) throw new JoinAhead();
-    const creates =
-      resolution.decision === 'created' || resolution.decision === 'created-with-possible-duplicate';
-    // A notification carries only the properties that changed (our own create's, one property
-    // each, arrive before its receipt links the record): an entity is the full record's to make.
-    // Unlinked, the record is read in full next (the sync stage pulls it).
-    if (creates && change.partial) return undefined;
     // Keys naming entities someone kept apart say nothing of which one the record is. A
     // notification (our own create's, one property each, before its receipt links it) stays
     // unlinked until its full record or its receipt says; a full record goes with its first key.
@@ -562,6 +554,14 @@ export class IdentityService {
       if (apart.size > 0 && change.partial) return undefined;
       resolution = { ...resolution, absorbs: resolution.absorbs.filter((a) => !apart.has(a.entityId)) };
     }
+    // A join ahead: nothing of the record is written yet, and the caller ends its batch before it.
+    if (stopBeforeJoin && resolution.absorbs.length > 0) throw new JoinAhead();
+    const creates =
+      resolution.decision === 'created' || resolution.decision === 'created-with-possible-duplicate';
+    // A notification carries only the properties that changed (our own create's, one property
+    // each, arrive before its receipt links the record): an entity is the full record's to make.
+    // Unlinked, the record is read in full next (the sync stage pulls it).
+    if (creates && change.partial) return undefined;
     if (creates) {
       await tx.query(
         `INSERT INTO entity (id, workspace_id, entity_type, display_name, match_keys)
@@ -611,13 +611,6 @@ export class IdentityService {
     return resolution;
   }
 
-  /** Whether linking by this resolution joins an entity (see join). */
-  private async joinsAhead(tx: Queryable, resolution: Resolution): Promise<boolean> {
-    if (resolution.absorbs.length === 0) return false;
-    const apart = await this.keptApart(tx, resolution);
-    return resolution.absorbs.some((a) => !apart.has(a.entityId));
-  }
-
   /** The entities of `resolution.absorbs` that are not to be joined into its entity (pairsKeptApart). */
   private keptApart(tx: Queryable, resolution: Resolution): Promise<Set<string>> {
     return pairsKeptApart(
@@ -632,9 +625,9 @@ export class IdentityService {
   }
 
   /**
-   * Merges an entity a record's key named into the entity it links to. Once per pair, and never
-   * a pair someone kept apart: a merge undone (whoever made it) or a pair dismissed is not made
-   * again by the next record that names both.
+   * Merges an entity a record's key named into the entity it links to. Its caller has left out
+   * the pairs kept apart (keptApart): one joined before, a merge undone (whoever made it) or a
+   * pair dismissed is not joined again by the next record that names both.
    */
   private async join(
     tx: Queryable,
