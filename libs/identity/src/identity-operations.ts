@@ -164,34 +164,92 @@ export async function dismissPair(
 }
 
 /**
- * Of the entities a record's keys would join into `survivorId`, those identity must leave apart:
- * a pair it joined before (a join is made once; if it stands they are one already), a pair a
- * merge of either direction put together and someone undid (an unmerge says they are two), and
- * a pair a person dismissed as not the same. A record naming both says nothing new against a
- * person's decision; it links to the entity its first key names and joins nobody.
+ * Of the entities a record's keys would join into `survivorId`, in order, those identity must
+ * leave apart: a pair it joined before (a join is made once; if it stands they are one
+ * already), and an entity one of whose people someone kept apart from one of the people the
+ * join has gathered so far (the survivor, the entities joined before it in the list, and
+ * everyone merged into any of them): a merge of either direction undone (an unmerge says they
+ * are two) or a pair dismissed as not the same. So no join makes one of two people a person
+ * separated, however many entities stand between them. A record naming both says nothing new
+ * against a person's decision; it links to the entity its first key names.
  */
 export async function pairsKeptApart(
   tx: Queryable,
   survivorId: string,
-  absorbed: readonly { entityId: string; joinId: string; pairId: string }[],
+  absorbed: readonly { entityId: string; joinId: string }[],
 ): Promise<Set<string>> {
   if (absorbed.length === 0) return new Set();
-  const { rows } = await tx.query<{ absorbed: string }>(
-    `SELECT t.absorbed FROM unnest($2::text[], $3::uuid[], $4::uuid[]) AS t(absorbed, join_id, pair_id)
-      WHERE EXISTS (SELECT 1 FROM identity_operation o WHERE o.id = t.join_id)
-         OR EXISTS (SELECT 1 FROM possible_duplicate d WHERE d.id = t.pair_id AND d.status = 'dismissed')
-         OR EXISTS (SELECT 1 FROM identity_operation o
-                     WHERE o.undone_at IS NOT NULL
-                       AND ((o.payload->>'absorbedId' = t.absorbed AND o.payload->>'survivorId' = $1)
-                         OR (o.payload->>'absorbedId' = $1 AND o.payload->>'survivorId' = t.absorbed)))`,
-    [
-      survivorId,
-      absorbed.map((a) => a.entityId),
-      absorbed.map((a) => a.joinId),
-      absorbed.map((a) => a.pairId),
-    ],
+  const { joinedBefore, separated } = await separations(
+    tx,
+    [survivorId, ...absorbed.map((a) => a.entityId)],
+    absorbed.map((a) => a.joinId),
   );
-  return new Set(rows.map((r) => r.absorbed));
+  const gathered = new Set([survivorId]);
+  const apart = new Set<string>();
+  for (const { entityId, joinId } of absorbed) {
+    const against = separated.get(entityId);
+    if (joinedBefore.has(joinId) || [...gathered].some((g) => against?.has(g))) apart.add(entityId);
+    else gathered.add(entityId);
+  }
+  return apart;
+}
+
+/** Of `others`, the entities someone kept apart from `entityId` (as pairsKeptApart reads it, each on its own). */
+export async function keptApartFrom(
+  tx: Queryable,
+  entityId: string,
+  others: readonly string[],
+): Promise<Set<string>> {
+  if (others.length === 0) return new Set();
+  const { separated } = await separations(tx, [entityId, ...others], []);
+  return new Set(others.filter((o) => separated.get(o)?.has(entityId)));
+}
+
+/**
+ * Which of `roots` (entities standing, not merged) someone kept apart, through anyone merged
+ * into them (a merge undone, a pair dismissed), and which of the joins `joinIds` were made.
+ */
+async function separations(
+  tx: Queryable,
+  roots: readonly string[],
+  joinIds: readonly string[],
+): Promise<{ joinedBefore: Set<string>; separated: Map<string, Set<string>> }> {
+  const { rows } = await tx.query<{ joined: string | null; x: string | null; y: string | null }>(
+    `WITH RECURSIVE members(root, id) AS (
+       SELECT r, r FROM unnest($1::uuid[]) AS r
+       UNION
+       SELECT m.root, e.id FROM members m JOIN entity e ON e.merged_into = m.id
+     ), apart(x, y) AS (
+       SELECT d.entity_a, d.entity_b FROM possible_duplicate d
+        WHERE d.status = 'dismissed'
+          AND d.entity_a IN (SELECT id FROM members) AND d.entity_b IN (SELECT id FROM members)
+       UNION ALL
+       SELECT (o.payload->>'absorbedId')::uuid, (o.payload->>'survivorId')::uuid FROM identity_operation o
+        WHERE o.undone_at IS NOT NULL
+          AND o.payload->>'absorbedId' IN (SELECT id::text FROM members)
+          AND o.payload->>'survivorId' IN (SELECT id::text FROM members)
+     )
+     SELECT NULL AS joined, mx.root::text AS x, my.root::text AS y
+       FROM apart p JOIN members mx ON mx.id = p.x JOIN members my ON my.id = p.y
+      WHERE mx.root <> my.root
+     UNION ALL
+     SELECT o.id::text, NULL, NULL FROM identity_operation o WHERE o.id = ANY($2::uuid[])`,
+    [roots, joinIds],
+  );
+  const joinedBefore = new Set(rows.flatMap((r) => (r.joined === null ? [] : [r.joined])));
+  const separated = new Map<string, Set<string>>();
+  for (const { x, y } of rows) {
+    if (x === null || y === null) continue;
+    for (const [a, b] of [
+      [x, y],
+      [y, x],
+    ] as const) {
+      const set = separated.get(a) ?? new Set<string>();
+      set.add(b);
+      separated.set(a, set);
+    }
+  }
+  return { joinedBefore, separated };
 }
 
 const sortLinks = (links: MovedLink[]): MovedLink[] =>

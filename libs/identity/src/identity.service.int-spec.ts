@@ -389,6 +389,75 @@ describe('IdentityService on Postgres', () => {
     expect(fresh?.absorbs).toEqual([]);
     expect(await mergedInto(undone.a)).toBeNull();
 
+    // Neither took the other's address from the records naming both: each address still names
+    // one of them alone.
+    const holdersOf = async (email: string) =>
+      (
+        await pool.query<{ entity_id: string }>(
+          `SELECT entity_id FROM match_key WHERE workspace_id = $1 AND kind = 'email' AND value = $2`,
+          [ws.workspaceId, email],
+        )
+      ).rows.map((r) => r.entity_id);
+    expect(await holdersOf('ana@acme.com')).toEqual([undone.a]);
+    expect(await holdersOf('ana.lima@fastmail.example')).toEqual([undone.b]);
+    // Nor from an echo: the merge wrote Ana's first address to her second record, and its
+    // report came after the unmerge.
+    const echoed = await resolve(
+      person(ws.workspaceId, ws.hubspotB, 'ana.lima@fastmail.example-b', {
+        emails: ['ana.lima@fastmail.example', 'ana@acme.com'],
+        name: 'Ana Lima',
+      }),
+    );
+    expect(echoed?.entityId).toBe(undone.b);
+    expect(await holdersOf('ana@acme.com')).toEqual([undone.a]);
+    const onlyFirst = await resolve(person(ws.workspaceId, ws.gmail, 'only-ana', { email: 'ana@acme.com' }));
+    expect(onlyFirst).toMatchObject({ entityId: undone.a, decision: 'linked-deterministic', absorbs: [] });
+    // A key both hold all the same (stored before either was kept from taking it) cannot say
+    // which of them a record bearing it alone is: a person of its own, put up for review beside
+    // both, in this process and a fresh one (whose index lists the holders in another order).
+    await pool.query(
+      `INSERT INTO match_key (workspace_id, entity_type, kind, value, entity_id) VALUES ($1, 'person', 'email', $2, $3)`,
+      [ws.workspaceId, 'ana.lima@fastmail.example', undone.a],
+    );
+    identity.forget();
+    for (const [n, service] of [
+      [1, identity],
+      [2, new IdentityService({ settings: () => US })],
+    ] as const) {
+      const only = await inTx((tx) =>
+        service.resolveChange(
+          tx,
+          person(ws.workspaceId, ws.gmail, `only-second-${n}`, { email: 'ana.lima@fastmail.example' }),
+        ),
+      );
+      expect(only?.decision).toBe('created-with-possible-duplicate');
+      expect([undone.a, undone.b]).not.toContain(only?.entityId);
+      // Beside both (and, the second time, beside the person the first one made).
+      expect(only?.possibleDuplicates.map((d) => d.entityId)).toEqual(
+        expect.arrayContaining([undone.a, undone.b]),
+      );
+      expect(only?.possibleDuplicates).toHaveLength(1 + n);
+      expect(only?.absorbs).toEqual([]);
+    }
+    for (const id of [undone.a, undone.b]) expect(await mergedInto(id)).toBeNull();
+    // Nor are two people someone kept apart made one through a third: a record naming a third
+    // person first, then both Borises, joins one of them at most.
+    const third = await resolve(
+      person(ws.workspaceId, ws.gmail, 'boris-third', { email: 'b.stone@third.example' }),
+    );
+    const through = await resolve(
+      person(ws.workspaceId, ws.hubspotA, 'boris-all', {
+        emails: ['b.stone@third.example', 'boris@beta.io', 'boris.stone@fastmail.example'],
+      }),
+    );
+    expect(through?.entityId).toBe(third?.entityId);
+    expect(through?.absorbs).toHaveLength(1);
+    const rootOf = async (id: string): Promise<string> => {
+      const into = await mergedInto(id);
+      return into === null ? id : rootOf(into);
+    };
+    expect(await rootOf(dismissed.a)).not.toBe(await rootOf(dismissed.b));
+
     const joined = await resolve(
       person(ws.workspaceId, ws.gmail, 'both-cleo', {
         emails: ['cleo@acme.com', 'cleo.park@fastmail.example'],

@@ -2,6 +2,7 @@ import { type ChangeOp, type EntityType, ok, type Queryable, type Result } from 
 import {
   dismissPair,
   type IdentityError,
+  keptApartFrom,
   mergeEntities,
   pairsKeptApart,
   unmergeEntities,
@@ -548,10 +549,14 @@ export class IdentityService {
     resolution = await this.candidatesAsStored(tx, resolution, record.source);
     // Keys naming entities someone kept apart say nothing of which one the record is. A
     // notification (our own create's, one property each, before its receipt links it) stays
-    // unlinked until its full record or its receipt says; a full record goes with its first key.
+    // unlinked until its full record or its receipt says; a full record goes with its first key,
+    // unless that key names both of such a pair (each took it while they were one: a merge's
+    // write echoed back after the unmerge): then it is a person of its own, put up for review
+    // beside each, as a wrong link is worse than a missed one.
     if (resolution.absorbs.length > 0) {
       const apart = await this.keptApart(tx, resolution);
       if (apart.size > 0 && change.partial) return undefined;
+      resolution = apart.size > 0 ? ambiguousKey(resolution, apart, newId) : resolution;
       resolution = { ...resolution, absorbs: resolution.absorbs.filter((a) => !apart.has(a.entityId)) };
     }
     // A join ahead: nothing of the record is written yet, and the caller ends its batch before it.
@@ -619,7 +624,6 @@ export class IdentityService {
       resolution.absorbs.map((a) => ({
         entityId: a.entityId,
         joinId: joinOperationIdFor(resolution.entityId, a.entityId),
-        pairId: possibleDuplicateIdFor(resolution.entityId, a.entityId),
       })),
     );
   }
@@ -661,6 +665,7 @@ export class IdentityService {
     index: MatchIndex,
     stores?: PendingStores,
   ): Promise<void> {
+    record = await this.withoutKeysKeptApart(tx, entityId, record, index);
     const decoded = record.keys.map(decodeKey);
     const names = record.name ? [record.name] : [];
     if (decoded.length > 0 || names.length > 0 || record.blocks.length > 0 || record.displayName) {
@@ -678,6 +683,35 @@ export class IdentityService {
       else await this.flushStores(tx, [store]);
     }
     index.add(entityId, record);
+  }
+
+  /**
+   * The record without the keys an entity kept apart from `entityId` holds. Stored, such a key
+   * (a merge's write to one of two people, echoed back after the unmerge) would name both, and
+   * say nothing of which one the next record bearing it is. Only a key someone else holds is
+   * looked into, so the database is asked only then.
+   */
+  private async withoutKeysKeptApart(
+    tx: Queryable,
+    entityId: string,
+    record: MatchRecord,
+    index: MatchIndex,
+  ): Promise<MatchRecord> {
+    const own = index.has(entityId) ? index.survivor(index.handle(entityId)) : undefined;
+    const holders = new Map<string, string[]>();
+    for (const key of record.keys)
+      for (const holder of index.withKey(key)) {
+        const survivor = index.survivor(holder);
+        if (survivor === own) continue;
+        const other = index.entityId(survivor);
+        if (other === entityId) continue;
+        holders.set(key, [...(holders.get(key) ?? []), other]);
+      }
+    if (holders.size === 0) return record;
+    const apart = await keptApartFrom(tx, entityId, [...new Set([...holders.values()].flat())]);
+    if (apart.size === 0) return record;
+    const keys = record.keys.filter((k) => !(holders.get(k) ?? []).some((o) => apart.has(o)));
+    return { ...record, keys };
   }
 
   /**
@@ -818,5 +852,30 @@ export function linkReasonOf(
     rule: 'created',
     evidence: resolution.possibleDuplicates.length > 0 ? ['possible-duplicate-flagged'] : [],
     score: 1,
+  };
+}
+
+/**
+ * A resolution whose first key also names an entity kept apart from the one it chose
+ * (`apart`): a new entity, with every entity that key names as a possible duplicate, and no
+ * join. Otherwise the resolution as it was.
+ */
+function ambiguousKey(resolution: Resolution, apart: ReadonlySet<string>, newId: () => string): Resolution {
+  const [key] = resolution.evidence;
+  if (key === undefined) return resolution;
+  const named = resolution.absorbs.filter((a) => a.evidence.includes(key));
+  if (!named.some((a) => apart.has(a.entityId))) return resolution;
+  const evidence = [key, 'conflicting-deterministic-key'];
+  return {
+    entityId: newId(),
+    decision: 'created-with-possible-duplicate',
+    score: 1,
+    evidence,
+    possibleDuplicates: [resolution.entityId, ...named.map((a) => a.entityId)].map((entityId) => ({
+      entityId,
+      score: 1,
+      evidence,
+    })),
+    absorbs: [],
   };
 }

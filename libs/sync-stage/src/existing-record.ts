@@ -21,6 +21,19 @@ const uniqueKeys = (entityType: EntityType, fields: Record<string, unknown>): st
   return toMatchRecord(entityType, fields).keys.filter((k) => kinds.includes(k.slice(0, k.indexOf(':'))));
 };
 
+/**
+ * Whether an entity's values (`owner`) hold one of the unique values a write carries: a record
+ * of that entity holding it is holding its own, not a value on its way out.
+ */
+export const holdsUniqueValueOf = (
+  entityType: EntityType,
+  write: Record<string, unknown>,
+  owner: Record<string, unknown>,
+): boolean => {
+  const theirs = new Set(uniqueKeys(entityType, owner));
+  return uniqueKeys(entityType, write).some((k) => theirs.has(k));
+};
+
 /** What becomes of a create the provider refused because `existing` already holds its unique value. */
 export type ExistingRecordDecision =
   /** The record is linked to the write's entity already: the create is done. */

@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
-import { createKey, createKeySql, foldedKeySql } from './idempotency-key';
+import {
+  createKey,
+  createKeySql,
+  entityCreateKeySql,
+  foldedKeySql,
+  isCreateKeySql,
+  updateKey,
+} from './idempotency-key';
 import { receiptEventKey, receiptEventKeySql } from './write-events';
 
 let db: TestDatabase;
@@ -28,6 +35,39 @@ describe('idempotency keys in SQL', () => {
       [entityId, connectionId],
     );
     expect(rows[0]?.key).toBe(createKey(entityId, connectionId));
+  });
+
+  it('spells an entity’s create key with its flags.createAgain, and knows every create key of it', async () => {
+    const entityId = randomUUID();
+    const connectionId = randomUUID();
+    const other = randomUUID();
+    const operationId = randomUUID();
+    const { rows } = await pool.query<{
+      key: string;
+      again: string;
+      first: boolean;
+      next: boolean;
+      not: boolean;
+    }>(
+      `SELECT ${entityCreateKeySql('e', '$2::uuid')} AS key, ${entityCreateKeySql('e', '$3::uuid')} AS again,
+              ${isCreateKeySql('$5::text', 'e.id', '$2::uuid')} AS first,
+              ${isCreateKeySql('$6::text', 'e.id', '$3::uuid')} AS next,
+              ${isCreateKeySql('$7::text', 'e.id', '$2::uuid')} AS not
+         FROM (SELECT $1::uuid AS id, jsonb_build_object('createAgain', jsonb_build_object($3::text, $4::text)) AS flags) e`,
+      [
+        entityId,
+        connectionId,
+        other,
+        operationId,
+        createKey(entityId, connectionId),
+        createKey(entityId, other, operationId),
+        updateKey(entityId, connectionId, ['h1']),
+      ],
+    );
+    expect(rows[0]?.key).toBe(createKey(entityId, connectionId));
+    expect(rows[0]?.again).toBe(createKey(entityId, other, operationId));
+    expect(rows[0]?.again).not.toBe(createKey(entityId, other));
+    expect(rows[0]).toMatchObject({ first: true, next: true, not: false });
   });
 
   it('sets a folded create aside under its key and the operation', async () => {

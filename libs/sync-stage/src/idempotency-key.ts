@@ -11,6 +11,7 @@ import { canonicalJson } from '@syncline/core';
  * | write                         | key                                                     |
  * |-------------------------------|---------------------------------------------------------|
  * | create                        | `<entity>.<connection>.create`                          |
+ * | create owed again (unmerge)   | `<create key>.again:<operation>`                        |
  * | update at heads               | `<entity>.<connection>.<heads digest>`                  |
  * | update owed again at heads    | `<update key>.<values digest>`                          |
  * | delete                        | `<entity>.<connection>.delete`                          |
@@ -31,17 +32,33 @@ export const headsDigest = (heads: readonly string[]): string => keyDigest([...h
 
 /**
  * One key per (entity, target): however many times a create is owed, the provider makes one
- * record (Calendar client ids, HubSpot upsert, the Tasks marker).
+ * record (Calendar client ids, HubSpot upsert, the Tasks marker). `again` names the operation
+ * (an unmerge) that unlinked the copy an earlier create made there (`flags.createAgain`): the
+ * create owed since is another write, with a receipt of its own (its event key on the log
+ * derives from this key) and a new provider id where the provider takes ours.
  */
-export const createKey = (entityId: string, connectionId: string): string =>
-  `${entityId}.${connectionId}.create`;
+export const createKey = (entityId: string, connectionId: string, again?: string): string =>
+  `${entityId}.${connectionId}.create${again === undefined ? '' : `.again:${again}`}`;
 
 /**
  * SQL: the create key of an entity and connection given as SQL expressions (columns or
- * parameters), the same text as `createKey`.
+ * parameters), the same text as `createKey`; `again`, an SQL expression that may be NULL.
  */
-export const createKeySql = (entityId: string, connectionId: string): string =>
-  `${entityId}::text || '.' || ${connectionId}::text || '.create'`;
+export const createKeySql = (entityId: string, connectionId: string, again?: string): string =>
+  `${entityId}::text || '.' || ${connectionId}::text || '.create'` +
+  (again === undefined ? '' : ` || COALESCE('.again:' || (${again}), '')`);
+
+/**
+ * SQL: whether the key `key` is a create key of the entity and connection (`createKey`, owed
+ * again or not).
+ */
+export const isCreateKeySql = (key: string, entityId: string, connectionId: string): string =>
+  `(${key} = ${createKeySql(entityId, connectionId)}
+    OR starts_with(${key}, ${createKeySql(entityId, connectionId)} || '.again:'))`;
+
+/** SQL: the create key an entity row `e` owes a connection, with its `flags.createAgain`. */
+export const entityCreateKeySql = (entity: string, connectionId: string): string =>
+  createKeySql(`${entity}.id`, connectionId, `${entity}.flags->'createAgain'->>(${connectionId}::text)`);
 
 /** An update carrying what the target is owed at these heads. */
 export const updateKey = (entityId: string, connectionId: string, heads: readonly string[]): string =>

@@ -128,15 +128,22 @@ export async function applyIdentityOperation(
     const keep = new Set(shared.map((r) => r.connection_id));
     const connections = [...new Set(op.links.map((l) => l.connectionId))].filter((c) => !keep.has(c));
     await undoProviderMerges(tx, op);
-    // The copies the merge folded are archived: the split-off entity is owed new ones.
+    // The copies the merge folded are archived: the split-off entity is owed new ones, each
+    // under a create key of its own (`flags.createAgain`), so its receipt is not taken for the
+    // first create's, already on the log.
     await tx.query(
       `WITH folded AS (SELECT flags->'folded' AS keys FROM entity WHERE id = $1),
             unlinked AS (
               DELETE FROM source_link l USING folded f
                WHERE l.entity_id = $1
-                 AND f.keys ? (l.connection_id::text || '|' || l.entity_type || '|' || l.external_id))
-       UPDATE entity SET flags = flags - 'folded' WHERE id = $1`,
-      [op.absorbedId],
+                 AND f.keys ? (l.connection_id::text || '|' || l.entity_type || '|' || l.external_id)
+              RETURNING l.connection_id)
+       UPDATE entity SET flags = jsonb_set(flags - 'folded', '{createAgain}',
+              COALESCE(flags->'createAgain', '{}'::jsonb)
+              || COALESCE((SELECT jsonb_object_agg(c, $2::text)
+                             FROM (SELECT DISTINCT connection_id::text AS c FROM unlinked) u), '{}'::jsonb))
+        WHERE id = $1`,
+      [op.absorbedId, op.operationId],
     );
     const at = event.eventTime;
     await seeWritten(tx, engine, store, ref(op.survivorId));

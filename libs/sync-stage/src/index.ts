@@ -4,6 +4,7 @@ export { splitEcho } from './echo';
 export {
   EXISTING_RECORD_RULE,
   type ExistingRecordDecision,
+  holdsUniqueValueOf,
   judgeExistingRecord,
   refusedCreateChange,
 } from './existing-record';

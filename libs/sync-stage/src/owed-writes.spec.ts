@@ -39,6 +39,7 @@ const person = (patch: Partial<OwingEntity> = {}): OwingEntity => ({
   linked: new Map([[HUBSPOT, 'contact-1']]),
   everDeletedIn: new Set(),
   recreateIn: new Set(),
+  createAgain: new Map(),
   ...patch,
 });
 

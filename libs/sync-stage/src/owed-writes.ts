@@ -20,6 +20,8 @@ export interface OwingEntity {
   everDeletedIn: ReadonlySet<string>;
   /** Connections where the provider merged its own record away at our asking (`flags.recreateIn`). */
   recreateIn: ReadonlySet<string>;
+  /** Connections where an unmerge unlinked the copy we made: connection → that operation (`flags.createAgain`). */
+  createAgain: ReadonlyMap<string, string>;
 }
 
 /**
@@ -101,7 +103,7 @@ export function owedWrites(entity: OwingEntity, targets: readonly TargetConnecti
       external_id: null,
       fields,
       prior: {},
-      idempotency_key: createKey(entity.entityId, target.id),
+      idempotency_key: createKey(entity.entityId, target.id, entity.createAgain.get(target.id)),
     });
   }
   return rows;

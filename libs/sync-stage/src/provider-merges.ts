@@ -1,7 +1,7 @@
 import type { EntityType } from '@syncline/core';
 import type { LogTransaction } from '@syncline/log';
 import type { TargetConnection } from './connections';
-import { createKey, createKeySql, foldArchiveKey, foldedKeySql, providerMergeKey } from './idempotency-key';
+import { foldArchiveKey, foldedKeySql, isCreateKeySql, providerMergeKey } from './idempotency-key';
 import type { AppliedOperation } from './identity-operations';
 import type { OutboxRow } from './outbox/outbox-row';
 import { canMergeIn } from './writeback-rules';
@@ -46,16 +46,20 @@ export async function foldMirrors(
     external_id: string;
     moved: boolean;
     created_for: string | null;
+    created_key: string | null;
   }>(
     `SELECT l.connection_id, l.entity_type, l.external_id,
             (l.connection_id, l.entity_type, l.external_id) IN (
               SELECT * FROM unnest($2::uuid[], $3::text[], $4::text[])) AS moved,
-            (SELECT r.entity_id FROM write_receipt r
-              WHERE r.connection_id = l.connection_id AND r.entity_type = l.entity_type
-                AND r.external_id = l.external_id
-                AND r.idempotency_key = ${createKeySql('r.entity_id', 'r.connection_id')}
-              LIMIT 1)::text AS created_for
+            r.entity_id::text AS created_for, r.idempotency_key AS created_key
        FROM source_link l
+       LEFT JOIN LATERAL (
+         SELECT r.entity_id, r.idempotency_key FROM write_receipt r
+          WHERE r.connection_id = l.connection_id AND r.entity_type = l.entity_type
+            AND r.external_id = l.external_id
+            AND ${isCreateKeySql('r.idempotency_key', 'r.entity_id', 'r.connection_id')}
+          -- A copy made again (an unmerge since) answers to its latest create.
+          ORDER BY r.sent_at DESC, r.idempotency_key DESC LIMIT 1) r ON true
       WHERE l.entity_id = $1 AND l.connection_id = ANY($2::uuid[])
       ORDER BY l.connection_id, l.external_id`,
     [
@@ -67,7 +71,7 @@ export async function foldMirrors(
   );
   const providers = new Map((await connectionsOf()).map((c) => [c.id, c.provider] as const));
   const connections: string[] = [];
-  const dropped: { connectionId: string; entityType: EntityType; externalId: string; createdFor: string }[] =
+  const dropped: { connectionId: string; entityType: EntityType; externalId: string; createKey: string }[] =
     [];
   const merged: { connectionId: string; entityType: EntityType; externalId: string; into: string }[] = [];
   for (const connectionId of [...new Set(rows.map((r) => r.connection_id))]) {
@@ -80,7 +84,7 @@ export async function foldMirrors(
           connectionId,
           entityType: r.entity_type,
           externalId: r.external_id,
-          createdFor: r.created_for ?? '',
+          createKey: r.created_key ?? '',
         })),
       );
     const provider = providers.get(connectionId);
@@ -139,11 +143,7 @@ export async function foldMirrors(
     await tx.query(
       `UPDATE outbox SET idempotency_key = ${foldedKeySql('idempotency_key', '$3')}
         WHERE (connection_id, idempotency_key) IN (SELECT * FROM unnest($1::uuid[], $2::text[]))`,
-      [
-        dropped.map((d) => d.connectionId),
-        dropped.map((d) => createKey(d.createdFor, d.connectionId)),
-        op.operationId,
-      ],
+      [dropped.map((d) => d.connectionId), dropped.map((d) => d.createKey), op.operationId],
     );
   // Under the absorbed entity, whose one link in the connection is the folded record: the write
   // goes there alone (never coalesced with the survivor's update of the record it keeps).

@@ -1,5 +1,5 @@
 import type { ProviderKey, Queryable } from '@syncline/core';
-import { createKeySql } from './idempotency-key';
+import { entityCreateKeySql } from './idempotency-key';
 import { belongsIn, CONNECTORS, CRM_RECORD_TYPES, isPersonal, type PersonalTarget } from './writeback-rules';
 
 /**
@@ -51,7 +51,7 @@ export async function queueReconcileCreates(
   const { rowCount } = await db.query(
     `INSERT INTO outbox (workspace_id, entity_id, entity_type, connection_id, op, fields, heads, idempotency_key)
      SELECT e.workspace_id, e.id, e.entity_type, $1::uuid, 'create', jsonb_strip_nulls(e.fields), e.heads,
-            ${createKeySql('e.id', '$1')}
+            ${entityCreateKeySql('e', '$1')}
        ${lacking}${only}
      ON CONFLICT (connection_id, idempotency_key) DO NOTHING`,
     params,

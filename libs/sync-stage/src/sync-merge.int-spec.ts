@@ -382,6 +382,42 @@ describe('the sync stage merges and unmerges entities', () => {
       ).rows.map((r) => r.entity_id);
     expect(await creates(ws.a)).toEqual([absorbed]);
     expect(await creates(ws.b)).toEqual([survivor]);
+    // Each under a key of its own: its receipt is no repeat of the first create's (on the log,
+    // an event under the same key would be dropped as one), and the copy it makes is linked.
+    const keys = async (connectionId: string, entityId: string) =>
+      (
+        await pool.query<{ idempotency_key: string; status: string }>(
+          `SELECT idempotency_key, status FROM outbox
+            WHERE connection_id = $1 AND entity_id = $2 AND op = 'create' ORDER BY id`,
+          [connectionId, entityId],
+        )
+      ).rows;
+    const again = await keys(ws.a, absorbed);
+    expect(again.map((r) => r.status)).toEqual(['sent', 'pending']);
+    expect(again[0]?.idempotency_key).toMatch(/\.folded:/);
+    expect(again[1]?.idempotency_key).not.toBe(again[0]?.idempotency_key.replace(/\.folded:.*$/, ''));
+    const receipts = await pool.query<{ idempotency_key: string }>(
+      'SELECT idempotency_key FROM write_receipt WHERE connection_id = $1 AND entity_id = $2',
+      [ws.a, absorbed],
+    );
+    expect(receipts.rows.map((r) => r.idempotency_key)).not.toContain(again[1]?.idempotency_key);
+    await pushAll(ws.a, at(21));
+    await pushAll(ws.b, at(21));
+    expect(await linksOf(absorbed)).toEqual(
+      [
+        { connection_id: ws.a, external_id: `made-for-${absorbed}` },
+        { connection_id: ws.b, external_id: 'b-4' },
+      ].sort((x, y) => x.connection_id.localeCompare(y.connection_id)),
+    );
+    // Merged and undone once more: the copies fold and are made again under newer keys still.
+    const second = randomUUID();
+    await handle(mergeEvent(ws, second, survivor, absorbed, at(30)));
+    await pushAll(ws.a, at(31));
+    await pushAll(ws.b, at(31));
+    await handle(unmergeEvent(ws, second, at(40)));
+    const third = await keys(ws.a, absorbed);
+    expect(third.map((r) => r.status)).toEqual(['sent', 'sent', 'pending']);
+    expect(new Set(third.map((r) => r.idempotency_key)).size).toBe(3);
   });
 
   it('replaying the log reproduces the documents of a merge and its undo', async () => {

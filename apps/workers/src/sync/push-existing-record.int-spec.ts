@@ -17,7 +17,7 @@ import { JOB_MAP } from '../jobs/job-map';
 import { JobQueue } from '../jobs/job-queue.service';
 import { WorkerMetrics } from '../metrics/worker-metrics';
 import { PushService } from './push.service';
-import { setRefusedCreateAside } from './refused-writes';
+import { CREATE_HOLD_ATTEMPTS, setRefusedCreateAside } from './refused-writes';
 
 const APP_ID = 5007;
 
@@ -131,6 +131,9 @@ describe('writes HubSpot refuses: a create because the record exists, an update 
       /** A record someone made in HubSpot's UI. */
       uiCreate: (type: string, properties: Record<string, string>) =>
         control<HubspotObject>('POST', `${base}/ui/${type}`, { properties }),
+      /** A record edited in HubSpot's UI. */
+      uiUpdate: (type: string, id: string, properties: Record<string, string>) =>
+        control<HubspotObject>('PATCH', `${base}/ui/${type}/${id}`, { properties }),
       objects: async (type: string) =>
         (await control<{ results: HubspotObject[] }>('GET', `${base}/objects/${type}`)).results,
       /** Writes HubSpot received (reads left out). */
@@ -397,6 +400,59 @@ describe('writes HubSpot refuses: a create because the record exists, an update 
     expect(
       contacts.map((c) => [c.id, c.properties.lastname ?? null, c.properties.syncline_id ?? null]),
     ).toEqual([[holder.id, null, null]]);
+  });
+
+  it('holds a create while the contact with its address is another person’s who has another address now, and makes it once the contact gives the address up', async () => {
+    const portal = await connectPortal();
+    // The contact still holds an address its person no longer has (an unmerge gave each person
+    // back their own; the write taking it off this contact is still owed).
+    const holder = await portal.uiCreate('contacts', {
+      email: 'ada@analytical.example',
+      firstname: 'Augusta',
+    });
+    await linkedEntity(portal, 'person', holder.id, { email: 'augusta@byron.example' });
+    const entityId = await owedCreate(portal, 'person', {
+      email: 'ada@analytical.example',
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+    });
+
+    expect(await push.push(portal.connectionId)).toMatchObject({ sent: 0, failed: 0, existing: 0 });
+    // Waiting, neither settled nor put up for review: nothing on the log about it.
+    await fold(portal.connectionId);
+    expect(await duplicates(portal.workspaceId)).toEqual([]);
+    expect(await outboxOf(portal.connectionId)).toEqual([
+      { status: 'pending', last_error: expect.stringMatching(/the create waits/) },
+    ]);
+    expect((await logged(portal.connectionId)).map((e) => e.external_id)).not.toContain(holder.id);
+
+    // The contact gives the address up; the create's next claim (a second after the refusal) makes it.
+    await portal.uiUpdate('contacts', holder.id, { email: 'augusta@byron.example' });
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect(await push.push(portal.connectionId)).toMatchObject({ sent: 1, failed: 0, existing: 0 });
+    const contacts = await portal.objects('contacts');
+    expect(contacts.map((c) => [c.properties.email, c.properties.syncline_id ?? null]).sort()).toEqual([
+      ['ada@analytical.example', entityId],
+      ['augusta@byron.example', null],
+    ]);
+    expect(await duplicates(portal.workspaceId)).toEqual([]);
+  });
+
+  it('gives up holding after a few attempts: the pair goes up for review', async () => {
+    const portal = await connectPortal();
+    const holder = await portal.uiCreate('contacts', { email: 'grace@navy.example', firstname: 'Amazing' });
+    const other = await linkedEntity(portal, 'person', holder.id, { email: 'amazing@grace.example' });
+    const entityId = await owedCreate(portal, 'person', { email: 'grace@navy.example', lastName: 'Hopper' });
+    // As if it had waited its turns already.
+    await pool.query('UPDATE outbox SET attempts = $2 WHERE connection_id = $1', [
+      portal.connectionId,
+      CREATE_HOLD_ATTEMPTS - 1,
+    ]);
+    expect(await push.push(portal.connectionId)).toMatchObject({ sent: 0, existing: 1 });
+    await fold(portal.connectionId);
+    expect((await duplicates(portal.workspaceId)).map((d) => [d.entity_a, d.entity_b])).toEqual([
+      [entityId, other],
+    ]);
   });
 
   it('links a company whose domain the portal holds unique, by that domain', async () => {

@@ -20,7 +20,13 @@ import { AssociationPush, isAssociation } from './association-push';
 import { InsightPush, isInsightWrite } from './insight-push';
 import { type ClaimedRow, claimOutbox } from './outbox-claim';
 import { OutboxSweep } from './outbox-sweep';
-import { deadLetterWrite, holdStaleRows, type Refused, setRefusedCreateAside } from './refused-writes';
+import {
+  deadLetterWrite,
+  holdCreateForHolder,
+  holdStaleRows,
+  type Refused,
+  setRefusedCreateAside,
+} from './refused-writes';
 import { claimChanges, receiptChanges } from './write-log';
 
 /** Rows one claim takes; a push job claims again until the outbox is empty or its time is up. */
@@ -376,7 +382,13 @@ export class PushService {
         ? writes.find((w) => w.op === 'create' && w.idempotencyKey === existing.idempotencyKey)
         : undefined;
     if (existing !== undefined && refusedCreate !== undefined) {
-      await this.settleExisting(handle, refusedCreate, existing.record, error, outcome);
+      const refusal = `${error.code}: ${storableText(error.message)}`.slice(0, 2_000);
+      if (
+        await holdCreateForHolder(this.pool, handle.id, refusedCreate, existing.record.externalId, refusal)
+      ) {
+        outcome.dropped++;
+        await this.schedule(handle.id, Date.now() + 1_000);
+      } else await this.settleExisting(handle, refusedCreate, existing.record, error, outcome);
       await this.send(
         handle,
         writes.filter((w) => w !== refusedCreate),

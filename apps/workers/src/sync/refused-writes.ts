@@ -1,6 +1,6 @@
 import type { ConnectorError } from '@syncline/connectors';
 import { storableJson, storableText } from '@syncline/core';
-import type { CoalescedWrite } from '@syncline/sync-stage';
+import { type CoalescedWrite, holdsUniqueValueOf } from '@syncline/sync-stage';
 import type { Pool } from 'pg';
 
 /**
@@ -79,4 +79,42 @@ export async function setRefusedCreateAside(
       WHERE id = ANY($1::bigint[]) AND status = 'sending'`,
     [write.rowIds, refusal],
   );
+}
+
+/** How many times a create waits for the record holding its unique value to be written back. */
+export const CREATE_HOLD_ATTEMPTS = 10;
+
+/**
+ * A create the provider refused because `externalId` holds its unique value, while that record
+ * is another entity's whose own values no longer hold it: the value is on its way out, in a
+ * write of ours still owed to the record (an unmerge gives each person back their address, and
+ * the create of one can come before the write that takes the address off the other's record).
+ * The create waits (pending, its next claim a second later per attempt) instead of being put up
+ * for review, up to CREATE_HOLD_ATTEMPTS claims. Returns whether it was held.
+ */
+export async function holdCreateForHolder(
+  pool: Pool,
+  connectionId: string,
+  write: Pick<CoalescedWrite, 'rowIds' | 'entityId' | 'entityType' | 'fields'>,
+  externalId: string,
+  refusal: string,
+): Promise<boolean> {
+  const { rows } = await pool.query<{ fields: Record<string, unknown> }>(
+    `SELECT e.fields FROM source_link l JOIN entity e ON e.id = l.entity_id
+      WHERE l.connection_id = $1 AND l.entity_type = $2 AND l.external_id = $3 AND l.entity_id <> $4
+        AND e.merged_into IS NULL`,
+    [connectionId, write.entityType, externalId, write.entityId],
+  );
+  const holder = rows[0];
+  if (holder === undefined || holdsUniqueValueOf(write.entityType, write.fields, holder.fields)) return false;
+  const { rowCount } = await pool.query(
+    `UPDATE outbox SET status = 'pending', claimed_at = now(), last_error = $2
+      WHERE id = ANY($1::bigint[]) AND status = 'sending' AND attempts < $3`,
+    [
+      write.rowIds,
+      `${refusal} (record ${externalId} is to give the value up: the create waits)`,
+      CREATE_HOLD_ATTEMPTS,
+    ],
+  );
+  return (rowCount ?? 0) > 0;
 }

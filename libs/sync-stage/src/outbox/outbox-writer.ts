@@ -57,15 +57,19 @@ export async function writeOutbox(
     id: string;
     deleted_in: string[] | null;
     recreate_in: string[] | null;
+    create_again: Record<string, string> | null;
   }>(
     `SELECT id, ARRAY(SELECT jsonb_array_elements(flags->'deletedIn')->>'connectionId') AS deleted_in,
-            ARRAY(SELECT jsonb_array_elements_text(COALESCE(flags->'recreateIn', '[]'::jsonb))) AS recreate_in
+            ARRAY(SELECT jsonb_array_elements_text(COALESCE(flags->'recreateIn', '[]'::jsonb))) AS recreate_in,
+            flags->'createAgain' AS create_again
        FROM entity WHERE id = ANY($1::uuid[])`,
     [touched.map((t) => t.entityId)],
   );
   const deletedIn = new Map(flagRows.map((r) => [r.id, new Set(r.deleted_in ?? [])]));
   // Connections where the provider merged the entity's own record away (undoProviderMerges).
   const recreateIn = new Map(flagRows.map((r) => [r.id, new Set(r.recreate_in ?? [])]));
+  // Connections where an unmerge unlinked the copy an earlier create made (applyIdentityOperation).
+  const createAgain = new Map(flagRows.map((r) => [r.id, new Map(Object.entries(r.create_again ?? {}))]));
 
   const outbox: OutboxRow[] = [];
   for (const entry of touched) {
@@ -82,6 +86,7 @@ export async function writeOutbox(
           linked: links.get(entry.entityId) ?? new Map<string, string>(),
           everDeletedIn: deletedIn.get(entry.entityId) ?? new Set<string>(),
           recreateIn: recreateIn.get(entry.entityId) ?? new Set<string>(),
+          createAgain: createAgain.get(entry.entityId) ?? new Map<string, string>(),
         },
         targets,
       ),
