@@ -382,6 +382,21 @@ describe('EntityDocument', () => {
     expect(owedOf(doc)).toEqual({ [CRM_A]: [], [CRM_B]: [] });
   });
 
+  it('a field with no value is owed the clear only where it was held', () => {
+    const doc = EntityDocument.create('e');
+    doc.applyInbound(change(CRM_A, 1, { stage: 'Won', phone: '+1 555 0100' }), {});
+    doc.applyInbound(change(CRM_B, 2, { stage: 'Won' }), {});
+    doc.applyInbound(change(CRM_C, 2, { stage: 'Won' }), {});
+    expect(owedOf(doc)).toEqual({ [CRM_A]: [], [CRM_B]: ['phone'], [CRM_C]: ['phone'] });
+    // B got the phone written; C not yet.
+    doc.markSeen(CRM_B);
+    // A clears it: B holds it and is owed the clear; C never held one, so nothing is owed there
+    // (an empty write would change nothing, and nothing would come back to say it landed).
+    const { outcome } = doc.applyInbound(change(CRM_A, 3, { phone: null }), {});
+    expect(Object.fromEntries(outcome.owed)).toEqual({ [CRM_A]: [], [CRM_B]: ['phone'], [CRM_C]: [] });
+    expect(outcome.held.get(CRM_B)).toEqual({ phone: '+1 555 0100' });
+  });
+
   it('applies the same event key once', () => {
     const doc = EntityDocument.create('e');
     const first = change(CRM_A, 1, { stage: 'Won' });

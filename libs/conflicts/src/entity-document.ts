@@ -1020,6 +1020,9 @@ export class EntityDocument {
         if (now.open) continue; // a manual conflict is written back once a person decides
         const json = this.heldBy(connectionId, view, field, policy);
         if (json === now.json) continue;
+        // No value for a field the connection never held: nothing to clear (a write of the
+        // empty value would leave the record as it was, and no report of it would come back).
+        if (json === undefined && now.json === 'null') continue;
         fields.push(field);
         if (json !== undefined) holds[field] = JSON.parse(json);
       }

@@ -8,6 +8,7 @@ import {
   providerMergeOperationId,
 } from '@syncline/identity';
 import type { LogEvent, LogTransaction } from '@syncline/log';
+import { isCreateKeySql } from './idempotency-key';
 import type { OutboxRow } from './outbox/outbox-row';
 import { type Folds, undoProviderMerges } from './provider-merges';
 import { seeWritten } from './receipts';
@@ -128,23 +129,44 @@ export async function applyIdentityOperation(
     const keep = new Set(shared.map((r) => r.connection_id));
     const connections = [...new Set(op.links.map((l) => l.connectionId))].filter((c) => !keep.has(c));
     await undoProviderMerges(tx, op);
-    // The copies the merge folded are archived: the split-off entity is owed new ones, each
-    // under a create key of its own (`flags.createAgain`), so its receipt is not taken for the
-    // first create's, already on the log.
-    await tx.query(
+    // The copies the merge folded are archived: each entity a copy was made for (the split-off
+    // one, or the survivor, whose copy the merge folded in favour of the absorbed entity's own
+    // record) is owed a new one, under a create key of its own (`flags.createAgain`), so its
+    // receipt is not dropped on the log as a repeat of the first create's. A record folded by
+    // the provider's merge was the split-off entity's own.
+    const { rows: owners } = await tx.query<{ connection_id: string; entity_id: string }>(
       `WITH folded AS (SELECT flags->'folded' AS keys FROM entity WHERE id = $1),
             unlinked AS (
               DELETE FROM source_link l USING folded f
                WHERE l.entity_id = $1
                  AND f.keys ? (l.connection_id::text || '|' || l.entity_type || '|' || l.external_id)
-              RETURNING l.connection_id)
-       UPDATE entity SET flags = jsonb_set(flags - 'folded', '{createAgain}',
-              COALESCE(flags->'createAgain', '{}'::jsonb)
-              || COALESCE((SELECT jsonb_object_agg(c, $2::text)
-                             FROM (SELECT DISTINCT connection_id::text AS c FROM unlinked) u), '{}'::jsonb))
-        WHERE id = $1`,
-      [op.absorbedId, op.operationId],
+              RETURNING l.connection_id, l.entity_type, l.external_id)
+       SELECT DISTINCT u.connection_id::text, COALESCE(r.entity_id, $1)::text AS entity_id
+         FROM unlinked u
+         LEFT JOIN LATERAL (
+           SELECT r.entity_id FROM write_receipt r
+            WHERE r.connection_id = u.connection_id AND r.entity_type = u.entity_type
+              AND r.external_id = u.external_id
+              AND ${isCreateKeySql('r.idempotency_key', 'r.entity_id', 'r.connection_id')}
+            ORDER BY r.sent_at DESC, r.idempotency_key DESC LIMIT 1) r ON true
+        ORDER BY 1, 2`,
+      [op.absorbedId],
     );
+    await tx.query(`UPDATE entity SET flags = flags - 'folded' WHERE id = $1`, [op.absorbedId]);
+    for (const entityId of [...new Set(owners.map((o) => o.entity_id))])
+      await tx.query(
+        `UPDATE entity SET flags = jsonb_set(flags, '{createAgain}',
+                COALESCE(flags->'createAgain', '{}'::jsonb) || $2::jsonb)
+          WHERE id = $1`,
+        [
+          entityId,
+          JSON.stringify(
+            Object.fromEntries(
+              owners.filter((o) => o.entity_id === entityId).map((o) => [o.connection_id, op.operationId]),
+            ),
+          ),
+        ],
+      );
     const at = event.eventTime;
     await seeWritten(tx, engine, store, ref(op.survivorId));
     absorbed.outcome = await engine.splitOff(

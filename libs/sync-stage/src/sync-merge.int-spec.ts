@@ -392,22 +392,36 @@ describe('the sync stage merges and unmerges entities', () => {
           [connectionId, entityId],
         )
       ).rows;
-    const again = await keys(ws.a, absorbed);
-    expect(again.map((r) => r.status)).toEqual(['sent', 'pending']);
-    expect(again[0]?.idempotency_key).toMatch(/\.folded:/);
-    expect(again[1]?.idempotency_key).not.toBe(again[0]?.idempotency_key.replace(/\.folded:.*$/, ''));
-    const receipts = await pool.query<{ idempotency_key: string }>(
-      'SELECT idempotency_key FROM write_receipt WHERE connection_id = $1 AND entity_id = $2',
+    // The absorbed entity's copy in A and the survivor's in B alike.
+    for (const [connectionId, entityId] of [
       [ws.a, absorbed],
-    );
-    expect(receipts.rows.map((r) => r.idempotency_key)).not.toContain(again[1]?.idempotency_key);
+      [ws.b, survivor],
+    ] as const) {
+      const again = await keys(connectionId, entityId);
+      expect(again.map((r) => r.status)).toEqual(['sent', 'pending']);
+      expect(again[0]?.idempotency_key).toMatch(/\.folded:/);
+      expect(again[1]?.idempotency_key).not.toBe(again[0]?.idempotency_key.replace(/\.folded:.*$/, ''));
+      const receipts = await pool.query<{ idempotency_key: string }>(
+        'SELECT idempotency_key FROM write_receipt WHERE connection_id = $1 AND entity_id = $2',
+        [connectionId, entityId],
+      );
+      expect(receipts.rows.map((r) => r.idempotency_key)).not.toContain(again[1]?.idempotency_key);
+    }
     await pushAll(ws.a, at(21));
     await pushAll(ws.b, at(21));
+    const byConnection = (x: { connection_id: string }, y: { connection_id: string }) =>
+      x.connection_id.localeCompare(y.connection_id);
     expect(await linksOf(absorbed)).toEqual(
       [
         { connection_id: ws.a, external_id: `made-for-${absorbed}` },
         { connection_id: ws.b, external_id: 'b-4' },
-      ].sort((x, y) => x.connection_id.localeCompare(y.connection_id)),
+      ].sort(byConnection),
+    );
+    expect(await linksOf(survivor)).toEqual(
+      [
+        { connection_id: ws.a, external_id: 'a-4' },
+        { connection_id: ws.b, external_id: `made-for-${survivor}` },
+      ].sort(byConnection),
     );
     // Merged and undone once more: the copies fold and are made again under newer keys still.
     const second = randomUUID();
@@ -415,9 +429,14 @@ describe('the sync stage merges and unmerges entities', () => {
     await pushAll(ws.a, at(31));
     await pushAll(ws.b, at(31));
     await handle(unmergeEvent(ws, second, at(40)));
-    const third = await keys(ws.a, absorbed);
-    expect(third.map((r) => r.status)).toEqual(['sent', 'sent', 'pending']);
-    expect(new Set(third.map((r) => r.idempotency_key)).size).toBe(3);
+    for (const [connectionId, entityId] of [
+      [ws.a, absorbed],
+      [ws.b, survivor],
+    ] as const) {
+      const third = await keys(connectionId, entityId);
+      expect(third.map((r) => r.status)).toEqual(['sent', 'sent', 'pending']);
+      expect(new Set(third.map((r) => r.idempotency_key)).size).toBe(3);
+    }
   });
 
   it('replaying the log reproduces the documents of a merge and its undo', async () => {
