@@ -153,7 +153,10 @@ export class MatchIndex {
   }
 
   /** Replaces who holds a deterministic key, from the authoritative store. */
-  setKey(key: string, entityIds: readonly string[]): void {
+  setKey(key: string, unordered: readonly string[]): void {
+    // In id order, as the database's rows come in no order of their own: a key two entities
+    // hold names them in the same order in every process, a fresh one or a replay's.
+    const entityIds = unordered.length > 1 ? [...unordered].sort() : unordered;
     if (FACT_KINDS.has(kindOf(key))) {
       for (const old of asList(this.keys.get(key))) this.facts.get(old)?.delete(key);
       this.keys.delete(key);

@@ -13,6 +13,22 @@ function setup() {
 }
 
 describe('Resolver', () => {
+  it('a key two entities hold names the same one first however the store listed them', () => {
+    const settings = { ...DEFAULT_SETTINGS, defaultCountry: 'US' as const };
+    const chosen = (holders: string[]) => {
+      const index = new MatchIndex();
+      index.setKey('email:ana@acme.com', holders);
+      return new Resolver(index, settings).resolve(
+        toMatchRecord('person', { email: 'ana@acme.com' }, settings),
+        () => 'new',
+      );
+    };
+    const one = chosen(['e-b', 'e-a']);
+    const other = chosen(['e-a', 'e-b']);
+    expect(one.entityId).toBe(other.entityId);
+    expect(one.absorbs.map((a) => a.entityId)).toEqual(other.absorbs.map((a) => a.entityId));
+  });
+
   it('links on a normalised email, or a phone with the same name, deterministically', () => {
     const { add } = setup();
     const first = add({ email: 'ana@acme.com', firstName: 'Ana', lastName: 'Lima', phone: '(415) 555-0132' });
