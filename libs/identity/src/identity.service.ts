@@ -556,7 +556,7 @@ export class IdentityService {
     if (resolution.absorbs.length > 0) {
       const apart = await this.keptApart(tx, resolution);
       if (apart.size > 0 && change.partial) return undefined;
-      resolution = apart.size > 0 ? ambiguousKey(resolution, apart, newId) : resolution;
+      resolution = ambiguousKey(resolution, apart, newId);
       resolution = { ...resolution, absorbs: resolution.absorbs.filter((a) => !apart.has(a.entityId)) };
     }
     // A join ahead: nothing of the record is written yet, and the caller ends its batch before it.

@@ -56,6 +56,20 @@ export const isCreateKeySql = (key: string, entityId: string, connectionId: stri
   `(${key} = ${createKeySql(entityId, connectionId)}
     OR starts_with(${key}, ${createKeySql(entityId, connectionId)} || '.again:'))`;
 
+/**
+ * SQL: a LATERAL subquery, `created`, of the latest create receipt (`entity_id`,
+ * `idempotency_key`) of the record in columns `<record>.connection_id`, `.entity_type` and
+ * `.external_id`: whom a copy we made was made for, and under which key (a copy made again, an
+ * unmerge since, answers to its latest create).
+ */
+export const latestCreateSql = (record: string): string =>
+  `LEFT JOIN LATERAL (
+     SELECT r.entity_id, r.idempotency_key FROM write_receipt r
+      WHERE r.connection_id = ${record}.connection_id AND r.entity_type = ${record}.entity_type
+        AND r.external_id = ${record}.external_id
+        AND ${isCreateKeySql('r.idempotency_key', 'r.entity_id', 'r.connection_id')}
+      ORDER BY r.sent_at DESC, r.idempotency_key DESC LIMIT 1) created ON true`;
+
 /** SQL: the create key an entity row `e` owes a connection, with its `flags.createAgain`. */
 export const entityCreateKeySql = (entity: string, connectionId: string): string =>
   createKeySql(`${entity}.id`, connectionId, `${entity}.flags->'createAgain'->>(${connectionId}::text)`);

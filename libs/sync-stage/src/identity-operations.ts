@@ -8,7 +8,7 @@ import {
   providerMergeOperationId,
 } from '@syncline/identity';
 import type { LogEvent, LogTransaction } from '@syncline/log';
-import { isCreateKeySql } from './idempotency-key';
+import { latestCreateSql } from './idempotency-key';
 import type { OutboxRow } from './outbox/outbox-row';
 import { type Folds, undoProviderMerges } from './provider-merges';
 import { seeWritten } from './receipts';
@@ -141,14 +141,9 @@ export async function applyIdentityOperation(
                WHERE l.entity_id = $1
                  AND f.keys ? (l.connection_id::text || '|' || l.entity_type || '|' || l.external_id)
               RETURNING l.connection_id, l.entity_type, l.external_id)
-       SELECT DISTINCT u.connection_id::text, COALESCE(r.entity_id, $1)::text AS entity_id
+       SELECT DISTINCT u.connection_id::text, COALESCE(created.entity_id, $1)::text AS entity_id
          FROM unlinked u
-         LEFT JOIN LATERAL (
-           SELECT r.entity_id FROM write_receipt r
-            WHERE r.connection_id = u.connection_id AND r.entity_type = u.entity_type
-              AND r.external_id = u.external_id
-              AND ${isCreateKeySql('r.idempotency_key', 'r.entity_id', 'r.connection_id')}
-            ORDER BY r.sent_at DESC, r.idempotency_key DESC LIMIT 1) r ON true
+         ${latestCreateSql('u')}
         ORDER BY 1, 2`,
       [op.absorbedId],
     );

@@ -1,7 +1,7 @@
 import type { EntityType } from '@syncline/core';
 import type { LogTransaction } from '@syncline/log';
 import type { TargetConnection } from './connections';
-import { foldArchiveKey, foldedKeySql, isCreateKeySql, providerMergeKey } from './idempotency-key';
+import { foldArchiveKey, foldedKeySql, latestCreateSql, providerMergeKey } from './idempotency-key';
 import type { AppliedOperation } from './identity-operations';
 import type { OutboxRow } from './outbox/outbox-row';
 import { canMergeIn } from './writeback-rules';
@@ -51,15 +51,9 @@ export async function foldMirrors(
     `SELECT l.connection_id, l.entity_type, l.external_id,
             (l.connection_id, l.entity_type, l.external_id) IN (
               SELECT * FROM unnest($2::uuid[], $3::text[], $4::text[])) AS moved,
-            r.entity_id::text AS created_for, r.idempotency_key AS created_key
+            created.entity_id::text AS created_for, created.idempotency_key AS created_key
        FROM source_link l
-       LEFT JOIN LATERAL (
-         SELECT r.entity_id, r.idempotency_key FROM write_receipt r
-          WHERE r.connection_id = l.connection_id AND r.entity_type = l.entity_type
-            AND r.external_id = l.external_id
-            AND ${isCreateKeySql('r.idempotency_key', 'r.entity_id', 'r.connection_id')}
-          -- A copy made again (an unmerge since) answers to its latest create.
-          ORDER BY r.sent_at DESC, r.idempotency_key DESC LIMIT 1) r ON true
+       ${latestCreateSql('l')}
       WHERE l.entity_id = $1 AND l.connection_id = ANY($2::uuid[])
       ORDER BY l.connection_id, l.external_id`,
     [
